@@ -1,0 +1,1 @@
+//! numasim-probe: measures the real host.

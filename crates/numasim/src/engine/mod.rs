@@ -1,0 +1,1 @@
+//! Deterministic discrete-event core: clock, event queue, RNG streams, shared resources.

@@ -1,0 +1,83 @@
+//! Errors. `Input` errors are the user's to fix (exit status 2); `Internal`
+//! errors are numasim's bugs or resource limits it cannot meet (exit 1).
+
+use std::fmt;
+
+/// An error in a scenario, machine file, override or command-line value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputError {
+    /// The file the problem is in (or `--set`, or the importer's source).
+    pub file: Option<String>,
+    /// The dotted key, e.g. `machine.distance.matrix`.
+    pub key: Option<String>,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl InputError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            file: None,
+            key: None,
+            message: message.into(),
+        }
+    }
+    pub fn at(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            file: None,
+            key: Some(key.into()),
+            message: message.into(),
+        }
+    }
+    /// Attach the file name unless a more precise one is already set.
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        if self.file.is_none() {
+            self.file = Some(file.into());
+        }
+        self
+    }
+    /// Prefix the key with a parent path (`machine` + `nodes` = `machine.nodes`).
+    pub fn under(mut self, parent: &str) -> Self {
+        if !parent.is_empty() {
+            self.key = Some(match self.key.take() {
+                Some(k) => format!("{parent}.{k}"),
+                None => parent.to_string(),
+            });
+        }
+        self
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.file, &self.key) {
+            (Some(file), Some(key)) => write!(f, "{file}: key `{key}`: {}", self.message),
+            (Some(file), None) => write!(f, "{file}: {}", self.message),
+            (None, Some(key)) => write!(f, "key `{key}`: {}", self.message),
+            (None, None) => write!(f, "{}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// Any failure of the library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Input(#[from] InputError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The process exit status this error maps to (2: bad input, 1: internal).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Input(_) => 2,
+            Error::Internal(_) => 1,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,1 @@
+//! Memory management: page allocation, policies, boot-time tables.

@@ -1,0 +1,221 @@
+//! Node distances, SLIT style: `local` (10 by ACPI convention) on the
+//! diagonal, larger numbers further away. Latency scales with distance
+//! (`latency(d) = local_latency * d / local`), as Linux's `node_distance()`
+//! users assume.
+
+use crate::error::InputError;
+
+/// How the matrix was given, kept so a machine prints back as it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DistanceSpec {
+    /// Every remote node at the same distance.
+    Flat { remote: u32 },
+    /// Nested groups of nodes (C-brick, router, router layer…): `groups[k]`
+    /// nodes share level k; two nodes whose smallest common group is level k
+    /// are `levels[k]` apart; nodes in no common group are `levels[last]` apart.
+    Hierarchy { groups: Vec<u32>, levels: Vec<u32> },
+    /// Written out in full (imported machines, small irregular ones).
+    Matrix(Vec<Vec<u32>>),
+}
+
+/// A dense, validated distance matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Distances {
+    n: usize,
+    local: u32,
+    d: Vec<u16>,
+}
+
+impl Distances {
+    pub fn build(n: usize, local: u32, spec: &DistanceSpec) -> Result<Self, InputError> {
+        if local == 0 {
+            return Err(InputError::at(
+                "distance.local",
+                "must be at least 1 (ACPI SLIT uses 10)",
+            ));
+        }
+        let mut d = vec![0u16; n * n];
+        match spec {
+            DistanceSpec::Flat { remote } => {
+                if *remote < local && n > 1 {
+                    return Err(InputError::at(
+                        "distance.remote",
+                        format!("remote distance {remote} is smaller than local {local}"),
+                    ));
+                }
+                for i in 0..n {
+                    for j in 0..n {
+                        d[i * n + j] = if i == j { local } else { *remote } as u16;
+                    }
+                }
+            }
+            DistanceSpec::Hierarchy { groups, levels } => {
+                if levels.len() != groups.len() + 1 {
+                    return Err(InputError::at(
+                        "distance.levels",
+                        format!(
+                            "needs one distance per group level plus one for nodes in no common group: \
+                             {} groups, so {} levels (got {})",
+                            groups.len(),
+                            groups.len() + 1,
+                            levels.len()
+                        ),
+                    ));
+                }
+                if groups.iter().any(|&g| g == 0) {
+                    return Err(InputError::at(
+                        "distance.groups",
+                        "group sizes must be at least 1 node",
+                    ));
+                }
+                if groups.windows(2).any(|w| w[1] < w[0] || w[1] % w[0] != 0) {
+                    return Err(InputError::at(
+                        "distance.groups",
+                        "each group size must be a multiple of the one before (nested groups)",
+                    ));
+                }
+                if levels.iter().any(|&l| l < local) {
+                    return Err(InputError::at(
+                        "distance.levels",
+                        "no level may be nearer than `local`",
+                    ));
+                }
+                for i in 0..n {
+                    for j in 0..n {
+                        let v = if i == j {
+                            local
+                        } else {
+                            let k = groups
+                                .iter()
+                                .position(|&g| i / g as usize == j / g as usize)
+                                .unwrap_or(groups.len());
+                            levels[k]
+                        };
+                        d[i * n + j] = v as u16;
+                    }
+                }
+            }
+            DistanceSpec::Matrix(m) => {
+                if m.len() != n {
+                    return Err(InputError::at(
+                        "distance.matrix",
+                        format!(
+                            "has {} rows but the machine has {n} nodes; it must be {n}×{n}",
+                            m.len()
+                        ),
+                    ));
+                }
+                for (i, row) in m.iter().enumerate() {
+                    if row.len() != n {
+                        return Err(InputError::at(
+                            "distance.matrix",
+                            format!(
+                                "row {i} has {} entries; the matrix must be square ({n}×{n})",
+                                row.len()
+                            ),
+                        ));
+                    }
+                    for (j, &v) in row.iter().enumerate() {
+                        if i == j && v != local {
+                            return Err(InputError::at(
+                                "distance.matrix",
+                                format!("diagonal entry [{i}][{i}] is {v}; it must equal `local` ({local})"),
+                            ));
+                        }
+                        if i != j && v < local {
+                            return Err(InputError::at(
+                                "distance.matrix",
+                                format!("entry [{i}][{j}] = {v} is nearer than local ({local})"),
+                            ));
+                        }
+                        if v > u16::MAX as u32 {
+                            return Err(InputError::at(
+                                "distance.matrix",
+                                format!("entry [{i}][{j}] = {v} is too large"),
+                            ));
+                        }
+                        d[i * n + j] = v as u16;
+                    }
+                }
+                for i in 0..n {
+                    for j in (i + 1)..n {
+                        if m[i][j] != m[j][i] {
+                            return Err(InputError::at(
+                                "distance.matrix",
+                                format!(
+                                    "is not symmetric: [{i}][{j}] = {} but [{j}][{i}] = {}",
+                                    m[i][j], m[j][i]
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(Self { n, local, d })
+    }
+
+    pub fn nodes(&self) -> usize {
+        self.n
+    }
+    pub fn local(&self) -> u32 {
+        self.local
+    }
+    #[inline]
+    pub fn get(&self, from: usize, to: usize) -> u32 {
+        self.d[from * self.n + to] as u32
+    }
+    /// Distance relative to local: 1.0 on the node, e.g. 2.9 on Wildfire remote.
+    #[inline]
+    pub fn ratio(&self, from: usize, to: usize) -> f64 {
+        self.get(from, to) as f64 / self.local as f64
+    }
+    pub fn row(&self, from: usize) -> impl Iterator<Item = u32> + '_ {
+        self.d[from * self.n..(from + 1) * self.n]
+            .iter()
+            .map(|&v| v as u32)
+    }
+    pub fn to_matrix(&self) -> Vec<Vec<u32>> {
+        (0..self.n).map(|i| self.row(i).collect()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hierarchy_levels() {
+        let spec = DistanceSpec::Hierarchy {
+            groups: vec![2, 8],
+            levels: vec![19, 23, 27],
+        };
+        let d = Distances::build(16, 10, &spec).unwrap();
+        assert_eq!(d.get(0, 0), 10);
+        assert_eq!(d.get(0, 1), 19);
+        assert_eq!(d.get(0, 2), 23);
+        assert_eq!(d.get(0, 8), 27);
+        assert_eq!(d.get(9, 8), 19);
+    }
+
+    #[test]
+    fn bad_matrices_are_refused() {
+        let asym = DistanceSpec::Matrix(vec![vec![10, 20], vec![21, 10]]);
+        assert!(Distances::build(2, 10, &asym)
+            .unwrap_err()
+            .message
+            .contains("not symmetric"));
+        let ragged = DistanceSpec::Matrix(vec![vec![10, 20], vec![20]]);
+        assert!(Distances::build(2, 10, &ragged)
+            .unwrap_err()
+            .message
+            .contains("square"));
+        let short = DistanceSpec::Matrix(vec![vec![10, 20]]);
+        assert!(Distances::build(2, 10, &short)
+            .unwrap_err()
+            .message
+            .contains("2×2"));
+        let diag = DistanceSpec::Matrix(vec![vec![12, 20], vec![20, 10]]);
+        assert!(Distances::build(2, 10, &diag).is_err());
+    }
+}

@@ -1,0 +1,238 @@
+//! The machine model: nodes with CPUs and memory, distances, caches, TLB,
+//! interconnect, I/O, and the boot-time footprint of the kernel built for it.
+//!
+//! A machine is read from TOML (a preset under `machines/`, a file, or an
+//! import), validated once into [`Machine`], and shared by every experiment
+//! run on it. `docs/machine.md` gives each field's meaning and each preset's
+//! sources.
+
+pub mod distance;
+pub mod import;
+pub mod presets;
+mod toml_io;
+
+pub use distance::{DistanceSpec, Distances};
+
+use crate::error::InputError;
+
+/// Largest node count numasim accepts: the dense distance matrix and per-node
+/// zonelists grow as nodes², and 8192 nodes is already 64 Mi entries.
+pub const MAX_NODES: usize = 8192;
+/// Largest CPU count: per-CPU state is small, but a bound keeps a typo
+/// (`cpus_per_node = 1000000`) from exhausting memory.
+pub const MAX_CPUS: u64 = 1 << 21;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    Ia64,
+    Alpha,
+    Ppc32,
+    X86_64,
+    Aarch64,
+}
+
+impl Arch {
+    pub const NAMES: &'static [(&'static str, Arch)] = &[
+        ("ia64", Arch::Ia64),
+        ("alpha", Arch::Alpha),
+        ("ppc32", Arch::Ppc32),
+        ("x86_64", Arch::X86_64),
+        ("aarch64", Arch::Aarch64),
+    ];
+    pub fn name(self) -> &'static str {
+        Arch::NAMES
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
+    }
+    pub fn is_64bit(self) -> bool {
+        !matches!(self, Arch::Ppc32)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Node {
+    pub cpus: u32,
+    /// Present memory in bytes (what `MemTotal` of the node reports). Zero
+    /// for a memoryless node.
+    pub mem_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cache {
+    pub level: u8,
+    pub size: u64,
+    pub latency_cycles: f64,
+    /// How many CPUs share one instance (1 = private).
+    pub shared_by: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cpu {
+    pub model: String,
+    pub clock_mhz: f64,
+    pub cache_line: u32,
+    pub caches: Vec<Cache>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlbRefill {
+    Hardware,
+    Software,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tlb {
+    pub entries: u32,
+    /// Page sizes the MMU can map, smallest first.
+    pub page_sizes: Vec<u64>,
+    /// Cost of one miss (walk or software refill), in ns.
+    pub miss_ns: f64,
+    pub refill: TlbRefill,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    /// Load-to-use latency of local memory, ns; remote scales with distance.
+    pub latency_ns: f64,
+    /// Sustainable bandwidth of one node's memory, GB/s (10^9 B/s).
+    pub bandwidth_gbps: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interconnect {
+    /// Each node's link into the fabric, GB/s in each direction.
+    pub link_gbps: f64,
+    /// Time to move one cache line's ownership between two CPUs of one node, ns.
+    /// Between nodes it scales with distance like memory latency.
+    pub line_transfer_ns: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiskGroup {
+    pub count: u32,
+    pub kind: String,
+    /// Streaming rate of one disk, MiB/s.
+    pub mibps: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Io {
+    /// Nodes that carry I/O (PCI buses), by node id.
+    pub io_nodes: Vec<u32>,
+    pub controllers: u32,
+    pub disks: Vec<DiskGroup>,
+}
+
+/// The kernel's fixed boot-time footprint on this machine: what is reserved
+/// before any table this model sizes is allocated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BootFootprint {
+    /// `sizeof(struct page)`: the memory map costs this per present page.
+    pub struct_page_bytes: u64,
+    /// Per-CPU data area, reserved on each CPU's node.
+    pub percpu_area: u64,
+    /// Other per-node boot reservations (pgdat, node-local kernel data).
+    pub node_reserved: u64,
+    /// Kernel image and early allocations on the boot node not modelled one by one.
+    pub kernel_reserved: u64,
+    /// Node whose CPU boots the kernel.
+    pub boot_node: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Machine {
+    pub name: String,
+    pub description: String,
+    pub arch: Arch,
+    pub page_size: u64,
+    pub nodes: Vec<Node>,
+    pub distance_spec: DistanceSpec,
+    pub distances: Distances,
+    pub memory: Memory,
+    pub interconnect: Interconnect,
+    pub cpu: Cpu,
+    pub tlb: Tlb,
+    pub io: Io,
+    pub boot: BootFootprint,
+}
+
+impl Machine {
+    /// A machine with the given nodes and distance matrix and documented
+    /// defaults for everything else; importers and the probe start here.
+    pub fn basic(
+        name: &str,
+        nodes: Vec<Node>,
+        matrix: Vec<Vec<u32>>,
+    ) -> Result<Machine, InputError> {
+        let mut t = toml::Table::new();
+        t.insert("name".into(), name.into());
+        t.insert("nodes".into(), (nodes.len() as i64).into());
+        let cpus: Vec<toml::Value> = nodes.iter().map(|n| (n.cpus as i64).into()).collect();
+        let mem: Vec<toml::Value> = nodes
+            .iter()
+            .map(|n| crate::scenario::size::format_size(n.mem_bytes).into())
+            .collect();
+        t.insert("node_cpus".into(), cpus.into());
+        t.insert("node_mem".into(), mem.into());
+        let mut d = toml::Table::new();
+        let m: Vec<toml::Value> = matrix
+            .iter()
+            .map(|r| toml::Value::Array(r.iter().map(|&v| (v as i64).into()).collect()))
+            .collect();
+        d.insert("matrix".into(), m.into());
+        t.insert("distance".into(), d.into());
+        Machine::from_table(&t)
+    }
+
+    /// Parse and validate a machine TOML text; `file` names it in errors.
+    pub fn from_toml_str(text: &str, file: &str) -> Result<Machine, InputError> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            InputError::new(format!("not valid TOML: {e}")).in_file(file)
+        })?;
+        Machine::from_table(&table).map_err(|e| e.in_file(file))
+    }
+
+    pub fn from_table(table: &toml::Table) -> Result<Machine, InputError> {
+        toml_io::read_machine(table)
+    }
+
+    /// The machine as TOML that [`Machine::from_toml_str`] reads back unchanged.
+    pub fn to_toml_string(&self) -> String {
+        toml_io::write_machine(self)
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+    pub fn cpu_count(&self) -> u64 {
+        self.nodes.iter().map(|n| n.cpus as u64).sum()
+    }
+    pub fn mem_bytes(&self) -> u64 {
+        self.nodes.iter().map(|n| n.mem_bytes).sum()
+    }
+    /// Node of a CPU, CPUs numbered node by node as Linux numbers them on
+    /// the machines modelled here (Altix: CPUs 2n and 2n+1 on node n).
+    pub fn cpu_node(&self, cpu: u64) -> Option<usize> {
+        let mut first = 0u64;
+        for (i, n) in self.nodes.iter().enumerate() {
+            if cpu < first + n.cpus as u64 {
+                return Some(i);
+            }
+            first += n.cpus as u64;
+        }
+        None
+    }
+    /// Latency of a load from `from`'s CPUs to `to`'s memory, ns.
+    pub fn mem_latency_ns(&self, from: usize, to: usize) -> f64 {
+        self.memory.latency_ns * self.distances.ratio(from, to)
+    }
+    /// Time for a cache line's ownership to move from a CPU on `from` to one on `to`.
+    pub fn line_transfer_ns(&self, from: usize, to: usize) -> f64 {
+        self.interconnect.line_transfer_ns * self.distances.ratio(from, to)
+    }
+    pub fn pages_of_node(&self, node: usize) -> u64 {
+        self.nodes[node].mem_bytes / self.page_size
+    }
+}

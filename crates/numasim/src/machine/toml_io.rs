@@ -1,0 +1,610 @@
+//! Reading a machine TOML into [`Machine`] (all validation in one place) and
+//! writing one back. See `docs/machine.md` for the format.
+
+use super::*;
+use crate::scenario::size::format_size;
+use crate::scenario::table::{value_u64, TableReader};
+use toml::{Table, Value};
+
+/// Defaults for optional physical parameters; documented in `docs/machine.md`.
+mod default {
+    pub const PAGE_SIZE: u64 = 4096;
+    pub const LOCAL_DISTANCE: u32 = 10;
+    pub const REMOTE_DISTANCE: u32 = 20;
+    pub const MEM_LATENCY_NS: f64 = 100.0;
+    pub const MEM_BANDWIDTH_GBPS: f64 = 10.0;
+    pub const LINK_GBPS: f64 = 10.0;
+    pub const LINE_TRANSFER_NS: f64 = 50.0;
+    pub const CLOCK_MHZ: f64 = 2000.0;
+    pub const CACHE_LINE: u64 = 64;
+    pub const TLB_ENTRIES: u64 = 64;
+    pub const TLB_MISS_NS: f64 = 20.0;
+    /// Linux/include/linux/mm_types.h on 64-bit: flags, _count+_mapcount,
+    /// private, mapping, index, lru = 56 bytes in 2.6; 32 on 32-bit.
+    pub const STRUCT_PAGE_64: u64 = 56;
+    pub const STRUCT_PAGE_32: u64 = 32;
+}
+
+pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
+    let mut r = TableReader::new("", t);
+    let name = r.str("name")?.unwrap_or("unnamed").to_string();
+    let description = r.str("description")?.unwrap_or("").to_string();
+    let arch = r.choice("arch", Arch::NAMES)?.unwrap_or(Arch::X86_64);
+    let page_size = r.size("page_size")?.unwrap_or(default::PAGE_SIZE);
+    if !page_size.is_power_of_two() || page_size < 1024 {
+        return Err(InputError::at(
+            "page_size",
+            format!("{page_size} bytes: must be a power of two of at least 1 KiB"),
+        ));
+    }
+
+    let nodes = read_nodes(&mut r, page_size)?;
+    let n = nodes.len();
+
+    let (distance_spec, distances) = match r.table("distance")? {
+        None => {
+            let spec = DistanceSpec::Flat {
+                remote: default::REMOTE_DISTANCE,
+            };
+            let d = Distances::build(n, default::LOCAL_DISTANCE, &spec)?;
+            (spec, d)
+        }
+        Some(mut dr) => {
+            let local = dr.u64("local")?.unwrap_or(default::LOCAL_DISTANCE as u64) as u32;
+            let matrix = dr.list("matrix", |v| match v {
+                Value::Array(row) => row.iter().map(|x| value_u64(x).map(|x| x as u32)).collect(),
+                other => Err(format!(
+                    "expected a row (list of numbers), found {}",
+                    crate::scenario::table::describe(other)
+                )),
+            })?;
+            let groups = dr.u64_list("groups")?;
+            let levels = dr.u64_list("levels")?;
+            let remote = dr.u64("remote")?;
+            let spec = match (matrix, groups, levels, remote) {
+                (Some(m), None, None, None) => DistanceSpec::Matrix(m),
+                (None, Some(g), Some(l), None) => DistanceSpec::Hierarchy {
+                    groups: g.into_iter().map(|x| x as u32).collect(),
+                    levels: l.into_iter().map(|x| x as u32).collect(),
+                },
+                (None, None, None, remote) => DistanceSpec::Flat {
+                    remote: remote.map(|x| x as u32).unwrap_or(default::REMOTE_DISTANCE),
+                },
+                _ => {
+                    return Err(InputError::at(
+                        "distance",
+                        "give exactly one of: `matrix`, `groups` with `levels`, or `remote`",
+                    ));
+                }
+            };
+            let d =
+                Distances::build(n, local, &spec).map_err(|e| fix_key(e, "distance", dr.path()))?;
+            dr.finish()?;
+            (spec, d)
+        }
+    };
+
+    let memory = match r.table("dram")? {
+        None => Memory {
+            latency_ns: default::MEM_LATENCY_NS,
+            bandwidth_gbps: default::MEM_BANDWIDTH_GBPS,
+        },
+        Some(mut m) => {
+            let v = Memory {
+                latency_ns: positive(&mut m, "latency_ns")?.unwrap_or(default::MEM_LATENCY_NS),
+                bandwidth_gbps: positive(&mut m, "bandwidth_gbps")?
+                    .unwrap_or(default::MEM_BANDWIDTH_GBPS),
+            };
+            m.finish()?;
+            v
+        }
+    };
+
+    let interconnect = match r.table("interconnect")? {
+        None => Interconnect {
+            link_gbps: default::LINK_GBPS,
+            line_transfer_ns: default::LINE_TRANSFER_NS,
+        },
+        Some(mut m) => {
+            let v = Interconnect {
+                link_gbps: positive(&mut m, "link_gbps")?.unwrap_or(default::LINK_GBPS),
+                line_transfer_ns: positive(&mut m, "line_transfer_ns")?
+                    .unwrap_or(default::LINE_TRANSFER_NS),
+            };
+            m.finish()?;
+            v
+        }
+    };
+
+    let cpu = read_cpu(&mut r)?;
+    let tlb = read_tlb(&mut r, page_size)?;
+    let io = read_io(&mut r, n)?;
+    let boot = read_boot(&mut r, arch, &nodes)?;
+    r.finish()?;
+
+    Ok(Machine {
+        name,
+        description,
+        arch,
+        page_size,
+        nodes,
+        distance_spec,
+        distances,
+        memory,
+        interconnect,
+        cpu,
+        tlb,
+        io,
+        boot,
+    })
+}
+
+/// Errors from `Distances::build` carry keys relative to the machine root;
+/// place them under the table actually being read.
+fn fix_key(e: InputError, local_prefix: &str, path: &str) -> InputError {
+    let key = e.key.clone().unwrap_or_default();
+    let rel = key
+        .strip_prefix(local_prefix)
+        .map(|s| s.trim_start_matches('.'))
+        .unwrap_or(&key)
+        .to_string();
+    InputError {
+        key: Some(if rel.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}.{rel}")
+        }),
+        ..e
+    }
+}
+
+fn positive(r: &mut TableReader, key: &'static str) -> Result<Option<f64>, InputError> {
+    match r.f64(key)? {
+        Some(x) if x <= 0.0 => Err(InputError::at(
+            r.key(key),
+            format!("must be greater than zero (got {x})"),
+        )),
+        v => Ok(v),
+    }
+}
+
+fn read_nodes(r: &mut TableReader, page_size: u64) -> Result<Vec<Node>, InputError> {
+    let count = r.u64("nodes")?;
+    let cpus_per_node = r.u64("cpus_per_node")?;
+    let node_cpus = r.u64_list("node_cpus")?;
+    let mem_per_node = r.size("mem_per_node")?;
+    let node_mem = r.size_list("node_mem")?;
+    let memory = r.size("memory")?;
+
+    let n = match (count, &node_cpus, &node_mem) {
+        (Some(c), _, _) => c as usize,
+        (None, Some(l), _) => l.len(),
+        (None, None, Some(l)) => l.len(),
+        _ => {
+            return Err(InputError::at(
+                "nodes",
+                "missing: say how many NUMA nodes the machine has (nodes = N)",
+            ))
+        }
+    };
+    if n == 0 {
+        return Err(InputError::at(
+            "nodes",
+            "must be at least 1 (a machine with no nodes has no CPUs or memory)",
+        ));
+    }
+    if n > MAX_NODES {
+        return Err(InputError::at(
+            "nodes",
+            format!(
+                "{n} nodes is more than numasim models ({MAX_NODES}): the node distance matrix alone would \
+                 need {} MiB. Group CPUs into fewer, larger nodes.",
+                (n as u64 * n as u64 * 2) >> 20
+            ),
+        ));
+    }
+    let cpus: Vec<u64> = match (cpus_per_node, node_cpus) {
+        (Some(_), Some(_)) => {
+            return Err(InputError::at(
+                "cpus_per_node",
+                "give either `cpus_per_node` or `node_cpus`, not both",
+            ));
+        }
+        (Some(c), None) => vec![c; n],
+        (None, Some(l)) => l,
+        (None, None) => {
+            return Err(InputError::at(
+                "cpus_per_node",
+                "missing: give `cpus_per_node = N` or a list `node_cpus`",
+            ));
+        }
+    };
+    if cpus.len() != n {
+        return Err(InputError::at(
+            "node_cpus",
+            format!("has {} entries but nodes = {n}", cpus.len()),
+        ));
+    }
+    let total_cpus: u64 = cpus.iter().sum();
+    if total_cpus == 0 {
+        return Err(InputError::at("cpus_per_node", "the machine has no CPU"));
+    }
+    if total_cpus > MAX_CPUS {
+        return Err(InputError::at(
+            "cpus_per_node",
+            format!("{total_cpus} CPUs is more than numasim models ({MAX_CPUS})"),
+        ));
+    }
+    let mem: Vec<u64> = match (mem_per_node, node_mem, memory) {
+        (Some(m), None, None) => vec![m; n],
+        (None, Some(l), None) => {
+            if l.len() != n {
+                return Err(InputError::at(
+                    "node_mem",
+                    format!("has {} entries but nodes = {n}; give one size per node (or use mem_per_node/memory)", l.len()),
+                ));
+            }
+            l
+        }
+        (None, None, Some(total)) => {
+            // Split evenly in whole pages; the remainder goes to the first nodes.
+            let pages = total / page_size;
+            (0..n as u64)
+                .map(|i| (pages / n as u64 + u64::from(i < pages % n as u64)) * page_size)
+                .collect()
+        }
+        (None, None, None) => {
+            return Err(InputError::at(
+                "memory",
+                "missing: give `memory` (total), `mem_per_node`, or `node_mem`",
+            ));
+        }
+        _ => {
+            return Err(InputError::at(
+                "memory",
+                "give only one of `memory` (total), `mem_per_node`, `node_mem` (per-node list)",
+            ));
+        }
+    };
+    if mem.iter().all(|&m| m < page_size) {
+        return Err(InputError::at(
+            "memory",
+            "the machine has no memory (every node is smaller than a page)",
+        ));
+    }
+    mem.iter()
+        .try_fold(0u64, |acc, &m| acc.checked_add(m))
+        .ok_or_else(|| InputError::at("memory", "total memory exceeds 16 EiB"))?;
+    Ok(cpus
+        .into_iter()
+        .zip(mem)
+        .map(|(c, m)| Node {
+            cpus: c as u32,
+            mem_bytes: m,
+        })
+        .collect())
+}
+
+fn read_cpu(r: &mut TableReader) -> Result<Cpu, InputError> {
+    let Some(mut c) = r.table("cpu")? else {
+        return Ok(Cpu {
+            model: "generic".into(),
+            clock_mhz: default::CLOCK_MHZ,
+            cache_line: default::CACHE_LINE as u32,
+            caches: vec![],
+        });
+    };
+    let model = c.str("model")?.unwrap_or("generic").to_string();
+    let clock_mhz = positive(&mut c, "clock_mhz")?.unwrap_or(default::CLOCK_MHZ);
+    let cache_line = c.u64("cache_line")?.unwrap_or(default::CACHE_LINE);
+    if !cache_line.is_power_of_two() {
+        return Err(InputError::at(
+            c.key("cache_line"),
+            "must be a power of two",
+        ));
+    }
+    let key = c.key("cache");
+    let caches = c
+        .list("cache", |v| {
+            let Value::Table(t) = v else {
+                return Err("expected a table { level, size, latency_cycles }".into());
+            };
+            let mut cr = TableReader::new("", t);
+            let cache = (|| -> Result<Cache, InputError> {
+                let level = cr
+                    .u64("level")?
+                    .ok_or_else(|| InputError::at("level", "missing"))?
+                    as u8;
+                let size = cr
+                    .size("size")?
+                    .ok_or_else(|| InputError::at("size", "missing"))?;
+                let latency_cycles = cr.nonneg_f64("latency_cycles")?.unwrap_or(0.0);
+                let shared_by = cr.u64("shared_by")?.unwrap_or(1).max(1) as u32;
+                Ok(Cache {
+                    level,
+                    size,
+                    latency_cycles,
+                    shared_by,
+                })
+            })()
+            .map_err(|e| e.to_string())?;
+            cr.finish().map_err(|e| e.to_string())?;
+            Ok(cache)
+        })
+        .map_err(|e| InputError {
+            key: Some(key.clone()),
+            ..e
+        })?
+        .unwrap_or_default();
+    c.finish()?;
+    Ok(Cpu {
+        model,
+        clock_mhz,
+        cache_line: cache_line as u32,
+        caches,
+    })
+}
+
+fn read_tlb(r: &mut TableReader, page_size: u64) -> Result<Tlb, InputError> {
+    let Some(mut t) = r.table("tlb")? else {
+        return Ok(Tlb {
+            entries: default::TLB_ENTRIES as u32,
+            page_sizes: vec![page_size],
+            miss_ns: default::TLB_MISS_NS,
+            refill: TlbRefill::Hardware,
+        });
+    };
+    let entries = t.u64("entries")?.unwrap_or(default::TLB_ENTRIES);
+    if entries == 0 {
+        return Err(InputError::at(
+            t.key("entries"),
+            "a TLB needs at least one entry",
+        ));
+    }
+    let mut page_sizes = t
+        .size_list("page_sizes")?
+        .unwrap_or_else(|| vec![page_size]);
+    page_sizes.sort_unstable();
+    if let Some(bad) = page_sizes.iter().find(|s| !s.is_power_of_two()) {
+        return Err(InputError::at(
+            t.key("page_sizes"),
+            format!("{bad} is not a power of two"),
+        ));
+    }
+    let miss_ns = t.nonneg_f64("miss_ns")?.unwrap_or(default::TLB_MISS_NS);
+    let refill = t
+        .choice(
+            "refill",
+            &[
+                ("hardware", TlbRefill::Hardware),
+                ("software", TlbRefill::Software),
+            ],
+        )?
+        .unwrap_or(TlbRefill::Hardware);
+    t.finish()?;
+    Ok(Tlb {
+        entries: entries as u32,
+        page_sizes,
+        miss_ns,
+        refill,
+    })
+}
+
+fn read_io(r: &mut TableReader, nodes: usize) -> Result<Io, InputError> {
+    let Some(mut t) = r.table("io")? else {
+        return Ok(Io::default());
+    };
+    let io_nodes: Vec<u32> = t
+        .u64_list("io_nodes")?
+        .unwrap_or_default()
+        .into_iter()
+        .map(|x| x as u32)
+        .collect();
+    if let Some(bad) = io_nodes.iter().find(|&&x| x as usize >= nodes) {
+        return Err(InputError::at(
+            t.key("io_nodes"),
+            format!("node {bad} does not exist (nodes 0..{})", nodes - 1),
+        ));
+    }
+    let controllers = t.u64("controllers")?.unwrap_or(0) as u32;
+    let disks = t
+        .list("disks", |v| {
+            let Value::Table(tab) = v else {
+                return Err("expected a table { count, kind, mibps }".into());
+            };
+            let mut dr = TableReader::new("", tab);
+            let g = (|| -> Result<DiskGroup, InputError> {
+                Ok(DiskGroup {
+                    count: dr.u64("count")?.unwrap_or(1) as u32,
+                    kind: dr.str("kind")?.unwrap_or("disk").to_string(),
+                    mibps: dr
+                        .nonneg_f64("mibps")?
+                        .ok_or_else(|| InputError::at("mibps", "missing"))?,
+                })
+            })()
+            .map_err(|e| e.to_string())?;
+            dr.finish().map_err(|e| e.to_string())?;
+            Ok(g)
+        })?
+        .unwrap_or_default();
+    t.finish()?;
+    Ok(Io {
+        io_nodes,
+        controllers,
+        disks,
+    })
+}
+
+fn read_boot(r: &mut TableReader, arch: Arch, nodes: &[Node]) -> Result<BootFootprint, InputError> {
+    let sp = if arch.is_64bit() {
+        default::STRUCT_PAGE_64
+    } else {
+        default::STRUCT_PAGE_32
+    };
+    let mut b = BootFootprint {
+        struct_page_bytes: sp,
+        percpu_area: 0,
+        node_reserved: 0,
+        kernel_reserved: 0,
+        boot_node: 0,
+    };
+    if let Some(mut t) = r.table("boot")? {
+        b.struct_page_bytes = t.u64("struct_page_bytes")?.unwrap_or(sp);
+        b.percpu_area = t.size("percpu_area")?.unwrap_or(0);
+        b.node_reserved = t.size("node_reserved")?.unwrap_or(0);
+        b.kernel_reserved = t.size("kernel_reserved")?.unwrap_or(0);
+        b.boot_node = t.u64("boot_node")?.unwrap_or(0) as u32;
+        if b.boot_node as usize >= nodes.len() {
+            return Err(InputError::at(
+                t.key("boot_node"),
+                format!("node {} does not exist", b.boot_node),
+            ));
+        }
+        t.finish()?;
+    }
+    if nodes[b.boot_node as usize].cpus == 0 || nodes[b.boot_node as usize].mem_bytes == 0 {
+        return Err(InputError::at(
+            "boot.boot_node",
+            format!(
+                "node {} needs CPUs and memory to boot the kernel",
+                b.boot_node
+            ),
+        ));
+    }
+    Ok(b)
+}
+
+pub(super) fn write_machine(m: &Machine) -> String {
+    let mut t = Table::new();
+    t.insert("name".into(), m.name.clone().into());
+    if !m.description.is_empty() {
+        t.insert("description".into(), m.description.clone().into());
+    }
+    t.insert("arch".into(), m.arch.name().into());
+    t.insert("page_size".into(), format_size(m.page_size).into());
+    t.insert("nodes".into(), (m.nodes.len() as i64).into());
+    let c0 = m.nodes[0].cpus;
+    if m.nodes.iter().all(|n| n.cpus == c0) {
+        t.insert("cpus_per_node".into(), (c0 as i64).into());
+    } else {
+        t.insert(
+            "node_cpus".into(),
+            m.nodes
+                .iter()
+                .map(|n| Value::from(n.cpus as i64))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+    }
+    let m0 = m.nodes[0].mem_bytes;
+    if m.nodes.iter().all(|n| n.mem_bytes == m0) {
+        t.insert("mem_per_node".into(), format_size(m0).into());
+    } else {
+        t.insert(
+            "node_mem".into(),
+            m.nodes
+                .iter()
+                .map(|n| Value::from(format_size(n.mem_bytes)))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+    }
+    let mut d = Table::new();
+    d.insert("local".into(), (m.distances.local() as i64).into());
+    let ints = |v: &[u32]| Value::Array(v.iter().map(|&x| (x as i64).into()).collect());
+    match &m.distance_spec {
+        DistanceSpec::Flat { remote } => {
+            d.insert("remote".into(), (*remote as i64).into());
+        }
+        DistanceSpec::Hierarchy { groups, levels } => {
+            d.insert("groups".into(), ints(groups));
+            d.insert("levels".into(), ints(levels));
+        }
+        DistanceSpec::Matrix(rows) => {
+            d.insert(
+                "matrix".into(),
+                Value::Array(rows.iter().map(|r| ints(r)).collect()),
+            );
+        }
+    }
+    t.insert("distance".into(), d.into());
+    let mut dram = Table::new();
+    dram.insert("latency_ns".into(), m.memory.latency_ns.into());
+    dram.insert("bandwidth_gbps".into(), m.memory.bandwidth_gbps.into());
+    t.insert("dram".into(), dram.into());
+    let mut ic = Table::new();
+    ic.insert("link_gbps".into(), m.interconnect.link_gbps.into());
+    ic.insert(
+        "line_transfer_ns".into(),
+        m.interconnect.line_transfer_ns.into(),
+    );
+    t.insert("interconnect".into(), ic.into());
+    let mut cpu = Table::new();
+    cpu.insert("model".into(), m.cpu.model.clone().into());
+    cpu.insert("clock_mhz".into(), m.cpu.clock_mhz.into());
+    cpu.insert("cache_line".into(), (m.cpu.cache_line as i64).into());
+    if !m.cpu.caches.is_empty() {
+        let caches = m.cpu.caches.iter().map(|c| {
+            let mut ct = Table::new();
+            ct.insert("level".into(), (c.level as i64).into());
+            ct.insert("size".into(), format_size(c.size).into());
+            ct.insert("latency_cycles".into(), c.latency_cycles.into());
+            ct.insert("shared_by".into(), (c.shared_by as i64).into());
+            Value::Table(ct)
+        });
+        cpu.insert("cache".into(), Value::Array(caches.collect()));
+    }
+    t.insert("cpu".into(), cpu.into());
+    let mut tlb = Table::new();
+    tlb.insert("entries".into(), (m.tlb.entries as i64).into());
+    tlb.insert(
+        "page_sizes".into(),
+        m.tlb
+            .page_sizes
+            .iter()
+            .map(|&s| Value::from(format_size(s)))
+            .collect::<Vec<_>>()
+            .into(),
+    );
+    tlb.insert("miss_ns".into(), m.tlb.miss_ns.into());
+    tlb.insert(
+        "refill".into(),
+        match m.tlb.refill {
+            TlbRefill::Hardware => "hardware",
+            TlbRefill::Software => "software",
+        }
+        .into(),
+    );
+    t.insert("tlb".into(), tlb.into());
+    if m.io != Io::default() {
+        let mut io = Table::new();
+        io.insert("io_nodes".into(), ints(&m.io.io_nodes));
+        io.insert("controllers".into(), (m.io.controllers as i64).into());
+        let disks = m.io.disks.iter().map(|g| {
+            let mut gt = Table::new();
+            gt.insert("count".into(), (g.count as i64).into());
+            gt.insert("kind".into(), g.kind.clone().into());
+            gt.insert("mibps".into(), g.mibps.into());
+            Value::Table(gt)
+        });
+        io.insert("disks".into(), Value::Array(disks.collect()));
+        t.insert("io".into(), io.into());
+    }
+    let mut b = Table::new();
+    b.insert(
+        "struct_page_bytes".into(),
+        (m.boot.struct_page_bytes as i64).into(),
+    );
+    b.insert("percpu_area".into(), format_size(m.boot.percpu_area).into());
+    b.insert(
+        "node_reserved".into(),
+        format_size(m.boot.node_reserved).into(),
+    );
+    b.insert(
+        "kernel_reserved".into(),
+        format_size(m.boot.kernel_reserved).into(),
+    );
+    b.insert("boot_node".into(), (m.boot.boot_node as i64).into());
+    t.insert("boot".into(), b.into());
+    toml::to_string(&t).expect("a TOML table always serialises")
+}

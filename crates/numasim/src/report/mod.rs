@@ -1,0 +1,1 @@
+//! Tidy records and their views: tables, CSV, JSONL, plots.

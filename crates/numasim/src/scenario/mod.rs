@@ -1,0 +1,4 @@
+//! Scenario files: TOML schema, presets, `--set` overrides and validation.
+
+pub mod size;
+pub mod table;
