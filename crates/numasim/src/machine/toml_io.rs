@@ -453,7 +453,7 @@ fn read_boot(r: &mut TableReader, arch: Arch, nodes: &[Node]) -> Result<BootFoot
         b.percpu_area = t.size("percpu_area")?.unwrap_or(0);
         b.node_reserved = t.size("node_reserved")?.unwrap_or(0);
         b.kernel_reserved = t.size("kernel_reserved")?.unwrap_or(0);
-        b.boot_node = t.u64("boot_node")?.unwrap_or(0) as u32;
+        b.boot_node = t.u64("boot_node")?.unwrap_or(first as u64) as u32;
         if b.boot_node as usize >= nodes.len() {
             return Err(InputError::at(
                 t.key("boot_node"),

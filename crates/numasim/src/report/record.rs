@@ -1,0 +1,106 @@
+//! The tidy record: one measured or simulated value, with the case it belongs
+//! to. This is the contract of `--format jsonl` (see DESIGN.md); tables, CSV
+//! and plots are views of it.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub experiment: String,
+    /// Varied keys and per-row keys, in the order they were set.
+    pub case: Vec<(String, Value)>,
+    pub metric: String,
+    pub unit: String,
+    /// `None` where the quantity does not exist (e.g. never happened); JSON null.
+    pub value: Option<f64>,
+    /// The published value, where one exists.
+    pub paper: Option<f64>,
+}
+
+impl Record {
+    pub fn new(
+        experiment: &str,
+        case: Vec<(String, Value)>,
+        metric: &str,
+        unit: &str,
+        value: f64,
+    ) -> Self {
+        Record {
+            experiment: experiment.to_string(),
+            case,
+            metric: metric.to_string(),
+            unit: unit.to_string(),
+            value: Some(value),
+            paper: None,
+        }
+    }
+
+    pub fn case_value(&self, key: &str) -> Option<&Value> {
+        self.case.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// One JSON object on one line, keys in contract order.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).expect("records always serialise")
+    }
+
+    /// Deviation of the simulated value from the paper, as a fraction of the paper value.
+    pub fn deviation(&self) -> Option<f64> {
+        match (self.value, self.paper) {
+            (Some(v), Some(p)) if p != 0.0 => Some((v - p) / p.abs()),
+            (Some(v), Some(p)) if p == 0.0 => Some(if v == 0.0 { 0.0 } else { f64::INFINITY }),
+            _ => None,
+        }
+    }
+}
+
+struct OrderedCase<'a>(&'a [(String, Value)]);
+
+impl Serialize for OrderedCase<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Record {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(6))?;
+        m.serialize_entry("experiment", &self.experiment)?;
+        m.serialize_entry("case", &OrderedCase(&self.case))?;
+        m.serialize_entry("metric", &self.metric)?;
+        m.serialize_entry("unit", &self.unit)?;
+        m.serialize_entry("value", &self.value)?;
+        m.serialize_entry("paper", &self.paper)?;
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_line_matches_the_contract() {
+        let mut r = Record::new(
+            "hashdist-boot",
+            vec![
+                ("kernel.hashdist".into(), json!(1)),
+                ("node".into(), json!(3)),
+            ],
+            "mem_used_kb",
+            "kB",
+            39088.0,
+        );
+        r.paper = Some(39088.0);
+        assert_eq!(
+            r.to_json_line(),
+            r#"{"experiment":"hashdist-boot","case":{"kernel.hashdist":1,"node":3},"metric":"mem_used_kb","unit":"kB","value":39088.0,"paper":39088.0}"#
+        );
+    }
+}
