@@ -441,12 +441,23 @@ fn read_boot(r: &mut TableReader, arch: Arch, nodes: &[Node]) -> Result<BootFoot
     } else {
         default::STRUCT_PAGE_32
     };
+    // Linux boots on a CPU whose node has memory; imported machines may have a
+    // memoryless node 0, so the default is the first node with both.
+    let first = nodes
+        .iter()
+        .position(|n| n.cpus > 0 && n.mem_bytes > 0)
+        .ok_or_else(|| {
+            InputError::at(
+                "node_mem",
+                "no node has both CPUs and memory, so nothing can boot the kernel",
+            )
+        })?;
     let mut b = BootFootprint {
         struct_page_bytes: sp,
         percpu_area: 0,
         node_reserved: 0,
         kernel_reserved: 0,
-        boot_node: 0,
+        boot_node: first as u32,
     };
     if let Some(mut t) = r.table("boot")? {
         b.struct_page_bytes = t.u64("struct_page_bytes")?.unwrap_or(sp);
