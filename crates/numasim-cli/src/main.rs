@@ -1,1 +1,349 @@
-fn main() {}
+//! The `numasim` command: a thin layer over the `numasim` library. Arguments
+//! are parsed by clap, validated into a scenario in one place, and every
+//! failure maps to an exit status: 2 for bad input, 1 for internal errors.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use numasim::error::{Error, InputError};
+use numasim::experiments::{self, EXPERIMENTS};
+use numasim::machine::{import, presets, Machine};
+use numasim::report::{csv, svg, table, Record, Summary};
+use numasim::scenario::{parse_set, run, Scenario};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+const AFTER_HELP: &str = "\
+Examples:
+  numasim replay hashdist-boot          replay one published experiment beside the paper
+  numasim replay --all                  every experiment, then how far each is from the paper
+  numasim run my.toml --set kernel.hashdist=0 --format jsonl
+  numasim run my.toml --set machine.memory=\"4 TB\" --out results/
+  numasim machines                      list the built-in machines
+  numasim machines altix-512            print one as TOML (a starting point for your own)
+  numasim machines import --numactl hw.txt > mybox.toml
+  numasim probe --quick --out host.toml measure this host and write it as a machine
+
+Exit status: 0 success, 2 bad input (the message names the file and key), 1 internal error.
+Docs: README.md, docs/*.md.";
+
+#[derive(Parser)]
+#[command(name = "numasim", version, about = "Simulate large NUMA machines and the Linux mechanisms that make them scale", after_help = AFTER_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Format {
+    /// Tables shaped like the papers', with published values and deviation.
+    Table,
+    /// One JSON record per line (the stable contract for tools).
+    Jsonl,
+    /// One CSV row per record.
+    Csv,
+}
+
+#[derive(Args)]
+struct Output {
+    /// How to print the records.
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Also write NAME.jsonl, NAME.csv, NAME.txt and per-node SVG plots into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario file (your own machine, kernel knobs and workload).
+    #[command(
+        after_help = "Example:\n  numasim run examples/epyc-touch.toml --set kernel.hashdist=1 --set machine.nodes=16"
+    )]
+    Run {
+        /// The scenario TOML (see README: 'The scenario format').
+        file: PathBuf,
+        /// Override a key: machine.*, kernel.* or seed, e.g. --set kernel.hashdist=0 (wins over [[case]]).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Replay a published experiment beside the paper's figures.
+    #[command(after_help = "Experiments: see `numasim replay --list`.")]
+    Replay {
+        /// The experiment id (e.g. hashdist-boot).
+        #[arg(required_unless_present_any = ["all", "list"])]
+        id: Option<String>,
+        /// Run every experiment, then summarise the deviation from the papers.
+        #[arg(long, conflicts_with = "id")]
+        all: bool,
+        /// List the experiments and exit.
+        #[arg(long)]
+        list: bool,
+        /// Override a key, as for `run`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// List the built-in machines, print one as TOML, or import a real one.
+    Machines {
+        /// A preset to print as TOML.
+        name: Option<String>,
+        #[command(subcommand)]
+        import: Option<MachinesCmd>,
+    },
+    /// Measure this host with the papers' micro-benchmarks.
+    Probe(numasim_probe::ProbeArgs),
+}
+
+#[derive(Subcommand)]
+enum MachinesCmd {
+    /// Turn a real machine's description into a machine TOML (printed).
+    Import {
+        /// A /sys/devices/system/node directory (or a copy of one).
+        #[arg(long, group = "source")]
+        sysfs: Option<PathBuf>,
+        /// A file holding `numactl --hardware` output ('-' for stdin).
+        #[arg(long, group = "source")]
+        numactl: Option<PathBuf>,
+        /// An hwloc v2 XML file (`lstopo --of xml`).
+        #[arg(long, group = "source")]
+        hwloc: Option<PathBuf>,
+        /// Name for the machine.
+        #[arg(long)]
+        name: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("numasim: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
+
+fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Error> {
+    Ok(sets
+        .iter()
+        .map(|s| parse_set(s))
+        .collect::<Result<_, InputError>>()?)
+}
+
+fn dispatch(cmd: Command) -> Result<(), Error> {
+    match cmd {
+        Command::Run { file, sets, output } => {
+            let sc = Scenario::from_file(&file)?;
+            let sets = parse_sets(&sets)?;
+            run_and_print(&sc, &sets, &output, true).map(|_| ())
+        }
+        Command::Replay {
+            id,
+            all,
+            list,
+            sets,
+            output,
+        } => {
+            if list {
+                for (id, _) in EXPERIMENTS {
+                    let sc = experiments::load(id)?;
+                    println!("{id:<24} {}", sc.description);
+                }
+                return Ok(());
+            }
+            let sets = parse_sets(&sets)?;
+            if all {
+                replay_all(&sets, &output)
+            } else {
+                let sc = experiments::load(id.as_deref().unwrap_or_default())?;
+                let records = run_and_print(&sc, &sets, &output, true)?;
+                if output.format == Format::Table {
+                    println!("{}", Summary::of(&sc.name, &records, &sc.papers));
+                }
+                Ok(())
+            }
+        }
+        Command::Machines { name, import } => machines(name, import),
+        Command::Probe(args) => probe(&args),
+    }
+}
+
+fn run_and_print(
+    sc: &Scenario,
+    sets: &[(String, toml::Value)],
+    out: &Output,
+    header: bool,
+) -> Result<Vec<Record>, Error> {
+    let t0 = Instant::now();
+    let records = run::run(sc, sets)?;
+    let elapsed = t0.elapsed();
+    let mut stdout = std::io::stdout().lock();
+    let keys = sc.varied_keys();
+    let text = match out.format {
+        Format::Table => {
+            let mut s = String::new();
+            if header {
+                s.push_str(&format!("== {} — {}\n", sc.name, sc.description));
+            }
+            s + &table::render(&records, &keys)
+        }
+        Format::Jsonl => records.iter().map(|r| r.to_json_line() + "\n").collect(),
+        Format::Csv => csv::to_csv(&records),
+    };
+    let _ = stdout.write_all(text.as_bytes());
+    if let Some(dir) = &out.out {
+        write_outputs(dir, sc, &records, &keys)?;
+    }
+    eprintln!(
+        "numasim: {} — {} records in {:.1} ms",
+        sc.name,
+        records.len(),
+        elapsed.as_secs_f64() * 1e3
+    );
+    for p in run::unmatched_papers(&records, &sc.papers) {
+        eprintln!(
+            "numasim: warning: {}: [[paper]] {} {:?} matches no record",
+            sc.source, p.metric, p.case
+        );
+    }
+    Ok(records)
+}
+
+fn write_outputs(
+    dir: &Path,
+    sc: &Scenario,
+    records: &[Record],
+    keys: &[String],
+) -> Result<(), Error> {
+    let io = |e: std::io::Error| {
+        Error::Input(InputError::new(format!(
+            "cannot write to {}: {e}",
+            dir.display()
+        )))
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let base = dir.join(&sc.name);
+    let jsonl: String = records.iter().map(|r| r.to_json_line() + "\n").collect();
+    std::fs::write(base.with_extension("jsonl"), jsonl).map_err(io)?;
+    std::fs::write(base.with_extension("csv"), csv::to_csv(records)).map_err(io)?;
+    std::fs::write(base.with_extension("txt"), table::render(records, keys)).map_err(io)?;
+    let mut metrics: Vec<&str> = records.iter().map(|r| r.metric.as_str()).collect();
+    metrics.dedup();
+    for m in metrics {
+        if let Some(svg) = svg::node_bars(records, m, keys, &format!("{} — {m} by node", sc.name))
+        {
+            std::fs::write(dir.join(format!("{}-{m}.svg", sc.name)), svg).map_err(io)?;
+        }
+    }
+    Ok(())
+}
+
+fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error> {
+    let bar = indicatif::ProgressBar::new(EXPERIMENTS.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let t0 = Instant::now();
+    let mut summaries = Vec::new();
+    for (id, _) in EXPERIMENTS {
+        bar.set_message(id.to_string());
+        let sc = experiments::load(id)?;
+        let records = bar.suspend(|| run_and_print(&sc, sets, out, true))?;
+        summaries.push(Summary::of(&sc.name, &records, &sc.papers));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if out.format == Format::Table {
+        println!("\n== Summary: simulated vs published");
+        for s in &summaries {
+            println!("{s}");
+        }
+        let failed: Vec<&str> = summaries
+            .iter()
+            .filter(|s| !s.passed())
+            .map(|s| s.experiment.as_str())
+            .collect();
+        println!(
+            "{} experiments in {:.2} s; {}",
+            summaries.len(),
+            t0.elapsed().as_secs_f64(),
+            if failed.is_empty() {
+                "all within their stated tolerances".to_string()
+            } else {
+                format!("outside tolerance: {}", failed.join(", "))
+            }
+        );
+    }
+    Ok(())
+}
+
+fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error> {
+    if let Some(MachinesCmd::Import {
+        sysfs,
+        numactl,
+        hwloc,
+        name,
+    }) = cmd
+    {
+        let read = |p: &Path| -> Result<String, Error> {
+            if p == Path::new("-") {
+                let mut s = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                    .map_err(|e| InputError::new(format!("cannot read stdin: {e}")))?;
+                Ok(s)
+            } else {
+                std::fs::read_to_string(p).map_err(|e| {
+                    InputError::new(format!("cannot read {}: {e}", p.display())).into()
+                })
+            }
+        };
+        let mut m: Machine = match (sysfs, numactl, hwloc) {
+            (Some(d), _, _) => import::from_sysfs(&d)?,
+            (_, Some(f), _) => import::from_numactl(&read(&f)?, &f.display().to_string())?,
+            (_, _, Some(f)) => import::from_hwloc_xml(&read(&f)?, &f.display().to_string())?,
+            _ => {
+                return Err(InputError::new(
+                    "machines import: give --sysfs DIR, --numactl FILE or --hwloc FILE",
+                )
+                .into())
+            }
+        };
+        if let Some(n) = name {
+            m.name = n;
+        }
+        print!("{}", m.to_toml_string());
+        return Ok(());
+    }
+    match name {
+        Some(n) => {
+            print!("{}", presets::preset_text(&n)?);
+        }
+        None => {
+            println!(
+                "{:<20} {:>6} {:>6} {:>10}  description",
+                "name", "nodes", "cpus", "memory"
+            );
+            for (n, _) in presets::PRESETS {
+                let m = presets::preset(n)?;
+                println!(
+                    "{n:<20} {:>6} {:>6} {:>10}  {}",
+                    m.node_count(),
+                    m.cpu_count(),
+                    numasim::scenario::size::format_size(m.mem_bytes()).replace(' ', ""),
+                    m.description
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn probe(_args: &numasim_probe::ProbeArgs) -> Result<(), Error> {
+    Err(Error::Internal("probe is not built yet".into()))
+}

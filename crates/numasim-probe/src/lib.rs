@@ -1,1 +1,8 @@
-//! numasim-probe: measures the real host.
+//! numasim-probe: measures the real host (stub until the probe lands).
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProbeArgs {
+    /// Finish within 60 s.
+    #[arg(long)]
+    pub quick: bool,
+}

@@ -1,3 +1,7 @@
 //! The simulated kernel, laid out like the Linux tree it models.
 
+pub mod boot;
+pub mod config;
 pub mod mm;
+
+pub use config::KernelConfig;

@@ -1,5 +1,10 @@
-//! Tidy records and their views: tables, CSV, JSONL, plots.
+//! Tidy records and their views: tables, CSV, JSONL, SVG plots.
 
+pub mod csv;
 pub mod record;
+pub mod summary;
+pub mod svg;
+pub mod table;
 
 pub use record::Record;
+pub use summary::Summary;

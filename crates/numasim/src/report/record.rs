@@ -49,7 +49,7 @@ impl Record {
     pub fn deviation(&self) -> Option<f64> {
         match (self.value, self.paper) {
             (Some(v), Some(p)) if p != 0.0 => Some((v - p) / p.abs()),
-            (Some(v), Some(p)) if p == 0.0 => Some(if v == 0.0 { 0.0 } else { f64::INFINITY }),
+            (Some(v), Some(_)) => Some(if v == 0.0 { 0.0 } else { f64::INFINITY }),
             _ => None,
         }
     }

@@ -1,4 +1,406 @@
 //! Scenario files: TOML schema, presets, `--set` overrides and validation.
+//!
+//! A scenario names a machine (a preset, a file, plus inline overrides),
+//! kernel knobs, an optional matrix of `[[case]]` overrides, the workload
+//! steps to run and the published `[[paper]]` values to print beside the
+//! result. Everything is checked here, before anything runs: the model
+//! never sees an unknown key or an impossible value.
 
+pub mod merge;
+pub mod run;
 pub mod size;
 pub mod table;
+
+use crate::error::InputError;
+use crate::kernel::KernelConfig;
+use crate::machine::{presets, Machine};
+use merge::{apply_dotted, deep_merge, flatten};
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use table::TableReader;
+use toml::{Table, Value};
+
+/// A published value to print beside the simulated one. Never read by the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaperRow {
+    pub case: Vec<(String, Json)>,
+    pub metric: String,
+    pub value: f64,
+    /// Allowed relative deviation (0.10 = 10%), where the experiment states one.
+    pub tolerance: Option<f64>,
+}
+
+/// A loaded, validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    /// Where it came from, for error messages (`experiments/x.toml`, a path).
+    pub source: String,
+    dir: Option<PathBuf>,
+    base: Table,
+    /// Each case's overrides as dotted keys, in file order. One empty case if none.
+    pub cases: Vec<Vec<(String, Value)>>,
+    pub papers: Vec<PaperRow>,
+}
+
+/// One case made concrete: the machine, the kernel and the steps to run.
+#[derive(Debug, Clone)]
+pub struct ResolvedCase {
+    /// The case's varied keys, as they appear in records.
+    pub keys: Vec<(String, Json)>,
+    pub machine: Machine,
+    pub kernel: KernelConfig,
+    pub seed: u64,
+    pub steps: Vec<Table>,
+}
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "machine",
+    "kernel",
+    "case",
+    "run",
+    "paper",
+];
+
+impl Scenario {
+    pub fn from_file(path: &Path) -> Result<Scenario, InputError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            InputError::new(format!("cannot read scenario: {e}"))
+                .in_file(path.display().to_string())
+        })?;
+        Scenario::from_str(
+            &text,
+            &path.display().to_string(),
+            path.parent().map(Path::to_path_buf),
+        )
+    }
+
+    /// Parse a scenario; `dir` resolves relative machine paths.
+    pub fn from_str(
+        text: &str,
+        source: &str,
+        dir: Option<PathBuf>,
+    ) -> Result<Scenario, InputError> {
+        let doc: Table = text.parse().map_err(|e: toml::de::Error| {
+            InputError::new(format!("not valid TOML: {e}")).in_file(source)
+        })?;
+        Scenario::from_table(doc, source, dir).map_err(|e| e.in_file(source))
+    }
+
+    fn from_table(
+        mut doc: Table,
+        source: &str,
+        dir: Option<PathBuf>,
+    ) -> Result<Scenario, InputError> {
+        let mut r = TableReader::new("", &doc);
+        for k in TOP_KEYS {
+            r.allow(k);
+        }
+        r.finish()?;
+        let mut r = TableReader::new("", &doc);
+        let name = r.str("name")?.unwrap_or("scenario").to_string();
+        let description = r.str("description")?.unwrap_or("").to_string();
+        let seed = r.u64("seed")?.unwrap_or(1);
+        let cases = match doc.remove("case") {
+            None => vec![vec![]],
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::Table(t) => {
+                        let flat = flatten(&t);
+                        for (k, _) in &flat {
+                            check_case_key(k).map_err(|e| e.under(&format!("case[{i}]")))?;
+                        }
+                        Ok(flat)
+                    }
+                    _ => Err(InputError::at(
+                        format!("case[{i}]"),
+                        "each [[case]] must be a table of overrides",
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(InputError::at("case", "write cases as [[case]] tables")),
+        };
+        let papers = match doc.remove("paper") {
+            None => vec![],
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| read_paper(v).map_err(|e| e.under(&format!("paper[{i}]"))))
+                .collect::<Result<_, _>>()?,
+            Some(_) => {
+                return Err(InputError::at(
+                    "paper",
+                    "write published values as [[paper]] tables",
+                ))
+            }
+        };
+        if !matches!(doc.get("run"), None | Some(Value::Array(_))) {
+            return Err(InputError::at(
+                "run",
+                "write workload steps as [[run]] tables",
+            ));
+        }
+        for key in ["machine", "kernel"] {
+            if !matches!(doc.get(key), None | Some(Value::Table(_))) {
+                return Err(InputError::at(
+                    key,
+                    format!("`{key}` must be a table ([{key}])"),
+                ));
+            }
+        }
+        let sc = Scenario {
+            name,
+            description,
+            seed,
+            source: source.to_string(),
+            dir,
+            base: doc,
+            cases,
+            papers,
+        };
+        // Resolve every case now: bad input is refused before anything runs.
+        for i in 0..sc.cases.len() {
+            sc.resolve(i, &[])?;
+        }
+        Ok(sc)
+    }
+
+    /// The dotted keys any case varies, in first-seen order.
+    pub fn varied_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for c in &self.cases {
+            for (k, _) in c {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        keys
+    }
+
+    /// Apply `--set KEY=VALUE` overrides to the scenario's base (they win over cases).
+    pub fn resolve(
+        &self,
+        case: usize,
+        sets: &[(String, Value)],
+    ) -> Result<ResolvedCase, InputError> {
+        let mut doc = self.base.clone();
+        let overrides = self.cases[case].iter().chain(sets.iter());
+        for (k, v) in overrides.clone() {
+            apply_dotted(&mut doc, k, v.clone())?;
+        }
+        let mut top = TableReader::new("", &doc);
+        let seed = top.u64("seed")?.unwrap_or(self.seed);
+        let empty = Table::new();
+        let mtable = match doc.get("machine") {
+            Some(Value::Table(t)) => t,
+            _ => {
+                return Err(InputError::at(
+                    "machine",
+                    "missing: say which machine, e.g. [machine] preset = \"altix-512\"",
+                ))
+            }
+        };
+        let machine = self.resolve_machine(mtable)?;
+        let ktable = match doc.get("kernel") {
+            Some(Value::Table(t)) => t,
+            _ => &empty,
+        };
+        let mut kr = TableReader::new("kernel", ktable);
+        let kernel = KernelConfig::read(&mut kr, &machine)?;
+        kr.finish()?;
+        let steps: Vec<Table> = match doc.get("run") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::Table(t) => Ok(t.clone()),
+                    _ => Err(InputError::at(
+                        format!("run[{i}]"),
+                        "each [[run]] must be a table",
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+            _ => {
+                return Err(InputError::at(
+                    "run",
+                    "missing: add at least one [[run]] step, e.g. workload = \"boot\"",
+                ))
+            }
+        };
+        // Unprefixed case keys override the same key in every step that has it.
+        let mut steps = steps;
+        for (k, v) in overrides {
+            if !k.contains('.') && k != "seed" {
+                let mut used = false;
+                for s in &mut steps {
+                    if s.contains_key(k) {
+                        s.insert(k.clone(), v.clone());
+                        used = true;
+                    }
+                }
+                if !used {
+                    return Err(InputError::at(
+                        k.clone(),
+                        "no [[run]] step has this key, so the override would do nothing",
+                    ));
+                }
+            }
+        }
+        for (i, s) in steps.iter().enumerate() {
+            crate::workload::validate_step(s, &machine)
+                .map_err(|e| e.under(&format!("run[{i}]")))?;
+        }
+        let keys = self.cases[case]
+            .iter()
+            .map(|(k, v)| (k.clone(), toml_to_json(v)))
+            .collect();
+        Ok(ResolvedCase {
+            keys,
+            machine,
+            kernel,
+            seed,
+            steps,
+        })
+    }
+
+    fn resolve_machine(&self, inline: &Table) -> Result<Machine, InputError> {
+        let mut inline = inline.clone();
+        let preset = inline.remove("preset");
+        let mut base = match preset {
+            None => Table::new(),
+            Some(Value::String(p)) => {
+                let (text, file) = if p.ends_with(".toml") || p.contains('/') {
+                    let path = match &self.dir {
+                        Some(d) if Path::new(&p).is_relative() => d.join(&p),
+                        _ => PathBuf::from(&p),
+                    };
+                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                        InputError::at(
+                            "machine.preset",
+                            format!("cannot read machine file {}: {e}", path.display()),
+                        )
+                    })?;
+                    (text, path.display().to_string())
+                } else {
+                    (
+                        presets::preset_text(&p)?.to_string(),
+                        format!("machines/{p}.toml"),
+                    )
+                };
+                text.parse::<Table>().map_err(|e| {
+                    InputError::new(format!("not valid TOML: {e}")).in_file(file.clone())
+                })?
+            }
+            Some(other) => {
+                return Err(InputError::at(
+                    "machine.preset",
+                    format!(
+                        "expected a preset name or a path, found {}",
+                        table::describe(&other)
+                    ),
+                ));
+            }
+        };
+        deep_merge(&mut base, inline);
+        Machine::from_table(&base).map_err(|e| e.under("machine"))
+    }
+}
+
+fn check_case_key(key: &str) -> Result<(), InputError> {
+    if key == "machine.preset"
+        || key.starts_with("machine.")
+        || key.starts_with("kernel.")
+        || !key.contains('.')
+    {
+        return Ok(());
+    }
+    Err(InputError::at(
+        key,
+        "case keys are `machine.*`, `kernel.*`, `seed`, or a key of the [[run]] steps",
+    ))
+}
+
+fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
+    let Value::Table(t) = v else {
+        return Err(InputError::new("must be a table"));
+    };
+    let mut r = TableReader::new("", t);
+    let case = match r.raw("case") {
+        None => vec![],
+        Some(Value::Table(c)) => c
+            .iter()
+            .map(|(k, v)| (k.clone(), toml_to_json(v)))
+            .collect(),
+        Some(_) => {
+            return Err(InputError::at(
+                "case",
+                "must be an inline table, e.g. { \"kernel.hashdist\" = 0, node = 3 }",
+            ))
+        }
+    };
+    let metric = r
+        .str("metric")?
+        .ok_or_else(|| InputError::at("metric", "missing"))?
+        .to_string();
+    let value = r
+        .f64("value")?
+        .ok_or_else(|| InputError::at("value", "missing"))?;
+    let tolerance = r.nonneg_f64("tolerance")?;
+    r.allow("source");
+    r.allow("note");
+    r.finish()?;
+    Ok(PaperRow {
+        case,
+        metric,
+        value,
+        tolerance,
+    })
+}
+
+/// Case values as they appear in records (integers stay integers).
+pub fn toml_to_json(v: &Value) -> Json {
+    match v {
+        Value::String(s) => Json::String(s.clone()),
+        Value::Integer(i) => Json::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .unwrap_or(Json::Null),
+        Value::Boolean(b) => Json::Bool(*b),
+        Value::Datetime(d) => Json::String(d.to_string()),
+        Value::Array(a) => Json::Array(a.iter().map(toml_to_json).collect()),
+        Value::Table(t) => Json::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Parse `KEY=VALUE` from the command line: the value as TOML if it parses
+/// (`1`, `true`, `"x"`, `[1,2]`), else as a bare string (`local`, `4 TB`).
+pub fn parse_set(arg: &str) -> Result<(String, Value), InputError> {
+    let (k, v) = arg.split_once('=').ok_or_else(|| {
+        InputError::new(format!(
+            "--set `{arg}`: write KEY=VALUE, e.g. --set kernel.hashdist=0"
+        ))
+    })?;
+    let key = k.trim().to_string();
+    if key.is_empty() {
+        return Err(InputError::new(format!("--set `{arg}`: the key is empty")));
+    }
+    let text = v.trim();
+    let value = format!("v = {text}")
+        .parse::<Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| Value::String(text.to_string()));
+    Ok((key, value))
+}

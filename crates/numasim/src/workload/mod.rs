@@ -1,1 +1,173 @@
-//! Programs that simulated tasks run.
+//! Programs that simulated tasks run: the `[[run]]` steps of a scenario.
+//!
+//! Each step is a named workload with its own keys, validated before
+//! anything runs; steps share one simulated machine, booted on first need.
+
+pub mod boot;
+pub mod touch;
+
+use crate::error::{Error, InputError};
+use crate::kernel::boot::{boot, Booted};
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::table::TableReader;
+use crate::scenario::ResolvedCase;
+use serde_json::Value as Json;
+use toml::Table;
+
+/// (name, metrics it can report, one-line description) of every workload.
+pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
+    (
+        "boot",
+        boot::BOOT_METRICS,
+        "boot to a shell; report the boot-time hash tables",
+    ),
+    (
+        "meminfo",
+        boot::MEMINFO_METRICS,
+        "per-node MemTotal/MemFree/MemUsed, as /sys/devices/system/node/node*/meminfo",
+    ),
+    (
+        "touch",
+        touch::METRICS,
+        "threads first-touch memory under a policy; report where it landed",
+    ),
+];
+
+/// The state steps share within one case.
+pub struct Sim<'a> {
+    pub experiment: &'a str,
+    pub case: &'a ResolvedCase,
+    booted: Option<Booted>,
+}
+
+impl<'a> Sim<'a> {
+    pub fn machine(&self) -> &Machine {
+        &self.case.machine
+    }
+    /// The booted kernel, booting it first if no step has.
+    pub fn booted(&mut self) -> Result<&mut Booted, Error> {
+        if self.booted.is_none() {
+            self.booted = Some(boot(&self.case.machine, &self.case.kernel, self.case.seed)?);
+        }
+        Ok(self.booted.as_mut().expect("just booted"))
+    }
+    /// A record of this case with extra per-row keys.
+    pub fn record(&self, rows: &[(&str, Json)], metric: &str, unit: &str, value: f64) -> Record {
+        let mut case = self.case.keys.clone();
+        case.extend(rows.iter().map(|(k, v)| (k.to_string(), v.clone())));
+        Record::new(self.experiment, case, metric, unit, value)
+    }
+}
+
+fn step_name(step: &Table) -> Result<&str, InputError> {
+    match step.get("workload") {
+        Some(toml::Value::String(s)) => Ok(s),
+        Some(_) => Err(InputError::at("workload", "must be a string")),
+        None => Err(InputError::at(
+            "workload",
+            format!("missing: name the workload ({})", names()),
+        )),
+    }
+}
+
+fn names() -> String {
+    WORKLOADS
+        .iter()
+        .map(|(n, _, _)| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Read a step's `metrics` filter, refusing names the workload cannot report.
+fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<String>>, InputError> {
+    let list = r.list("metrics", |v| {
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| "expected a metric name".to_string())
+    })?;
+    if let Some(l) = &list {
+        for m in l {
+            if !allowed.contains(&m.as_str()) {
+                let hint = crate::scenario::table::nearest(m, allowed.iter().copied())
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                return Err(InputError::at(
+                    r.key("metrics"),
+                    format!(
+                        "`{m}` is not reported here{hint}; allowed: {}",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(list)
+}
+
+/// Check a step before anything runs.
+pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> {
+    let name = step_name(step)?;
+    let mut r = TableReader::new("", step);
+    r.allow("workload");
+    match name {
+        "boot" => {
+            metric_filter(&mut r, boot::BOOT_METRICS)?;
+        }
+        "meminfo" => {
+            metric_filter(&mut r, boot::MEMINFO_METRICS)?;
+        }
+        "touch" => {
+            metric_filter(&mut r, touch::METRICS)?;
+            touch::Touch::read(&mut r, machine)?;
+        }
+        other => {
+            let hint = crate::scenario::table::nearest(other, WORKLOADS.iter().map(|(n, _, _)| *n))
+                .map(|n| format!(" Did you mean `{n}`?"))
+                .unwrap_or_default();
+            return Err(InputError::at(
+                "workload",
+                format!("no workload `{other}`.{hint} Workloads: {}.", names()),
+            ));
+        }
+    }
+    r.finish()
+}
+
+/// Run every step of one case, in order.
+pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Error> {
+    let mut sim = Sim {
+        experiment,
+        case,
+        booted: None,
+    };
+    let mut out = Vec::new();
+    for step in &case.steps {
+        let mut r = TableReader::new("", step);
+        r.allow("workload");
+        let name = step_name(step)?;
+        let allowed = WORKLOADS
+            .iter()
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, m, _)| *m)
+            .unwrap_or(&[]);
+        let filter = metric_filter(&mut r, allowed)?;
+        let records = match name {
+            "boot" => boot::boot_records(&mut sim)?,
+            "meminfo" => boot::meminfo_records(&mut sim)?,
+            "touch" => {
+                let t = touch::Touch::read(&mut r, &case.machine)?;
+                t.run(&mut sim)?
+            }
+            other => {
+                return Err(InputError::at("workload", format!("no workload `{other}`")).into())
+            }
+        };
+        out.extend(
+            records
+                .into_iter()
+                .filter(|rec| filter.as_ref().is_none_or(|f| f.contains(&rec.metric))),
+        );
+    }
+    Ok(out)
+}

@@ -1,1 +1,13 @@
-//! Memory management: page allocation, policies, boot-time tables.
+//! Memory management, laid out like Linux `mm/`: the buddy allocator's
+//! per-node free memory and zonelists (`page_alloc`), placement policies
+//! (`mempolicy`), the boot-time allocator (`bootmem`), `vmalloc`, and
+//! `alloc_large_system_hash` (`hash`).
+
+pub mod bootmem;
+pub mod hash;
+pub mod mempolicy;
+pub mod page_alloc;
+pub mod vmalloc;
+
+pub use mempolicy::{MemPolicy, PolicyCursor};
+pub use page_alloc::{Gfp, NodeUse, PageAlloc, Placement, Use};

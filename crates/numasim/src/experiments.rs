@@ -1,0 +1,31 @@
+//! The published experiments, embedded from `experiments/*.toml`.
+
+use crate::error::InputError;
+use crate::scenario::table::nearest;
+use crate::scenario::Scenario;
+
+/// (id, TOML text), in the order `replay --all` runs them.
+pub const EXPERIMENTS: &[(&str, &str)] = &[
+    (
+        "hashdist-boot",
+        include_str!("../../../experiments/hashdist-boot.toml"),
+    ),
+    (
+        "large-kernel-tables",
+        include_str!("../../../experiments/large-kernel-tables.toml"),
+    ),
+];
+
+pub fn load(id: &str) -> Result<Scenario, InputError> {
+    let (_, text) = EXPERIMENTS.iter().find(|(n, _)| *n == id).ok_or_else(|| {
+        let hint = nearest(id, EXPERIMENTS.iter().map(|(n, _)| *n))
+            .map(|n| format!(" Did you mean `{n}`?"))
+            .unwrap_or_default();
+        let all: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
+        InputError::new(format!(
+            "no experiment `{id}`.{hint} Experiments: {}.",
+            all.join(", ")
+        ))
+    })?;
+    Scenario::from_str(text, &format!("experiments/{id}.toml"), None)
+}

@@ -1,0 +1,310 @@
+//! Booting the kernel to a shell (`init=/bin/sh`): the order of
+//! `start_kernel()` and the initcalls, reduced to the allocations that
+//! decide where boot-time memory lands ([HASHDIST04] A12–A14, [ALTIX04] A10,
+//! A11). docs/placement.md walks through it with the Altix figures.
+//!
+//! 1. bootmem: each node's `mem_map`, per-CPU areas and node data; the
+//!    kernel image on the boot node.
+//! 2. `vfs_caches_init_early()`: with `hashdist=0` the dentry and inode
+//!    hashes come from `alloc_bootmem()` (`HASH_EARLY`): contiguous, on the
+//!    first node with room — the boot node.
+//! 3. `mem_init()`: bootmem is handed to the buddy allocator; watermarks.
+//! 4. `numa_policy_init()`: the boot task interleaves its allocations over
+//!    all nodes with memory until boot ends; every `alloc_pages()` call
+//!    takes the next node, whatever its order.
+//! 5. `vfs_caches_init()`: with `hashdist=1` the dentry and inode hashes are
+//!    vmalloc'ed here, page by page, so interleaved.
+//! 6. initcalls (`inet_init()` → `tcp_init()`): the TCP established and bind
+//!    hashes; `hashdist=1` vmallocs them, `hashdist=0` takes each as one
+//!    `__get_free_pages()` block on the node the interleave cursor points
+//!    at. Where the cursor stands then depends on every boot allocation in
+//!    between, which numasim does not list one by one:
+//!    `kernel.initcall_il_next` says where it is.
+
+use super::config::{IlNext, KernelConfig};
+use super::mm::bootmem::{alloc_bootmem, alloc_bootmem_node};
+use super::mm::hash::{hash_entries, tcp_scale, HashSizing};
+use super::mm::mempolicy::{alloc_block, Allocator, MemPolicy, PolicyCursor};
+use super::mm::page_alloc::{AllocError, Gfp, PageAlloc, Placement, Use};
+use super::mm::vmalloc::{vmalloc, VmallocError};
+use crate::error::{Error, InputError};
+use crate::machine::Machine;
+use rand::{RngExt, SeedableRng};
+
+/// `sizeof(struct hlist_head)`: one pointer per dentry/inode bucket.
+const HLIST_HEAD_BYTES: u64 = 8;
+/// `sizeof(struct tcp_ehash_bucket)`: rwlock + hlist_head, padded (A13).
+const TCP_EHASH_BUCKET_BYTES: u64 = 16;
+/// `sizeof(struct tcp_bind_hashbucket)`: spinlock + hlist_head, padded.
+const TCP_BHASH_BUCKET_BYTES: u64 = 16;
+/// `tcp_init()` caps the bind hash at 64K buckets.
+const TCP_BHASH_MAX_ENTRIES: u64 = 64 * 1024;
+/// Dentry hash: one bucket per 2^13 bytes (`dcache_init()`).
+const DHASH_SCALE: u32 = 13;
+/// Inode hash: one bucket per 2^14 bytes (`inode_init()`).
+const IHASH_SCALE: u32 = 14;
+
+/// Task ids in the boot model.
+const BOOT_TASK: u32 = 0;
+
+/// How a table's memory was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HashSource {
+    Bootmem,
+    Vmalloc,
+    Pages,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BootHash {
+    pub name: &'static str,
+    /// Entries the sizing asked for before any allocation failed.
+    pub requested_entries: u64,
+    pub entries: u64,
+    pub bucket_size: u64,
+    pub source: HashSource,
+    pub placement: Placement,
+}
+
+impl BootHash {
+    pub fn bytes(&self) -> u64 {
+        self.entries * self.bucket_size
+    }
+    pub fn requested_bytes(&self) -> u64 {
+        self.requested_entries * self.bucket_size
+    }
+}
+
+/// A booted machine: its memory and the tables boot placed.
+#[derive(Debug, Clone)]
+pub struct Booted {
+    pub mm: PageAlloc,
+    pub cursors: PolicyCursor,
+    pub hashes: Vec<BootHash>,
+    /// Node the initcalls' interleave cursor pointed at (for reports).
+    pub initcall_node: usize,
+}
+
+impl Booted {
+    pub fn hash(&self, name: &str) -> Option<&BootHash> {
+        self.hashes.iter().find(|h| h.name == name)
+    }
+}
+
+fn no_memory(what: &str, machine: &Machine, e: AllocError) -> Error {
+    InputError::at(
+        "machine",
+        format!(
+            "`{}` cannot boot: no memory for {what} ({e:?}); give the machine more memory",
+            machine.name
+        ),
+    )
+    .into()
+}
+
+/// Boot `machine` with `cfg`; `seed` decides what real boots leave to chance.
+pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, Error> {
+    let mut mm = PageAlloc::new(machine, cfg.max_order);
+    let b = &machine.boot;
+    let boot_node = b.boot_node as usize;
+    let page_shift = machine.page_size.trailing_zeros();
+
+    // 1. Per-node boot reservations.
+    for (i, node) in machine.nodes.iter().enumerate() {
+        if node.mem_bytes == 0 {
+            continue;
+        }
+        let memmap = mm.node(i).present * b.struct_page_bytes;
+        alloc_bootmem_node(&mut mm, i, memmap, Use::MemMap)
+            .map_err(|e| no_memory("mem_map", machine, e))?;
+        alloc_bootmem_node(&mut mm, i, node.cpus as u64 * b.percpu_area, Use::PerCpu)
+            .map_err(|e| no_memory("per-CPU areas", machine, e))?;
+        alloc_bootmem_node(&mut mm, i, b.node_reserved, Use::NodeData)
+            .map_err(|e| no_memory("node data", machine, e))?;
+    }
+    alloc_bootmem_node(&mut mm, boot_node, b.kernel_reserved, Use::Kernel)
+        .map_err(|e| no_memory("the kernel image", machine, e))?;
+
+    let mem_pages = mm.total_present();
+    let dentry = HashSizing {
+        bucket_size: HLIST_HEAD_BYTES,
+        numentries: cfg.dhash_entries,
+        scale: DHASH_SCALE,
+        limit: 0,
+    };
+    let inode = HashSizing {
+        bucket_size: HLIST_HEAD_BYTES,
+        numentries: cfg.ihash_entries,
+        scale: IHASH_SCALE,
+        limit: 0,
+    };
+    let mut hashes = Vec::new();
+
+    // 2. vfs_caches_init_early(): HASH_EARLY tables from bootmem.
+    if !cfg.hashdist {
+        for (name, s) in [("dentry", dentry), ("inode", inode)] {
+            hashes.push(alloc_large_system_hash(
+                name,
+                &s,
+                mem_pages,
+                page_shift,
+                |bytes, mm| {
+                    alloc_bootmem(mm, boot_node, bytes, Use::Hash)
+                        .ok()
+                        .map(|p| (p, HashSource::Bootmem))
+                },
+                &mut mm,
+            )?);
+        }
+    }
+
+    // 3. mem_init(): watermarks exist from here on.
+    mm.set_watermarks(cfg.min_free_kbytes);
+
+    // 4. numa_policy_init(): the boot task interleaves over nodes with memory.
+    let il_set: Vec<u32> = (0..machine.node_count() as u32)
+        .filter(|&n| machine.nodes[n as usize].mem_bytes > 0)
+        .collect();
+    let policy = MemPolicy::Interleave(il_set.clone());
+    let mut cursors = PolicyCursor::default();
+    cursors.set_il_next(BOOT_TASK, 0);
+    let boot_cpu = machine.nodes[..boot_node]
+        .iter()
+        .map(|n| n.cpus as u64)
+        .sum();
+    let who = Allocator {
+        task: BOOT_TASK,
+        cpu: boot_cpu,
+        node: boot_node,
+    };
+    let vmax = cfg.vmalloc_max_bytes;
+
+    // 5. vfs_caches_init(): with hashdist the dentry and inode hashes are vmalloc'ed.
+    if cfg.hashdist {
+        for (name, s) in [("dentry", dentry), ("inode", inode)] {
+            hashes.push(alloc_large_system_hash(
+                name,
+                &s,
+                mem_pages,
+                page_shift,
+                |bytes, mm| vmalloc_hash(mm, &mut cursors, &policy, who, bytes, vmax),
+                &mut mm,
+            )?);
+        }
+    }
+
+    // 6. inet_init() -> tcp_init(), in the init task, which inherited the policy.
+    let il_next = match cfg.initcall_il_next {
+        IlNext::At(i) => i,
+        IlNext::Random => {
+            // A stream of its own, so other uses of the seed never shift it.
+            let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0x696c_5f6e_6578_7400);
+            rng.random_range(0..il_set.len() as u64)
+        }
+    };
+    cursors.set_il_next(BOOT_TASK, il_next);
+    let initcall_node = il_set[il_next as usize] as usize;
+    let tcp = |numentries: u64, limit: u64, bucket: u64| HashSizing {
+        bucket_size: bucket,
+        numentries,
+        scale: tcp_scale(mem_pages, page_shift),
+        limit,
+    };
+    let ehash_sizing = tcp(cfg.thash_entries, 0, TCP_EHASH_BUCKET_BYTES);
+    let mut get_table = |bytes: u64, mm: &mut PageAlloc| -> Option<(Placement, HashSource)> {
+        if cfg.hashdist {
+            vmalloc_hash(mm, &mut cursors, &policy, who, bytes, vmax)
+        } else {
+            // __get_free_pages(GFP_ATOMIC, order): one block, interleaved node.
+            let order = mm.pages_for(bytes).next_power_of_two().trailing_zeros();
+            alloc_block(
+                mm,
+                &mut cursors,
+                &policy,
+                who,
+                order,
+                Gfp::Atomic,
+                Use::Hash,
+            )
+            .ok()
+            .map(|p| (p, HashSource::Pages))
+        }
+    };
+    let ehash = alloc_large_system_hash(
+        "tcp_ehash",
+        &ehash_sizing,
+        mem_pages,
+        page_shift,
+        &mut get_table,
+        &mut mm,
+    )?;
+    // tcp_ehash_size = (1 << shift) >> 1: the bind hash follows half the ehash.
+    let bhash_sizing = tcp(
+        ehash.entries / 2,
+        TCP_BHASH_MAX_ENTRIES,
+        TCP_BHASH_BUCKET_BYTES,
+    );
+    let bhash = alloc_large_system_hash(
+        "tcp_bhash",
+        &bhash_sizing,
+        mem_pages,
+        page_shift,
+        &mut get_table,
+        &mut mm,
+    )?;
+    hashes.push(ehash);
+    hashes.push(bhash);
+
+    debug_assert!(mm.check_conservation().is_ok());
+    Ok(Booted {
+        mm,
+        cursors,
+        hashes,
+        initcall_node,
+    })
+}
+
+fn vmalloc_hash(
+    mm: &mut PageAlloc,
+    cursors: &mut PolicyCursor,
+    policy: &MemPolicy,
+    who: Allocator,
+    bytes: u64,
+    vmax: u64,
+) -> Option<(Placement, HashSource)> {
+    match vmalloc(mm, cursors, policy, who, bytes, vmax, Use::Hash) {
+        Ok(p) => Some((p, HashSource::Vmalloc)),
+        Err(VmallocError::TooLarge { .. }) | Err(VmallocError::NoMemory(_)) => None,
+    }
+}
+
+/// Size a table, then try to allocate it, halving until it fits
+/// (`while (!table && size > PAGE_SIZE && --log2qty)`).
+fn alloc_large_system_hash(
+    name: &'static str,
+    sizing: &HashSizing,
+    mem_pages: u64,
+    page_shift: u32,
+    mut get: impl FnMut(u64, &mut PageAlloc) -> Option<(Placement, HashSource)>,
+    mm: &mut PageAlloc,
+) -> Result<BootHash, Error> {
+    let requested = hash_entries(sizing, mem_pages, page_shift);
+    let mut log2qty = requested.ilog2();
+    loop {
+        let bytes = sizing.bucket_size << log2qty;
+        if let Some((placement, source)) = get(bytes, mm) {
+            return Ok(BootHash {
+                name,
+                requested_entries: requested,
+                entries: 1 << log2qty,
+                bucket_size: sizing.bucket_size,
+                source,
+                placement,
+            });
+        }
+        if bytes <= mm.page_size() || log2qty == 0 {
+            return Err(Error::Internal(format!("failed to allocate the {name} hash (kernel panic: \"Failed to allocate {name} hash table\")")));
+        }
+        log2qty -= 1;
+    }
+}

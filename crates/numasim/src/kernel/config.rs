@@ -1,0 +1,123 @@
+//! Kernel knobs, named as in Linux, read and validated in one place. Their
+//! defaults depend on the architecture the way the kernel's did; each
+//! default is documented in docs/placement.md.
+
+use crate::error::InputError;
+use crate::machine::{Arch, Machine};
+use crate::scenario::table::TableReader;
+
+/// Where the boot task's interleave cursor stands when the initcalls allocate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IlNext {
+    /// Drawn from the scenario seed: real boots differ here.
+    Random,
+    /// Index into the interleave set (nodes with memory).
+    At(u64),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelConfig {
+    /// `hashdist=`: boot hashes from vmalloc (interleaved) instead of one node.
+    pub hashdist: bool,
+    /// `thash_entries=`: TCP established hash entries, 0 = sized from memory.
+    pub thash_entries: u64,
+    /// `dhash_entries=`: dentry hash entries, 0 = sized from memory.
+    pub dhash_entries: u64,
+    /// `ihash_entries=`: inode hash entries, 0 = sized from memory.
+    pub ihash_entries: u64,
+    /// Largest single vmalloc, bytes; 0 = no cap.
+    pub vmalloc_max_bytes: u64,
+    /// `MAX_ORDER`: the largest buddy block is 2^(max_order-1) pages.
+    pub max_order: u32,
+    /// `min_free_kbytes`; None = the 2.6 formula.
+    pub min_free_kbytes: Option<u64>,
+    /// The boot task's interleave cursor when `inet_init()` runs.
+    pub initcall_il_next: IlNext,
+}
+
+/// Every knob this kernel model knows, for "did you mean" hints and `--help`.
+pub const KNOBS: &[&str] = &[
+    "hashdist",
+    "thash_entries",
+    "dhash_entries",
+    "ihash_entries",
+    "vmalloc_max_mb",
+    "max_order",
+    "min_free_kbytes",
+    "initcall_il_next",
+];
+
+impl KernelConfig {
+    /// Defaults for `machine`, as its kernel would boot without parameters.
+    pub fn defaults(machine: &Machine) -> KernelConfig {
+        let numa = machine.node_count() > 1;
+        KernelConfig {
+            // HASHDIST_DEFAULT: on only for 64-bit NUMA (IA64 at the time).
+            hashdist: numa && machine.arch == Arch::Ia64,
+            thash_entries: 0,
+            dhash_entries: 0,
+            ihash_entries: 0,
+            vmalloc_max_bytes: match machine.arch {
+                Arch::Ia64 => 256 << 20,
+                _ => 0,
+            },
+            // arch/ia64/Kconfig FORCE_MAX_ZONEORDER: 17 with HUGETLB_PAGE; 11 elsewhere.
+            max_order: if machine.arch == Arch::Ia64 { 17 } else { 11 },
+            min_free_kbytes: None,
+            initcall_il_next: IlNext::Random,
+        }
+    }
+
+    /// Read the `[kernel]` table over the machine's defaults.
+    pub fn read(r: &mut TableReader, machine: &Machine) -> Result<KernelConfig, InputError> {
+        let mut k = KernelConfig::defaults(machine);
+        if let Some(v) = r.bool("hashdist")? {
+            k.hashdist = v;
+        }
+        k.thash_entries = r.u64("thash_entries")?.unwrap_or(k.thash_entries);
+        k.dhash_entries = r.u64("dhash_entries")?.unwrap_or(k.dhash_entries);
+        k.ihash_entries = r.u64("ihash_entries")?.unwrap_or(k.ihash_entries);
+        if let Some(mb) = r.u64("vmalloc_max_mb")? {
+            k.vmalloc_max_bytes = mb
+                .checked_mul(1 << 20)
+                .ok_or_else(|| InputError::at(r.key("vmalloc_max_mb"), "too large"))?;
+        }
+        if let Some(o) = r.u64("max_order")? {
+            if !(1..=40).contains(&o) {
+                return Err(InputError::at(
+                    r.key("max_order"),
+                    format!("{o}: allowed 1..40 (Linux uses 11 to 18)"),
+                ));
+            }
+            k.max_order = o as u32;
+        }
+        k.min_free_kbytes = r.u64("min_free_kbytes")?.or(k.min_free_kbytes);
+        match r.raw("initcall_il_next") {
+            None => {}
+            Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,
+            Some(toml::Value::Integer(i)) if *i >= 0 => {
+                let nodes = machine.nodes.iter().filter(|n| n.mem_bytes > 0).count() as u64;
+                if *i as u64 >= nodes {
+                    return Err(InputError::at(
+                        r.key("initcall_il_next"),
+                        format!(
+                            "{i}: the interleave set has {nodes} nodes, so allowed 0..{}",
+                            nodes - 1
+                        ),
+                    ));
+                }
+                k.initcall_il_next = IlNext::At(*i as u64);
+            }
+            Some(v) => {
+                return Err(InputError::at(
+                    r.key("initcall_il_next"),
+                    format!(
+                        "expected \"random\" or a node index, found {}",
+                        crate::scenario::table::describe(v)
+                    ),
+                ));
+            }
+        }
+        Ok(k)
+    }
+}

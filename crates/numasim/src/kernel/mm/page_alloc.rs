@@ -1,0 +1,368 @@
+//! Per-node free memory and `__alloc_pages()`'s walk of nearest-first
+//! zonelists ([ALTIX04] A1, A2; [WILDFIRE01] A3).
+//!
+//! State is aggregated: one free count per node and per-node counts of what
+//! the used pages hold, never one object per page. One zone per node: the
+//! Altix-era machines put all memory in ZONE_DMA/NORMAL of their node, and
+//! a zone split would change no placement modelled here.
+
+use crate::machine::Machine;
+
+/// What a page is used for; per-node meminfo breaks usage down by this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Use {
+    /// `mem_map`: one `struct page` per present page.
+    MemMap,
+    /// Per-CPU data areas.
+    PerCpu,
+    /// Other node-local boot reservations (pgdat, node data).
+    NodeData,
+    /// Kernel image and early boot allocations on the boot node.
+    Kernel,
+    /// Boot-time hash tables (dentry, inode, TCP).
+    Hash,
+    /// Anonymous user memory.
+    Anon,
+    /// Page cache.
+    PageCache,
+    /// Slab (buffer heads, dentries…).
+    Slab,
+}
+
+impl Use {
+    pub const ALL: [Use; 8] = [
+        Use::MemMap,
+        Use::PerCpu,
+        Use::NodeData,
+        Use::Kernel,
+        Use::Hash,
+        Use::Anon,
+        Use::PageCache,
+        Use::Slab,
+    ];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Which watermark an allocation must leave free (`__alloc_pages()`'s passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gfp {
+    /// Boot-time (bootmem) reservations: no watermark exists yet.
+    Boot,
+    /// Ordinary allocations: stay above `pages_low` on the first pass.
+    Normal,
+    /// `GFP_ATOMIC`: may dip to half of `pages_min` (`ALLOC_HARDER|ALLOC_HIGH`).
+    Atomic,
+}
+
+/// Pages placed by one request: (node, pages) in the order they were taken.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    pub parts: Vec<(u32, u64)>,
+}
+
+impl Placement {
+    pub fn pages(&self) -> u64 {
+        self.parts.iter().map(|&(_, p)| p).sum()
+    }
+    pub fn on_node(&self, node: usize) -> u64 {
+        self.parts
+            .iter()
+            .filter(|&&(n, _)| n as usize == node)
+            .map(|&(_, p)| p)
+            .sum()
+    }
+    fn add(&mut self, node: usize, pages: u64) {
+        if pages == 0 {
+            return;
+        }
+        match self.parts.iter_mut().find(|(n, _)| *n as usize == node) {
+            Some((_, p)) => *p += pages,
+            None => self.parts.push((node as u32, pages)),
+        }
+    }
+}
+
+/// One node's memory: present pages, free pages, and what the rest holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeUse {
+    pub present: u64,
+    pub free: u64,
+    pub used_by: [u64; 8],
+    /// `pages_min`, `pages_low`, `pages_high` of the node's zone.
+    pub watermark: [u64; 3],
+}
+
+/// Why an allocation failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllocError {
+    /// No node in the zonelist could take the request (pages requested).
+    NoMemory { pages: u64 },
+    /// A contiguous request larger than the largest buddy block (`MAX_ORDER`).
+    OrderTooLarge { order: u32, max_order: u32 },
+}
+
+/// The page allocator of a booted (or booting) machine.
+#[derive(Debug, Clone)]
+pub struct PageAlloc {
+    page_size: u64,
+    nodes: Vec<NodeUse>,
+    /// Nearest-first node order per node, built on first use.
+    zonelists: Vec<Option<Box<[u32]>>>,
+    distances: crate::machine::Distances,
+    max_order: u32,
+}
+
+impl PageAlloc {
+    /// Every present page free; `max_order` is the kernel's `MAX_ORDER`.
+    pub fn new(machine: &Machine, max_order: u32) -> Self {
+        let nodes = (0..machine.node_count())
+            .map(|i| {
+                let present = machine.pages_of_node(i);
+                NodeUse {
+                    present,
+                    free: present,
+                    used_by: [0; 8],
+                    watermark: [0; 3],
+                }
+            })
+            .collect();
+        PageAlloc {
+            page_size: machine.page_size,
+            nodes,
+            zonelists: vec![None; machine.node_count()],
+            distances: machine.distances.clone(),
+            max_order,
+        }
+    }
+
+    pub fn page_size(&self) -> u64 {
+        self.page_size
+    }
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+    pub fn node(&self, n: usize) -> &NodeUse {
+        &self.nodes[n]
+    }
+    pub fn nodes(&self) -> &[NodeUse] {
+        &self.nodes
+    }
+    pub fn max_order(&self) -> u32 {
+        self.max_order
+    }
+    pub fn total_free(&self) -> u64 {
+        self.nodes.iter().map(|n| n.free).sum()
+    }
+    pub fn total_present(&self) -> u64 {
+        self.nodes.iter().map(|n| n.present).sum()
+    }
+    /// Pages needed to hold `bytes`.
+    pub fn pages_for(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.page_size)
+    }
+
+    /// `setup_per_zone_pages_min()` of 2.6: `min_free_kbytes = sqrt(lowmem_kB * 16)`
+    /// clamped to [128, 65536] kB, shared among zones by size; `pages_low` and
+    /// `pages_high` are 5/4 and 3/2 of `pages_min` (mm/page_alloc.c, 2.6.10).
+    pub fn set_watermarks(&mut self, min_free_kbytes: Option<u64>) {
+        let total = self.total_present();
+        let lowmem_kb = total * (self.page_size / 1024);
+        let min_kb = min_free_kbytes
+            .unwrap_or_else(|| ((lowmem_kb as f64 * 16.0).sqrt() as u64).clamp(128, 65536));
+        let min_pages_total = min_kb * 1024 / self.page_size;
+        for n in &mut self.nodes {
+            let min = if total == 0 {
+                0
+            } else {
+                (min_pages_total as u128 * n.present as u128 / total as u128) as u64
+            };
+            n.watermark = [min, min + min / 4, min + min / 2];
+        }
+    }
+
+    /// Free pages the node can give to a request of this kind.
+    fn available(&self, node: usize, gfp: Gfp) -> u64 {
+        let n = &self.nodes[node];
+        let reserve = match gfp {
+            Gfp::Boot => 0,
+            Gfp::Normal => n.watermark[1],
+            Gfp::Atomic => n.watermark[0] / 2,
+        };
+        n.free.saturating_sub(reserve)
+    }
+
+    /// The node order `__alloc_pages()` walks for an allocation on `node`:
+    /// the node itself, then others by distance. Among equidistant nodes the
+    /// order is by node number counted up from `node` (wrapping), which
+    /// spreads the fallback load of different nodes over different
+    /// neighbours — the intent of `find_next_best_node()`'s load penalty.
+    pub fn zonelist(&mut self, node: usize) -> &[u32] {
+        if self.zonelists[node].is_none() {
+            let n = self.nodes.len();
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            let d = &self.distances;
+            order.sort_by_key(|&j| (d.get(node, j as usize), (j as usize + n - node) % n));
+            self.zonelists[node] = Some(order.into_boxed_slice());
+        }
+        self.zonelists[node].as_deref().unwrap_or(&[])
+    }
+
+    fn take(&mut self, node: usize, pages: u64, what: Use) {
+        let n = &mut self.nodes[node];
+        debug_assert!(n.free >= pages);
+        n.free -= pages;
+        n.used_by[what.index()] += pages;
+    }
+
+    /// Reserve pages on one node, or fail: bootmem's `alloc_bootmem_node()`
+    /// and other node-pinned reservations.
+    pub fn alloc_on_node(
+        &mut self,
+        node: usize,
+        pages: u64,
+        gfp: Gfp,
+        what: Use,
+    ) -> Result<Placement, AllocError> {
+        if self.available(node, gfp) < pages {
+            return Err(AllocError::NoMemory { pages });
+        }
+        self.take(node, pages, what);
+        let mut p = Placement::default();
+        p.add(node, pages);
+        Ok(p)
+    }
+
+    /// One physically contiguous block of `2^order` pages, from the first
+    /// node in `node`'s zonelist that has room (`__get_free_pages()`).
+    pub fn alloc_block(
+        &mut self,
+        node: usize,
+        order: u32,
+        gfp: Gfp,
+        what: Use,
+    ) -> Result<Placement, AllocError> {
+        if order >= self.max_order {
+            return Err(AllocError::OrderTooLarge {
+                order,
+                max_order: self.max_order,
+            });
+        }
+        let pages = 1u64 << order;
+        let zl: Vec<u32> = self.zonelist(node).to_vec();
+        for cand in zl {
+            if self.available(cand as usize, gfp) >= pages {
+                return self.alloc_on_node(cand as usize, pages, gfp, what);
+            }
+        }
+        Err(AllocError::NoMemory { pages })
+    }
+
+    /// `pages` order-0 pages wanted on `node`: as many as fit there, the
+    /// rest spilled along its zonelist, nearest first (first touch, A1).
+    /// All or nothing: on failure nothing is taken.
+    /// `allowed`, where given, restricts the walk to those nodes (`MPOL_BIND`).
+    pub fn alloc_spill(
+        &mut self,
+        node: usize,
+        pages: u64,
+        gfp: Gfp,
+        what: Use,
+        allowed: Option<&[bool]>,
+    ) -> Result<Placement, AllocError> {
+        let zl: Vec<u32> = self
+            .zonelist(node)
+            .iter()
+            .copied()
+            .filter(|&c| allowed.is_none_or(|a| a[c as usize]))
+            .collect();
+        let avail: u64 = zl
+            .iter()
+            .map(|&c| self.available(c as usize, gfp))
+            .fold(0u64, |a, b| a.saturating_add(b));
+        if avail < pages {
+            return Err(AllocError::NoMemory { pages });
+        }
+        let mut left = pages;
+        let mut p = Placement::default();
+        for cand in zl {
+            if left == 0 {
+                break;
+            }
+            let take = self.available(cand as usize, gfp).min(left);
+            self.take(cand as usize, take, what);
+            p.add(cand as usize, take);
+            left -= take;
+        }
+        Ok(p)
+    }
+
+    /// Wanted pages per node (e.g. an interleave's shares), each share
+    /// placed on its node or spilled along that node's zonelist.
+    /// All or nothing.
+    pub fn alloc_shares(
+        &mut self,
+        shares: &[(usize, u64)],
+        gfp: Gfp,
+        what: Use,
+        allowed: Option<&[bool]>,
+    ) -> Result<Placement, AllocError> {
+        let want: u64 = shares.iter().map(|&(_, p)| p).sum();
+        let free: u64 = (0..self.nodes.len())
+            .filter(|&n| allowed.is_none_or(|a| a[n]))
+            .map(|n| self.available(n, gfp))
+            .sum();
+        if free < want {
+            return Err(AllocError::NoMemory { pages: want });
+        }
+        let mut out = Placement::default();
+        // Local parts first, so one node's spill never takes another's share.
+        let mut spill = Vec::new();
+        for &(node, pages) in shares {
+            let take = self.available(node, gfp).min(pages);
+            self.take(node, take, what);
+            out.add(node, take);
+            if pages > take {
+                spill.push((node, pages - take));
+            }
+        }
+        for (node, pages) in spill {
+            let p = self
+                .alloc_spill(node, pages, gfp, what, allowed)
+                .map_err(|_| AllocError::NoMemory { pages: want })?;
+            for (n, k) in p.parts {
+                out.add(n as usize, k);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Give pages back (`__free_pages()`).
+    pub fn free(&mut self, placement: &Placement, what: Use) {
+        for &(node, pages) in &placement.parts {
+            let n = &mut self.nodes[node as usize];
+            let held = n.used_by[what.index()];
+            assert!(
+                held >= pages,
+                "freeing {pages} {what:?} pages on node {node} that holds {held}"
+            );
+            n.used_by[what.index()] -= pages;
+            n.free += pages;
+        }
+    }
+
+    /// Conservation: on every node, free plus used equals present.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        for (i, n) in self.nodes.iter().enumerate() {
+            let used: u64 = n.used_by.iter().sum();
+            if used + n.free != n.present {
+                return Err(format!(
+                    "node {i}: free {} + used {used} != present {}",
+                    n.free, n.present
+                ));
+            }
+        }
+        Ok(())
+    }
+}

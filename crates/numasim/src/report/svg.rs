@@ -1,0 +1,129 @@
+//! SVG plots written directly: a bar chart of a per-node metric, one bar
+//! group per case, the published value as a tick where one exists.
+
+use super::table::fmt_json;
+use super::Record;
+use serde_json::Value as Json;
+
+/// Bars of `metric` by `node` for each case; None if no such records.
+pub fn node_bars(
+    records: &[Record],
+    metric: &str,
+    case_keys: &[String],
+    title: &str,
+) -> Option<String> {
+    let recs: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.metric == metric && r.case_value("node").is_some_and(|v| v.is_u64()))
+        .collect();
+    if recs.is_empty() {
+        return None;
+    }
+    let mut cases: Vec<Vec<(String, Json)>> = Vec::new();
+    for r in &recs {
+        let k: Vec<(String, Json)> = r
+            .case
+            .iter()
+            .filter(|(k, _)| case_keys.contains(k))
+            .cloned()
+            .collect();
+        if !cases.contains(&k) {
+            cases.push(k);
+        }
+    }
+    let nodes = recs
+        .iter()
+        .filter_map(|r| r.case_value("node").and_then(Json::as_u64))
+        .max()? as usize
+        + 1;
+    let max = recs
+        .iter()
+        .filter_map(|r| match (r.value, r.paper) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        })
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let (w, h, left, top, bottom) = (900.0, 420.0, 70.0, 40.0, 60.0);
+    let plot_w = w - left - 20.0;
+    let plot_h = h - top - bottom;
+    let group_w = plot_w / nodes as f64;
+    let bar_w = (group_w * 0.8 / cases.len() as f64).max(0.5);
+    const COLORS: [&str; 6] = [
+        "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1",
+    ];
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
+    );
+    for i in 0..=4 {
+        let v = max * i as f64 / 4.0;
+        let y = top + plot_h - plot_h * i as f64 / 4.0;
+        s += &format!(
+            "<line x1=\"{left}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n",
+            w - 20.0
+        );
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
+            left - 6.0,
+            y + 4.0,
+            super::table::fmt_value(Some(v.round()))
+        );
+    }
+    for r in &recs {
+        let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
+        let k: Vec<(String, Json)> = r
+            .case
+            .iter()
+            .filter(|(k, _)| case_keys.contains(k))
+            .cloned()
+            .collect();
+        let ci = cases.iter().position(|c| *c == k).unwrap_or(0);
+        let x = left + node * group_w + group_w * 0.1 + ci as f64 * bar_w;
+        if let Some(v) = r.value {
+            let bh = plot_h * v / max;
+            s += &format!(
+                "<rect x=\"{x:.2}\" y=\"{:.2}\" width=\"{bar_w:.2}\" height=\"{bh:.2}\" fill=\"{}\"/>\n",
+                top + plot_h - bh,
+                COLORS[ci % COLORS.len()]
+            );
+        }
+        if let Some(p) = r.paper {
+            let y = top + plot_h - plot_h * p / max;
+            s += &format!("<line x1=\"{x:.2}\" x2=\"{:.2}\" y1=\"{y:.2}\" y2=\"{y:.2}\" stroke=\"black\" stroke-width=\"2\"/>\n", x + bar_w);
+        }
+    }
+    let step = (nodes / 32).max(1);
+    for n in (0..nodes).step_by(step) {
+        let x = left + (n as f64 + 0.5) * group_w;
+        s += &format!(
+            "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{n}</text>\n",
+            top + plot_h + 16.0
+        );
+    }
+    s += &format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">node</text>\n",
+        left + plot_w / 2.0,
+        top + plot_h + 34.0
+    );
+    for (ci, c) in cases.iter().enumerate() {
+        let label: Vec<String> = c
+            .iter()
+            .map(|(k, v)| format!("{k}={}", fmt_json(v)))
+            .collect();
+        let y = h - 8.0;
+        let x = left + ci as f64 * 260.0;
+        s += &format!(
+            "<rect x=\"{x}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\"/>",
+            y - 9.0,
+            COLORS[ci % COLORS.len()]
+        );
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
+            x + 14.0,
+            label.join(", ")
+        );
+    }
+    s += "</svg>\n";
+    Some(s)
+}

@@ -1,0 +1,152 @@
+//! Terminal tables shaped like the papers': one table per case, rows by
+//! the per-row keys (node, table…), one column per metric, and beside each
+//! metric that has published values, the paper's figure and the deviation.
+
+use super::Record;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use serde_json::Value as Json;
+
+/// Render `records`; `case_keys` are the keys that identify a case (the
+/// others in a record's case are per-row keys).
+pub fn render(records: &[Record], case_keys: &[String]) -> String {
+    let mut out = String::new();
+    let mut groups: Vec<(Vec<(String, Json)>, Vec<&Record>)> = Vec::new();
+    for r in records {
+        let key: Vec<(String, Json)> = r
+            .case
+            .iter()
+            .filter(|(k, _)| case_keys.contains(k))
+            .cloned()
+            .collect();
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    for (key, recs) in groups {
+        let title: Vec<String> = key
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", fmt_json(v)))
+            .collect();
+        if !title.is_empty() {
+            out.push_str(&format!("\n{}\n", title.join(", ")));
+        }
+        // Records with the same per-row keys share a table; those with none
+        // are single figures, printed as lines.
+        let mut shapes: Vec<(Vec<String>, Vec<&Record>)> = Vec::new();
+        for r in recs {
+            let rk: Vec<String> = r
+                .case
+                .iter()
+                .map(|(k, _)| k.clone())
+                .filter(|k| !case_keys.contains(k))
+                .collect();
+            match shapes.iter_mut().find(|(k, _)| *k == rk) {
+                Some((_, v)) => v.push(r),
+                None => shapes.push((rk, vec![r])),
+            }
+        }
+        for (row_keys, recs) in shapes {
+            if row_keys.is_empty() {
+                for r in recs {
+                    let paper = match (r.paper, r.deviation()) {
+                        (Some(p), Some(d)) => {
+                            format!("   (paper {}, Δ {:+.1}%)", fmt_value(Some(p)), d * 100.0)
+                        }
+                        _ => String::new(),
+                    };
+                    out.push_str(&format!(
+                        "  {} = {} {}{paper}\n",
+                        r.metric,
+                        fmt_value(r.value),
+                        r.unit
+                    ));
+                }
+            } else {
+                out.push_str(&shape_table(&recs, &row_keys));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
+    let mut metrics: Vec<(String, String, bool)> = Vec::new();
+    let mut rows: Vec<Vec<Json>> = Vec::new();
+    for r in recs {
+        match metrics.iter_mut().find(|(m, _, _)| *m == r.metric) {
+            Some(m) => m.2 |= r.paper.is_some(),
+            None => metrics.push((r.metric.clone(), r.unit.clone(), r.paper.is_some())),
+        }
+        let rk: Vec<Json> = row_keys
+            .iter()
+            .map(|k| r.case_value(k).cloned().unwrap_or(Json::Null))
+            .collect();
+        if !rows.contains(&rk) {
+            rows.push(rk);
+        }
+    }
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    let mut header: Vec<String> = row_keys.to_vec();
+    for (m, unit, has_paper) in &metrics {
+        header.push(if unit.is_empty() {
+            m.clone()
+        } else {
+            format!("{m} ({unit})")
+        });
+        if *has_paper {
+            header.push("paper".into());
+            header.push("Δ".into());
+        }
+    }
+    t.set_header(header);
+    for rk in &rows {
+        let mut cells: Vec<Cell> = rk.iter().map(|v| Cell::new(fmt_json(v))).collect();
+        for (m, _, has_paper) in &metrics {
+            let rec = recs.iter().find(|r| {
+                &r.metric == m
+                    && row_keys
+                        .iter()
+                        .zip(rk)
+                        .all(|(k, v)| r.case_value(k).unwrap_or(&Json::Null) == v)
+            });
+            cells.push(
+                Cell::new(rec.map(|r| fmt_value(r.value)).unwrap_or_default())
+                    .set_alignment(CellAlignment::Right),
+            );
+            if *has_paper {
+                let p = rec.and_then(|r| r.paper);
+                cells.push(
+                    Cell::new(p.map(|p| fmt_value(Some(p))).unwrap_or_default())
+                        .set_alignment(CellAlignment::Right),
+                );
+                let d = rec.and_then(|r| r.deviation());
+                cells.push(
+                    Cell::new(d.map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default())
+                        .set_alignment(CellAlignment::Right),
+                );
+            }
+        }
+        t.add_row(cells);
+    }
+    t.to_string()
+}
+
+pub fn fmt_json(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Whole numbers without decimals; small fractions with four significant digits.
+pub fn fmt_value(v: Option<f64>) -> String {
+    match v {
+        None => "—".into(),
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
+        Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.4}"),
+    }
+}

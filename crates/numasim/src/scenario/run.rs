@@ -1,0 +1,66 @@
+//! Running a scenario: every case (in parallel: they share nothing), then
+//! the published values attached to the records they describe.
+
+use super::{PaperRow, Scenario};
+use crate::error::Error;
+use crate::report::Record;
+use crate::workload::run_case;
+use rayon::prelude::*;
+use serde_json::Value as Json;
+use toml::Value;
+
+/// Run all cases with `--set` overrides; records come back in case order,
+/// so the output is the same whatever the thread count.
+pub fn run(sc: &Scenario, sets: &[(String, Value)]) -> Result<Vec<Record>, Error> {
+    let per_case: Vec<Result<Vec<Record>, Error>> = (0..sc.cases.len())
+        .into_par_iter()
+        .map(|i| {
+            let case = sc
+                .resolve(i, sets)
+                .map_err(|e| e.in_file(sc.source.clone()))?;
+            run_case(&sc.name, &case)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for r in per_case {
+        out.extend(r?);
+    }
+    attach_paper(&mut out, &sc.papers);
+    Ok(out)
+}
+
+fn same(a: &Json, b: &Json) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Give each record the published value whose case keys it matches.
+pub fn attach_paper(records: &mut [Record], papers: &[PaperRow]) {
+    for r in records.iter_mut() {
+        if let Some(p) = papers.iter().find(|p| {
+            p.metric == r.metric
+                && p.case
+                    .iter()
+                    .all(|(k, v)| r.case_value(k).is_some_and(|rv| same(rv, v)))
+        }) {
+            r.paper = Some(p.value);
+        }
+    }
+}
+
+/// Paper rows no record matched: a typo in an experiment file shows up here.
+pub fn unmatched_papers<'a>(records: &[Record], papers: &'a [PaperRow]) -> Vec<&'a PaperRow> {
+    papers
+        .iter()
+        .filter(|p| {
+            !records.iter().any(|r| {
+                p.metric == r.metric
+                    && p.case
+                        .iter()
+                        .all(|(k, v)| r.case_value(k).is_some_and(|rv| same(rv, v)))
+            })
+        })
+        .collect()
+}

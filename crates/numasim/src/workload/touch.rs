@@ -1,0 +1,206 @@
+//! The `touch` workload: threads first-touch anonymous memory under a
+//! memory policy ([ALTIX04] A1, A2; A6). Reports where the pages landed and
+//! how much of each thread's memory is remote — the quantity that sets the
+//! pace of a tightly synchronised parallel job.
+
+use super::Sim;
+use crate::error::{Error, InputError};
+use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
+use crate::kernel::mm::{Gfp, MemPolicy, Use};
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::table::TableReader;
+use serde_json::json;
+
+pub const METRICS: &[&str] = &[
+    "touched_kb",
+    "remote_fraction",
+    "max_thread_remote_fraction",
+    "oom",
+];
+
+#[derive(Debug, Clone)]
+pub struct Touch {
+    /// The CPU each thread runs on.
+    pub cpus: Vec<u64>,
+    pub bytes_per_thread: u64,
+    pub policy: MemPolicy,
+}
+
+fn node_list(
+    r: &mut TableReader,
+    key: &'static str,
+    machine: &Machine,
+) -> Result<Option<Vec<u32>>, InputError> {
+    let list = r.u64_list(key)?;
+    if let Some(l) = &list {
+        if let Some(bad) = l.iter().find(|&&n| n as usize >= machine.node_count()) {
+            return Err(InputError::at(
+                r.key(key),
+                format!(
+                    "node {bad} does not exist (nodes 0..{})",
+                    machine.node_count() - 1
+                ),
+            ));
+        }
+        if l.is_empty() {
+            return Err(InputError::at(r.key(key), "must name at least one node"));
+        }
+    }
+    Ok(list.map(|l| l.into_iter().map(|n| n as u32).collect()))
+}
+
+impl Touch {
+    /// Keys: `bytes` (per thread), and the threads as `threads = N` (CPUs 0..N),
+    /// `cpus = [..]`, or `nodes = [..]` (one thread on every CPU of those
+    /// nodes); `policy` with `policy_nodes` for bind/preferred/interleave.
+    pub fn read(r: &mut TableReader, machine: &Machine) -> Result<Touch, InputError> {
+        let bytes_per_thread = r.size("bytes")?.ok_or_else(|| {
+            InputError::at(
+                "bytes",
+                "missing: how much each thread touches, e.g. \"1.8 GB\"",
+            )
+        })?;
+        let threads = r.u64("threads")?;
+        let cpus = r.u64_list("cpus")?;
+        let nodes = node_list(r, "nodes", machine)?;
+        let total = machine.cpu_count();
+        let cpus: Vec<u64> = match (threads, cpus, nodes) {
+            (Some(t), None, None) => {
+                if t == 0 || t > total {
+                    return Err(InputError::at(
+                        "threads",
+                        format!("{t}: the machine has {total} CPUs"),
+                    ));
+                }
+                (0..t).collect()
+            }
+            (None, Some(c), None) => {
+                if let Some(bad) = c.iter().find(|&&c| c >= total) {
+                    return Err(InputError::at(
+                        "cpus",
+                        format!("CPU {bad} does not exist (CPUs 0..{})", total - 1),
+                    ));
+                }
+                c
+            }
+            (None, None, Some(ns)) => {
+                let mut first = vec![0u64; machine.node_count() + 1];
+                for (i, n) in machine.nodes.iter().enumerate() {
+                    first[i + 1] = first[i] + n.cpus as u64;
+                }
+                ns.iter()
+                    .flat_map(|&n| first[n as usize]..first[n as usize + 1])
+                    .collect()
+            }
+            _ => {
+                return Err(InputError::at(
+                    "threads",
+                    "give exactly one of `threads`, `cpus`, `nodes`",
+                ))
+            }
+        };
+        if cpus.is_empty() {
+            return Err(InputError::at(
+                "nodes",
+                "those nodes have no CPUs to run threads",
+            ));
+        }
+        let set = node_list(r, "policy_nodes", machine)?;
+        let all: Vec<u32> = (0..machine.node_count() as u32).collect();
+        let name = r.str("policy")?.unwrap_or("local");
+        let need = |what: &str| {
+            InputError::at(
+                "policy_nodes",
+                format!("policy `{what}` needs `policy_nodes`"),
+            )
+        };
+        let policy = match name {
+            "local" => MemPolicy::Local,
+            "round-robin" => MemPolicy::RoundRobin,
+            "interleave" => MemPolicy::Interleave(set.unwrap_or(all)),
+            "bind" => MemPolicy::Bind(set.ok_or_else(|| need("bind"))?),
+            "preferred" => {
+                let s = set.ok_or_else(|| need("preferred"))?;
+                MemPolicy::Preferred(s[0])
+            }
+            other => {
+                let hint = crate::scenario::table::nearest(other, MemPolicy::NAMES.iter().copied())
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                return Err(InputError::at(
+                    "policy",
+                    format!(
+                        "`{other}` is not a policy{hint}; allowed: {}",
+                        MemPolicy::NAMES.join(", ")
+                    ),
+                ));
+            }
+        };
+        Ok(Touch {
+            cpus,
+            bytes_per_thread,
+            policy,
+        })
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let machine = sim.machine().clone();
+        let booted = sim.booted()?;
+        let pages = booted.mm.pages_for(self.bytes_per_thread);
+        let nodes = booted.mm.node_count();
+        let mut per_node = vec![0u64; nodes];
+        let (mut remote, mut total, mut worst) = (0u64, 0u64, 0.0f64);
+        let mut oom = false;
+        for (t, &cpu) in self.cpus.iter().enumerate() {
+            let node = machine.cpu_node(cpu).unwrap_or(0);
+            let who = Allocator {
+                task: 1 + t as u32,
+                cpu,
+                node,
+            };
+            match alloc_pages(
+                &mut booted.mm,
+                &mut booted.cursors,
+                &self.policy,
+                who,
+                pages,
+                Gfp::Normal,
+                Use::Anon,
+            ) {
+                Ok(p) => {
+                    let off = p.pages() - p.on_node(node);
+                    for &(n, k) in &p.parts {
+                        per_node[n as usize] += k;
+                    }
+                    remote += off;
+                    total += p.pages();
+                    worst = worst.max(off as f64 / p.pages().max(1) as f64);
+                }
+                Err(_) => {
+                    oom = true;
+                    break;
+                }
+            }
+        }
+        let kb = booted.mm.page_size() / 1024;
+        let mut out: Vec<Record> = per_node
+            .iter()
+            .enumerate()
+            .map(|(n, &p)| sim.record(&[("node", json!(n))], "touched_kb", "kB", (p * kb) as f64))
+            .collect();
+        out.push(sim.record(
+            &[],
+            "remote_fraction",
+            "fraction",
+            if total == 0 {
+                0.0
+            } else {
+                remote as f64 / total as f64
+            },
+        ));
+        out.push(sim.record(&[], "max_thread_remote_fraction", "fraction", worst));
+        out.push(sim.record(&[], "oom", "0/1", f64::from(u8::from(oom))));
+        Ok(out)
+    }
+}
