@@ -68,7 +68,10 @@ impl Distances {
                         "group sizes must be at least 1 node",
                     ));
                 }
-                if groups.windows(2).any(|w| w[1] < w[0] || !w[1].is_multiple_of(w[0])) {
+                if groups
+                    .windows(2)
+                    .any(|w| w[1] < w[0] || !w[1].is_multiple_of(w[0]))
+                {
                     return Err(InputError::at(
                         "distance.groups",
                         "each group size must be a multiple of the one before (nested groups)",

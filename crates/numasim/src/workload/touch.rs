@@ -106,6 +106,18 @@ impl Touch {
                 "those nodes have no CPUs to run threads",
             ));
         }
+        let want = bytes_per_thread as u128 * cpus.len() as u128;
+        if want > machine.mem_bytes() as u128 {
+            return Err(InputError::at(
+                "bytes",
+                format!(
+                    "{} threads x {} is more memory than the machine has ({})",
+                    cpus.len(),
+                    crate::scenario::size::format_size(bytes_per_thread),
+                    crate::scenario::size::format_size(machine.mem_bytes())
+                ),
+            ));
+        }
         let set = node_list(r, "policy_nodes", machine)?;
         let all: Vec<u32> = (0..machine.node_count() as u32).collect();
         let name = r.str("policy")?.unwrap_or("local");

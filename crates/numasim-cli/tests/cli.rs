@@ -1,0 +1,71 @@
+//! The command line keeps its contract: exit statuses, formats, errors.
+
+use std::process::Command;
+
+fn numasim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn replay_prints_the_table_and_exits_0() {
+    let o = numasim(&["replay", "hashdist-boot"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("mem_used_kb"), "{out}");
+    assert!(out.contains("within tolerance 51/51"), "{out}");
+}
+
+#[test]
+fn jsonl_is_one_record_per_line_and_deterministic() {
+    let a = numasim(&["replay", "hashdist-boot", "--format", "jsonl"]);
+    let b = numasim(&["replay", "hashdist-boot", "--format", "jsonl"]);
+    assert_eq!(a.stdout, b.stdout);
+    let text = String::from_utf8_lossy(&a.stdout);
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("each line is JSON");
+        for key in ["experiment", "case", "metric", "unit", "value", "paper"] {
+            assert!(v.get(key).is_some(), "{key} missing in {line}");
+        }
+    }
+    assert!(text.contains(
+        r#""case":{"kernel.hashdist":0,"kernel.thash_entries":0,"node":6},"metric":"mem_used_kb""#
+    ));
+}
+
+#[test]
+fn bad_input_exits_2_with_the_file_named() {
+    let dir = std::env::temp_dir().join(format!("numasim-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.toml");
+    std::fs::write(
+        &f,
+        "[machine]\npreset = \"altix-512\"\nnodez = 4\n[[run]]\nworkload = \"boot\"\n",
+    )
+    .unwrap();
+    let o = numasim(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.toml") && err.contains("machine.nodez"),
+        "{err}"
+    );
+    let o = numasim(&["replay", "hashdist-boot", "--set", "kernel.nope=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = numasim(&["replay", "no-such-experiment"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = numasim(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn machines_lists_and_prints_presets() {
+    let o = numasim(&["machines"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("wildfire-gs320"));
+    let o = numasim(&["machines", "bgp-node"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("PowerPC 450"));
+}

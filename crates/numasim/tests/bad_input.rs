@@ -1,0 +1,109 @@
+//! Bad input is refused with the file, the key and what is allowed; huge
+//! machines either run or are refused with a reason. Never a panic.
+
+use numasim::error::InputError;
+use numasim::scenario::{parse_set, Scenario};
+
+fn load(body: &str) -> Result<Scenario, InputError> {
+    Scenario::from_str(body, "test.toml", None)
+}
+
+fn err(body: &str) -> InputError {
+    load(body).expect_err("should be refused")
+}
+
+const OK: &str =
+    "name = \"t\"\n[machine]\npreset = \"altix-hashdist-16\"\n[[run]]\nworkload = \"meminfo\"\n";
+
+#[test]
+fn a_good_scenario_loads() {
+    load(OK).unwrap();
+}
+
+#[test]
+fn unknown_keys_name_the_key_and_suggest() {
+    let e = err(&OK.replace("[[run]]", "[kernel]\nhashdsit = 1\n[[run]]"));
+    assert_eq!(e.file.as_deref(), Some("test.toml"));
+    assert_eq!(e.key.as_deref(), Some("kernel.hashdsit"));
+    assert!(e.message.contains("Did you mean `hashdist`"), "{e}");
+    let e = err(&OK.replace(
+        "preset = \"altix-hashdist-16\"",
+        "preset = \"altix-hashdist-16\"\nnodez = 3",
+    ));
+    assert_eq!(e.key.as_deref(), Some("machine.nodez"), "{e}");
+    let e = err(&OK.replace("name = \"t\"", "name = \"t\"\nsed = 3"));
+    assert!(e.message.contains("Did you mean `seed`"), "{e}");
+}
+
+#[test]
+fn missing_preset_lists_the_presets() {
+    let e = err(&OK.replace("altix-hashdist-16", "altix-9000"));
+    assert!(e.message.contains("altix-512"), "{e}");
+}
+
+#[test]
+fn bad_machines_are_refused() {
+    let m = |extra: &str| OK.replace("preset = \"altix-hashdist-16\"", extra);
+    let e = err(&m("nodes = 2\ncpus_per_node = 1\nmem_per_node = \"1 GiB\"\n[machine.distance]\nmatrix = [[10, 20], [21, 10]]"));
+    assert!(e.message.contains("not symmetric"), "{e}");
+    let e = err(&m("nodes = 2\ncpus_per_node = 1\nmem_per_node = \"1 GiB\"\n[machine.distance]\nmatrix = [[10, 20]]"));
+    assert!(e.message.contains("2×2"), "{e}");
+    let e = err(&m("nodes = 0\ncpus_per_node = 1\nmem_per_node = \"1 GiB\""));
+    assert_eq!(e.key.as_deref(), Some("machine.nodes"), "{e}");
+    let e = err(&m(
+        "nodes = 2\ncpus_per_node = 1\nmem_per_node = \"-4 GiB\"",
+    ));
+    assert!(e.key.as_deref() == Some("machine.mem_per_node"), "{e}");
+    let e = err(&m("nodes = 2\ncpus_per_node = 1\nmem_per_node = \"lots\""));
+    assert!(e.message.contains("not a size"), "{e}");
+    let e = err(&m("nodes = 2\ncpus_per_node = 1\nmem_per_node = -4"));
+    assert!(e.message.contains("negative"), "{e}");
+}
+
+#[test]
+fn more_memory_than_exists_is_refused() {
+    let body = OK.replace(
+        "workload = \"meminfo\"",
+        "workload = \"touch\"\nthreads = 4\nbytes = \"20 GiB\"",
+    );
+    let e = err(&body);
+    assert!(
+        e.message.contains("more memory than the machine has"),
+        "{e}"
+    );
+}
+
+#[test]
+fn set_on_unknown_keys_is_refused() {
+    let sc = load(OK).unwrap();
+    let bad = parse_set("kernel.hashdits=1").unwrap();
+    let e = sc.resolve(0, &[bad]).unwrap_err();
+    assert!(e.message.contains("Did you mean `hashdist`"), "{e}");
+    let bad = parse_set("kernal.hashdist=1").unwrap();
+    assert!(sc
+        .resolve(0, &[bad])
+        .unwrap_err()
+        .message
+        .contains("Did you mean `kernel`"));
+    assert!(parse_set("no-equals").is_err());
+}
+
+#[test]
+fn absurd_machines_run_or_are_refused_with_a_reason() {
+    let m = |extra: &str| OK.replace("preset = \"altix-hashdist-16\"", extra);
+    // A million CPUs at two per node is half a million nodes: refused, with why.
+    let e = err(&m(
+        "nodes = 500000\ncpus_per_node = 2\nmem_per_node = \"1 GiB\"",
+    ));
+    assert!(e.message.contains("distance matrix"), "{e}");
+    // A million CPUs on 4096 nodes and a petabyte: runs.
+    let sc = load(&m(
+        "nodes = 4096\ncpus_per_node = 244\nmemory = \"1 PiB\"\n[machine.distance]\nremote = 20",
+    ))
+    .unwrap();
+    let recs = numasim::scenario::run::run(&sc, &[]).unwrap();
+    assert!(recs.iter().any(|r| r.metric == "mem_total_kb"));
+    // 16 EiB and beyond cannot even be written down.
+    let e = err(&m("nodes = 2\ncpus_per_node = 1\nmemory = \"99 EiB\""));
+    assert!(e.message.contains("16 EiB"), "{e}");
+}

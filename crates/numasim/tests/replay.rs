@@ -1,0 +1,126 @@
+//! The published experiments replay within their stated tolerances, and the
+//! predictions move in the direction the papers describe.
+
+use numasim::experiments;
+use numasim::report::{Record, Summary};
+use numasim::scenario::run::run;
+
+fn replay(id: &str) -> (numasim::scenario::Scenario, Vec<Record>) {
+    let sc = experiments::load(id).unwrap();
+    let recs = run(&sc, &[]).unwrap();
+    (sc, recs)
+}
+
+fn value(
+    recs: &[Record],
+    hashdist: i64,
+    thash: i64,
+    metric: &str,
+    row: Option<(&str, serde_json::Value)>,
+) -> f64 {
+    recs.iter()
+        .find(|r| {
+            r.metric == metric
+                && r.case_value("kernel.hashdist").and_then(|v| v.as_i64()) == Some(hashdist)
+                && r.case_value("kernel.thash_entries")
+                    .and_then(|v| v.as_i64())
+                    == Some(thash)
+                && row.as_ref().is_none_or(|(k, v)| r.case_value(k) == Some(v))
+        })
+        .and_then(|r| r.value)
+        .unwrap_or_else(|| panic!("no {metric} for hashdist={hashdist} thash={thash} {row:?}"))
+}
+
+#[test]
+fn hashdist_boot_matches_the_paper_within_tolerance() {
+    let (sc, recs) = replay("hashdist-boot");
+    let s = Summary::of(&sc.name, &recs, &sc.papers);
+    assert_eq!(s.compared, 51, "every row of the paper's table is compared");
+    assert_eq!(s.with_tolerance, 51);
+    assert!(s.passed(), "{s}");
+}
+
+#[test]
+fn hashdist_spreads_the_tables() {
+    let (_, recs) = replay("hashdist-boot");
+    let frac0 = value(&recs, 0, 0, "max_node_hash_fraction", None);
+    let frac1 = value(&recs, 1, 0, "max_node_hash_fraction", None);
+    assert!(
+        frac0 > 0.5,
+        "hashdist=0 piles the hashes on one node ({frac0})"
+    );
+    assert!(
+        frac1 < 1.5 / 16.0,
+        "hashdist=1 interleaves over 16 nodes ({frac1})"
+    );
+    // The single-vmalloc cap halves the automatically sized 512 MB ehash.
+    assert_eq!(
+        value(&recs, 0, 0, "tcp_ehash_bytes", None),
+        (512u64 << 20) as f64
+    );
+    assert_eq!(
+        value(&recs, 1, 0, "tcp_ehash_bytes", None),
+        (256u64 << 20) as f64
+    );
+    // thash_entries=2097152 is a 32 MB ehash.
+    assert_eq!(
+        value(&recs, 1, 2097152, "tcp_ehash_bytes", None),
+        (32u64 << 20) as f64
+    );
+    // With hashdist=1 no node carries more than its share: node 6 is typical again.
+    let n6 = value(
+        &recs,
+        1,
+        0,
+        "mem_used_kb",
+        Some(("node", serde_json::json!(6))),
+    );
+    let n3 = value(
+        &recs,
+        1,
+        0,
+        "mem_used_kb",
+        Some(("node", serde_json::json!(3))),
+    );
+    assert!((n6 - n3).abs() < 64.0, "node 6 {n6} vs node 3 {n3}");
+}
+
+#[test]
+fn large_tables_on_4tb_are_capped_by_the_buddy_allocator_or_interleaved() {
+    let (_, recs) = replay("large-kernel-tables");
+    let requested = value(&recs, 0, 0, "tcp_ehash_requested_bytes", None);
+    assert_eq!(
+        requested,
+        (32u64 << 30) as f64,
+        "~1% of 4 TB, rounded to a power of two"
+    );
+    let got0 = value(&recs, 0, 0, "tcp_ehash_bytes", None);
+    assert!(got0 < requested, "one contiguous block cannot be 32 GB");
+    let f0 = value(&recs, 0, 0, "max_node_hash_fraction", None);
+    let f1 = value(&recs, 1, 0, "max_node_hash_fraction", None);
+    assert!(
+        f1 * 10.0 < f0,
+        "interleaving spreads the tables ({f0} vs {f1})"
+    );
+}
+
+#[test]
+fn same_seed_gives_identical_records() {
+    let sc = experiments::load("hashdist-boot").unwrap();
+    // A random interleave cursor exercises the seeded path.
+    let sets = vec![(
+        "kernel.initcall_il_next".to_string(),
+        toml::Value::String("random".into()),
+    )];
+    let a: Vec<String> = run(&sc, &sets)
+        .unwrap()
+        .iter()
+        .map(Record::to_json_line)
+        .collect();
+    let b: Vec<String> = run(&sc, &sets)
+        .unwrap()
+        .iter()
+        .map(Record::to_json_line)
+        .collect();
+    assert_eq!(a, b);
+}
