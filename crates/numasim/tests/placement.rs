@@ -33,7 +33,7 @@ fn machine(nodes: usize, mem_pages: u64) -> Machine {
 
 fn policy(kind: u8, nodes: usize, pick: u32) -> MemPolicy {
     let set: Vec<u32> = (0..nodes as u32)
-        .filter(|n| (n + pick) % 2 == 0 || *n == pick % nodes as u32)
+        .filter(|n| (n + pick).is_multiple_of(2) || *n == pick % nodes as u32)
         .collect();
     match kind % 5 {
         0 => MemPolicy::Local,
