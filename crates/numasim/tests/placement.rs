@@ -151,3 +151,52 @@ fn tcp_ehash_size_equals_the_old_formula_from_128mb_to_64gb() {
     }
     assert!(checked > 3_000, "{checked} sizes checked");
 }
+
+/// A full node spills to its nearest neighbour first (A1, A2).
+#[test]
+fn local_spills_nearest_first() {
+    let m = numasim::machine::presets::preset("altix-hashdist-16").unwrap();
+    let mut mm = PageAlloc::new(&m, 17);
+    mm.set_watermarks(None);
+    let mut cur = PolicyCursor::default();
+    let node_pages = mm.node(2).present;
+    let who = Allocator { task: 1, cpu: 4, node: 2 };
+    let p = alloc_pages(&mut mm, &mut cur, &MemPolicy::Local, who, node_pages + 1000, Gfp::Normal, Use::Anon).unwrap();
+    assert!(p.on_node(2) > 0);
+    // Node 3 shares node 2's C-brick (distance 19); nothing goes further.
+    assert_eq!(p.on_node(3), p.pages() - p.on_node(2));
+}
+
+/// Round-robin page-cache placement balances nodes better than local (A4).
+#[test]
+fn round_robin_balances_better_than_local() {
+    let m = numasim::machine::presets::preset("altix-hashdist-16").unwrap();
+    let spread = |pol: MemPolicy| {
+        let mut mm = PageAlloc::new(&m, 17);
+        mm.set_watermarks(None);
+        let mut cur = PolicyCursor::default();
+        let who = Allocator { task: 1, cpu: 0, node: 0 };
+        // A reader on node 0 pulls 1 GiB of file pages, one allocation per page.
+        alloc_pages(&mut mm, &mut cur, &pol, who, (1 << 30) / m.page_size, Gfp::Normal, Use::PageCache).unwrap();
+        let per: Vec<u64> = mm.nodes().iter().map(|n| n.used_by[Use::PageCache.index()]).collect();
+        *per.iter().max().unwrap() as f64 / (per.iter().sum::<u64>() as f64 / per.len() as f64)
+    };
+    let local = spread(MemPolicy::Local);
+    let rr = spread(MemPolicy::RoundRobin);
+    assert!(local > 10.0, "local puts it all on the reader's node ({local})");
+    assert!(rr < 1.01, "round-robin spreads it ({rr})");
+}
+
+/// The zonelist of a node is sorted by distance, the node itself first.
+#[test]
+fn zonelists_are_nearest_first() {
+    let m = numasim::machine::presets::preset("altix-512").unwrap();
+    let mut mm = PageAlloc::new(&m, 17);
+    for node in [0usize, 7, 255] {
+        let zl = mm.zonelist(node).to_vec();
+        assert_eq!(zl[0] as usize, node);
+        assert_eq!(zl.len(), 256);
+        let d: Vec<u32> = zl.iter().map(|&j| m.distances.get(node, j as usize)).collect();
+        assert!(d.windows(2).all(|w| w[0] <= w[1]), "node {node}: {d:?}");
+    }
+}
