@@ -411,3 +411,9 @@ fn truncation_anywhere_never_panics() {
         }
     }
 }
+
+#[test]
+fn hwloc_absurd_object_counts_are_refused() {
+    let t = hwloc_text("two-node").replace("nbobjs=\"2\"", "nbobjs=\"18446744073709551615\"");
+    assert!(hwloc_err(&t).message.contains("covers"));
+}

@@ -303,6 +303,12 @@ fn distances(
         }
         Ok(out)
     };
+    if nb != n {
+        return Err(x.at(
+            d,
+            format!("covers {nb} NUMA nodes but the topology has {n}"),
+        ));
+    }
     let indexes = collect("indexes")?;
     let values = collect("u64values")?;
     if indexes.len() != nb {
@@ -323,12 +329,6 @@ fn distances(
                 nb * nb,
                 values.len()
             ),
-        ));
-    }
-    if nb != n {
-        return Err(x.at(
-            d,
-            format!("covers {nb} NUMA nodes but the topology has {n}"),
         ));
     }
     // Position of each matrix row in `ids` order.
