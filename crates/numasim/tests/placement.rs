@@ -160,8 +160,21 @@ fn local_spills_nearest_first() {
     mm.set_watermarks(None);
     let mut cur = PolicyCursor::default();
     let node_pages = mm.node(2).present;
-    let who = Allocator { task: 1, cpu: 4, node: 2 };
-    let p = alloc_pages(&mut mm, &mut cur, &MemPolicy::Local, who, node_pages + 1000, Gfp::Normal, Use::Anon).unwrap();
+    let who = Allocator {
+        task: 1,
+        cpu: 4,
+        node: 2,
+    };
+    let p = alloc_pages(
+        &mut mm,
+        &mut cur,
+        &MemPolicy::Local,
+        who,
+        node_pages + 1000,
+        Gfp::Normal,
+        Use::Anon,
+    )
+    .unwrap();
     assert!(p.on_node(2) > 0);
     // Node 3 shares node 2's C-brick (distance 19); nothing goes further.
     assert_eq!(p.on_node(3), p.pages() - p.on_node(2));
@@ -175,15 +188,35 @@ fn round_robin_balances_better_than_local() {
         let mut mm = PageAlloc::new(&m, 17);
         mm.set_watermarks(None);
         let mut cur = PolicyCursor::default();
-        let who = Allocator { task: 1, cpu: 0, node: 0 };
+        let who = Allocator {
+            task: 1,
+            cpu: 0,
+            node: 0,
+        };
         // A reader on node 0 pulls 1 GiB of file pages, one allocation per page.
-        alloc_pages(&mut mm, &mut cur, &pol, who, (1 << 30) / m.page_size, Gfp::Normal, Use::PageCache).unwrap();
-        let per: Vec<u64> = mm.nodes().iter().map(|n| n.used_by[Use::PageCache.index()]).collect();
+        alloc_pages(
+            &mut mm,
+            &mut cur,
+            &pol,
+            who,
+            (1 << 30) / m.page_size,
+            Gfp::Normal,
+            Use::PageCache,
+        )
+        .unwrap();
+        let per: Vec<u64> = mm
+            .nodes()
+            .iter()
+            .map(|n| n.used_by[Use::PageCache.index()])
+            .collect();
         *per.iter().max().unwrap() as f64 / (per.iter().sum::<u64>() as f64 / per.len() as f64)
     };
     let local = spread(MemPolicy::Local);
     let rr = spread(MemPolicy::RoundRobin);
-    assert!(local > 10.0, "local puts it all on the reader's node ({local})");
+    assert!(
+        local > 10.0,
+        "local puts it all on the reader's node ({local})"
+    );
     assert!(rr < 1.01, "round-robin spreads it ({rr})");
 }
 
@@ -196,7 +229,10 @@ fn zonelists_are_nearest_first() {
         let zl = mm.zonelist(node).to_vec();
         assert_eq!(zl[0] as usize, node);
         assert_eq!(zl.len(), 256);
-        let d: Vec<u32> = zl.iter().map(|&j| m.distances.get(node, j as usize)).collect();
+        let d: Vec<u32> = zl
+            .iter()
+            .map(|&j| m.distances.get(node, j as usize))
+            .collect();
         assert!(d.windows(2).all(|w| w[0] <= w[1]), "node {node}: {d:?}");
     }
 }

@@ -124,3 +124,21 @@ fn same_seed_gives_identical_records() {
         .collect();
     assert_eq!(a, b);
 }
+
+#[test]
+fn every_record_carries_every_varied_key() {
+    let body = "name = \"t\"\n[machine]\npreset = \"altix-hashdist-16\"\n[[case]]\nkernel.hashdist = 0\n\
+                [[case]]\nkernel.thash_entries = 2097152\n[[run]]\nworkload = \"boot\"\nmetrics = [\"tcp_ehash_bytes\"]\n";
+    let sc = numasim::scenario::Scenario::from_str(body, "t.toml", None).unwrap();
+    let recs = run(&sc, &[]).unwrap();
+    assert_eq!(recs.len(), 2);
+    // Case 1 left thash_entries at its default; case 2 left hashdist at the IA64 NUMA default.
+    assert_eq!(
+        recs[0].case_value("kernel.thash_entries"),
+        Some(&serde_json::json!(0))
+    );
+    assert_eq!(
+        recs[1].case_value("kernel.hashdist"),
+        Some(&serde_json::json!(1))
+    );
+}

@@ -35,18 +35,6 @@ pub struct KernelConfig {
     pub initcall_il_next: IlNext,
 }
 
-/// Every knob this kernel model knows, for "did you mean" hints and `--help`.
-pub const KNOBS: &[&str] = &[
-    "hashdist",
-    "thash_entries",
-    "dhash_entries",
-    "ihash_entries",
-    "vmalloc_max_mb",
-    "max_order",
-    "min_free_kbytes",
-    "initcall_il_next",
-];
-
 impl KernelConfig {
     /// Defaults for `machine`, as its kernel would boot without parameters.
     pub fn defaults(machine: &Machine) -> KernelConfig {
@@ -66,6 +54,25 @@ impl KernelConfig {
             min_free_kbytes: None,
             initcall_il_next: IlNext::Random,
         }
+    }
+
+    /// A knob's value in force, as records show it.
+    pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
+        use serde_json::json;
+        Some(match knob {
+            "hashdist" => json!(u8::from(self.hashdist)),
+            "thash_entries" => json!(self.thash_entries),
+            "dhash_entries" => json!(self.dhash_entries),
+            "ihash_entries" => json!(self.ihash_entries),
+            "vmalloc_max_mb" => json!(self.vmalloc_max_bytes >> 20),
+            "max_order" => json!(self.max_order),
+            "min_free_kbytes" => self.min_free_kbytes.map_or(json!("auto"), |v| json!(v)),
+            "initcall_il_next" => match self.initcall_il_next {
+                IlNext::Random => json!("random"),
+                IlNext::At(i) => json!(i),
+            },
+            _ => return None,
+        })
     }
 
     /// Read the `[kernel]` table over the machine's defaults.

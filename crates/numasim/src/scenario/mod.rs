@@ -258,9 +258,26 @@ impl Scenario {
             crate::workload::validate_step(s, &machine)
                 .map_err(|e| e.under(&format!("run[{i}]")))?;
         }
-        let keys = self.cases[case]
-            .iter()
-            .map(|(k, v)| (k.clone(), toml_to_json(v)))
+        // Every record carries every varied key: this case's value, or the
+        // value in force (from the file, a preset, or the kernel's default).
+        let keys = self
+            .varied_keys()
+            .into_iter()
+            .map(|k| {
+                let v = self.cases[case]
+                    .iter()
+                    .chain(sets.iter())
+                    .rev()
+                    .find(|(ck, _)| *ck == k)
+                    .map(|(_, v)| toml_to_json(v))
+                    .or_else(|| lookup(&doc, &k).map(toml_to_json))
+                    .or_else(|| {
+                        k.strip_prefix("kernel.")
+                            .and_then(|knob| kernel.knob_json(knob))
+                    })
+                    .unwrap_or(Json::Null);
+                (k, v)
+            })
             .collect();
         Ok(ResolvedCase {
             keys,
@@ -312,6 +329,16 @@ impl Scenario {
         deep_merge(&mut base, inline);
         Machine::from_table(&base).map_err(|e| e.under("machine"))
     }
+}
+
+/// The value of a dotted key in a document, if set.
+fn lookup<'a>(doc: &'a Table, key: &str) -> Option<&'a Value> {
+    let mut parts = key.split('.');
+    let mut v = doc.get(parts.next()?)?;
+    for p in parts {
+        v = v.as_table()?.get(p)?;
+    }
+    Some(v)
 }
 
 fn check_case_key(key: &str) -> Result<(), InputError> {
