@@ -304,7 +304,7 @@ mod tests {
             let mut next_id = 0u64;
             let mut last: Option<(Time, u64)> = None;
             let mut seen = Vec::new();
-            let mut drain = |q: &mut EventQueue<u64>, last: &mut Option<(Time, u64)>,
+            let drain = |q: &mut EventQueue<u64>, last: &mut Option<(Time, u64)>,
                              seen: &mut Vec<u64>| {
                 if let Some((t, id)) = q.pop() {
                     if let Some((lt, lid)) = *last {
