@@ -2,14 +2,18 @@
 //!
 //! See `docs/engine.md` for the design and each resource's model.
 
+pub mod cacheline;
 pub mod cost;
 pub mod lock;
 pub mod queue;
 pub mod rng;
+pub mod server;
 pub mod time;
 
+pub use cacheline::{CacheLine, LineState, LineStats};
 pub use cost::{CostTable, FnCost, TransferCost, UniformCost};
 pub use lock::{Grant, Lock, LockPolicy, LockStats, NodeLockStats};
 pub use queue::{EventQueue, PastEvent};
 pub use rng::{stream, SimRng, Streams};
+pub use server::{Server, ServerStats};
 pub use time::{Dur, Time};
