@@ -7,8 +7,8 @@
 //!
 //! Why a sequence number: events at the same nanosecond must pop in the order
 //! they were pushed, or a run would depend on the heap's internal layout. The
-//! time and the sequence are packed into one `u128` key so that each heap
-//! comparison is a single integer compare.
+//! time and the sequence are compared as one `u128` key so that each heap
+//! comparison is a single wide integer compare.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -40,15 +40,27 @@ impl std::error::Error for PastEvent {}
 /// One heap entry. Ordered by `key` only, reversed so that the max-heap
 /// `BinaryHeap` pops the smallest (earliest, then first-pushed) key.
 struct Entry<E> {
-    /// `time << 64 | seq`.
-    key: u128,
+    /// Event time in ns (high half of the key).
+    time: u64,
+    /// Push sequence number (low half of the key).
+    seq: u64,
     event: E,
+}
+
+impl<E> Entry<E> {
+    /// `time << 64 | seq`: one integer compare orders by time, then FIFO.
+    /// Built on the fly rather than stored, because a stored `u128` is
+    /// 16-byte aligned and would pad every entry to 32 bytes.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
     #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+        self.key() == other.key()
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -61,7 +73,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+        other.key().cmp(&self.key())
     }
 }
 
@@ -124,10 +136,14 @@ impl<E> EventQueue<E> {
         if at < self.now {
             return Err(PastEvent { at, now: self.now });
         }
-        let key = ((at.0 as u128) << 64) | self.seq as u128;
+        let seq = self.seq;
         // 2^64 pushes would take centuries; wrapping would break FIFO order.
         self.seq += 1;
-        self.heap.push(Entry { key, event });
+        self.heap.push(Entry {
+            time: at.0,
+            seq,
+            event,
+        });
         Ok(())
     }
 
@@ -136,9 +152,13 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn push_after(&mut self, delay: Dur, event: E) -> Time {
         let at = self.now + delay;
-        let key = ((at.0 as u128) << 64) | self.seq as u128;
+        let seq = self.seq;
         self.seq += 1;
-        self.heap.push(Entry { key, event });
+        self.heap.push(Entry {
+            time: at.0,
+            seq,
+            event,
+        });
         at
     }
 
@@ -146,8 +166,8 @@ impl<E> EventQueue<E> {
     /// the clock to its time and return it.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let Entry { key, event } = self.heap.pop()?;
-        let at = Time((key >> 64) as u64);
+        let Entry { time, event, .. } = self.heap.pop()?;
+        let at = Time(time);
         debug_assert!(at >= self.now, "event queue clock went backwards");
         self.now = at;
         Some((at, event))
@@ -166,7 +186,7 @@ impl<E> EventQueue<E> {
     /// The time of the earliest pending event, without removing it.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| Time((e.key >> 64) as u64))
+        self.heap.peek().map(|e| Time(e.time))
     }
 
     /// Number of pending events.
