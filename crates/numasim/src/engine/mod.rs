@@ -1,1 +1,19 @@
 //! Deterministic discrete-event core: clock, event queue, RNG streams, shared resources.
+//!
+//! See `docs/engine.md` for the design and each resource's model.
+
+pub mod cacheline;
+pub mod cost;
+pub mod lock;
+pub mod queue;
+pub mod rng;
+pub mod server;
+pub mod time;
+
+pub use cacheline::{CacheLine, LineState, LineStats};
+pub use cost::{CostTable, FnCost, TransferCost, UniformCost};
+pub use lock::{Grant, Lock, LockPolicy, LockStats, NodeLockStats};
+pub use queue::{EventQueue, PastEvent};
+pub use rng::{stream, SimRng, Streams};
+pub use server::{Server, ServerStats};
+pub use time::{Dur, Time};

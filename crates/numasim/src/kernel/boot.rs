@@ -27,9 +27,10 @@ use super::mm::hash::{hash_entries, tcp_scale, HashSizing};
 use super::mm::mempolicy::{alloc_block, Allocator, MemPolicy, PolicyCursor};
 use super::mm::page_alloc::{AllocError, Gfp, PageAlloc, Placement, Use};
 use super::mm::vmalloc::{vmalloc, VmallocError};
+use crate::engine::stream;
 use crate::error::{Error, InputError};
 use crate::machine::Machine;
-use rand::{RngExt, SeedableRng};
+use rand::RngExt;
 
 /// `sizeof(struct hlist_head)`: one pointer per dentry/inode bucket.
 const HLIST_HEAD_BYTES: u64 = 8;
@@ -197,9 +198,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
     let il_next = match cfg.initcall_il_next {
         IlNext::At(i) => i,
         IlNext::Random => {
-            // A stream of its own, so other uses of the seed never shift it.
-            let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed ^ 0x696c_5f6e_6578_7400);
-            rng.random_range(0..il_set.len() as u64)
+            stream(seed, "boot.initcall_il_next", 0).random_range(0..il_set.len() as u64)
         }
     };
     cursors.set_il_next(BOOT_TASK, il_next);

@@ -1,0 +1,361 @@
+//! The event queue: a binary heap keyed by (time, sequence).
+//!
+//! Why a plain `BinaryHeap`: models keep few pending events (one per CPU or
+//! device, not one per page), so a heap of a few thousand entries stays in
+//! cache and beats fancier calendar queues. The payload is the model's own
+//! enum stored inline, so there is no boxing and no dynamic dispatch.
+//!
+//! Why a sequence number: events at the same nanosecond must pop in the order
+//! they were pushed, or a run would depend on the heap's internal layout. The
+//! time and the sequence are compared as one `u128` key so that each heap
+//! comparison is a single wide integer compare.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::fmt;
+
+use super::time::{Dur, Time};
+
+/// Pushing an event before the current time: always a bug in the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PastEvent {
+    /// The time the event was scheduled for.
+    pub at: Time,
+    /// The queue's clock when it was pushed.
+    pub now: Time,
+}
+
+impl fmt::Display for PastEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "event scheduled at {} but the clock is already at {}",
+            self.at, self.now
+        )
+    }
+}
+
+impl std::error::Error for PastEvent {}
+
+/// One heap entry. Ordered by `key` only, reversed so that the max-heap
+/// `BinaryHeap` pops the smallest (earliest, then first-pushed) key.
+struct Entry<E> {
+    /// Event time in ns (high half of the key).
+    time: u64,
+    /// Push sequence number (low half of the key).
+    seq: u64,
+    event: E,
+}
+
+impl<E> Entry<E> {
+    /// `time << 64 | seq`: one integer compare orders by time, then FIFO.
+    /// Built on the fly rather than stored, because a stored `u128` is
+    /// 16-byte aligned and would pad every entry to 32 bytes.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
+}
+
+impl<E> PartialEq for Entry<E> {
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    #[inline]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key().cmp(&self.key())
+    }
+}
+
+/// A deterministic future-event list with a monotonic clock.
+///
+/// `E` is the model's event enum. The clock (`now`) is the time of the last
+/// popped event; it never goes backwards. Events with equal times pop in
+/// the order they were pushed.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    seq: u64,
+    now: Time,
+}
+
+impl<E> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<E> fmt::Debug for EventQueue<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventQueue")
+            .field("now", &self.now)
+            .field("pending", &self.heap.len())
+            .field("next", &self.peek_time())
+            .finish()
+    }
+}
+
+impl<E> EventQueue<E> {
+    /// An empty queue with the clock at zero.
+    pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// An empty queue with room for `n` pending events before reallocating.
+    pub fn with_capacity(n: usize) -> Self {
+        EventQueue {
+            heap: BinaryHeap::with_capacity(n),
+            seq: 0,
+            now: Time::ZERO,
+        }
+    }
+
+    /// The current simulated time: the time of the last popped event.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Schedule `event` at `at`.
+    ///
+    /// `at` may equal `now()` (the event then pops after every event already
+    /// pending at that time). An `at` before `now()` is refused with
+    /// [`PastEvent`] and the queue is left unchanged: we report rather than
+    /// clamp, because a clamped event silently changes the model's timing.
+    #[inline]
+    pub fn push(&mut self, at: Time, event: E) -> Result<(), PastEvent> {
+        if at < self.now {
+            return Err(PastEvent { at, now: self.now });
+        }
+        let seq = self.seq;
+        // 2^64 pushes would take centuries; wrapping would break FIFO order.
+        self.seq += 1;
+        self.heap.push(Entry {
+            time: at.0,
+            seq,
+            event,
+        });
+        Ok(())
+    }
+
+    /// Schedule `event` `delay` after `now()`; cannot be in the past.
+    /// Returns the time it was scheduled for.
+    #[inline]
+    pub fn push_after(&mut self, delay: Dur, event: E) -> Time {
+        let at = self.now + delay;
+        let seq = self.seq;
+        self.seq += 1;
+        self.heap.push(Entry {
+            time: at.0,
+            seq,
+            event,
+        });
+        at
+    }
+
+    /// Remove the earliest event (first-pushed among equal times), advance
+    /// the clock to its time and return it.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Time, E)> {
+        let Entry { time, event, .. } = self.heap.pop()?;
+        let at = Time(time);
+        debug_assert!(at >= self.now, "event queue clock went backwards");
+        self.now = at;
+        Some((at, event))
+    }
+
+    /// Pop the earliest event only if it is due at or before `limit`
+    /// (for running a model up to a horizon).
+    #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
+        match self.peek_time() {
+            Some(t) if t <= limit => self.pop(),
+            _ => None,
+        }
+    }
+
+    /// The time of the earliest pending event, without removing it.
+    #[inline]
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| Time(e.time))
+    }
+
+    /// Number of pending events.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// True when no event is pending.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Total number of events ever pushed (a cheap work counter).
+    pub fn pushed(&self) -> u64 {
+        self.seq
+    }
+
+    /// Move the clock forward to `t` with no event (e.g. to the end of a
+    /// horizon). Refused if `t` is in the past or after a pending event,
+    /// since either would let the clock run backwards later.
+    pub fn advance_to(&mut self, t: Time) -> Result<(), PastEvent> {
+        if t < self.now {
+            return Err(PastEvent {
+                at: t,
+                now: self.now,
+            });
+        }
+        if let Some(next) = self.peek_time() {
+            if next < t {
+                return Err(PastEvent { at: next, now: t });
+            }
+        }
+        self.now = t;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn pops_in_time_order_and_advances_clock() {
+        let mut q = EventQueue::new();
+        q.push(Time(30), 'c').unwrap();
+        q.push(Time(10), 'a').unwrap();
+        q.push(Time(20), 'b').unwrap();
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.peek_time(), Some(Time(10)));
+        assert_eq!(q.pop(), Some((Time(10), 'a')));
+        assert_eq!(q.now(), Time(10));
+        assert_eq!(q.pop(), Some((Time(20), 'b')));
+        assert_eq!(q.pop(), Some((Time(30), 'c')));
+        assert_eq!(q.pop(), None);
+        assert_eq!(q.now(), Time(30));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn equal_times_pop_in_push_order() {
+        let mut q = EventQueue::new();
+        for i in 0..100u32 {
+            // Interleave two times so the heap has to reorder.
+            q.push(Time(5 + (i % 2) as u64), i).unwrap();
+        }
+        let popped: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        let mut want: Vec<u32> = (0..100).filter(|i| i % 2 == 0).collect();
+        want.extend((0..100).filter(|i| i % 2 == 1));
+        assert_eq!(popped, want);
+    }
+
+    #[test]
+    fn past_events_are_refused_and_leave_queue_unchanged() {
+        let mut q = EventQueue::new();
+        q.push(Time(100), 1).unwrap();
+        q.pop();
+        assert_eq!(
+            q.push(Time(99), 2),
+            Err(PastEvent {
+                at: Time(99),
+                now: Time(100)
+            })
+        );
+        assert!(q.is_empty());
+        // Now is allowed.
+        q.push(Time(100), 3).unwrap();
+        assert_eq!(q.push_after(Dur(5), 4), Time(105));
+        assert_eq!(q.pop(), Some((Time(100), 3)));
+        assert_eq!(q.pop(), Some((Time(105), 4)));
+    }
+
+    #[test]
+    fn pop_until_and_advance_respect_horizon() {
+        let mut q = EventQueue::new();
+        q.push(Time(10), 'a').unwrap();
+        q.push(Time(50), 'b').unwrap();
+        assert_eq!(q.pop_until(Time(20)), Some((Time(10), 'a')));
+        assert_eq!(q.pop_until(Time(20)), None);
+        assert!(
+            q.advance_to(Time(60)).is_err(),
+            "would skip a pending event"
+        );
+        q.advance_to(Time(20)).unwrap();
+        assert_eq!(q.now(), Time(20));
+        assert!(q.advance_to(Time(19)).is_err());
+        assert_eq!(q.pop(), Some((Time(50), 'b')));
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Push(u64),
+        Pop,
+    }
+
+    fn ops() -> impl Strategy<Value = Vec<Op>> {
+        prop::collection::vec(
+            prop_oneof![
+                // Small delays so that equal times are common.
+                (0u64..8).prop_map(Op::Push),
+                Just(Op::Pop),
+            ],
+            0..400,
+        )
+    }
+
+    proptest! {
+        /// Times never decrease, equal times keep push order, and every
+        /// pushed event pops exactly once.
+        #[test]
+        fn random_push_pop_is_ordered_and_conserving(ops in ops()) {
+            let mut q: EventQueue<u64> = EventQueue::new();
+            let mut next_id = 0u64;
+            let mut last: Option<(Time, u64)> = None;
+            let mut seen = Vec::new();
+            let drain = |q: &mut EventQueue<u64>, last: &mut Option<(Time, u64)>,
+                             seen: &mut Vec<u64>| {
+                if let Some((t, id)) = q.pop() {
+                    if let Some((lt, lid)) = *last {
+                        prop_assert!(t >= lt, "time went back: {t} after {lt}");
+                        // Ids are pushed in increasing order; at equal times
+                        // FIFO means increasing ids.
+                        if t == lt {
+                            prop_assert!(id > lid, "FIFO broken at {t}: {id} after {lid}");
+                        }
+                    }
+                    prop_assert_eq!(q.now(), t);
+                    *last = Some((t, id));
+                    seen.push(id);
+                }
+                Ok(())
+            };
+            for op in &ops {
+                match *op {
+                    Op::Push(d) => {
+                        let at = q.now() + Dur(d);
+                        q.push(at, next_id).unwrap();
+                        next_id += 1;
+                    }
+                    Op::Pop => drain(&mut q, &mut last, &mut seen)?,
+                }
+            }
+            while !q.is_empty() {
+                drain(&mut q, &mut last, &mut seen)?;
+            }
+            seen.sort_unstable();
+            prop_assert_eq!(seen, (0..next_id).collect::<Vec<_>>());
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Simulated time: integer nanoseconds.
+//!
+//! Integers, not `f64`, so that adding many small costs never rounds
+//! differently on another host or in another order, and so that equal times
+//! compare equal (which the event queue's FIFO tie-break relies on). A `u64`
+//! of nanoseconds spans about 584 years of simulated time.
+
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+/// An instant of simulated time, in nanoseconds since the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Time(pub u64);
+
+/// A length of simulated time, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Dur(pub u64);
+
+impl Time {
+    /// The start of every run.
+    pub const ZERO: Time = Time(0);
+    /// The latest representable instant.
+    pub const MAX: Time = Time(u64::MAX);
+
+    /// The instant `ns` nanoseconds after the start.
+    #[inline]
+    pub const fn from_ns(ns: u64) -> Self {
+        Time(ns)
+    }
+    /// Nanoseconds since the start.
+    #[inline]
+    pub const fn as_ns(self) -> u64 {
+        self.0
+    }
+    /// Seconds since the start, for reports only (never feed back into the model).
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+    /// The time elapsed from `earlier` to `self`, or zero if `earlier` is later.
+    #[inline]
+    pub fn since(self, earlier: Time) -> Dur {
+        Dur(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl Dur {
+    /// No time at all.
+    pub const ZERO: Dur = Dur(0);
+
+    /// `ns` nanoseconds.
+    #[inline]
+    pub const fn from_ns(ns: u64) -> Self {
+        Dur(ns)
+    }
+    /// `us` microseconds.
+    #[inline]
+    pub const fn from_us(us: u64) -> Self {
+        Dur(us * 1_000)
+    }
+    /// `ms` milliseconds.
+    #[inline]
+    pub const fn from_ms(ms: u64) -> Self {
+        Dur(ms * 1_000_000)
+    }
+    /// `s` seconds.
+    #[inline]
+    pub const fn from_secs(s: u64) -> Self {
+        Dur(s * 1_000_000_000)
+    }
+    /// A length given as fractional nanoseconds (e.g. a machine's
+    /// `line_transfer_ns`), rounded to the nearest nanosecond. Negative or NaN
+    /// values become zero; values beyond `u64` saturate.
+    pub fn from_ns_f64(ns: f64) -> Self {
+        // `as` saturates and maps NaN to 0, which is what we want here.
+        Dur(ns.round() as u64)
+    }
+    /// A length given in seconds, rounded to the nearest nanosecond.
+    pub fn from_secs_f64(s: f64) -> Self {
+        Self::from_ns_f64(s * 1e9)
+    }
+    /// The time to move `bytes` at `bytes_per_sec`, rounded up so that a
+    /// transfer never finishes before its bandwidth allows.
+    ///
+    /// `bytes_per_sec` must be positive and finite; a zero or negative rate is
+    /// a bug in the caller and gives `Dur(u64::MAX)` (never completes).
+    pub fn for_bytes(bytes: u64, bytes_per_sec: f64) -> Self {
+        if bytes == 0 {
+            return Dur::ZERO;
+        }
+        if bytes_per_sec.is_nan() || bytes_per_sec <= 0.0 {
+            return Dur(u64::MAX);
+        }
+        Dur((bytes as f64 * 1e9 / bytes_per_sec).ceil() as u64)
+    }
+    /// Nanoseconds.
+    #[inline]
+    pub const fn as_ns(self) -> u64 {
+        self.0
+    }
+    /// Seconds, for reports only.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+}
+
+impl Add<Dur> for Time {
+    type Output = Time;
+    /// Saturates at `Time::MAX` rather than wrapping: an event "never" is
+    /// better than an event in the past.
+    #[inline]
+    fn add(self, d: Dur) -> Time {
+        Time(self.0.saturating_add(d.0))
+    }
+}
+
+impl AddAssign<Dur> for Time {
+    #[inline]
+    fn add_assign(&mut self, d: Dur) {
+        *self = *self + d;
+    }
+}
+
+impl Sub<Time> for Time {
+    type Output = Dur;
+    /// Saturating: `a - b` is zero when `b` is later (use [`Time::since`] to
+    /// make that explicit).
+    #[inline]
+    fn sub(self, earlier: Time) -> Dur {
+        self.since(earlier)
+    }
+}
+
+impl Add for Dur {
+    type Output = Dur;
+    #[inline]
+    fn add(self, o: Dur) -> Dur {
+        Dur(self.0.saturating_add(o.0))
+    }
+}
+
+impl AddAssign for Dur {
+    #[inline]
+    fn add_assign(&mut self, o: Dur) {
+        *self = *self + o;
+    }
+}
+
+impl Sub for Dur {
+    type Output = Dur;
+    #[inline]
+    fn sub(self, o: Dur) -> Dur {
+        Dur(self.0.saturating_sub(o.0))
+    }
+}
+
+impl std::iter::Sum for Dur {
+    fn sum<I: Iterator<Item = Dur>>(iter: I) -> Dur {
+        iter.fold(Dur::ZERO, |a, b| a + b)
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}ns", self.0)
+    }
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}ns", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_saturates_instead_of_wrapping() {
+        assert_eq!(Time::MAX + Dur(5), Time::MAX);
+        assert_eq!(Time(3) - Time(10), Dur::ZERO);
+        assert_eq!(Time(10) - Time(3), Dur(7));
+        assert_eq!(Dur(2) - Dur(5), Dur::ZERO);
+    }
+
+    #[test]
+    fn units_convert() {
+        assert_eq!(Dur::from_us(3), Dur(3_000));
+        assert_eq!(Dur::from_ms(3), Dur(3_000_000));
+        assert_eq!(Dur::from_secs(2), Dur(2_000_000_000));
+        assert_eq!(Dur::from_secs_f64(1.5e-9), Dur(2));
+        assert_eq!(Dur::from_ns_f64(-4.0), Dur::ZERO);
+        assert_eq!(Dur::from_ns_f64(f64::NAN), Dur::ZERO);
+    }
+
+    #[test]
+    fn bytes_at_rate_round_up() {
+        // 1 byte at 3 bytes/ns = 0.33 ns, must not round down to zero.
+        assert_eq!(Dur::for_bytes(1, 3e9), Dur(1));
+        assert_eq!(Dur::for_bytes(4096, 4096e9), Dur(1));
+        assert_eq!(Dur::for_bytes(1 << 20, 1_048_576.0), Dur::from_secs(1));
+        assert_eq!(Dur::for_bytes(0, 0.0), Dur::ZERO);
+        assert_eq!(Dur::for_bytes(1, 0.0), Dur(u64::MAX));
+    }
+}
