@@ -41,6 +41,30 @@ fn hold(c: &mut Criterion) {
             });
             black_box(q.now());
         });
+        // The same hold model with the one-sift `pop_push_after`.
+        g.bench_with_input(
+            BenchmarkId::new("pop_push_after", pending),
+            &pending,
+            |b, &n| {
+                let mut rng = stream(1, "bench-hold", n as u64);
+                let mut q = EventQueue::with_capacity(n + 1);
+                for i in 0..n as u32 {
+                    let ev = if i % 8 == 0 { Ev::Disk(i) } else { Ev::Cpu(i) };
+                    q.push(Time(rng.random_range(0..1_000_000)), ev).unwrap();
+                }
+                let mut next = Ev::Cpu(0);
+                b.iter(|| {
+                    for _ in 0..BATCH {
+                        let d = Dur(rng.random_range(0..1_000_000));
+                        let (_, ev) = q
+                            .pop_push_after(d, next)
+                            .expect("hold keeps the queue full");
+                        next = black_box(ev);
+                    }
+                });
+                black_box(q.now());
+            },
+        );
     }
     g.finish();
 }
