@@ -46,8 +46,8 @@ impl Measurements {
 pub struct TlbEstimate {
     /// Extra ns per access at the largest size measured with both page kinds.
     pub miss_ns: f64,
-    /// Geometric mean of the last size where 4 KiB pages cost < 15% more than
-    /// huge pages and the first size where they cost more.
+    /// Geometric mean of the last size where 4 KiB pages cost at most 15% more
+    /// than huge pages and the next (larger) size measured.
     pub reach_bytes: Option<u64>,
 }
 
@@ -60,9 +60,13 @@ pub fn estimate_tlb(base: &[(u64, f64)], huge: &[(u64, f64)]) -> Option<TlbEstim
     both.sort_by_key(|x| x.0);
     let &(_, b, h) = both.last()?;
     let miss_ns = (b - h).max(0.0);
-    let first_bad = both.iter().position(|&(_, b, h)| b > h * 1.15);
-    let reach_bytes = match first_bad {
-        Some(i) if i > 0 => Some(((both[i - 1].0 as f64) * (both[i].0 as f64)).sqrt() as u64),
+    // The last size where 4 KiB pages still keep up: a stray difference at a
+    // cache-resident size (a few ns, easily noise) must not end the search.
+    let last_good = both.iter().rposition(|&(_, b, h)| b <= h * 1.15);
+    let reach_bytes = match last_good {
+        Some(i) if i + 1 < both.len() => {
+            Some(((both[i].0 as f64) * (both[i + 1].0 as f64)).sqrt() as u64)
+        }
         _ => None,
     };
     Some(TlbEstimate {
@@ -250,5 +254,23 @@ mod tests {
         assert!((t.miss_ns - 30.0).abs() < 1e-9);
         assert_eq!(t.reach_bytes, Some(8 << 20));
         assert!(estimate_tlb(&base, &[]).is_none());
+        // Noise at an L1-resident size does not hide the real transition.
+        let base = [
+            (16 << 10, 2.5),
+            (1 << 20, 7.3),
+            (16 << 20, 129.0),
+            (64 << 20, 148.0),
+            (1 << 30, 369.0),
+        ];
+        let huge = [
+            (16 << 10, 1.7),
+            (1 << 20, 8.0),
+            (16 << 20, 117.0),
+            (64 << 20, 128.0),
+            (1 << 30, 223.0),
+        ];
+        let t = estimate_tlb(&base, &huge).unwrap();
+        assert_eq!(t.reach_bytes, Some(32 << 20));
+        assert!((t.miss_ns - 146.0).abs() < 1e-9);
     }
 }

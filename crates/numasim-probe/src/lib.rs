@@ -222,6 +222,28 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Rough running time, from the work planned and this kind of host's
+    /// speeds (about 1 GB/s to fill fresh memory, 400k faults/s,
+    /// 500 MB/s of file I/O); printed up front.
+    fn estimate_s(&self, kinds: usize, counts: usize, io: bool, pairs: usize) -> f64 {
+        let figure = self.effort.reps as f64 * self.effort.rep_time.as_secs_f64();
+        let n = self.sizes.len() as f64;
+        let fill: f64 = self.sizes.iter().map(|&s| s as f64 / 1e9).sum();
+        let memory = n * (kinds as f64 * 4.0 + 1.0) * figure + (kinds as f64 + 1.0) * 1.5 * fill;
+        let faults_one = self.fault_bytes as f64 / 4096.0 / 400e3;
+        let faults = 2.0 * counts as f64 * self.effort.reps as f64 * faults_one * 1.3;
+        let scaling = counts as f64 * 4.0 * figure;
+        let io_s = if io {
+            2.0 * self.io_reps as f64 * 2.0 * self.io_bytes as f64 / 500e6
+        } else {
+            0.0
+        };
+        let remote = pairs as f64 * (2.0 * figure + 0.5);
+        1.0 + memory + figure + faults + scaling + io_s + remote
+    }
+}
+
 struct Progress {
     quiet: bool,
     start: Instant,
@@ -401,8 +423,8 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         kinds.push(PageKind::Hugetlb);
     }
     let multi_node = topo.nodes.len() > 1;
-    let total_stages =
-        1 + 1 + 1 + 2 + 2 + 1 + usize::from(!args.no_io) + usize::from(multi_node) + 1;
+    // topology, memory by size, node copy, faults (2), clocks, atomics, calibration
+    let total_stages = 8 + usize::from(!args.no_io) + usize::from(multi_node);
     let mut progress = Progress {
         quiet: args.quiet,
         start,
@@ -410,10 +432,23 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         total: total_stages,
     };
     if !args.quiet {
-        let est = if args.quick {
-            "about 30 s"
+        let pairs = if !multi_node {
+            0
+        } else if plan.all_pairs {
+            topo.nodes.len() * topo.nodes.len()
         } else {
-            "about 3 to 6 minutes"
+            topo.nodes.len()
+        };
+        let secs = plan.estimate_s(
+            kinds.len(),
+            bench::thread_counts(max_threads).len(),
+            !args.no_io,
+            pairs,
+        );
+        let est = if secs < 120.0 {
+            format!("about {:.0} s", (secs / 5.0).ceil() * 5.0)
+        } else {
+            format!("about {:.0} minutes", (secs / 60.0).round())
         };
         eprintln!(
             "numasim probe{}: {} stages, {est}; using at most {} of memory ({}% of {} available), {} thread(s). Ctrl-C stops and cleans up.",

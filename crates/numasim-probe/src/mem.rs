@@ -264,4 +264,27 @@ mod tests {
         memcpy_halves(&mut b);
         assert_eq!(&b[8..], &(0..8).collect::<Vec<u8>>()[..]);
     }
+
+    #[test]
+    fn node_pair_binds_memory_with_mbind() {
+        // Exercises the raw mbind and affinity calls on node 0, where it has memory.
+        let root = std::path::Path::new("/sys/devices/system/node");
+        let Ok(t) = crate::topology::Topology::read(root) else {
+            return;
+        };
+        let Some(n) = t
+            .nodes
+            .iter()
+            .find(|n| n.mem_free_kb > 64 * 1024 && !n.cpus.is_empty())
+        else {
+            return;
+        };
+        let cpu = sys::allowed_cpus()[0];
+        let effort = Effort {
+            rep_time: std::time::Duration::from_millis(5),
+            reps: 1,
+        };
+        let (lat, bw) = node_pair(cpu, n.id, 4 << 20, PageKind::Base, effort).unwrap();
+        assert!(lat > 0.0 && bw > 0.0, "{lat} ns, {bw} B/s");
+    }
 }
