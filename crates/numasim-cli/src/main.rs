@@ -94,8 +94,17 @@ enum Command {
         #[command(subcommand)]
         import: Option<MachinesCmd>,
     },
-    /// Measure this host with the papers' micro-benchmarks.
-    Probe(numasim_probe::ProbeArgs),
+    /// Measure this host with the papers' micro-benchmarks; --out writes it as a machine.
+    #[command(
+        after_help = "Example:\n  numasim probe --quick --out host.toml\n  then: [machine] preset = \"host.toml\" in a scenario. See docs/probe.md."
+    )]
+    Probe {
+        #[command(flatten)]
+        args: numasim_probe::ProbeArgs,
+        /// How to print the records.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
 }
 
 #[derive(Subcommand)]
@@ -169,7 +178,7 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             }
         }
         Command::Machines { name, import } => machines(name, import),
-        Command::Probe(args) => probe(&args),
+        Command::Probe { args, format } => probe(&args, format),
     }
 }
 
@@ -344,6 +353,35 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
     Ok(())
 }
 
-fn probe(_args: &numasim_probe::ProbeArgs) -> Result<(), Error> {
-    Err(Error::Internal("probe is not built yet".into()))
+fn probe(args: &numasim_probe::ProbeArgs, format: Format) -> Result<(), Error> {
+    let report = numasim_probe::run(args).map_err(|e| match e.is_bad_input() {
+        true => Error::Input(InputError::new(format!("probe: {e}"))),
+        false => Error::Internal(format!("probe: {e}")),
+    })?;
+    let text = match format {
+        Format::Table => table::render(&report.records, &[]),
+        Format::Jsonl => report
+            .records
+            .iter()
+            .map(|r| r.to_json_line() + "\n")
+            .collect(),
+        Format::Csv => csv::to_csv(&report.records),
+    };
+    print!("{text}");
+    for n in &report.notes {
+        eprintln!("note: {n}");
+    }
+    if let Some(out) = &args.out {
+        eprintln!(
+            "numasim: wrote {} (use it as [machine] preset = \"{}\")",
+            out.display(),
+            out.display()
+        );
+    }
+    eprintln!(
+        "numasim: probe — {} records in {:.1} s",
+        report.records.len(),
+        report.elapsed.as_secs_f64()
+    );
+    Ok(())
 }

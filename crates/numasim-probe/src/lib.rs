@@ -1,8 +1,1015 @@
-//! numasim-probe: measures the real host (stub until the probe lands).
+//! numasim-probe: measures the real host with the micro-benchmarks of the
+//! papers numasim replays, reports tidy records (`experiment = "probe"`) and
+//! calibrates a machine description from them. The only crate of numasim
+//! with `unsafe` code and raw system calls (all in [`sys`]).
+//!
+//! See `docs/probe.md` for how each figure is measured and what machine
+//! parameter it sets.
 
+pub mod bench;
+pub mod calibrate;
+pub mod contention;
+pub mod io;
+pub mod mem;
+pub mod scratch;
+pub mod sys;
+pub mod topology;
+
+use bench::{size_label, Effort};
+use calibrate::Measurements;
+use numasim::machine::Machine;
+use numasim::report::Record;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use sys::PageKind;
+use topology::Topology;
+
+pub const EXPERIMENT: &str = "probe";
+
+/// Every metric name a probe run reports (section G of the experiments spec).
+pub const SPEC_METRICS: &[&str] = &[
+    "copy_mbps",
+    "random_mbps",
+    "mem_latency_ns",
+    "fault_per_s",
+    "gettimeofday_ns",
+    "atomic_add_ns",
+    "seq_write_mibps",
+    "seq_read_mibps",
+    "cpu_pct_per_mibps",
+    "mem_total_kb",
+    "mem_free_kb",
+];
+
+/// `numasim probe` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProbeArgs {
-    /// Finish within 60 s.
+    /// Short run: fewer sizes and repetitions (under a minute on a 2-CPU host)
     #[arg(long)]
     pub quick: bool,
+    /// Write a machine TOML calibrated from the measurements (use it as
+    /// `[machine] preset = "FILE"`)
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Directory for the temporary files of the I/O tests; a fresh
+    /// subdirectory is made there and removed afterwards [default: system temp dir]
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Most memory to use, as a percentage of the memory available now
+    #[arg(long, value_name = "PCT", default_value_t = 25)]
+    pub mem_share_pct: u32,
+    /// Most threads (and processes) to run at once [default: every CPU this process may use]
+    #[arg(long, value_name = "N")]
+    pub max_threads: Option<usize>,
+    /// Skip the file I/O tests
+    #[arg(long)]
+    pub no_io: bool,
+    /// No progress lines on stderr
+    #[arg(long)]
+    pub quiet: bool,
+    /// Where the NUMA nodes are listed (sysfs)
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "/sys/devices/system/node",
+        hide = true
+    )]
+    pub node_root: PathBuf,
+}
+
+impl Default for ProbeArgs {
+    fn default() -> Self {
+        ProbeArgs {
+            quick: false,
+            out: None,
+            dir: None,
+            mem_share_pct: 25,
+            max_threads: None,
+            no_io: false,
+            quiet: false,
+            node_root: PathBuf::from("/sys/devices/system/node"),
+        }
+    }
+}
+
+/// What a probe run found.
+#[derive(Debug, Clone)]
+pub struct ProbeReport {
+    pub records: Vec<Record>,
+    /// Statistics used, missing features, fallbacks, agreement checks.
+    pub notes: Vec<String>,
+    /// The calibrated machine (already validated by a TOML round trip).
+    pub machine: Machine,
+    /// `machine.to_toml_string()`, as written to `--out`.
+    pub machine_toml: String,
+    /// The scratch directory used (removed before `run` returns).
+    pub scratch_dir: Option<PathBuf>,
+    pub elapsed: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProbeError {
+    /// Bad options or paths: the user's to fix (exit status 2).
+    Input(String),
+    /// A measurement or the host failed us (exit status 1).
+    Internal(String),
+    /// SIGINT/SIGTERM arrived; temporary files were removed (exit status 1).
+    Interrupted,
+}
+
+impl ProbeError {
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, ProbeError::Input(_))
+    }
+    /// 2 for bad input, 1 otherwise (DESIGN.md's convention).
+    pub fn exit_code(&self) -> i32 {
+        if self.is_bad_input() {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+impl std::fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProbeError::Input(m) => write!(f, "{m}"),
+            ProbeError::Internal(m) => write!(f, "probe failed: {m}"),
+            ProbeError::Interrupted => write!(f, "probe interrupted; temporary files removed"),
+        }
+    }
+}
+
+impl std::error::Error for ProbeError {}
+
+fn internal(what: &str) -> impl Fn(std::io::Error) -> ProbeError + '_ {
+    move |e| {
+        if sys::stop_requested() || e.kind() == std::io::ErrorKind::Interrupted {
+            ProbeError::Interrupted
+        } else {
+            ProbeError::Internal(format!("{what}: {e}"))
+        }
+    }
+}
+
+fn check_stop() -> Result<(), ProbeError> {
+    if sys::stop_requested() {
+        Err(ProbeError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// How much to measure in each mode.
+#[derive(Debug, Clone)]
+struct Plan {
+    effort: Effort,
+    sizes: Vec<u64>,
+    latency_max: u64,
+    fault_bytes: u64,
+    io_bytes: u64,
+    io_reps: usize,
+    all_pairs: bool,
+}
+
+impl Plan {
+    fn new(quick: bool, budget: u64) -> Plan {
+        let (effort, top, latency_max, fault, io, io_reps) = if quick {
+            (
+                Effort {
+                    rep_time: Duration::from_millis(30),
+                    reps: 5,
+                },
+                1u64 << 30,
+                256u64 << 20,
+                512u64 << 20,
+                256u64 << 20,
+                2,
+            )
+        } else {
+            (
+                Effort {
+                    rep_time: Duration::from_millis(200),
+                    reps: 5,
+                },
+                4 << 30,
+                1 << 30,
+                4 << 30,
+                2 << 30,
+                3,
+            )
+        };
+        let mut sizes = Vec::new();
+        let mut s = 16u64 << 10;
+        while s <= top && s <= budget {
+            sizes.push(s);
+            s *= 4;
+        }
+        if sizes.is_empty() {
+            sizes.push(16 << 10);
+        }
+        Plan {
+            effort,
+            sizes,
+            latency_max,
+            fault_bytes: fault.min(budget).max(16 << 20),
+            io_bytes: io.min(budget).max(16 << 20),
+            io_reps,
+            all_pairs: !quick,
+        }
+    }
+}
+
+impl Plan {
+    /// Rough running time, from the work planned and this kind of host's
+    /// speeds (about 1 GB/s to fill fresh memory, 400k faults/s,
+    /// 500 MB/s of file I/O); printed up front.
+    fn estimate_s(&self, kinds: usize, counts: usize, io: bool, pairs: usize) -> f64 {
+        let figure = self.effort.reps as f64 * self.effort.rep_time.as_secs_f64();
+        let n = self.sizes.len() as f64;
+        let fill: f64 = self.sizes.iter().map(|&s| s as f64 / 1e9).sum();
+        let memory = n * (kinds as f64 * 4.0 + 1.0) * figure + (kinds as f64 + 1.0) * 1.5 * fill;
+        let faults_one = self.fault_bytes as f64 / 4096.0 / 400e3;
+        let faults = 2.0 * counts as f64 * self.effort.reps as f64 * faults_one * 1.3;
+        let scaling = counts as f64 * 4.0 * figure;
+        let io_s = if io {
+            2.0 * self.io_reps as f64 * 2.0 * self.io_bytes as f64 / 500e6
+        } else {
+            0.0
+        };
+        let remote = pairs as f64 * (2.0 * figure + 0.5);
+        1.0 + memory + figure + faults + scaling + io_s + remote
+    }
+}
+
+struct Progress {
+    quiet: bool,
+    start: Instant,
+    step: usize,
+    total: usize,
+}
+
+impl Progress {
+    fn stage(&mut self, what: &str) {
+        self.step += 1;
+        if !self.quiet {
+            eprintln!(
+                "probe [{}/{} +{:.1}s] {what}",
+                self.step,
+                self.total,
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+fn rec(case: Vec<(&str, Value)>, metric: &str, unit: &str, value: f64) -> Record {
+    Record::new(
+        EXPERIMENT,
+        case.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        metric,
+        unit,
+        value,
+    )
+}
+
+fn size_case(size: u64, page: PageKind) -> Vec<(&'static str, Value)> {
+    vec![
+        ("size", json!(size_label(size))),
+        ("bytes", json!(size)),
+        ("page", json!(page.label())),
+    ]
+}
+
+fn read_text(p: &str) -> Option<String> {
+    std::fs::read_to_string(p).ok()
+}
+
+fn thp_mode() -> Option<String> {
+    let s = read_text("/sys/kernel/mm/transparent_hugepage/enabled")?;
+    let start = s.find('[')?;
+    let end = s[start..].find(']')? + start;
+    Some(s[start + 1..end].to_string())
+}
+
+fn huge_page_sizes() -> Vec<u64> {
+    let Ok(rd) = std::fs::read_dir("/sys/kernel/mm/hugepages") else {
+        return vec![];
+    };
+    let mut v: Vec<u64> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.strip_prefix("hugepages-")?
+                .strip_suffix("kB")?
+                .parse::<u64>()
+                .ok()
+                .map(|kb| kb * 1024)
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn cpu_model_and_clock() -> (String, Option<f64>) {
+    let text = read_text("/proc/cpuinfo").unwrap_or_default();
+    let field = |k: &str| {
+        text.lines()
+            .find(|l| l.split(':').next().map(str::trim) == Some(k))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let model = field("model name")
+        .or_else(|| field("Model"))
+        .unwrap_or_else(|| "unknown".into());
+    let mhz = field("cpu MHz").and_then(|v| v.parse::<f64>().ok());
+    (model, mhz)
+}
+
+fn fs_type(dir: &Path) -> String {
+    // The longest mount point that is a prefix of `dir`.
+    let mounts = read_text("/proc/self/mounts").unwrap_or_default();
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let (_, mp, ty) = (f.next()?, f.next()?, f.next()?);
+            dir.starts_with(mp).then(|| (mp.len(), ty.to_string()))
+        })
+        .max_by_key(|x| x.0)
+        .map(|x| x.1)
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Measure this host. Progress goes to stderr unless `quiet`; records and
+/// notes come back; `--out` receives the machine TOML.
+pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
+    // --- validate input
+    if !(1..=90).contains(&args.mem_share_pct) {
+        return Err(ProbeError::Input(format!(
+            "--mem-share-pct {}: must be between 1 and 90 (percent of available memory)",
+            args.mem_share_pct
+        )));
+    }
+    if args.max_threads == Some(0) {
+        return Err(ProbeError::Input(
+            "--max-threads 0: at least one thread is needed".into(),
+        ));
+    }
+    if let Some(d) = &args.dir {
+        if !d.is_dir() {
+            return Err(ProbeError::Input(format!(
+                "--dir {}: not an existing directory",
+                d.display()
+            )));
+        }
+    }
+    if let Some(out) = &args.out {
+        let parent = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(ProbeError::Input(format!(
+                "--out {}: directory {} does not exist",
+                out.display(),
+                parent.display()
+            )));
+        }
+    }
+
+    let _signals = sys::SignalGuard::install();
+    let start = Instant::now();
+    let mut records = Vec::new();
+    let mut notes = Vec::new();
+
+    // --- topology and memory
+    let allowed = sys::allowed_cpus();
+    let max_threads = args.max_threads.unwrap_or(allowed.len()).max(1);
+    let meminfo = topology::parse_meminfo(&read_text("/proc/meminfo").unwrap_or_default());
+    let topo = match Topology::read(&args.node_root) {
+        Ok(t) => t,
+        Err(e) => {
+            notes.push(format!(
+                "topology: {e}; treating the host as one node with every CPU"
+            ));
+            let ncpu = allowed.iter().max().map(|&c| c + 1).unwrap_or(1);
+            Topology::single(
+                (0..ncpu).collect(),
+                meminfo.get("MemTotal").copied().unwrap_or(0),
+                meminfo.get("MemFree").copied().unwrap_or(0),
+            )
+        }
+    };
+    let available = topology::available_bytes(&meminfo);
+    let budget = available / 100 * args.mem_share_pct as u64;
+    let plan = Plan::new(args.quick, budget);
+    let page_size = sys::page_size();
+
+    let thp = thp_mode();
+    let thp_ok = matches!(thp.as_deref(), Some("always") | Some("madvise"));
+    let huge_sizes = huge_page_sizes();
+    let hp_size = meminfo.get("Hugepagesize").copied().unwrap_or(0) * 1024;
+    let hp_free = meminfo.get("HugePages_Free").copied().unwrap_or(0) * hp_size;
+    let hugetlb_ok = hp_size == sys::HUGE_2M as u64 && hp_free >= 16 << 20;
+    let mut kinds = vec![PageKind::Base];
+    if thp_ok {
+        kinds.push(PageKind::Thp);
+    }
+    if hugetlb_ok {
+        kinds.push(PageKind::Hugetlb);
+    }
+    let multi_node = topo.nodes.len() > 1;
+    // topology, memory by size, node copy, faults (2), clocks, atomics, calibration
+    let total_stages = 8 + usize::from(!args.no_io) + usize::from(multi_node);
+    let mut progress = Progress {
+        quiet: args.quiet,
+        start,
+        step: 0,
+        total: total_stages,
+    };
+    if !args.quiet {
+        let pairs = if !multi_node {
+            0
+        } else if plan.all_pairs {
+            topo.nodes.len() * topo.nodes.len()
+        } else {
+            topo.nodes.len()
+        };
+        let secs = plan.estimate_s(
+            kinds.len(),
+            bench::thread_counts(max_threads).len(),
+            !args.no_io,
+            pairs,
+        );
+        let est = if secs < 120.0 {
+            format!("about {:.0} s", (secs / 5.0).ceil() * 5.0)
+        } else {
+            format!("about {:.0} minutes", (secs / 60.0).round())
+        };
+        eprintln!(
+            "numasim probe{}: {} stages, {est}; using at most {} of memory ({}% of {} available), {} thread(s). Ctrl-C stops and cleans up.",
+            if args.quick { " --quick" } else { "" },
+            total_stages,
+            size_label(budget & !((1 << 20) - 1)),
+            args.mem_share_pct,
+            size_label(available & !((1 << 20) - 1)),
+            max_threads
+        );
+    }
+    progress.stage("topology and per-node memory");
+    for n in &topo.nodes {
+        let c = || vec![("node", json!(n.id))];
+        records.push(rec(c(), "mem_total_kb", "kB", n.mem_total_kb as f64));
+        records.push(rec(c(), "mem_free_kb", "kB", n.mem_free_kb as f64));
+        records.push(rec(c(), "node_cpus", "CPUs", n.cpus.len() as f64));
+        for (j, d) in n.distance.iter().enumerate() {
+            records.push(rec(
+                vec![("node", json!(n.id)), ("to", json!(topo.nodes[j].id))],
+                "distance",
+                "SLIT",
+                *d as f64,
+            ));
+        }
+    }
+    if let Some(load) = read_text("/proc/loadavg") {
+        let l1: f64 = load
+            .split_whitespace()
+            .next()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0.0);
+        if l1 > 0.5 {
+            notes.push(format!(
+                "noise: load average {l1:.2} when the probe started: other processes compete for {} CPU(s), so figures may be low and noisy",
+                allowed.len()
+            ));
+        }
+    }
+    if !multi_node {
+        notes.push("topology: one NUMA node; local vs remote figures are not measured".into());
+    }
+    notes.push(format!(
+        "memory: at most {} used ({}% of {} available{})",
+        size_label(budget & !((1 << 20) - 1)),
+        args.mem_share_pct,
+        size_label(available & !((1 << 20) - 1)),
+        if plan.sizes.last() < Some(&(1 << 30)) {
+            "; larger buffers skipped"
+        } else {
+            ""
+        }
+    ));
+    notes.push(format!(
+        "statistics: memory bandwidths and latencies (copy, copy loop, memcpy, random, chase) are the best of {} repetitions of >= {} ms; I/O the best of {}; fault rates and per-call costs (clocks, atomics) medians of {}",
+        plan.effort.reps,
+        plan.effort.rep_time.as_millis(),
+        plan.io_reps,
+        plan.effort.reps
+    ));
+    notes.push(format!(
+        "threads: pinned with sched_setaffinity to CPUs {:?} (round robin)",
+        &allowed[..allowed.len().min(64)]
+    ));
+    match &thp {
+        Some(m) if thp_ok => notes.push(format!(
+            "pages: transparent huge pages available (enabled = {m}); requested with madvise(MADV_HUGEPAGE)"
+        )),
+        Some(m) => notes.push(format!(
+            "pages: transparent huge pages not available (enabled = {m}); no \"thp\" rows"
+        )),
+        None => notes.push("pages: kernel without transparent huge pages; no \"thp\" rows".into()),
+    }
+    if hugetlb_ok {
+        notes.push(format!(
+            "pages: hugetlb pool has {} free in 2 MiB pages; used as reserved (no reservation changed)",
+            size_label(hp_free)
+        ));
+    } else {
+        notes.push(format!(
+            "pages: no hugetlb pages reserved ({} free, page size {}); no \"hugetlb\" rows (the probe never changes the reservation)",
+            hp_free / hp_size.max(1),
+            size_label(hp_size)
+        ));
+    }
+
+    // --- memory: copy, random access, latency. Page kinds alternate at each
+    // size so that load from other processes hits them alike.
+    let mut sizes_out: Vec<(u64, PageKind, mem::SizeResult)> = Vec::new();
+    let mut memcpy_ref: Vec<(u64, f64)> = Vec::new();
+    progress.stage(&format!(
+        "copy, random access and latency by size ({} .. {}), pages: {}",
+        size_label(plan.sizes[0]),
+        size_label(*plan.sizes.last().expect("one size")),
+        kinds
+            .iter()
+            .map(|k| k.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    for (i, &size) in plan.sizes.iter().enumerate() {
+        if !args.quiet {
+            eprintln!("    {}", size_label(size));
+        }
+        for &page in &kinds {
+            check_stop()?;
+            if page == PageKind::Hugetlb && size > hp_free {
+                notes.push(format!(
+                    "pages: hugetlb skipped at {} (only {} free)",
+                    size_label(size),
+                    size_label(hp_free)
+                ));
+                continue;
+            }
+            let p = mem::SizePlan {
+                size: size as usize,
+                page,
+                latency: size <= plan.latency_max,
+            };
+            let r = match mem::measure_size(p, plan.effort, 0x5eed + i as u64) {
+                Ok(r) => r,
+                Err(e) if page != PageKind::Base => {
+                    notes.push(format!(
+                        "pages: {} mapping of {} failed ({e}); skipped",
+                        page.label(),
+                        size_label(size)
+                    ));
+                    continue;
+                }
+                Err(e) => return Err(internal("mapping a buffer")(e)),
+            };
+            check_stop()?;
+            let c = || size_case(size, page);
+            records.push(rec(c(), "copy_mbps", "MB/s", r.copy_bps / 1e6));
+            records.push(rec(c(), "copy_loop_mbps", "MB/s", r.copy_loop_bps / 1e6));
+            records.push(rec(c(), "random_mbps", "MB/s", r.random_bps / 1e6));
+            if let Some(l) = r.latency_ns {
+                records.push(rec(c(), "mem_latency_ns", "ns", l));
+            }
+            if let (Some(b), true) = (r.thp_bytes, size >= sys::HUGE_2M as u64) {
+                records.push(rec(
+                    c(),
+                    "thp_coverage_pct",
+                    "%",
+                    100.0 * b as f64 / size as f64,
+                ));
+            }
+            sizes_out.push((size, page, r));
+        }
+        let m = mem::memcpy_reference(size as usize, plan.effort);
+        check_stop()?;
+        records.push(rec(
+            vec![("size", json!(size_label(size))), ("bytes", json!(size))],
+            "memcpy_mbps",
+            "MB/s",
+            m / 1e6,
+        ));
+        memcpy_ref.push((size, m));
+    }
+    // The harness check: the copy benchmark against a plain memcpy loop at
+    // the largest size (4 KiB pages).
+    if let Some((size, _, r)) = sizes_out
+        .iter()
+        .filter(|(_, p, _)| *p == PageKind::Base)
+        .max_by_key(|x| x.0)
+    {
+        if let Some(&(_, m)) = memcpy_ref.iter().find(|(s, _)| s == size) {
+            let ratio = r.copy_bps / m;
+            records.push(rec(
+                size_case(*size, PageKind::Base),
+                "copy_vs_memcpy",
+                "ratio",
+                ratio,
+            ));
+            notes.push(format!(
+                "check: copy benchmark {:.0} MB/s vs plain memcpy loop {:.0} MB/s at {} ({:+.1}%): {}",
+                r.copy_bps / 1e6,
+                m / 1e6,
+                size_label(*size),
+                (ratio - 1.0) * 100.0,
+                if (ratio - 1.0).abs() <= 0.15 {
+                    "agree within 15%"
+                } else {
+                    "DIFFER by more than 15%"
+                }
+            ));
+            notes.push(format!(
+                "copy: the same copy as a STREAM-style loop (copy_loop_mbps) gives {:.0} MB/s at {} (ordinary stores read each destination line first; glibc memcpy may avoid that)",
+                r.copy_loop_bps / 1e6,
+                size_label(*size)
+            ));
+        }
+    }
+    // The TLB effect: 4 KiB vs huge pages, random access at the largest size.
+    for huge in [PageKind::Thp, PageKind::Hugetlb] {
+        let big = |k: PageKind| {
+            sizes_out
+                .iter()
+                .filter(|(_, p, _)| *p == k)
+                .max_by_key(|x| x.0)
+                .map(|(s, _, r)| (*s, r.random_bps))
+        };
+        if let (Some((s4, b4)), Some((sh, bh))) = (big(PageKind::Base), big(huge)) {
+            if s4 == sh {
+                notes.push(format!(
+                    "tlb: random access at {}: {} pages {:.0} MB/s vs 4k {:.0} MB/s ({:.2}x)",
+                    size_label(s4),
+                    huge.label(),
+                    bh / 1e6,
+                    b4 / 1e6,
+                    bh / b4.max(1.0)
+                ));
+            }
+        }
+    }
+    if let Some((s, _, r)) = sizes_out
+        .iter()
+        .filter(|(_, p, _)| *p == PageKind::Thp)
+        .max_by_key(|x| x.0)
+    {
+        if let Some(b) = r.thp_bytes {
+            let pct = 100.0 * b as f64 / *s as f64;
+            if pct < 90.0 {
+                notes.push(format!(
+                    "pages: only {pct:.0}% of the {} THP buffer was backed by huge pages (fragmentation or defrag setting)",
+                    size_label(*s)
+                ));
+            }
+        }
+    }
+
+    // --- all CPUs of one node copying at once: the node's bandwidth
+    progress.stage("copy bandwidth with every CPU of one node");
+    let home = topo
+        .nodes
+        .iter()
+        .position(|n| n.mem_total_kb > 0 && n.cpus.iter().any(|c| allowed.contains(c)))
+        .unwrap_or(0);
+    let home_cpus: Vec<usize> = topo.nodes[home]
+        .cpus
+        .iter()
+        .copied()
+        .filter(|c| allowed.contains(c))
+        .collect();
+    let home_cpus = if home_cpus.is_empty() {
+        allowed.clone()
+    } else {
+        home_cpus
+    };
+    let nthreads = home_cpus.len().min(max_threads);
+    let big = (*plan.sizes.last().expect("one size")).min(1 << 30);
+    let bw_page = if thp_ok {
+        PageKind::Thp
+    } else {
+        PageKind::Base
+    };
+    let node_copy = mem::parallel_copy(
+        big as usize,
+        bw_page,
+        nthreads,
+        &home_cpus,
+        multi_node.then_some(topo.nodes[home].id),
+        plan.effort,
+    )
+    .map_err(internal("parallel copy"))?;
+    check_stop()?;
+    records.push(rec(
+        vec![
+            ("node", json!(topo.nodes[home].id)),
+            ("threads", json!(nthreads)),
+            ("size", json!(size_label(big))),
+            ("page", json!(bw_page.label())),
+        ],
+        "node_copy_mbps",
+        "MB/s",
+        node_copy / 1e6,
+    ));
+
+    // --- first-touch faults
+    let counts = bench::thread_counts(max_threads);
+    let fault_reps = plan.effort.reps;
+    progress.stage(&format!(
+        "first-touch faults, {} in 1..{max_threads} threads",
+        size_label(plan.fault_bytes)
+    ));
+    for &t in &counts {
+        let r = contention::fault_threads(plan.fault_bytes as usize, t, &allowed, fault_reps)
+            .map_err(internal("fault test (threads)"))?;
+        check_stop()?;
+        records.push(rec(
+            vec![("mode", json!("threads")), ("threads", json!(t))],
+            "fault_per_s",
+            "faults/s",
+            r,
+        ));
+    }
+    progress.stage(&format!(
+        "first-touch faults, {} in 1..{max_threads} processes",
+        size_label(plan.fault_bytes)
+    ));
+    for &t in &counts {
+        let r = contention::fault_processes(plan.fault_bytes as usize, t, &allowed, fault_reps)
+            .map_err(internal("fault test (processes)"))?;
+        check_stop()?;
+        records.push(rec(
+            vec![("mode", json!("processes")), ("threads", json!(t))],
+            "fault_per_s",
+            "faults/s",
+            r,
+        ));
+    }
+    notes.push(format!(
+        "faults: {} of anonymous memory with 4 KiB pages (MADV_NOHUGEPAGE), one store per page, split over the threads or processes; rate = pages / (first start to last end)",
+        size_label(plan.fault_bytes)
+    ));
+
+    // --- clocks and atomics
+    progress.stage("gettimeofday and clock_gettime, 1..N threads at once");
+    for &t in &counts {
+        let g = contention::clock_cost(
+            contention::ClockCall::Gettimeofday,
+            t,
+            &allowed,
+            plan.effort,
+        );
+        records.push(rec(vec![("threads", json!(t))], "gettimeofday_ns", "ns", g));
+        let c = contention::clock_cost(
+            contention::ClockCall::ClockGettime,
+            t,
+            &allowed,
+            plan.effort,
+        );
+        records.push(rec(
+            vec![("threads", json!(t))],
+            "clock_gettime_ns",
+            "ns",
+            c,
+        ));
+        check_stop()?;
+    }
+    progress.stage("atomic add: one shared counter vs per-CPU counters");
+    let mut atomic_shared = Vec::new();
+    for &t in &counts {
+        for (kind, shared) in [("shared", true), ("percpu", false)] {
+            let ns = contention::atomic_add(shared, t, &allowed, plan.effort);
+            if shared {
+                atomic_shared.push((t, ns));
+            }
+            records.push(rec(
+                vec![("threads", json!(t)), ("kind", json!(kind))],
+                "atomic_add_ns",
+                "ns",
+                ns,
+            ));
+        }
+        check_stop()?;
+    }
+    if max_threads > allowed.len() {
+        notes.push(format!(
+            "threads: {max_threads} threads on {} CPUs: contention figures above {} threads include time-sharing",
+            allowed.len(),
+            allowed.len()
+        ));
+    }
+
+    // --- file I/O
+    let mut disk = None;
+    let mut scratch_dir = None;
+    if !args.no_io {
+        let scratch = scratch::Scratch::create(args.dir.as_deref()).map_err(|e| {
+            ProbeError::Input(format!(
+                "cannot create a scratch directory in {}: {e}",
+                args.dir
+                    .clone()
+                    .unwrap_or_else(std::env::temp_dir)
+                    .display()
+            ))
+        })?;
+        scratch_dir = Some(scratch.path().to_path_buf());
+        let fs = fs_type(scratch.path());
+        let free = sys::fs_free_bytes(scratch.path()).unwrap_or(u64::MAX);
+        let bytes = plan.io_bytes.min(free / 4);
+        progress.stage(&format!(
+            "sequential write and read, {} file in {} ({fs}), buffered and O_DIRECT",
+            size_label(bytes & !((1 << 20) - 1)),
+            scratch.path().display()
+        ));
+        if bytes < 16 << 20 {
+            notes.push(format!(
+                "io: skipped: only {} free in {}",
+                size_label(free),
+                scratch.path().display()
+            ));
+        } else {
+            for (label, direct) in [("buffered", false), ("direct", true)] {
+                let r = io::sequential(scratch.path(), bytes, 1 << 20, direct, plan.io_reps)
+                    .map_err(internal("file I/O"))?;
+                check_stop()?;
+                match r {
+                    Some(r) => {
+                        let c = |op: Option<&str>| {
+                            let mut v = vec![("io", json!(label))];
+                            if let Some(op) = op {
+                                v.push(("op", json!(op)));
+                            }
+                            v
+                        };
+                        records.push(rec(c(None), "seq_write_mibps", "MiB/s", r.write.mibps));
+                        records.push(rec(c(None), "seq_read_mibps", "MiB/s", r.read.mibps));
+                        records.push(rec(
+                            c(Some("write")),
+                            "cpu_pct_per_mibps",
+                            "%CPU/(MiB/s)",
+                            r.write.cpu_pct_per_mibps,
+                        ));
+                        records.push(rec(
+                            c(Some("read")),
+                            "cpu_pct_per_mibps",
+                            "%CPU/(MiB/s)",
+                            r.read.cpu_pct_per_mibps,
+                        ));
+                        if direct || disk.is_none() {
+                            disk = Some((format!("probed {fs}"), r.read.mibps.min(r.write.mibps)));
+                        }
+                    }
+                    None => notes.push(format!(
+                        "io: the {fs} filesystem at {} refuses O_DIRECT; no \"direct\" rows",
+                        scratch.path().display()
+                    )),
+                }
+            }
+            notes.push(format!(
+                "io: {} file, 1 MiB requests, one thread; buffered writes timed through fsync, buffered reads after POSIX_FADV_DONTNEED; CPU is the calling thread's (kernel writeback threads not counted)",
+                size_label(bytes & !((1 << 20) - 1))
+            ));
+        }
+        drop(scratch);
+    } else {
+        notes.push("io: skipped (--no-io)".into());
+    }
+
+    // --- local vs remote
+    let mut pairs = Vec::new();
+    if multi_node {
+        progress.stage("local vs remote latency and bandwidth per node pair");
+        let size = (256u64 << 20).min(budget / 2).max(16 << 20);
+        let cpu_nodes: Vec<usize> = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.cpus.iter().any(|c| allowed.contains(c)))
+            .map(|(i, _)| i)
+            .collect();
+        let mem_nodes: Vec<usize> = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.mem_free_kb * 1024 > size * 2)
+            .map(|(i, _)| i)
+            .collect();
+        let from: Vec<usize> = if plan.all_pairs {
+            cpu_nodes.clone()
+        } else {
+            cpu_nodes.iter().take(1).copied().collect()
+        };
+        for &i in &from {
+            let cpu = *topo.nodes[i]
+                .cpus
+                .iter()
+                .find(|c| allowed.contains(c))
+                .expect("cpu node has an allowed CPU");
+            for &j in &mem_nodes {
+                check_stop()?;
+                match mem::node_pair(cpu, topo.nodes[j].id, size as usize, bw_page, plan.effort) {
+                    Ok((lat, bw)) => {
+                        let c = || {
+                            vec![
+                                ("cpu_node", json!(topo.nodes[i].id)),
+                                ("mem_node", json!(topo.nodes[j].id)),
+                                ("size", json!(size_label(size))),
+                            ]
+                        };
+                        records.push(rec(c(), "remote_latency_ns", "ns", lat));
+                        records.push(rec(c(), "remote_copy_mbps", "MB/s", bw / 1e6));
+                        pairs.push((i, j, lat, bw));
+                    }
+                    Err(e) => notes.push(format!(
+                        "numa: node {} -> node {} not measured: {e}",
+                        topo.nodes[i].id, topo.nodes[j].id
+                    )),
+                }
+            }
+        }
+        // Measured vs SLIT ratios.
+        for &(i, j, lat, _) in pairs.iter().filter(|p| p.0 != p.1) {
+            if let Some(&(_, _, local, _)) = pairs.iter().find(|p| p.0 == i && p.1 == i) {
+                notes.push(format!(
+                    "numa: node {} -> {}: latency ratio {:.2} measured, SLIT says {:.2}",
+                    topo.nodes[i].id,
+                    topo.nodes[j].id,
+                    lat / local,
+                    topo.nodes[i].distance[j] as f64 / topo.nodes[i].distance[i].max(1) as f64
+                ));
+            }
+        }
+    }
+
+    // --- calibration
+    progress.stage("calibrating the machine description");
+    let (cpu_model, clock_mhz) = cpu_model_and_clock();
+    let caches = topology::read_caches(Path::new("/sys/devices/system/cpu/cpu0"));
+    let hostname = sys::hostname();
+    let release = read_text("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let meas = Measurements {
+        name: format!("host-{hostname}"),
+        description: format!(
+            "Measured by numasim probe{} on {hostname} (Linux {}); see docs/probe.md",
+            if args.quick { " --quick" } else { "" },
+            release.trim()
+        ),
+        topo: topo.clone(),
+        proc_mem_total_kb: meminfo.get("MemTotal").copied().unwrap_or(0),
+        page_size,
+        huge_page_sizes: huge_sizes,
+        sizes: sizes_out,
+        node_copy_bps: Some(node_copy),
+        atomic_shared_ns: atomic_shared,
+        pairs,
+        disk,
+        caches,
+        cpu_model,
+        clock_mhz,
+    };
+    let (machine, cal_notes) = calibrate::build_machine(&meas)
+        .map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
+    notes.extend(cal_notes);
+    let machine_toml = machine.to_toml_string();
+    if let Some(out) = &args.out {
+        std::fs::write(out, &machine_toml).map_err(|e| {
+            ProbeError::Input(format!("--out {}: cannot write: {e}", out.display()))
+        })?;
+        notes.push(format!(
+            "machine: written to {} (use it as [machine] preset = \"{}\")",
+            out.display(),
+            out.display()
+        ));
+    }
+    let elapsed = start.elapsed();
+    notes.push(format!(
+        "time: the probe took {:.1} s",
+        elapsed.as_secs_f64()
+    ));
+    if !args.quiet {
+        eprintln!("probe done in {:.1} s", elapsed.as_secs_f64());
+    }
+    Ok(ProbeReport {
+        records,
+        notes,
+        machine,
+        machine_toml,
+        scratch_dir,
+        elapsed,
+    })
 }

@@ -44,7 +44,9 @@ pub fn node_bars(
         })
         .fold(0.0f64, f64::max)
         .max(1.0);
-    let (w, h, left, top, bottom) = (900.0, 420.0, 70.0, 40.0, 60.0);
+    // One legend line per case under the axis.
+    let legend = 18.0 * cases.len() as f64;
+    let (w, h, left, top, bottom) = (900.0, 400.0 + legend, 70.0, 40.0, 50.0 + legend);
     let plot_w = w - left - 20.0;
     let plot_h = h - top - bottom;
     let group_w = plot_w / nodes as f64;
@@ -111,8 +113,8 @@ pub fn node_bars(
             .iter()
             .map(|(k, v)| format!("{k}={}", fmt_json(v)))
             .collect();
-        let y = h - 8.0;
-        let x = left + ci as f64 * 260.0;
+        let y = top + plot_h + 54.0 + 18.0 * ci as f64;
+        let x = left;
         s += &format!(
             "<rect x=\"{x}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\"/>",
             y - 9.0,

@@ -1,0 +1,212 @@
+//! Timing and threading helpers shared by the benchmarks.
+
+use crate::sys;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::Duration;
+
+/// How hard to measure: target duration of one repetition and how many
+/// repetitions make a figure.
+#[derive(Debug, Clone, Copy)]
+pub struct Effort {
+    pub rep_time: Duration,
+    pub reps: usize,
+}
+
+/// xorshift64*: a tiny fast generator for addresses and permutations
+/// (measurement only; the simulator's seeded RNG lives in `numasim`).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    #[inline(always)]
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in `0..n` (multiply-high reduction; bias negligible here).
+    #[inline(always)]
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// Run `work` (which returns units done, e.g. bytes) repeatedly until at
+/// least `effort.rep_time` has passed; do that `effort.reps` times and
+/// return each repetition's rate in units per second. Stops early (with
+/// what it has) if a stop was requested.
+pub fn rates(effort: Effort, mut work: impl FnMut() -> u64) -> Vec<f64> {
+    let target = effort.rep_time.as_nanos() as u64;
+    let mut out = Vec::with_capacity(effort.reps);
+    for _ in 0..effort.reps {
+        let t0 = sys::monotonic_ns();
+        let mut units = 0u64;
+        let mut now = t0;
+        while now - t0 < target {
+            units += work();
+            now = sys::monotonic_ns();
+            if sys::stop_requested() {
+                break;
+            }
+        }
+        out.push(units as f64 * 1e9 / (now - t0).max(1) as f64);
+        if sys::stop_requested() {
+            break;
+        }
+    }
+    out
+}
+
+pub fn best(v: &[f64]) -> f64 {
+    v.iter().copied().fold(0.0, f64::max)
+}
+
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+/// Thread counts 1, 2, 4, … up to `max`, with `max` itself last.
+pub fn thread_counts(max: usize) -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut t = 1;
+    while t < max {
+        v.push(t);
+        t *= 2;
+    }
+    v.push(max.max(1));
+    v
+}
+
+/// Per-thread outcome of a timed, pinned, parallel run.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadResult {
+    pub ops: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+impl ThreadResult {
+    pub fn ns_per_op(&self) -> f64 {
+        (self.end_ns - self.start_ns) as f64 / self.ops.max(1) as f64
+    }
+}
+
+/// Run `body(thread_index, stop)` on `n` threads pinned to `cpus` (round
+/// robin), started together at a barrier. If `duration` is given, `stop`
+/// is raised after it; the body polls it. Each body returns its op count.
+/// Pinning failure is reported, not fatal (returned flag = all pinned).
+pub fn run_pinned<F>(
+    n: usize,
+    cpus: &[usize],
+    duration: Option<Duration>,
+    body: F,
+) -> (Vec<ThreadResult>, bool)
+where
+    F: Fn(usize, &AtomicBool) -> u64 + Sync,
+{
+    let barrier = Barrier::new(n + 1);
+    let stop = AtomicBool::new(false);
+    let mut pinned_all = true;
+    let results = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let cpu = cpus[i % cpus.len()];
+                let (barrier, stop, body) = (&barrier, &stop, &body);
+                s.spawn(move || {
+                    let pinned = sys::pin_to_cpu(cpu).is_ok();
+                    barrier.wait();
+                    let start_ns = sys::monotonic_ns();
+                    let ops = body(i, stop);
+                    let end_ns = sys::monotonic_ns();
+                    (
+                        ThreadResult {
+                            ops,
+                            start_ns,
+                            end_ns,
+                        },
+                        pinned,
+                    )
+                })
+            })
+            .collect();
+        barrier.wait();
+        if let Some(d) = duration {
+            let end = std::time::Instant::now() + d;
+            while std::time::Instant::now() < end && !sys::stop_requested() {
+                std::thread::sleep(Duration::from_millis(2).min(d));
+            }
+            stop.store(true, Ordering::Relaxed);
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("benchmark thread panicked"))
+            .collect::<Vec<_>>()
+    });
+    let out = results
+        .into_iter()
+        .map(|(r, p)| {
+            pinned_all &= p;
+            r
+        })
+        .collect();
+    (out, pinned_all)
+}
+
+/// Span of a parallel run: first start to last end, ns.
+pub fn span_ns(r: &[ThreadResult]) -> u64 {
+    let s = r.iter().map(|x| x.start_ns).min().unwrap_or(0);
+    let e = r.iter().map(|x| x.end_ns).max().unwrap_or(0);
+    e.saturating_sub(s).max(1)
+}
+
+/// `16 KiB`, `1 GiB`: sizes as case labels.
+pub fn size_label(bytes: u64) -> String {
+    const U: &[(&str, u64)] = &[("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for &(u, m) in U {
+        if bytes >= m && bytes & (m - 1) == 0 {
+            return format!("{} {u}", bytes / m);
+        }
+    }
+    format!("{bytes} B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_stats() {
+        assert_eq!(thread_counts(1), vec![1]);
+        assert_eq!(thread_counts(2), vec![1, 2]);
+        assert_eq!(thread_counts(6), vec![1, 2, 4, 6]);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(best(&[1.0, 5.0, 2.0]), 5.0);
+        assert_eq!(size_label(16 << 10), "16 KiB");
+        assert_eq!(size_label(1 << 30), "1 GiB");
+        assert_eq!(size_label(1000), "1000 B");
+    }
+
+    #[test]
+    fn rng_below_is_in_range() {
+        let mut r = Rng::new(7);
+        assert!((0..10_000).all(|_| r.below(37) < 37));
+    }
+}

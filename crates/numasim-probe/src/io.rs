@@ -1,0 +1,121 @@
+//! Sequential file throughput in the scratch directory, buffered and direct,
+//! with the CPU time it costs: the [XFS06] efficiency metric
+//! `cpu_pct_per_mibps` (percent of one CPU per MiB/s; lower is better).
+
+use crate::sys::{self, Mapping, PageKind};
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Throughput {
+    pub mibps: f64,
+    /// CPU time of the calling thread during the transfer, as a percentage
+    /// of one CPU, divided by the MiB/s achieved.
+    pub cpu_pct_per_mibps: f64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct SeqResult {
+    pub write: Throughput,
+    pub read: Throughput,
+}
+
+/// Write then read back a `bytes`-long file in `block`-sized requests,
+/// `reps` times; best throughput of each (with its CPU cost). Buffered
+/// writes are timed through `fsync`; buffered reads start with the file's
+/// pages dropped from the page cache (`POSIX_FADV_DONTNEED`). `Ok(None)`:
+/// the filesystem refuses `O_DIRECT`.
+pub fn sequential(
+    dir: &Path,
+    bytes: u64,
+    block: usize,
+    direct: bool,
+    reps: usize,
+) -> io::Result<Option<SeqResult>> {
+    let path = dir.join(if direct {
+        "seq-direct.dat"
+    } else {
+        "seq-buffered.dat"
+    });
+    let mut buf = Mapping::new(block, PageKind::Base)?;
+    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i * 7 + 1) as u8;
+    }
+    let blocks = (bytes / block as u64).max(1);
+    let mib = (blocks * block as u64) as f64 / (1 << 20) as f64;
+    let mut best: Option<SeqResult> = None;
+    for _ in 0..reps {
+        // write
+        let f = if direct {
+            match sys::open_direct(&path, true)? {
+                Some(f) => f,
+                None => return Ok(None),
+            }
+        } else {
+            std::fs::File::create(&path)?
+        };
+        let mut f = f;
+        let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
+        for _ in 0..blocks {
+            if let Err(e) = f.write_all(buf.as_slice()) {
+                let _ = std::fs::remove_file(&path);
+                if direct && e.raw_os_error() == Some(libc::EINVAL) {
+                    return Ok(None);
+                }
+                return Err(e);
+            }
+            if sys::stop_requested() {
+                let _ = std::fs::remove_file(&path);
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+            }
+        }
+        f.sync_all()?;
+        let w = throughput(mib, t0, c0);
+        drop(f);
+        // read
+        let mut f = if direct {
+            match sys::open_direct(&path, false)? {
+                Some(f) => f,
+                None => return Ok(None),
+            }
+        } else {
+            let f = std::fs::File::open(&path)?;
+            sys::drop_file_cache(&f)?;
+            f
+        };
+        let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
+        let mut got = 0u64;
+        loop {
+            let n = f.read(buf.as_mut_slice())?;
+            if n == 0 {
+                break;
+            }
+            got += n as u64;
+            if sys::stop_requested() {
+                let _ = std::fs::remove_file(&path);
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+            }
+        }
+        let r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
+        drop(f);
+        let _ = std::fs::remove_file(&path);
+        best = Some(match best {
+            None => SeqResult { write: w, read: r },
+            Some(b) => SeqResult {
+                write: if w.mibps > b.write.mibps { w } else { b.write },
+                read: if r.mibps > b.read.mibps { r } else { b.read },
+            },
+        });
+    }
+    Ok(best)
+}
+
+fn throughput(mib: f64, t0: u64, c0: u64) -> Throughput {
+    let wall = (sys::monotonic_ns() - t0).max(1) as f64 / 1e9;
+    let cpu = (sys::thread_cpu_ns() - c0) as f64 / 1e9;
+    let mibps = mib / wall;
+    Throughput {
+        mibps,
+        cpu_pct_per_mibps: (cpu / wall * 100.0) / mibps.max(1e-9),
+    }
+}

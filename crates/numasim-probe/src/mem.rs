@@ -1,0 +1,290 @@
+//! Memory benchmarks: the [BGP-BIGMEM] half-to-half copy and random-access
+//! reads, an lmbench `lat_mem_rd`-style randomized pointer chase, and a
+//! plain `memcpy` loop as a reference for the copy figure.
+
+use crate::bench::{self, Effort, Rng};
+use crate::sys::{self, Mapping, PageKind};
+use std::hint::black_box;
+use std::sync::Mutex;
+
+/// Bytes one chase step moves to: one cache line, so every step is a new line.
+pub const CHASE_STRIDE: usize = 64;
+
+/// Figures for one buffer size and page kind.
+#[derive(Debug, Clone, Default)]
+pub struct SizeResult {
+    /// The [BGP-BIGMEM] copy: bytes copied (half the buffer per pass) per
+    /// second with `memcpy`, best of the repetitions.
+    pub copy_bps: f64,
+    /// The same copy written as a loop (STREAM's Copy kernel), best of the repetitions.
+    pub copy_loop_bps: f64,
+    /// Bytes read by random 8-byte loads per second, best of the repetitions.
+    pub random_bps: f64,
+    /// ns per dependent load of a random cyclic chase over cache lines, best
+    /// (lowest) of the repetitions: the least disturbed by other load.
+    pub latency_ns: Option<f64>,
+    /// Bytes of the buffer backed by transparent huge pages, where known.
+    pub thp_bytes: Option<u64>,
+}
+
+/// What to measure on one buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct SizePlan {
+    pub size: usize,
+    pub page: PageKind,
+    pub latency: bool,
+}
+
+/// Map, touch and measure one buffer. Errors are the mapping's (no huge
+/// pages free, out of memory).
+pub fn measure_size(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Result<SizeResult> {
+    let mut m = Mapping::new(plan.size, plan.page)?;
+    m.as_mut_slice().fill(1);
+    let thp_bytes = match plan.page {
+        PageKind::Thp => m.thp_bytes(),
+        _ => None,
+    };
+    let mut r = SizeResult {
+        thp_bytes,
+        ..Default::default()
+    };
+    let half_bytes = (plan.size / 2) as u64;
+    r.copy_bps = bench::best(&bench::rates(effort, || {
+        memcpy_halves(m.as_mut_slice());
+        half_bytes
+    }));
+    let key = black_box(0u64);
+    r.copy_loop_bps = bench::best(&bench::rates(effort, || {
+        copy_halves(m.as_u64_mut(), key);
+        half_bytes
+    }));
+    let mut rng = Rng::new(seed);
+    const BATCH: usize = 1 << 14;
+    r.random_bps = bench::best(&bench::rates(effort, || {
+        black_box(random_reads(m.as_u64(), BATCH, &mut rng));
+        (BATCH * 8) as u64
+    }));
+    if plan.latency {
+        build_chase(m.as_u64_mut(), &mut rng);
+        let mut pos = 0usize;
+        const STEPS: usize = 1 << 14;
+        let steps_per_s = bench::rates(effort, || {
+            pos = chase(m.as_u64(), pos, STEPS);
+            STEPS as u64
+        });
+        black_box(pos);
+        r.latency_ns = Some(1e9 / bench::best(&steps_per_s).max(1e-9));
+    }
+    Ok(r)
+}
+
+/// The reference for the copy figure: a plain `memcpy` loop over a buffer
+/// from the ordinary allocator, timed with `std::time::Instant`, sharing no
+/// code with [`measure_size`] but the copy itself. Bytes copied per second,
+/// best of the repetitions.
+pub fn memcpy_reference(size: usize, effort: Effort) -> f64 {
+    let mut v = vec![1u8; size];
+    let (a, b) = v.split_at_mut(size / 2);
+    let mut best = 0.0f64;
+    for _ in 0..effort.reps {
+        let t0 = std::time::Instant::now();
+        let mut passes = 0u64;
+        while t0.elapsed() < effort.rep_time {
+            b[..a.len()].copy_from_slice(a);
+            black_box(&mut *b);
+            passes += 1;
+        }
+        let s = t0.elapsed().as_secs_f64();
+        best = best.max(passes as f64 * a.len() as f64 / s);
+        if sys::stop_requested() {
+            break;
+        }
+    }
+    best
+}
+
+/// The copy as a loop, like STREAM's Copy kernel: the second half of the
+/// buffer receives the first. An opaque zero is XORed in so the compiler
+/// cannot substitute `memcpy`; unlike `memcpy` it uses ordinary (not
+/// non-temporal) stores, so on large buffers it also pays for reading each
+/// destination line before writing it.
+#[inline(never)]
+pub fn copy_halves(buf: &mut [u64], key: u64) {
+    let half = buf.len() / 2;
+    let (a, b) = buf.split_at_mut(half);
+    for (d, s) in b[..half].iter_mut().zip(a.iter()) {
+        *d = *s ^ key;
+    }
+}
+
+#[inline(never)]
+pub fn memcpy_halves(buf: &mut [u8]) {
+    let half = buf.len() / 2;
+    let (a, b) = buf.split_at_mut(half);
+    b[..half].copy_from_slice(a);
+}
+
+/// `n` independent 8-byte loads at uniformly random positions.
+#[inline(never)]
+pub fn random_reads(buf: &[u64], n: usize, rng: &mut Rng) -> u64 {
+    let len = buf.len() as u64;
+    let mut sum = 0u64;
+    for _ in 0..n {
+        sum = sum.wrapping_add(buf[rng.below(len) as usize]);
+    }
+    sum
+}
+
+/// Lay a single random cycle through every cache line of `buf` (Sattolo's
+/// algorithm): the first word of each line holds the index of the next.
+pub fn build_chase(buf: &mut [u64], rng: &mut Rng) {
+    let w = CHASE_STRIDE / 8;
+    let lines = buf.len() / w;
+    for i in 0..lines {
+        buf[i * w] = (i * w) as u64;
+    }
+    for i in (1..lines).rev() {
+        let j = rng.below(i as u64) as usize;
+        buf.swap(i * w, j * w);
+    }
+}
+
+#[inline(never)]
+pub fn chase(buf: &[u64], mut pos: usize, steps: usize) -> usize {
+    for _ in 0..steps {
+        pos = buf[pos] as usize;
+    }
+    pos
+}
+
+/// Copy bandwidth with `threads` pinned threads, each copying half of its own
+/// share of one buffer to the other half; bytes copied per second, summed.
+/// `node` binds the buffer to that node first (multi-node hosts).
+pub fn parallel_copy(
+    size: usize,
+    page: PageKind,
+    threads: usize,
+    cpus: &[usize],
+    node: Option<usize>,
+    effort: Effort,
+) -> std::io::Result<f64> {
+    let mut m = Mapping::new(size, page)?;
+    if let Some(n) = node {
+        m.bind_to_node(n)?;
+    }
+    m.as_mut_slice().fill(1);
+    let per = m.len() / threads;
+    let mut best = 0.0f64;
+    for _ in 0..effort.reps {
+        let chunks: Vec<Mutex<&mut [u8]>> = m
+            .as_mut_slice()
+            .chunks_mut(per.max(2))
+            .take(threads)
+            .map(Mutex::new)
+            .collect();
+        let (res, _) = bench::run_pinned(threads, cpus, Some(effort.rep_time), |i, stop| {
+            let mut c = chunks[i].lock().expect("own chunk");
+            let bytes = (c.len() / 2) as u64;
+            let mut done = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                memcpy_halves(&mut c);
+                done += bytes;
+            }
+            done
+        });
+        let total: u64 = res.iter().map(|r| r.ops).sum();
+        best = best.max(total as f64 * 1e9 / bench::span_ns(&res) as f64);
+        if sys::stop_requested() {
+            break;
+        }
+    }
+    Ok(best)
+}
+
+/// Latency (ns, best) and copy bandwidth (bytes/s, best) from a thread
+/// pinned to `cpu` to memory bound to `mem_node`.
+pub fn node_pair(
+    cpu: usize,
+    mem_node: usize,
+    size: usize,
+    page: PageKind,
+    effort: Effort,
+) -> std::io::Result<(f64, f64)> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            sys::pin_to_cpu(cpu)?;
+            let mut m = Mapping::new(size, page)?;
+            m.bind_to_node(mem_node)?;
+            m.as_mut_slice().fill(1);
+            let half = (size / 2) as u64;
+            let bw = bench::best(&bench::rates(effort, || {
+                memcpy_halves(m.as_mut_slice());
+                half
+            }));
+            let mut rng = Rng::new(cpu as u64 * 131 + mem_node as u64);
+            build_chase(m.as_u64_mut(), &mut rng);
+            let mut pos = 0;
+            let rate = bench::best(&bench::rates(effort, || {
+                pos = chase(m.as_u64(), pos, 1 << 14);
+                1 << 14
+            }));
+            black_box(pos);
+            Ok((1e9 / rate.max(1e-9), bw))
+        })
+        .join()
+        .expect("node-pair thread panicked")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chase_visits_every_line_once() {
+        let mut buf = vec![0u64; 64 * 8];
+        build_chase(&mut buf, &mut Rng::new(3));
+        let mut seen = [false; 64];
+        let mut p = 0;
+        for _ in 0..64 {
+            assert!(!seen[p / 8]);
+            seen[p / 8] = true;
+            p = buf[p] as usize;
+        }
+        assert_eq!(p, 0);
+        assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn copy_kernels_copy() {
+        let mut a: Vec<u64> = (0..16).collect();
+        copy_halves(&mut a, 0);
+        assert_eq!(&a[8..], &(0..8).collect::<Vec<u64>>()[..]);
+        let mut b: Vec<u8> = (0..16).collect();
+        memcpy_halves(&mut b);
+        assert_eq!(&b[8..], &(0..8).collect::<Vec<u8>>()[..]);
+    }
+
+    #[test]
+    fn node_pair_binds_memory_with_mbind() {
+        // Exercises the raw mbind and affinity calls on node 0, where it has memory.
+        let root = std::path::Path::new("/sys/devices/system/node");
+        let Ok(t) = crate::topology::Topology::read(root) else {
+            return;
+        };
+        let Some(n) = t
+            .nodes
+            .iter()
+            .find(|n| n.mem_free_kb > 64 * 1024 && !n.cpus.is_empty())
+        else {
+            return;
+        };
+        let cpu = sys::allowed_cpus()[0];
+        let effort = Effort {
+            rep_time: std::time::Duration::from_millis(5),
+            reps: 1,
+        };
+        let (lat, bw) = node_pair(cpu, n.id, 4 << 20, PageKind::Base, effort).unwrap();
+        assert!(lat > 0.0 && bw > 0.0, "{lat} ns, {bw} B/s");
+    }
+}

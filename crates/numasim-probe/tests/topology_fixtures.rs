@@ -1,0 +1,95 @@
+//! The sysfs reader on fixture trees (one node, eight nodes, a memoryless
+//! node with a CPU-less memory node), and machines calibrated from them
+//! round-tripping through the loader.
+
+use numasim::machine::Machine;
+use numasim_probe::calibrate::{build_machine, Measurements};
+use numasim_probe::topology::Topology;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn measurements(topo: Topology) -> Measurements {
+    let total = topo.nodes.iter().map(|n| n.mem_total_kb).sum();
+    Measurements {
+        name: "fixture".into(),
+        description: "from a fixture".into(),
+        topo,
+        proc_mem_total_kb: total,
+        page_size: 4096,
+        huge_page_sizes: vec![2 << 20],
+        sizes: vec![],
+        node_copy_bps: Some(5e9),
+        atomic_shared_ns: vec![(1, 5.0), (2, 40.0)],
+        pairs: vec![],
+        disk: Some(("probed ext4".into(), 500.0)),
+        caches: vec![],
+        cpu_model: "test cpu".into(),
+        clock_mhz: Some(2500.0),
+    }
+}
+
+fn round_trip(t: Topology) -> Machine {
+    let (m, _notes) = build_machine(&measurements(t)).expect("calibrates");
+    let back = Machine::from_toml_str(&m.to_toml_string(), "fixture").expect("loads");
+    assert_eq!(back, m);
+    m
+}
+
+#[test]
+fn one_node() {
+    let t = Topology::read(&fixture("one-node")).unwrap();
+    assert_eq!(t.nodes.len(), 1);
+    assert_eq!(t.nodes[0].cpus, vec![0, 1]);
+    assert_eq!(t.nodes[0].mem_total_kb, 4810968);
+    assert_eq!(t.nodes[0].mem_free_kb, 4650260);
+    assert_eq!(t.matrix(), vec![vec![10]]);
+    let m = round_trip(t);
+    assert_eq!(m.node_count(), 1);
+    assert_eq!(m.cpu_count(), 2);
+    assert_eq!(m.mem_bytes(), 4810968 * 1024);
+    assert_eq!(m.memory.bandwidth_gbps, 10.0);
+    assert_eq!(m.interconnect.line_transfer_ns, 40.0);
+    assert_eq!(m.io.disks[0].mibps, 500.0);
+}
+
+#[test]
+fn eight_nodes() {
+    let t = Topology::read(&fixture("eight-nodes")).unwrap();
+    assert_eq!(t.nodes.len(), 8);
+    assert_eq!(t.nodes[5].cpus, (40..48).collect::<Vec<_>>());
+    assert_eq!(t.nodes[3].mem_free_kb, 15 * 1024 * 1024 + 3);
+    assert_eq!(t.matrix()[0], vec![10, 12, 12, 12, 32, 32, 32, 32]);
+    assert_eq!(t.matrix()[6][2], 32);
+    assert_eq!(t.node_of_cpu(63), Some(7));
+    let m = round_trip(t);
+    assert_eq!(m.node_count(), 8);
+    assert_eq!(m.cpu_count(), 64);
+    assert_eq!(m.distances.ratio(0, 7), 3.2);
+}
+
+#[test]
+fn memoryless_and_cpuless_nodes() {
+    let t = Topology::read(&fixture("memoryless")).unwrap();
+    assert_eq!(t.nodes.len(), 3);
+    assert_eq!(t.nodes[0].mem_total_kb, 0);
+    assert_eq!(t.nodes[0].cpus.len(), 4);
+    assert!(t.nodes[2].cpus.is_empty());
+    let m = round_trip(t);
+    assert_eq!(m.nodes[0].mem_bytes, 0);
+    assert_eq!(m.nodes[2].cpus, 0);
+    assert_eq!(
+        m.boot.boot_node, 1,
+        "boots on the first node with CPUs and memory"
+    );
+}
+
+#[test]
+fn missing_tree_is_an_error_naming_the_path() {
+    let e = Topology::read(&fixture("no-such-tree")).unwrap_err();
+    assert!(e.contains("no-such-tree"), "{e}");
+}
