@@ -69,3 +69,59 @@ fn machines_lists_and_prints_presets() {
     let o = numasim(&["machines", "bgp-node"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("PowerPC 450"));
 }
+
+#[test]
+fn the_readme_example_runs() {
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/epyc-touch.toml"
+    );
+    let o = numasim(&["run", root]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("remote_fraction"));
+}
+
+#[test]
+fn an_imported_machine_drives_a_scenario() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../numasim/tests/fixtures/import/numactl/eight-node.txt"
+    );
+    let o = numasim(&["machines", "import", "--numactl", fixture, "--name", "box8"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dir = std::env::temp_dir().join(format!("numasim-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("box8.toml"), &o.stdout).unwrap();
+    std::fs::write(
+        dir.join("s.toml"),
+        "name = \"s\"\n[machine]\npreset = \"box8.toml\"\n[kernel]\nhashdist = 1\n[[run]]\nworkload = \"boot\"\nmetrics = [\"max_node_hash_fraction\"]\n",
+    )
+    .unwrap();
+    let o = numasim(&[
+        "run",
+        dir.join("s.toml").to_str().unwrap(),
+        "--format",
+        "jsonl",
+    ]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let line = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    // Eight nodes, tables interleaved: at most a little over 1/8 on one node.
+    assert!(v["value"].as_f64().unwrap() < 0.14, "{line}");
+}
