@@ -115,10 +115,12 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
         if node.mem_bytes == 0 {
             continue;
         }
-        let memmap = mm.node(i).present * b.struct_page_bytes;
+        // Saturating: an absurd footprint then fails as "no memory", not an overflow.
+        let memmap = mm.node(i).present.saturating_mul(b.struct_page_bytes);
         alloc_bootmem_node(&mut mm, i, memmap, Use::MemMap)
             .map_err(|e| no_memory("mem_map", machine, e))?;
-        alloc_bootmem_node(&mut mm, i, node.cpus as u64 * b.percpu_area, Use::PerCpu)
+        let percpu = (node.cpus as u64).saturating_mul(b.percpu_area);
+        alloc_bootmem_node(&mut mm, i, percpu, Use::PerCpu)
             .map_err(|e| no_memory("per-CPU areas", machine, e))?;
         alloc_bootmem_node(&mut mm, i, b.node_reserved, Use::NodeData)
             .map_err(|e| no_memory("node data", machine, e))?;

@@ -98,7 +98,16 @@ impl KernelConfig {
             }
             k.max_order = o as u32;
         }
-        k.min_free_kbytes = r.u64("min_free_kbytes")?.or(k.min_free_kbytes);
+        if let Some(kb) = r.u64("min_free_kbytes")? {
+            let mem_kb = machine.mem_bytes() / 1024;
+            if kb > mem_kb {
+                return Err(InputError::at(
+                    r.key("min_free_kbytes"),
+                    format!("{kb} kB is more than the machine's memory ({mem_kb} kB)"),
+                ));
+            }
+            k.min_free_kbytes = Some(kb);
+        }
         match r.raw("initcall_il_next") {
             None => {}
             Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,

@@ -199,7 +199,7 @@ fn read_nodes(r: &mut TableReader, page_size: u64) -> Result<Vec<Node>, InputErr
             format!(
                 "{n} nodes is more than numasim models ({MAX_NODES}): the node distance matrix alone would \
                  need {} MiB. Group CPUs into fewer, larger nodes.",
-                (n as u64 * n as u64 * 2) >> 20
+                (n as u128 * n as u128 * 2) >> 20
             ),
         ));
     }
@@ -225,7 +225,7 @@ fn read_nodes(r: &mut TableReader, page_size: u64) -> Result<Vec<Node>, InputErr
             format!("has {} entries but nodes = {n}", cpus.len()),
         ));
     }
-    let total_cpus: u64 = cpus.iter().sum();
+    let total_cpus: u64 = cpus.iter().fold(0u64, |a, &c| a.saturating_add(c));
     if total_cpus == 0 {
         return Err(InputError::at("cpus_per_node", "the machine has no CPU"));
     }
@@ -461,6 +461,15 @@ fn read_boot(r: &mut TableReader, arch: Arch, nodes: &[Node]) -> Result<BootFoot
     };
     if let Some(mut t) = r.table("boot")? {
         b.struct_page_bytes = t.u64("struct_page_bytes")?.unwrap_or(sp);
+        if !(1..=1024).contains(&b.struct_page_bytes) {
+            return Err(InputError::at(
+                t.key("struct_page_bytes"),
+                format!(
+                    "{}: allowed 1..1024 (Linux's struct page is 32 to 128 bytes)",
+                    b.struct_page_bytes
+                ),
+            ));
+        }
         b.percpu_area = t.size("percpu_area")?.unwrap_or(0);
         b.node_reserved = t.size("node_reserved")?.unwrap_or(0);
         b.kernel_reserved = t.size("kernel_reserved")?.unwrap_or(0);

@@ -168,17 +168,21 @@ impl PageAlloc {
     /// `pages_high` are 5/4 and 3/2 of `pages_min` (mm/page_alloc.c, 2.6.10).
     pub fn set_watermarks(&mut self, min_free_kbytes: Option<u64>) {
         let total = self.total_present();
-        let lowmem_kb = total * (self.page_size / 1024);
+        let lowmem_kb = total.saturating_mul(self.page_size / 1024);
         let min_kb = min_free_kbytes
             .unwrap_or_else(|| ((lowmem_kb as f64 * 16.0).sqrt() as u64).clamp(128, 65536));
-        let min_pages_total = min_kb * 1024 / self.page_size;
+        let min_pages_total = min_kb.saturating_mul(1024) / self.page_size;
         for n in &mut self.nodes {
             let min = if total == 0 {
                 0
             } else {
                 (min_pages_total as u128 * n.present as u128 / total as u128) as u64
             };
-            n.watermark = [min, min + min / 4, min + min / 2];
+            n.watermark = [
+                min,
+                min.saturating_add(min / 4),
+                min.saturating_add(min / 2),
+            ];
         }
     }
 

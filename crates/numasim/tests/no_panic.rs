@@ -1,0 +1,77 @@
+//! Whatever values a user sets, numasim answers with a result or an input
+//! error — never a panic (overflow included: tests run with overflow checks).
+
+use numasim::scenario::run::run;
+use numasim::scenario::Scenario;
+use proptest::prelude::*;
+use toml::Value;
+
+const KEYS: &[&str] = &[
+    "machine.nodes",
+    "machine.cpus_per_node",
+    "machine.mem_per_node",
+    "machine.memory",
+    "machine.page_size",
+    "machine.distance.remote",
+    "machine.distance.local",
+    "machine.boot.struct_page_bytes",
+    "machine.boot.percpu_area",
+    "machine.boot.node_reserved",
+    "machine.boot.kernel_reserved",
+    "machine.boot.boot_node",
+    "machine.tlb.entries",
+    "kernel.hashdist",
+    "kernel.thash_entries",
+    "kernel.dhash_entries",
+    "kernel.ihash_entries",
+    "kernel.vmalloc_max_mb",
+    "kernel.max_order",
+    "kernel.min_free_kbytes",
+    "kernel.initcall_il_next",
+];
+
+fn value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        prop::sample::select(vec![
+            0i64,
+            1,
+            2,
+            3,
+            7,
+            16,
+            63,
+            64,
+            255,
+            256,
+            65535,
+            1 << 31,
+            1 << 40,
+            1 << 62,
+            i64::MAX,
+            -1
+        ])
+        .prop_map(Value::Integer),
+        prop::sample::select(vec![
+            "1 KiB", "4 KiB", "16 KiB", "1 MiB", "4 GiB", "1 TiB", "1 EiB", "15 EiB", "x",
+            "random", ""
+        ])
+        .prop_map(|s| Value::String(s.to_string())),
+        any::<bool>().prop_map(Value::Boolean),
+        prop::sample::select(vec![0.5f64, -2.0, 1e300]).prop_map(Value::Float),
+    ]
+}
+
+const BASE: &str = "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"1 GiB\"\n\
+                    [[run]]\nworkload = \"boot\"\n[[run]]\nworkload = \"meminfo\"\n\
+                    [[run]]\nworkload = \"touch\"\nthreads = 2\nbytes = \"64 MiB\"\npolicy = \"interleave\"\n";
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+    #[test]
+    fn any_override_gives_a_result_or_an_error(sets in prop::collection::vec((prop::sample::select(KEYS), value()), 1..4)) {
+        let sc = Scenario::from_str(BASE, "t.toml", None).unwrap();
+        let sets: Vec<(String, Value)> = sets.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        // Huge node counts are refused at validation; everything else runs.
+        let _ = run(&sc, &sets);
+    }
+}
