@@ -18,6 +18,9 @@ pub enum DistanceSpec {
     Matrix(Vec<Vec<u32>>),
 }
 
+/// Largest distance a SLIT can express.
+pub const MAX_DISTANCE: u32 = 255;
+
 /// A dense, validated distance matrix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Distances {
@@ -33,6 +36,32 @@ impl Distances {
                 "distance.local",
                 "must be at least 1 (ACPI SLIT uses 10)",
             ));
+        }
+        // ACPI SLIT entries are one byte (255 = unreachable).
+        let too_far = |key: &str, v: u32| {
+            InputError::at(
+                key,
+                format!("{v}: SLIT distances are one byte, at most {MAX_DISTANCE}"),
+            )
+        };
+        if local > MAX_DISTANCE {
+            return Err(too_far("distance.local", local));
+        }
+        match spec {
+            DistanceSpec::Flat { remote } if *remote > MAX_DISTANCE => {
+                return Err(too_far("distance.remote", *remote))
+            }
+            DistanceSpec::Hierarchy { levels, .. } => {
+                if let Some(&v) = levels.iter().find(|&&v| v > MAX_DISTANCE) {
+                    return Err(too_far("distance.levels", v));
+                }
+            }
+            DistanceSpec::Matrix(m) => {
+                if let Some(&v) = m.iter().flatten().find(|&&v| v > MAX_DISTANCE) {
+                    return Err(too_far("distance.matrix", v));
+                }
+            }
+            _ => {}
         }
         let mut d = vec![0u16; n * n];
         match spec {
@@ -199,6 +228,20 @@ mod tests {
         assert_eq!(d.get(0, 2), 23);
         assert_eq!(d.get(0, 8), 27);
         assert_eq!(d.get(9, 8), 19);
+    }
+
+    #[test]
+    fn distances_beyond_a_byte_are_refused() {
+        let far = DistanceSpec::Flat { remote: 70000 };
+        assert!(Distances::build(2, 10, &far)
+            .unwrap_err()
+            .message
+            .contains("one byte"));
+        let lv = DistanceSpec::Hierarchy {
+            groups: vec![2],
+            levels: vec![20, 300],
+        };
+        assert!(Distances::build(4, 10, &lv).is_err());
     }
 
     #[test]
