@@ -52,6 +52,24 @@ impl<'a> Sim<'a> {
         }
         Ok(self.booted.as_mut().expect("just booted"))
     }
+    /// Builds this case's records; holds no borrow of the simulation, so it
+    /// can be used while the booted kernel is borrowed.
+    pub fn recorder(&self) -> Recorder<'a> {
+        Recorder {
+            experiment: self.experiment,
+            case: self.case,
+        }
+    }
+}
+
+/// Makes records of one case.
+#[derive(Clone, Copy)]
+pub struct Recorder<'a> {
+    experiment: &'a str,
+    case: &'a ResolvedCase,
+}
+
+impl Recorder<'_> {
     /// A record of this case with extra per-row keys.
     pub fn record(&self, rows: &[(&str, Json)], metric: &str, unit: &str, value: f64) -> Record {
         let mut case = self.case.keys.clone();

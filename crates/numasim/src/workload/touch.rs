@@ -157,7 +157,8 @@ impl Touch {
     }
 
     pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
-        let machine = sim.machine().clone();
+        let rec = sim.recorder();
+        let machine = &sim.case.machine;
         let booted = sim.booted()?;
         let pages = booted.mm.pages_for(self.bytes_per_thread);
         let nodes = booted.mm.node_count();
@@ -199,9 +200,9 @@ impl Touch {
         let mut out: Vec<Record> = per_node
             .iter()
             .enumerate()
-            .map(|(n, &p)| sim.record(&[("node", json!(n))], "touched_kb", "kB", (p * kb) as f64))
+            .map(|(n, &p)| rec.record(&[("node", json!(n))], "touched_kb", "kB", (p * kb) as f64))
             .collect();
-        out.push(sim.record(
+        out.push(rec.record(
             &[],
             "remote_fraction",
             "fraction",
@@ -211,8 +212,8 @@ impl Touch {
                 remote as f64 / total as f64
             },
         ));
-        out.push(sim.record(&[], "max_thread_remote_fraction", "fraction", worst));
-        out.push(sim.record(&[], "oom", "0/1", f64::from(u8::from(oom))));
+        out.push(rec.record(&[], "max_thread_remote_fraction", "fraction", worst));
+        out.push(rec.record(&[], "oom", "0/1", f64::from(u8::from(oom))));
         Ok(out)
     }
 }
