@@ -42,9 +42,6 @@ pub struct Sim<'a> {
 }
 
 impl<'a> Sim<'a> {
-    pub fn machine(&self) -> &Machine {
-        &self.case.machine
-    }
     /// The booted kernel, booting it first if no step has.
     pub fn booted(&mut self) -> Result<&mut Booted, Error> {
         if self.booted.is_none() {
