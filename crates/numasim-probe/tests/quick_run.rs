@@ -92,6 +92,27 @@ fn quick_probe_reports_everything_and_cleans_up() {
     assert_eq!(m, report.machine);
     assert_eq!(text, report.machine_toml);
     assert!(m.memory.bandwidth_gbps > 0.0 && m.memory.latency_ns > 0.0);
+
+    // And it drives a simulation: a scenario naming it as its preset boots
+    // and places memory.
+    let scenario = format!(
+        "name = \"host\"\n[machine]\npreset = \"{}\"\n[[run]]\nworkload = \"meminfo\"\n\
+         [[run]]\nworkload = \"touch\"\nthreads = 1\nbytes = \"64 MiB\"\n",
+        out.display()
+    );
+    let sc = numasim::scenario::Scenario::from_str(&scenario, "host-scenario.toml", None)
+        .expect("scenario loads");
+    let recs = numasim::scenario::run::run(&sc, &[]).expect("simulation runs");
+    let touched: f64 = recs
+        .iter()
+        .filter(|r| r.metric == "touched_kb")
+        .filter_map(|r| r.value)
+        .sum();
+    assert_eq!(
+        touched,
+        64.0 * 1024.0,
+        "64 MiB placed on the probed machine"
+    );
     std::fs::remove_dir_all(&parent).unwrap();
     assert!(
         report.elapsed.as_secs() < 120,
