@@ -136,6 +136,13 @@ impl<E> EventQueue<E> {
         if at < self.now {
             return Err(PastEvent { at, now: self.now });
         }
+        self.insert(at, event);
+        Ok(())
+    }
+
+    /// Queue an entry with the next sequence number (the FIFO tie-break).
+    #[inline(always)]
+    fn insert(&mut self, at: Time, event: E) {
         let seq = self.seq;
         // 2^64 pushes would take centuries; wrapping would break FIFO order.
         self.seq += 1;
@@ -144,7 +151,6 @@ impl<E> EventQueue<E> {
             seq,
             event,
         });
-        Ok(())
     }
 
     /// Schedule `event` `delay` after `now()`; cannot be in the past.
@@ -152,13 +158,7 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn push_after(&mut self, delay: Dur, event: E) -> Time {
         let at = self.now + delay;
-        let seq = self.seq;
-        self.seq += 1;
-        self.heap.push(Entry {
-            time: at.0,
-            seq,
-            event,
-        });
+        self.insert(at, event);
         at
     }
 

@@ -40,6 +40,15 @@ impl Record {
         self.case.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// The part of the case that identifies a case (not a row within it).
+    pub fn case_of(&self, case_keys: &[String]) -> Vec<(String, Value)> {
+        self.case
+            .iter()
+            .filter(|(k, _)| case_keys.contains(k))
+            .cloned()
+            .collect()
+    }
+
     /// One JSON object on one line, keys in contract order.
     pub fn to_json_line(&self) -> String {
         serde_json::to_string(self).expect("records always serialise")

@@ -21,12 +21,7 @@ pub fn node_bars(
     }
     let mut cases: Vec<Vec<(String, Json)>> = Vec::new();
     for r in &recs {
-        let k: Vec<(String, Json)> = r
-            .case
-            .iter()
-            .filter(|(k, _)| case_keys.contains(k))
-            .cloned()
-            .collect();
+        let k: Vec<(String, Json)> = r.case_of(case_keys);
         if !cases.contains(&k) {
             cases.push(k);
         }
@@ -74,12 +69,7 @@ pub fn node_bars(
     }
     for r in &recs {
         let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
-        let k: Vec<(String, Json)> = r
-            .case
-            .iter()
-            .filter(|(k, _)| case_keys.contains(k))
-            .cloned()
-            .collect();
+        let k: Vec<(String, Json)> = r.case_of(case_keys);
         let ci = cases.iter().position(|c| *c == k).unwrap_or(0);
         let x = left + node * group_w + group_w * 0.1 + ci as f64 * bar_w;
         if let Some(v) = r.value {

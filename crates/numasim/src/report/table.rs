@@ -12,12 +12,7 @@ pub fn render(records: &[Record], case_keys: &[String]) -> String {
     let mut out = String::new();
     let mut groups: Vec<(Vec<(String, Json)>, Vec<&Record>)> = Vec::new();
     for r in records {
-        let key: Vec<(String, Json)> = r
-            .case
-            .iter()
-            .filter(|(k, _)| case_keys.contains(k))
-            .cloned()
-            .collect();
+        let key: Vec<(String, Json)> = r.case_of(case_keys);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(r),
             None => groups.push((key, vec![r])),
