@@ -14,6 +14,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "large-kernel-tables",
         include_str!("../../../experiments/large-kernel-tables.toml"),
     ),
+    (
+        "altix-pagecache-spill",
+        include_str!("../../../experiments/altix-pagecache-spill.toml"),
+    ),
+    (
+        "altix-buffer-head-imbalance",
+        include_str!("../../../experiments/altix-buffer-head-imbalance.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

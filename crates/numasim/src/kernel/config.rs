@@ -15,6 +15,28 @@ pub enum IlNext {
     At(u64),
 }
 
+/// Where a class of kernel allocations goes ([ALTIX04] A4, A5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// On the allocating CPU's node (mainline).
+    Local,
+    /// `GFP_ROUND_ROBIN`: a per-CPU counter modulo the nodes picks the zonelist.
+    RoundRobin,
+}
+
+impl Spread {
+    pub const NAMES: &'static [(&'static str, Spread)] = &[
+        ("local", Spread::Local),
+        ("round-robin", Spread::RoundRobin),
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Spread::Local => "local",
+            Spread::RoundRobin => "round-robin",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelConfig {
     /// `hashdist=`: boot hashes from vmalloc (interleaved) instead of one node.
@@ -33,6 +55,10 @@ pub struct KernelConfig {
     pub min_free_kbytes: Option<u64>,
     /// The boot task's interleave cursor when `inet_init()` runs.
     pub initcall_il_next: IlNext,
+    /// `page_cache_alloc()` placement (SGI's `GFP_ROUND_ROBIN`, A4).
+    pub page_cache_alloc: Spread,
+    /// Slab page placement, e.g. buffer heads (`kmem_getpages()`, A5).
+    pub slab_alloc: Spread,
 }
 
 impl KernelConfig {
@@ -53,6 +79,8 @@ impl KernelConfig {
             max_order: if machine.arch == Arch::Ia64 { 17 } else { 11 },
             min_free_kbytes: None,
             initcall_il_next: IlNext::Random,
+            page_cache_alloc: Spread::Local,
+            slab_alloc: Spread::Local,
         }
     }
 
@@ -67,6 +95,8 @@ impl KernelConfig {
             "vmalloc_max_mb" => json!(self.vmalloc_max_bytes >> 20),
             "max_order" => json!(self.max_order),
             "min_free_kbytes" => self.min_free_kbytes.map_or(json!("auto"), |v| json!(v)),
+            "page_cache_alloc" => json!(self.page_cache_alloc.name()),
+            "slab_alloc" => json!(self.slab_alloc.name()),
             "initcall_il_next" => match self.initcall_il_next {
                 IlNext::Random => json!("random"),
                 IlNext::At(i) => json!(i),
@@ -108,6 +138,12 @@ impl KernelConfig {
             }
             k.min_free_kbytes = Some(kb);
         }
+        k.page_cache_alloc = r
+            .choice("page_cache_alloc", Spread::NAMES)?
+            .unwrap_or(k.page_cache_alloc);
+        k.slab_alloc = r
+            .choice("slab_alloc", Spread::NAMES)?
+            .unwrap_or(k.slab_alloc);
         match r.raw("initcall_il_next") {
             None => {}
             Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,

@@ -141,6 +141,14 @@ pub struct BootFootprint {
     pub boot_node: u32,
 }
 
+/// The filesystem and block layer as the kernel of this machine uses them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fs {
+    /// Slab bytes (buffer heads and what comes with them) allocated per
+    /// page-cache page by buffered I/O.
+    pub slab_per_cached_page: u64,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Machine {
     pub name: String,
@@ -155,6 +163,7 @@ pub struct Machine {
     pub cpu: Cpu,
     pub tlb: Tlb,
     pub io: Io,
+    pub fs: Fs,
     pub boot: BootFootprint,
 }
 

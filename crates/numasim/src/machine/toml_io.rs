@@ -23,6 +23,10 @@ mod default {
     /// private, mapping, index, lru = 56 bytes in 2.6; 32 on 32-bit.
     pub const STRUCT_PAGE_64: u64 = 56;
     pub const STRUCT_PAGE_32: u64 = 32;
+    /// One `struct buffer_head` per 4 KiB block, 128 bytes each (a 2.4
+    /// buffer head on 64-bit, cache-aligned in its slab): docs/pagecache.md.
+    pub const BUFFER_HEAD_BYTES: u64 = 128;
+    pub const FS_BLOCK: u64 = 4096;
 }
 
 pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
@@ -119,6 +123,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let cpu = read_cpu(&mut r)?;
     let tlb = read_tlb(&mut r, page_size)?;
     let io = read_io(&mut r, n)?;
+    let fs = read_fs(&mut r, page_size)?;
     let boot = read_boot(&mut r, arch, &nodes)?;
     r.finish()?;
 
@@ -135,6 +140,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         cpu,
         tlb,
         io,
+        fs,
         boot,
     })
 }
@@ -435,6 +441,26 @@ fn read_io(r: &mut TableReader, nodes: usize) -> Result<Io, InputError> {
     })
 }
 
+fn read_fs(r: &mut TableReader, page_size: u64) -> Result<Fs, InputError> {
+    let default = page_size.div_ceil(default::FS_BLOCK) * default::BUFFER_HEAD_BYTES;
+    let Some(mut t) = r.table("fs")? else {
+        return Ok(Fs {
+            slab_per_cached_page: default,
+        });
+    };
+    let slab = t.size("slab_per_cached_page")?.unwrap_or(default);
+    if slab > page_size.saturating_mul(4) {
+        return Err(InputError::at(
+            t.key("slab_per_cached_page"),
+            "more than four pages of slab per cached page",
+        ));
+    }
+    t.finish()?;
+    Ok(Fs {
+        slab_per_cached_page: slab,
+    })
+}
+
 fn read_boot(r: &mut TableReader, arch: Arch, nodes: &[Node]) -> Result<BootFootprint, InputError> {
     let sp = if arch.is_64bit() {
         default::STRUCT_PAGE_64
@@ -610,6 +636,12 @@ pub(super) fn write_machine(m: &Machine) -> String {
         io.insert("disks".into(), Value::Array(disks.collect()));
         t.insert("io".into(), io.into());
     }
+    let mut fs = Table::new();
+    fs.insert(
+        "slab_per_cached_page".into(),
+        (m.fs.slab_per_cached_page as i64).into(),
+    );
+    t.insert("fs".into(), fs.into());
     let mut b = Table::new();
     b.insert(
         "struct_page_bytes".into(),

@@ -17,7 +17,15 @@ pub const BOOT_METRICS: &[&str] = &[
     "initcall_node",
 ];
 
-pub const MEMINFO_METRICS: &[&str] = &["mem_total_kb", "mem_free_kb", "mem_used_kb", "hash_kb"];
+pub const MEMINFO_METRICS: &[&str] = &[
+    "mem_total_kb",
+    "mem_free_kb",
+    "mem_used_kb",
+    "hash_kb",
+    "page_cache_kb",
+    "slab_kb",
+    "anon_kb",
+];
 
 pub fn boot_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
     let rec = sim.recorder();
@@ -67,32 +75,37 @@ pub fn boot_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
     Ok(out)
 }
 
+/// Per-use meminfo columns: (metric, what the pages hold).
+const USE_COLUMNS: &[(&str, Use)] = &[
+    ("hash_kb", Use::Hash),
+    ("page_cache_kb", Use::PageCache),
+    ("slab_kb", Use::Slab),
+    ("anon_kb", Use::Anon),
+];
+
 pub fn meminfo_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
     let rec = sim.recorder();
     let booted = sim.booted()?;
     let kb = booted.mm.page_size() / 1024;
     let mut out = Vec::new();
-    let (mut t_total, mut t_free, mut t_hash) = (0u64, 0u64, 0u64);
+    let mut total = (0u64, 0u64, [0u64; 8]);
+    let mut emit =
+        |row: &[(&str, serde_json::Value)], present: u64, free: u64, used_by: &[u64; 8]| {
+            out.push(rec.record(row, "mem_total_kb", "kB", (present * kb) as f64));
+            out.push(rec.record(row, "mem_free_kb", "kB", (free * kb) as f64));
+            out.push(rec.record(row, "mem_used_kb", "kB", ((present - free) * kb) as f64));
+            for &(metric, u) in USE_COLUMNS {
+                out.push(rec.record(row, metric, "kB", (used_by[u.index()] * kb) as f64));
+            }
+        };
     for (i, n) in booted.mm.nodes().iter().enumerate() {
-        let row = [("node", json!(i))];
-        let hash = n.used_by[Use::Hash.index()];
-        out.push(rec.record(&row, "mem_total_kb", "kB", (n.present * kb) as f64));
-        out.push(rec.record(&row, "mem_free_kb", "kB", (n.free * kb) as f64));
-        out.push(rec.record(
-            &row,
-            "mem_used_kb",
-            "kB",
-            ((n.present - n.free) * kb) as f64,
-        ));
-        out.push(rec.record(&row, "hash_kb", "kB", (hash * kb) as f64));
-        t_total += n.present;
-        t_free += n.free;
-        t_hash += hash;
+        emit(&[("node", json!(i))], n.present, n.free, &n.used_by);
+        total.0 += n.present;
+        total.1 += n.free;
+        for (t, u) in total.2.iter_mut().zip(n.used_by) {
+            *t += u;
+        }
     }
-    let row = [("node", json!("total"))];
-    out.push(rec.record(&row, "mem_total_kb", "kB", (t_total * kb) as f64));
-    out.push(rec.record(&row, "mem_free_kb", "kB", (t_free * kb) as f64));
-    out.push(rec.record(&row, "mem_used_kb", "kB", ((t_total - t_free) * kb) as f64));
-    out.push(rec.record(&row, "hash_kb", "kB", (t_hash * kb) as f64));
+    emit(&[("node", json!("total"))], total.0, total.1, &total.2);
     Ok(out)
 }

@@ -4,7 +4,9 @@
 //! anything runs; steps share one simulated machine, booted on first need.
 
 pub mod boot;
+pub mod read;
 pub mod touch;
+pub mod vmstat;
 
 use crate::error::{Error, InputError};
 use crate::kernel::boot::{boot, Booted};
@@ -31,6 +33,16 @@ pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
         "touch",
         touch::METRICS,
         "threads first-touch memory under a policy; report where it landed",
+    ),
+    (
+        "read",
+        read::METRICS,
+        "one process reads a file through the page cache (buffered I/O)",
+    ),
+    (
+        "vmstat",
+        vmstat::METRICS,
+        "machine-wide counters: kswapd wake-ups, nodes full of page cache",
     ),
 ];
 
@@ -123,28 +135,26 @@ fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<Str
 /// Check a step before anything runs.
 pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> {
     let name = step_name(step)?;
+    let Some((_, metrics, _)) = WORKLOADS.iter().find(|(n, _, _)| *n == name) else {
+        let hint = crate::scenario::table::nearest(name, WORKLOADS.iter().map(|(n, _, _)| *n))
+            .map(|n| format!(" Did you mean `{n}`?"))
+            .unwrap_or_default();
+        return Err(InputError::at(
+            "workload",
+            format!("no workload `{name}`.{hint} Workloads: {}.", names()),
+        ));
+    };
     let mut r = TableReader::new("", step);
     r.allow("workload");
+    metric_filter(&mut r, metrics)?;
     match name {
-        "boot" => {
-            metric_filter(&mut r, boot::BOOT_METRICS)?;
-        }
-        "meminfo" => {
-            metric_filter(&mut r, boot::MEMINFO_METRICS)?;
-        }
         "touch" => {
-            metric_filter(&mut r, touch::METRICS)?;
-            touch::Touch::read(&mut r, machine)?;
+            touch::Touch::from_step(&mut r, machine)?;
         }
-        other => {
-            let hint = crate::scenario::table::nearest(other, WORKLOADS.iter().map(|(n, _, _)| *n))
-                .map(|n| format!(" Did you mean `{n}`?"))
-                .unwrap_or_default();
-            return Err(InputError::at(
-                "workload",
-                format!("no workload `{other}`.{hint} Workloads: {}.", names()),
-            ));
+        "read" => {
+            read::Read::from_step(&mut r, machine)?;
         }
+        _ => {}
     }
     r.finish()
 }
@@ -171,9 +181,11 @@ pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Er
             "boot" => boot::boot_records(&mut sim)?,
             "meminfo" => boot::meminfo_records(&mut sim)?,
             "touch" => {
-                let t = touch::Touch::read(&mut r, &case.machine)?;
+                let t = touch::Touch::from_step(&mut r, &case.machine)?;
                 t.run(&mut sim)?
             }
+            "read" => read::Read::from_step(&mut r, &case.machine)?.run(&mut sim)?,
+            "vmstat" => vmstat::vmstat_records(&mut sim)?,
             other => {
                 return Err(InputError::at("workload", format!("no workload `{other}`")).into())
             }

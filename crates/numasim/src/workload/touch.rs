@@ -6,16 +6,20 @@
 use super::Sim;
 use crate::error::{Error, InputError};
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
-use crate::kernel::mm::{Gfp, MemPolicy, Use};
+use crate::kernel::mm::{Gfp, MemPolicy, Placement, Use};
 use crate::machine::Machine;
 use crate::report::Record;
 use crate::scenario::table::TableReader;
 use serde_json::json;
 
+/// Rounds in which concurrent threads advance (see `Touch::run`).
+const TOUCH_ROUNDS: u64 = 64;
+
 pub const METRICS: &[&str] = &[
     "touched_kb",
-    "remote_fraction",
+    "job_remote_fraction",
     "max_thread_remote_fraction",
+    "job_slowdown",
     "oom",
 ];
 
@@ -54,7 +58,7 @@ impl Touch {
     /// Keys: `bytes` (per thread), and the threads as `threads = N` (CPUs 0..N),
     /// `cpus = [..]`, or `nodes = [..]` (one thread on every CPU of those
     /// nodes); `policy` with `policy_nodes` for bind/preferred/interleave.
-    pub fn read(r: &mut TableReader, machine: &Machine) -> Result<Touch, InputError> {
+    pub fn from_step(r: &mut TableReader, machine: &Machine) -> Result<Touch, InputError> {
         let bytes_per_thread = r.size("bytes")?.ok_or_else(|| {
             InputError::at(
                 "bytes",
@@ -163,38 +167,56 @@ impl Touch {
         let pages = booted.mm.pages_for(self.bytes_per_thread);
         let nodes = booted.mm.node_count();
         let mut per_node = vec![0u64; nodes];
-        let (mut remote, mut total, mut worst) = (0u64, 0u64, 0.0f64);
+        // Threads fault concurrently: every thread advances by 1/TOUCH_ROUNDS
+        // of its memory per round, so a full node pushes its overflow onto
+        // neighbours while their own threads are still touching, as on a real
+        // machine; one thread after another would exaggerate the cascade.
+        let mut placed: Vec<Placement> = vec![Placement::default(); self.cpus.len()];
         let mut oom = false;
-        for (t, &cpu) in self.cpus.iter().enumerate() {
-            let node = machine.cpu_node(cpu).unwrap_or(0);
-            let who = Allocator {
-                task: 1 + t as u32,
-                cpu,
-                node,
-            };
-            match alloc_pages(
-                &mut booted.mm,
-                &mut booted.cursors,
-                &self.policy,
-                who,
-                pages,
-                Gfp::Normal,
-                Use::Anon,
-            ) {
-                Ok(p) => {
-                    let off = p.pages() - p.on_node(node);
-                    for &(n, k) in &p.parts {
-                        per_node[n as usize] += k;
+        'rounds: for round in 0..TOUCH_ROUNDS {
+            let share = pages / TOUCH_ROUNDS + u64::from(round < pages % TOUCH_ROUNDS);
+            for (t, &cpu) in self.cpus.iter().enumerate() {
+                let node = machine.cpu_node(cpu).unwrap_or(0);
+                let who = Allocator {
+                    task: 1 + t as u32,
+                    cpu,
+                    node,
+                };
+                match alloc_pages(
+                    &mut booted.mm,
+                    &mut booted.cursors,
+                    &self.policy,
+                    who,
+                    share,
+                    Gfp::Normal,
+                    Use::Anon,
+                ) {
+                    Ok(p) => placed[t].merge(&p),
+                    Err(_) => {
+                        oom = true;
+                        break 'rounds;
                     }
-                    remote += off;
-                    total += p.pages();
-                    worst = worst.max(off as f64 / p.pages().max(1) as f64);
-                }
-                Err(_) => {
-                    oom = true;
-                    break;
                 }
             }
+        }
+        let (mut remote, mut total, mut worst) = (0u64, 0u64, 0.0f64);
+        // The slowest thread's mean memory latency relative to all-local.
+        let mut slowdown = 1.0f64;
+        for (p, &cpu) in placed.iter().zip(&self.cpus) {
+            let node = machine.cpu_node(cpu).unwrap_or(0);
+            let off = p.pages() - p.on_node(node);
+            for &(n, k) in &p.parts {
+                per_node[n as usize] += k;
+            }
+            remote += off;
+            total += p.pages();
+            worst = worst.max(off as f64 / p.pages().max(1) as f64);
+            let lat: f64 = p
+                .parts
+                .iter()
+                .map(|&(n, k)| k as f64 * machine.distances.ratio(node, n as usize))
+                .sum();
+            slowdown = slowdown.max(lat / p.pages().max(1) as f64);
         }
         let kb = booted.mm.page_size() / 1024;
         let mut out: Vec<Record> = per_node
@@ -204,7 +226,7 @@ impl Touch {
             .collect();
         out.push(rec.record(
             &[],
-            "remote_fraction",
+            "job_remote_fraction",
             "fraction",
             if total == 0 {
                 0.0
@@ -213,6 +235,7 @@ impl Touch {
             },
         ));
         out.push(rec.record(&[], "max_thread_remote_fraction", "fraction", worst));
+        out.push(rec.record(&[], "job_slowdown", "x", slowdown));
         out.push(rec.record(&[], "oom", "0/1", f64::from(u8::from(oom))));
         Ok(out)
     }

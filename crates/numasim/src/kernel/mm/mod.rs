@@ -4,6 +4,7 @@
 //! `alloc_large_system_hash` (`hash`).
 
 pub mod bootmem;
+pub mod filemap;
 pub mod hash;
 pub mod mempolicy;
 pub mod page_alloc;

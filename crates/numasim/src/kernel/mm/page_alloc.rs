@@ -50,8 +50,12 @@ impl Use {
 pub enum Gfp {
     /// Boot-time (bootmem) reservations: no watermark exists yet.
     Boot,
-    /// Ordinary allocations: stay above `pages_low` on the first pass.
+    /// Ordinary allocations: stay above `pages_low` on the first pass; if no
+    /// node in the zonelist can, kswapd is woken and the second pass may go
+    /// down to `pages_min` (`__alloc_pages()`, 2.4 and 2.6).
     Normal,
+    /// The second pass of an ordinary allocation: down to `pages_min`.
+    Min,
     /// `GFP_ATOMIC`: may dip to half of `pages_min` (`ALLOC_HARDER|ALLOC_HIGH`).
     Atomic,
 }
@@ -72,6 +76,12 @@ impl Placement {
             .filter(|&&(n, _)| n as usize == node)
             .map(|&(_, p)| p)
             .sum()
+    }
+    /// Add another placement's pages to this one.
+    pub fn merge(&mut self, other: &Placement) {
+        for &(n, k) in &other.parts {
+            self.add(n as usize, k);
+        }
     }
     fn add(&mut self, node: usize, pages: u64) {
         if pages == 0 {
@@ -112,6 +122,9 @@ pub struct PageAlloc {
     zonelists: Vec<Option<Box<[u32]>>>,
     distances: crate::machine::Distances,
     max_order: u32,
+    /// Times an allocation found every node of its zonelist below
+    /// `pages_low` and woke kswapd: the 2.4 trigger is global pressure only.
+    kswapd_wakeups: u64,
 }
 
 impl PageAlloc {
@@ -134,6 +147,7 @@ impl PageAlloc {
             zonelists: vec![None; machine.node_count()],
             distances: machine.distances.clone(),
             max_order,
+            kswapd_wakeups: 0,
         }
     }
 
@@ -151,6 +165,9 @@ impl PageAlloc {
     }
     pub fn max_order(&self) -> u32 {
         self.max_order
+    }
+    pub fn kswapd_wakeups(&self) -> u64 {
+        self.kswapd_wakeups
     }
     pub fn total_free(&self) -> u64 {
         self.nodes.iter().map(|n| n.free).sum()
@@ -192,6 +209,7 @@ impl PageAlloc {
         let reserve = match gfp {
             Gfp::Boot => 0,
             Gfp::Normal => n.watermark[1],
+            Gfp::Min => n.watermark[0],
             Gfp::Atomic => n.watermark[0] / 2,
         };
         n.free.saturating_sub(reserve)
@@ -281,11 +299,17 @@ impl PageAlloc {
             .copied()
             .filter(|&c| allowed.is_none_or(|a| a[c as usize]))
             .collect();
-        let avail: u64 = zl
-            .iter()
-            .map(|&c| self.available(c as usize, gfp))
-            .fold(0u64, |a, b| a.saturating_add(b));
-        if avail < pages {
+        let avail = |mm: &Self, gfp| {
+            zl.iter()
+                .map(|&c| mm.available(c as usize, gfp))
+                .fold(0u64, |a, b: u64| a.saturating_add(b))
+        };
+        let mut gfp = gfp;
+        if avail(self, gfp) < pages && gfp == Gfp::Normal {
+            self.kswapd_wakeups += 1;
+            gfp = Gfp::Min;
+        }
+        if avail(self, gfp) < pages {
             return Err(AllocError::NoMemory { pages });
         }
         let mut left = pages;
@@ -313,11 +337,18 @@ impl PageAlloc {
         allowed: Option<&[bool]>,
     ) -> Result<Placement, AllocError> {
         let want: u64 = shares.iter().map(|&(_, p)| p).sum();
-        let free: u64 = (0..self.nodes.len())
-            .filter(|&n| allowed.is_none_or(|a| a[n]))
-            .map(|n| self.available(n, gfp))
-            .sum();
-        if free < want {
+        let free = |mm: &Self, gfp| -> u64 {
+            (0..mm.nodes.len())
+                .filter(|&n| allowed.is_none_or(|a| a[n]))
+                .map(|n| mm.available(n, gfp))
+                .sum()
+        };
+        let mut gfp = gfp;
+        if free(self, gfp) < want && gfp == Gfp::Normal {
+            self.kswapd_wakeups += 1;
+            gfp = Gfp::Min;
+        }
+        if free(self, gfp) < want {
             return Err(AllocError::NoMemory { pages: want });
         }
         let mut out = Placement::default();

@@ -1,0 +1,83 @@
+//! The `read` workload: one process reads a file with buffered I/O, so every
+//! page goes through `page_cache_alloc()` and brings its buffer heads with it
+//! ([ALTIX04] A4, A5). Reports where the cache and slab landed.
+
+use super::Sim;
+use crate::error::{Error, InputError};
+use crate::kernel::mm::filemap::read_file;
+use crate::kernel::mm::mempolicy::Allocator;
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::table::TableReader;
+
+pub const METRICS: &[&str] = &["reader_node_excess_pages", "read_oom"];
+
+#[derive(Debug, Clone)]
+pub struct Read {
+    pub bytes: u64,
+    pub cpu: u64,
+}
+
+impl Read {
+    pub fn from_step(r: &mut TableReader, machine: &Machine) -> Result<Read, InputError> {
+        let bytes = r
+            .size("bytes")?
+            .ok_or_else(|| InputError::at("bytes", "missing: the file size, e.g. \"40 GB\""))?;
+        let cpu = r.u64("cpu")?.unwrap_or(0);
+        if cpu >= machine.cpu_count() {
+            return Err(InputError::at(
+                "cpu",
+                format!(
+                    "CPU {cpu} does not exist (CPUs 0..{})",
+                    machine.cpu_count() - 1
+                ),
+            ));
+        }
+        Ok(Read { bytes, cpu })
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let rec = sim.recorder();
+        let machine = &sim.case.machine;
+        let node = machine.cpu_node(self.cpu).unwrap_or(0);
+        let (pc, slab) = (sim.case.kernel.page_cache_alloc, sim.case.kernel.slab_alloc);
+        let booted = sim.booted()?;
+        let pages = booted.mm.pages_for(self.bytes);
+        let who = Allocator {
+            task: 1000,
+            cpu: self.cpu,
+            node,
+        };
+        let res = read_file(
+            &mut booted.mm,
+            &mut booted.cursors,
+            who,
+            pages,
+            machine.fs.slab_per_cached_page,
+            pc,
+            slab,
+        );
+        let Ok(res) = res else {
+            // Not enough memory for the cache: reclaim is not modelled yet.
+            return Ok(vec![rec.record(&[], "read_oom", "0/1", 1.0)]);
+        };
+        // Pages this read put on each node; the reader's node against the
+        // median of the others.
+        let n = booted.mm.node_count();
+        let per: Vec<u64> = (0..n)
+            .map(|i| res.page_cache.on_node(i) + res.slab.on_node(i))
+            .collect();
+        let mut others: Vec<u64> = (0..n).filter(|&i| i != node).map(|i| per[i]).collect();
+        others.sort_unstable();
+        let median = others.get(others.len() / 2).copied().unwrap_or(0);
+        Ok(vec![
+            rec.record(
+                &[],
+                "reader_node_excess_pages",
+                "pages",
+                per[node].saturating_sub(median) as f64,
+            ),
+            rec.record(&[], "read_oom", "0/1", 0.0),
+        ])
+    }
+}

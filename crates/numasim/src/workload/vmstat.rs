@@ -1,0 +1,32 @@
+//! The `vmstat` workload: machine-wide memory-management counters at this
+//! point of the run (`/proc/vmstat`, plus what a person reads off a per-node
+//! `numastat`).
+
+use super::Sim;
+use crate::error::Error;
+use crate::kernel::mm::Use;
+use crate::report::Record;
+
+pub const METRICS: &[&str] = &["kswapd_woken", "kswapd_wakeups", "nodes_full_of_page_cache"];
+
+pub fn vmstat_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
+    let rec = sim.recorder();
+    let booted = sim.booted()?;
+    let mm = &booted.mm;
+    // A node is full of page cache when it is down to its high watermark and
+    // page cache is what fills it.
+    let full = mm
+        .nodes()
+        .iter()
+        .filter(|n| {
+            let pc = n.used_by[Use::PageCache.index()];
+            n.free <= n.watermark[2] && pc > 0 && n.used_by.iter().all(|&u| u <= pc)
+        })
+        .count();
+    let wakeups = mm.kswapd_wakeups();
+    Ok(vec![
+        rec.record(&[], "kswapd_woken", "0/1", f64::from(u8::from(wakeups > 0))),
+        rec.record(&[], "kswapd_wakeups", "count", wakeups as f64),
+        rec.record(&[], "nodes_full_of_page_cache", "nodes", full as f64),
+    ])
+}
