@@ -114,3 +114,45 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_global_trigger_waits_for_the_whole_machine() {
+    use numasim::kernel::mm::page_alloc::KswapdTrigger;
+    let m = preset("altix-hashdist-16").unwrap();
+    let mut mm = PageAlloc::new(&m, 17);
+    mm.set_watermarks(None);
+    mm.set_kswapd_trigger(KswapdTrigger::Global);
+    let mut cur = PolicyCursor::default();
+    let who = Allocator {
+        task: 1,
+        cpu: 0,
+        node: 0,
+    };
+    // Half the machine full of cache: no wake-up.
+    let half = mm.total_free() / 2;
+    read_file(
+        &mut mm,
+        &mut cur,
+        who,
+        half,
+        0,
+        Spread::Local,
+        Spread::Local,
+    )
+    .unwrap();
+    assert_eq!(mm.kswapd_wakeups(), 0);
+    // Down to the global low watermark: it wakes.
+    let low: u64 = mm.nodes().iter().map(|n| n.watermark[1]).sum();
+    let to_low = mm.total_free() - low + 1;
+    read_file(
+        &mut mm,
+        &mut cur,
+        who,
+        to_low,
+        0,
+        Spread::Local,
+        Spread::Local,
+    )
+    .unwrap();
+    assert!(mm.kswapd_wakeups() >= 1);
+}

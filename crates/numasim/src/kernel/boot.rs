@@ -106,6 +106,7 @@ fn no_memory(what: &str, machine: &Machine, e: AllocError) -> Error {
 /// Boot `machine` with `cfg`; `seed` decides what real boots leave to chance.
 pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, Error> {
     let mut mm = PageAlloc::new(machine, cfg.max_order);
+    mm.set_kswapd_trigger(cfg.kswapd_trigger);
     let b = &machine.boot;
     let boot_node = b.boot_node as usize;
     let page_shift = machine.page_size.trailing_zeros();

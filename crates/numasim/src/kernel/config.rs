@@ -3,6 +3,7 @@
 //! default is documented in docs/placement.md.
 
 use crate::error::InputError;
+use crate::kernel::mm::page_alloc::KswapdTrigger;
 use crate::machine::{Arch, Machine};
 use crate::scenario::table::TableReader;
 
@@ -59,6 +60,8 @@ pub struct KernelConfig {
     pub page_cache_alloc: Spread,
     /// Slab page placement, e.g. buffer heads (`kmem_getpages()`, A5).
     pub slab_alloc: Spread,
+    /// When kswapd wakes: 2.4's global pressure or 2.6's zonelist walk (B1).
+    pub kswapd_trigger: KswapdTrigger,
 }
 
 impl KernelConfig {
@@ -81,6 +84,7 @@ impl KernelConfig {
             initcall_il_next: IlNext::Random,
             page_cache_alloc: Spread::Local,
             slab_alloc: Spread::Local,
+            kswapd_trigger: KswapdTrigger::PerNode,
         }
     }
 
@@ -97,6 +101,10 @@ impl KernelConfig {
             "min_free_kbytes" => self.min_free_kbytes.map_or(json!("auto"), |v| json!(v)),
             "page_cache_alloc" => json!(self.page_cache_alloc.name()),
             "slab_alloc" => json!(self.slab_alloc.name()),
+            "kswapd_trigger" => json!(match self.kswapd_trigger {
+                KswapdTrigger::Global => "global",
+                KswapdTrigger::PerNode => "per-node",
+            }),
             "initcall_il_next" => match self.initcall_il_next {
                 IlNext::Random => json!("random"),
                 IlNext::At(i) => json!(i),
@@ -144,6 +152,15 @@ impl KernelConfig {
         k.slab_alloc = r
             .choice("slab_alloc", Spread::NAMES)?
             .unwrap_or(k.slab_alloc);
+        k.kswapd_trigger = r
+            .choice(
+                "kswapd_trigger",
+                &[
+                    ("global", KswapdTrigger::Global),
+                    ("per-node", KswapdTrigger::PerNode),
+                ],
+            )?
+            .unwrap_or(k.kswapd_trigger);
         match r.raw("initcall_il_next") {
             None => {}
             Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,

@@ -60,6 +60,16 @@ pub enum Gfp {
     Atomic,
 }
 
+/// When kswapd is woken ([ALTIX04] B1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KswapdTrigger {
+    /// 2.4: free memory summed over all nodes below a global low watermark
+    /// (numasim takes the sum of the nodes' `pages_low`).
+    Global,
+    /// 2.6: an allocation's zonelist walk finds no node above `pages_low`.
+    PerNode,
+}
+
 /// Pages placed by one request: (node, pages) in the order they were taken.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Placement {
@@ -125,6 +135,7 @@ pub struct PageAlloc {
     /// Times an allocation found every node of its zonelist below
     /// `pages_low` and woke kswapd: the 2.4 trigger is global pressure only.
     kswapd_wakeups: u64,
+    kswapd_trigger: KswapdTrigger,
 }
 
 impl PageAlloc {
@@ -148,6 +159,7 @@ impl PageAlloc {
             distances: machine.distances.clone(),
             max_order,
             kswapd_wakeups: 0,
+            kswapd_trigger: KswapdTrigger::PerNode,
         }
     }
 
@@ -168,6 +180,25 @@ impl PageAlloc {
     }
     pub fn kswapd_wakeups(&self) -> u64 {
         self.kswapd_wakeups
+    }
+    pub fn set_kswapd_trigger(&mut self, t: KswapdTrigger) {
+        self.kswapd_trigger = t;
+    }
+
+    /// Decide, for an ordinary allocation, whether kswapd wakes: per node
+    /// when the zonelist walk came up short, globally when the machine's free
+    /// memory is under the global low watermark.
+    fn wake_kswapd_if_due(&mut self, zonelist_short: bool) {
+        let due = match self.kswapd_trigger {
+            KswapdTrigger::PerNode => zonelist_short,
+            KswapdTrigger::Global => {
+                let low: u64 = self.nodes.iter().map(|n| n.watermark[1]).sum();
+                self.total_free() < low
+            }
+        };
+        if due {
+            self.kswapd_wakeups += 1;
+        }
     }
     pub fn total_free(&self) -> u64 {
         self.nodes.iter().map(|n| n.free).sum()
@@ -293,37 +324,10 @@ impl PageAlloc {
         what: Use,
         allowed: Option<&[bool]>,
     ) -> Result<Placement, AllocError> {
-        let zl: Vec<u32> = self
-            .zonelist(node)
-            .iter()
-            .copied()
-            .filter(|&c| allowed.is_none_or(|a| a[c as usize]))
-            .collect();
-        let avail = |mm: &Self, gfp| {
-            zl.iter()
-                .map(|&c| mm.available(c as usize, gfp))
-                .fold(0u64, |a, b: u64| a.saturating_add(b))
-        };
-        let mut gfp = gfp;
-        if avail(self, gfp) < pages && gfp == Gfp::Normal {
-            self.kswapd_wakeups += 1;
-            gfp = Gfp::Min;
-        }
-        if avail(self, gfp) < pages {
-            return Err(AllocError::NoMemory { pages });
-        }
-        let mut left = pages;
-        let mut p = Placement::default();
-        for cand in zl {
-            if left == 0 {
-                break;
-            }
-            let take = self.available(cand as usize, gfp).min(left);
-            self.take(cand as usize, take, what);
-            p.add(cand as usize, take);
-            left -= take;
-        }
-        Ok(p)
+        let zl = self.zonelist_within(node, allowed);
+        let short = self.available_in(&zl, gfp) < pages;
+        let gfp = self.pressure_pass(gfp, short);
+        self.take_along(&zl, pages, gfp, what)
     }
 
     /// Wanted pages per node (e.g. an interleave's shares), each share
@@ -337,18 +341,10 @@ impl PageAlloc {
         allowed: Option<&[bool]>,
     ) -> Result<Placement, AllocError> {
         let want: u64 = shares.iter().map(|&(_, p)| p).sum();
-        let free = |mm: &Self, gfp| -> u64 {
-            (0..mm.nodes.len())
-                .filter(|&n| allowed.is_none_or(|a| a[n]))
-                .map(|n| mm.available(n, gfp))
-                .sum()
-        };
-        let mut gfp = gfp;
-        if free(self, gfp) < want && gfp == Gfp::Normal {
-            self.kswapd_wakeups += 1;
-            gfp = Gfp::Min;
-        }
-        if free(self, gfp) < want {
+        let all = self.zonelist_within(0, allowed);
+        let short = self.available_in(&all, gfp) < want;
+        let gfp = self.pressure_pass(gfp, short);
+        if self.available_in(&all, gfp) < want {
             return Err(AllocError::NoMemory { pages: want });
         }
         let mut out = Placement::default();
@@ -363,14 +359,69 @@ impl PageAlloc {
             }
         }
         for (node, pages) in spill {
+            let zl = self.zonelist_within(node, allowed);
             let p = self
-                .alloc_spill(node, pages, gfp, what, allowed)
+                .take_along(&zl, pages, gfp, what)
                 .map_err(|_| AllocError::NoMemory { pages: want })?;
-            for (n, k) in p.parts {
-                out.add(n as usize, k);
-            }
+            out.merge(&p);
         }
         Ok(out)
+    }
+
+    /// `node`'s zonelist, restricted to `allowed` nodes where given.
+    fn zonelist_within(&mut self, node: usize, allowed: Option<&[bool]>) -> Vec<u32> {
+        self.zonelist(node)
+            .iter()
+            .copied()
+            .filter(|&c| allowed.is_none_or(|a| a[c as usize]))
+            .collect()
+    }
+
+    fn available_in(&self, zl: &[u32], gfp: Gfp) -> u64 {
+        zl.iter()
+            .map(|&c| self.available(c as usize, gfp))
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// `__alloc_pages()`'s passes for an ordinary allocation: decide whether
+    /// kswapd wakes, and if the first pass (above `pages_low`) came up short,
+    /// let the second go down to `pages_min`.
+    fn pressure_pass(&mut self, gfp: Gfp, short: bool) -> Gfp {
+        if gfp != Gfp::Normal {
+            return gfp;
+        }
+        self.wake_kswapd_if_due(short);
+        if short {
+            Gfp::Min
+        } else {
+            gfp
+        }
+    }
+
+    /// Take `pages` along a node order, each node down to its watermark for
+    /// `gfp`; all or nothing.
+    fn take_along(
+        &mut self,
+        zl: &[u32],
+        pages: u64,
+        gfp: Gfp,
+        what: Use,
+    ) -> Result<Placement, AllocError> {
+        if self.available_in(zl, gfp) < pages {
+            return Err(AllocError::NoMemory { pages });
+        }
+        let mut left = pages;
+        let mut p = Placement::default();
+        for &cand in zl {
+            if left == 0 {
+                break;
+            }
+            let take = self.available(cand as usize, gfp).min(left);
+            self.take(cand as usize, take, what);
+            p.add(cand as usize, take);
+            left -= take;
+        }
+        Ok(p)
     }
 
     /// Give pages back (`__free_pages()`).
