@@ -189,7 +189,16 @@ fn run_and_print(
     header: bool,
 ) -> Result<Vec<Record>, Error> {
     let t0 = Instant::now();
-    let records = run::run(sc, sets)?;
+    // A bar over cases on a terminal (indicatif draws nothing when stderr is
+    // not one); only for scenarios long enough to need it.
+    let bar = indicatif::ProgressBar::new(sc.cases.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} cases, {elapsed}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let (records, artifacts) = run::run_with_artifacts(sc, sets, &|| bar.inc(1))?;
+    bar.finish_and_clear();
     let elapsed = t0.elapsed();
     let mut stdout = std::io::stdout().lock();
     let keys = sc.varied_keys();
@@ -207,6 +216,14 @@ fn run_and_print(
     let _ = stdout.write_all(text.as_bytes());
     if let Some(dir) = &out.out {
         write_outputs(dir, sc, &records, &keys)?;
+        for a in &artifacts {
+            std::fs::write(dir.join(&a.file), &a.content).map_err(|e| {
+                Error::Input(InputError::new(format!(
+                    "cannot write to {}: {e}",
+                    dir.display()
+                )))
+            })?;
+        }
     }
     eprintln!(
         "numasim: {} — {} records in {:.1} ms",

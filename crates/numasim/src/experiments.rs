@@ -22,6 +22,18 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "altix-buffer-head-imbalance",
         include_str!("../../../experiments/altix-buffer-head-imbalance.toml"),
     ),
+    (
+        "altix-bigio",
+        include_str!("../../../experiments/altix-bigio.toml"),
+    ),
+    (
+        "altix-toss",
+        include_str!("../../../experiments/altix-toss.toml"),
+    ),
+    (
+        "oom-never-triggers",
+        include_str!("../../../experiments/oom-never-triggers.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

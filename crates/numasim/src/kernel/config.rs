@@ -4,6 +4,7 @@
 
 use crate::error::InputError;
 use crate::kernel::mm::page_alloc::KswapdTrigger;
+use crate::kernel::sysctl_vm::VmSysctl;
 use crate::machine::{Arch, Machine};
 use crate::scenario::table::TableReader;
 
@@ -62,6 +63,8 @@ pub struct KernelConfig {
     pub slab_alloc: Spread,
     /// When kswapd wakes: 2.4's global pressure or 2.6's zonelist walk (B1).
     pub kswapd_trigger: KswapdTrigger,
+    /// Reclaim, swap, writeback and OOM knobs (B2–B13).
+    pub vm: VmSysctl,
 }
 
 impl KernelConfig {
@@ -85,6 +88,7 @@ impl KernelConfig {
             page_cache_alloc: Spread::Local,
             slab_alloc: Spread::Local,
             kswapd_trigger: KswapdTrigger::PerNode,
+            vm: VmSysctl::default(),
         }
     }
 
@@ -109,7 +113,7 @@ impl KernelConfig {
                 IlNext::Random => json!("random"),
                 IlNext::At(i) => json!(i),
             },
-            _ => return None,
+            other => return self.vm.knob_json(other),
         })
     }
 
@@ -161,6 +165,7 @@ impl KernelConfig {
                 ],
             )?
             .unwrap_or(k.kswapd_trigger);
+        k.vm = VmSysctl::read(r)?;
         match r.raw("initcall_il_next") {
             None => {}
             Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,

@@ -165,9 +165,21 @@ pub struct Machine {
     pub io: Io,
     pub fs: Fs,
     pub boot: BootFootprint,
+    /// Swap space (`swapon`), bytes; it lives on the machine's disks.
+    pub swap_bytes: u64,
 }
 
 impl Machine {
+    /// Aggregate streaming rate of all disks, bytes/s: the "hardware rate"
+    /// a streaming writer could reach.
+    pub fn disk_bytes_per_s(&self) -> f64 {
+        self.io
+            .disks
+            .iter()
+            .map(|g| g.count as f64 * g.mibps * 1024.0 * 1024.0)
+            .sum()
+    }
+
     /// A machine with the given nodes and distance matrix and documented
     /// defaults for everything else; importers and the probe start here.
     pub fn basic(

@@ -125,6 +125,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let io = read_io(&mut r, n)?;
     let fs = read_fs(&mut r, page_size)?;
     let boot = read_boot(&mut r, arch, &nodes)?;
+    let swap_bytes = read_swap(&mut r, &io)?;
     r.finish()?;
 
     Ok(Machine {
@@ -142,6 +143,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         io,
         fs,
         boot,
+        swap_bytes,
     })
 }
 
@@ -396,6 +398,24 @@ fn read_tlb(r: &mut TableReader, page_size: u64) -> Result<Tlb, InputError> {
     })
 }
 
+/// `swap_gb`: swap space in GiB (the papers' "GB" of memory are GiB).
+/// Swap lives on the machine's disks, so a machine with swap needs some.
+fn read_swap(r: &mut TableReader, io: &Io) -> Result<u64, InputError> {
+    let Some(gb) = r.nonneg_f64("swap_gb")? else {
+        return Ok(0);
+    };
+    if gb > (1u64 << 24) as f64 {
+        return Err(InputError::at("swap_gb", format!("{gb}: more than 16 EiB")));
+    }
+    if gb > 0.0 && io.disks.iter().all(|g| g.count == 0 || g.mibps <= 0.0) {
+        return Err(InputError::at(
+            "swap_gb",
+            "swap needs a disk to live on: add [io] disks = [{ count, mibps }]",
+        ));
+    }
+    Ok((gb * (1u64 << 30) as f64) as u64)
+}
+
 fn read_io(r: &mut TableReader, nodes: usize) -> Result<Io, InputError> {
     let Some(mut t) = r.table("io")? else {
         return Ok(Io::default());
@@ -622,6 +642,12 @@ pub(super) fn write_machine(m: &Machine) -> String {
         .into(),
     );
     t.insert("tlb".into(), tlb.into());
+    if m.swap_bytes > 0 {
+        t.insert(
+            "swap_gb".into(),
+            (m.swap_bytes as f64 / (1u64 << 30) as f64).into(),
+        );
+    }
     if m.io != Io::default() {
         let mut io = Table::new();
         io.insert("io_nodes".into(), ints(&m.io.io_nodes));

@@ -5,6 +5,8 @@ pub mod record;
 pub mod summary;
 pub mod svg;
 pub mod table;
+pub mod timeline;
 
 pub use record::Record;
 pub use summary::Summary;
+pub use timeline::Artifact;

@@ -235,10 +235,11 @@ impl Scenario {
                 ))
             }
         };
-        // Unprefixed case keys override the same key in every step that has it.
+        // Unprefixed case keys override the same key in every step that has
+        // it; label keys only name the case (the spec's `config = "default"`).
         let mut steps = steps;
         for (k, v) in overrides {
-            if !k.contains('.') && k != "seed" {
+            if !k.contains('.') && k != "seed" && !CASE_LABEL_KEYS.contains(&k.as_str()) {
                 let mut used = false;
                 for s in &mut steps {
                     if s.contains_key(k) {
@@ -393,6 +394,9 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
 }
 
 /// Case values as they appear in records (integers stay integers).
+/// Case keys that name a case and change nothing else.
+pub const CASE_LABEL_KEYS: &[&str] = &["config", "label"];
+
 pub fn toml_to_json(v: &Value) -> Json {
     match v {
         Value::String(s) => Json::String(s.clone()),

@@ -3,8 +3,9 @@
 
 use super::{PaperRow, Scenario};
 use crate::error::Error;
+use crate::report::Artifact;
 use crate::report::Record;
-use crate::workload::run_case;
+use crate::workload::run_case_with_artifacts;
 use rayon::prelude::*;
 use serde_json::Value as Json;
 use toml::Value;
@@ -12,21 +13,36 @@ use toml::Value;
 /// Run all cases with `--set` overrides; records come back in case order,
 /// so the output is the same whatever the thread count.
 pub fn run(sc: &Scenario, sets: &[(String, Value)]) -> Result<Vec<Record>, Error> {
-    let per_case: Vec<Result<Vec<Record>, Error>> = (0..sc.cases.len())
+    run_with_artifacts(sc, sets, &|| {}).map(|(r, _)| r)
+}
+
+/// As [`run`], also returning the files the cases made (timelines);
+/// `case_done` is called as each case finishes (for a progress bar).
+pub fn run_with_artifacts(
+    sc: &Scenario,
+    sets: &[(String, Value)],
+    case_done: &(dyn Fn() + Sync),
+) -> Result<(Vec<Record>, Vec<Artifact>), Error> {
+    let per_case: Vec<Result<(Vec<Record>, Vec<Artifact>), Error>> = (0..sc.cases.len())
         .into_par_iter()
         .map(|i| {
             let case = sc
                 .resolve(i, sets)
                 .map_err(|e| e.in_file(sc.source.clone()))?;
-            run_case(&sc.name, &case)
+            let r = run_case_with_artifacts(&sc.name, &case);
+            case_done();
+            r
         })
         .collect();
     let mut out = Vec::new();
+    let mut files = Vec::new();
     for r in per_case {
-        out.extend(r?);
+        let (recs, arts) = r?;
+        out.extend(recs);
+        files.extend(arts);
     }
     attach_paper(&mut out, &sc.papers);
-    Ok(out)
+    Ok((out, files))
 }
 
 fn same(a: &Json, b: &Json) -> bool {

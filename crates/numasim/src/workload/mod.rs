@@ -3,14 +3,20 @@
 //! Each step is a named workload with its own keys, validated before
 //! anything runs; steps share one simulated machine, booted on first need.
 
+pub mod alloc;
+pub mod bcfree;
 pub mod boot;
+pub mod hold;
 pub mod read;
 pub mod touch;
 pub mod vmstat;
+pub mod write;
 
 use crate::error::{Error, InputError};
 use crate::kernel::boot::{boot, Booted};
+use crate::kernel::mm::vm::Vm;
 use crate::machine::Machine;
+use crate::report::Artifact;
 use crate::report::Record;
 use crate::scenario::table::TableReader;
 use crate::scenario::ResolvedCase;
@@ -44,6 +50,31 @@ pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
         vmstat::METRICS,
         "machine-wide counters: kswapd wake-ups, nodes full of page cache",
     ),
+    (
+        "hold",
+        hold::METRICS,
+        "a task takes anonymous memory and keeps it (memory + swap)",
+    ),
+    (
+        "write",
+        write::METRICS,
+        "a task writes a file with buffered I/O while the clock runs: reclaim, swap, OOM",
+    ),
+    (
+        "alloc",
+        alloc::METRICS,
+        "threads first-touch anonymous memory while the clock runs: stalls, swap, spill",
+    ),
+    (
+        "runaway",
+        alloc::RUNAWAY_METRICS,
+        "a task allocates without end until the OOM killer stops it (or never)",
+    ),
+    (
+        "bcfree",
+        bcfree::METRICS,
+        "SGI's bcfree command: drop every clean, unmapped page-cache page",
+    ),
 ];
 
 /// The state steps share within one case.
@@ -51,6 +82,9 @@ pub struct Sim<'a> {
     pub experiment: &'a str,
     pub case: &'a ResolvedCase,
     booted: Option<Booted>,
+    vm: Option<Vm>,
+    /// Files beside the records (timelines), written with `--out DIR`.
+    pub artifacts: Vec<Artifact>,
 }
 
 impl<'a> Sim<'a> {
@@ -60,6 +94,35 @@ impl<'a> Sim<'a> {
             self.booted = Some(boot(&self.case.machine, &self.case.kernel, self.case.seed)?);
         }
         Ok(self.booted.as_mut().expect("just booted"))
+    }
+    /// The booted kernel and its running VM (reclaim, swap, OOM state),
+    /// starting the VM on first need.
+    pub fn vm(&mut self) -> Result<(&mut Booted, &mut Vm), Error> {
+        self.booted()?;
+        let booted = self.booted.as_mut().expect("just booted");
+        let vm = self
+            .vm
+            .get_or_insert_with(|| Vm::new(&self.case.machine, &self.case.kernel, &booted.mm));
+        Ok((booted, vm))
+    }
+    /// A name for this case's files: the experiment and its varied values.
+    pub fn case_slug(&self) -> String {
+        let mut s = self.experiment.to_string();
+        for (_, v) in &self.case.keys {
+            let t = match v {
+                Json::String(x) => x.clone(),
+                other => other.to_string(),
+            };
+            s.push('-');
+            s.extend(t.chars().map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            }));
+        }
+        s
     }
     /// Builds this case's records; holds no borrow of the simulation, so it
     /// can be used while the booted kernel is borrowed.
@@ -154,6 +217,18 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         "read" => {
             read::Read::from_step(&mut r, machine)?;
         }
+        "hold" => {
+            hold::Hold::from_step(&mut r, machine)?;
+        }
+        "write" => {
+            write::Write::from_step(&mut r, machine)?;
+        }
+        "alloc" => {
+            alloc::Alloc::from_step(&mut r, machine, false)?;
+        }
+        "runaway" => {
+            alloc::Alloc::from_step(&mut r, machine, true)?;
+        }
         _ => {}
     }
     r.finish()
@@ -161,10 +236,20 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
 
 /// Run every step of one case, in order.
 pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Error> {
+    run_case_with_artifacts(experiment, case).map(|(r, _)| r)
+}
+
+/// Run every step of one case; also return the files its steps made.
+pub fn run_case_with_artifacts(
+    experiment: &str,
+    case: &ResolvedCase,
+) -> Result<(Vec<Record>, Vec<Artifact>), Error> {
     let mut sim = Sim {
         experiment,
         case,
         booted: None,
+        vm: None,
+        artifacts: Vec::new(),
     };
     let mut out = Vec::new();
     for step in &case.steps {
@@ -186,6 +271,11 @@ pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Er
             }
             "read" => read::Read::from_step(&mut r, &case.machine)?.run(&mut sim)?,
             "vmstat" => vmstat::vmstat_records(&mut sim)?,
+            "hold" => hold::Hold::from_step(&mut r, &case.machine)?.run(&mut sim)?,
+            "write" => write::Write::from_step(&mut r, &case.machine)?.run(&mut sim)?,
+            "alloc" => alloc::Alloc::from_step(&mut r, &case.machine, false)?.run(&mut sim)?,
+            "runaway" => alloc::Alloc::from_step(&mut r, &case.machine, true)?.run(&mut sim)?,
+            "bcfree" => bcfree::bcfree_records(&mut sim)?,
             other => {
                 return Err(InputError::at("workload", format!("no workload `{other}`")).into())
             }
@@ -196,5 +286,5 @@ pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Er
                 .filter(|rec| filter.as_ref().is_none_or(|f| f.contains(&rec.metric))),
         );
     }
-    Ok(out)
+    Ok((out, sim.artifacts))
 }

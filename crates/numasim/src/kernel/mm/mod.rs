@@ -1,14 +1,20 @@
 //! Memory management, laid out like Linux `mm/`: the buddy allocator's
 //! per-node free memory and zonelists (`page_alloc`), placement policies
 //! (`mempolicy`), the boot-time allocator (`bootmem`), `vmalloc`, and
-//! `alloc_large_system_hash` (`hash`).
+//! `alloc_large_system_hash` (`hash`); and, while the clock runs, the VM
+//! (`vm`) with reclaim (`vmscan`), writeback, swap and the OOM killer.
 
 pub mod bootmem;
 pub mod filemap;
 pub mod hash;
 pub mod mempolicy;
+pub mod oom_kill;
 pub mod page_alloc;
+pub mod swap;
+pub mod vm;
 pub mod vmalloc;
+pub mod vmscan;
+pub mod writeback;
 
 pub use mempolicy::{MemPolicy, PolicyCursor};
 pub use page_alloc::{Gfp, NodeUse, PageAlloc, Placement, Use};

@@ -93,6 +93,10 @@ impl Placement {
             self.add(n as usize, k);
         }
     }
+    /// Count `pages` more on `node`.
+    pub fn add_pages(&mut self, node: usize, pages: u64) {
+        self.add(node, pages)
+    }
     fn add(&mut self, node: usize, pages: u64) {
         if pages == 0 {
             return;
@@ -422,6 +426,43 @@ impl PageAlloc {
             left -= take;
         }
         Ok(p)
+    }
+
+    /// Free pages `node` can give to a request of this kind.
+    pub fn available_on(&self, node: usize, gfp: Gfp) -> u64 {
+        self.available(node, gfp)
+    }
+
+    /// As many of `pages` as `node`'s zonelist can give at this watermark,
+    /// nearest first; never fails (the timed VM's allocation passes).
+    pub fn alloc_upto(&mut self, node: usize, pages: u64, gfp: Gfp, what: Use) -> Placement {
+        let zl: Vec<u32> = self.zonelist(node).to_vec();
+        let mut left = pages;
+        let mut p = Placement::default();
+        for cand in zl {
+            if left == 0 {
+                break;
+            }
+            let take = self.available(cand as usize, gfp).min(left);
+            self.take(cand as usize, take, what);
+            p.add(cand as usize, take);
+            left -= take;
+        }
+        p
+    }
+
+    /// As many of `pages` as `node` itself can give at this watermark.
+    pub fn alloc_upto_node(&mut self, node: usize, pages: u64, gfp: Gfp, what: Use) -> u64 {
+        let take = self.available(node, gfp).min(pages);
+        self.take(node, take, what);
+        take
+    }
+
+    /// Pages freed on one node (reclaim, exit, swap-out).
+    pub fn free_on_node(&mut self, node: usize, pages: u64, what: Use) {
+        let mut p = Placement::default();
+        p.add(node, pages);
+        self.free(&p, what);
     }
 
     /// Give pages back (`__free_pages()`).

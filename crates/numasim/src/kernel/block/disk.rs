@@ -1,0 +1,44 @@
+//! The machine's disks seen as one streaming device: a byte budget per time
+//! step that swap-in reads, swap-out writes and file writeback draw from, in
+//! that order (the allocator waits on the first two; the flusher does not).
+
+/// Bandwidth shared by everything that does I/O within one step.
+#[derive(Debug, Clone)]
+pub struct Disk {
+    bytes_per_s: f64,
+    /// Bytes still free in the current step.
+    left: f64,
+    /// Bytes moved in total, for reports.
+    moved: f64,
+}
+
+impl Disk {
+    pub fn new(bytes_per_s: f64) -> Disk {
+        Disk {
+            bytes_per_s,
+            left: 0.0,
+            moved: 0.0,
+        }
+    }
+    pub fn bytes_per_s(&self) -> f64 {
+        self.bytes_per_s
+    }
+    /// Open a new step of `dt_s` seconds.
+    pub fn start_step(&mut self, dt_s: f64) {
+        self.left = self.bytes_per_s * dt_s;
+    }
+    /// Whole pages of `page` bytes that still fit in this step.
+    pub fn pages_left(&self, page: u64) -> u64 {
+        (self.left / page as f64).floor().max(0.0) as u64
+    }
+    /// Move `pages` pages; callers ask no more than `pages_left`.
+    pub fn transfer(&mut self, pages: u64, page: u64) {
+        let b = (pages * page) as f64;
+        debug_assert!(b <= self.left + 1.0);
+        self.left = (self.left - b).max(0.0);
+        self.moved += b;
+    }
+    pub fn moved_bytes(&self) -> f64 {
+        self.moved
+    }
+}

@@ -1,0 +1,741 @@
+//! The running VM: the page allocator's per-node counts plus what reclaim
+//! needs to know about them (dirty and listed page cache, anonymous pages
+//! per task, swap), advanced in fixed ticks while tasks write and allocate
+//! ([ALTIX04] B1–B11, [XFS06] B13).
+//!
+//! State is aggregated per node; one tick moves whole batches of pages.
+//! Reclaim is in `vmscan.rs`, the OOM paths in `oom_kill.rs`, writeback in
+//! `writeback.rs`. docs/pagecache.md explains the model.
+
+use super::oom_kill::{Oom24, SwapFailureOom};
+use super::page_alloc::{Gfp, KswapdTrigger, PageAlloc, Placement, Use};
+use super::swap::SwapSpace;
+use crate::kernel::block::Disk;
+use crate::kernel::config::{KernelConfig, Spread};
+use crate::kernel::sysctl_vm::{Lru, VmSysctl};
+use crate::machine::Machine;
+
+/// One tick of simulated time. Short against every delay modelled (the 30 ms
+/// throttle, the 5 s and 10 s OOM rules), long enough to batch pages.
+pub const TICK_NS: u64 = 10_000_000;
+/// Timeline resolution.
+pub const SAMPLE_NS: u64 = 1_000_000_000;
+
+/// A process whose memory the VM tracks (anonymous pages per node, swap).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    pub name: String,
+    /// Resident anonymous pages per node.
+    pub anon: Vec<u64>,
+    /// Of those, pages read back from swap that keep their slot (2.4's swap
+    /// cache: a page only read after swap-in stays in the swap cache, so
+    /// reclaiming it again needs no I/O and no new slot).
+    pub swapcache: Vec<u64>,
+    /// Pages out on swap.
+    pub swapped: u64,
+    pub killed_at_ns: Option<u64>,
+}
+
+impl Task {
+    pub fn resident(&self) -> u64 {
+        self.anon.iter().sum()
+    }
+}
+
+/// What a simulated thread does while the clock runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// Buffered `write()` of a file; with `from_anon`, the data comes from
+    /// the task's anonymous memory, so swapped-out source pages fault back.
+    Write { from_anon: bool, spread: Spread },
+    /// First-touch anonymous memory on the thread's node.
+    Alloc,
+}
+
+/// One simulated thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actor {
+    pub task: usize,
+    pub node: usize,
+    pub job: Job,
+    /// Pages still to write or allocate; `u64::MAX` runs until killed.
+    pub left: u64,
+    /// Pages it could handle per tick with memory free (copy or zeroing speed).
+    pub rate: u64,
+    pub busy_until_ns: u64,
+    /// Memory stall: the current episode and the longest.
+    pub stall_ns: f64,
+    pub max_stall_ns: f64,
+    /// Time asleep in `page_cache_alloc_limited()`.
+    pub throttled_ns: f64,
+    pub done_at_ns: Option<u64>,
+    pub local_pages: u64,
+    pub remote_pages: u64,
+    pub pages_done: u64,
+    /// `pages_done` when the machine first swapped during this run.
+    pub pages_at_first_swap_out: Option<u64>,
+    swapin_carry: f64,
+}
+
+impl Actor {
+    pub fn new(task: usize, node: usize, job: Job, pages: u64, rate: u64) -> Actor {
+        Actor {
+            task,
+            node,
+            job,
+            left: pages,
+            rate: rate.max(1),
+            busy_until_ns: 0,
+            stall_ns: 0.0,
+            max_stall_ns: 0.0,
+            throttled_ns: 0.0,
+            done_at_ns: None,
+            local_pages: 0,
+            remote_pages: 0,
+            pages_done: 0,
+            pages_at_first_swap_out: None,
+            swapin_carry: 0.0,
+        }
+    }
+    fn end_stall(&mut self) {
+        self.max_stall_ns = self.max_stall_ns.max(self.stall_ns);
+        self.stall_ns = 0.0;
+    }
+}
+
+/// Counters over a run, for reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VmStats {
+    pub swap_out_pages: u64,
+    pub swap_in_pages: u64,
+    /// Dirty page-cache pages written by the flusher (file order).
+    pub flushed_pages: u64,
+    /// Dirty pages written by reclaim when it met them on the LRU (LRU order).
+    pub reclaim_written_pages: u64,
+    pub scanned_pages: u64,
+    pub kswapd_wakeups: u64,
+    pub direct_reclaim_ns: f64,
+    pub kswapd_ns: f64,
+    pub oom_kills: u64,
+    /// Time of the first swap-out: the start of the "swap phase".
+    pub first_swap_out_ns: Option<u64>,
+    /// File pages written to disk (flusher + reclaim) before it.
+    pub file_io_at_first_swap_out: Option<u64>,
+    /// Length of one full `shrink_caches()` sweep when one last failed.
+    pub failed_sweep_ns: Option<f64>,
+}
+
+/// One point of the per-node memory timeline: pages free, anonymous, page
+/// cache and slab on each node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub t_ns: u64,
+    pub nodes: Vec<[u64; 4]>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Vm {
+    pub sys: VmSysctl,
+    kswapd_trigger: KswapdTrigger,
+    pub page: u64,
+    pub now_ns: u64,
+    /// Dirty page-cache pages per node (never more than the node's cache).
+    pub dirty: Vec<u64>,
+    /// Clean page-cache pages on the node's `reclaim_list` (B5).
+    pub listed: Vec<u64>,
+    pub tasks: Vec<Task>,
+    pub swap: SwapSpace,
+    pub disk: Disk,
+    /// Cost of scanning one LRU page, ns: on the node itself / machine mean.
+    pub(super) scan_ns_local: Vec<f64>,
+    pub(super) scan_ns_global: f64,
+    rr_next: usize,
+    kswapd_awake: Vec<bool>,
+    pub stats: VmStats,
+    pub(super) oom24: Oom24,
+    pub(super) swap_oom: SwapFailureOom,
+    /// (time, task) of each OOM kill.
+    pub kills: Vec<(u64, usize)>,
+    pub timeline: Vec<Sample>,
+}
+
+/// Cache lines missed per LRU page scanned: the `struct page` and its list
+/// neighbour (`mm/vmscan.c` `shrink_cache()` reads `page->flags` and follows
+/// `page->lru`). Not stated by ALTIX04; docs/pagecache.md.
+pub const VMSCAN_LINE_MISSES_PER_PAGE: f64 = 2.0;
+
+impl Vm {
+    /// Start tracking a booted machine; anonymous memory already there (from
+    /// earlier steps) belongs to a task named "other", page cache is clean.
+    pub fn new(machine: &Machine, kernel: &KernelConfig, mm: &PageAlloc) -> Vm {
+        let n = mm.node_count();
+        let page = mm.page_size();
+        let cache: Vec<u64> = (0..n)
+            .map(|i| mm.node(i).used_by[Use::PageCache.index()])
+            .collect();
+        let mut tasks = Vec::new();
+        let anon: Vec<u64> = (0..n)
+            .map(|i| mm.node(i).used_by[Use::Anon.index()])
+            .collect();
+        if anon.iter().any(|&a| a > 0) {
+            tasks.push(Task {
+                name: "other".into(),
+                swapcache: vec![0; anon.len()],
+                anon,
+                swapped: 0,
+                killed_at_ns: None,
+            });
+        }
+        let scan_ns_local: Vec<f64> = (0..n)
+            .map(|i| VMSCAN_LINE_MISSES_PER_PAGE * machine.mem_latency_ns(i, i))
+            .collect();
+        let mut sum = 0.0;
+        for i in 0..n {
+            for j in 0..n {
+                sum += machine.mem_latency_ns(i, j);
+            }
+        }
+        let scan_ns_global = VMSCAN_LINE_MISSES_PER_PAGE * sum / (n * n).max(1) as f64;
+        Vm {
+            sys: kernel.vm.clone(),
+            kswapd_trigger: kernel.kswapd_trigger,
+            page,
+            now_ns: 0,
+            dirty: vec![0; n],
+            listed: if kernel.vm.reclaim_list {
+                cache
+            } else {
+                vec![0; n]
+            },
+            tasks,
+            swap: SwapSpace::new(machine.swap_bytes / page),
+            disk: Disk::new(machine.disk_bytes_per_s()),
+            scan_ns_local,
+            scan_ns_global,
+            rr_next: 0,
+            kswapd_awake: vec![false; n],
+            stats: VmStats::default(),
+            oom24: Oom24::default(),
+            swap_oom: SwapFailureOom::default(),
+            kills: Vec::new(),
+            timeline: Vec::new(),
+        }
+    }
+
+    pub fn task_id(&mut self, name: &str) -> usize {
+        if let Some(i) = self.tasks.iter().position(|t| t.name == name) {
+            return i;
+        }
+        let n = self.dirty.len();
+        self.tasks.push(Task {
+            name: name.to_string(),
+            anon: vec![0; n],
+            swapcache: vec![0; n],
+            swapped: 0,
+            killed_at_ns: None,
+        });
+        self.tasks.len() - 1
+    }
+
+    pub fn cache(mm: &PageAlloc, n: usize) -> u64 {
+        mm.node(n).used_by[Use::PageCache.index()]
+    }
+    pub fn clean(&self, mm: &PageAlloc, n: usize) -> u64 {
+        Vm::cache(mm, n) - self.dirty[n]
+    }
+    pub fn cache_total(mm: &PageAlloc) -> u64 {
+        (0..mm.node_count()).map(|n| Vm::cache(mm, n)).sum()
+    }
+
+    /// A task takes `pages` anonymous pages, spread evenly over `nodes` by
+    /// first touch; what memory cannot hold goes straight to swap (the task
+    /// was partly swapped out before this run). Errors if memory and swap
+    /// together cannot hold it.
+    pub fn hold(
+        &mut self,
+        mm: &mut PageAlloc,
+        task: usize,
+        nodes: &[usize],
+        pages: u64,
+    ) -> Result<(), String> {
+        let room: u64 = (0..mm.node_count())
+            .map(|n| mm.available_on(n, Gfp::Normal))
+            .sum();
+        if pages > room.saturating_add(self.swap.free()) {
+            return Err(format!(
+                "{} pages do not fit: {room} pages free above the watermarks and {} swap slots free",
+                pages,
+                self.swap.free()
+            ));
+        }
+        let k = nodes.len().max(1) as u64;
+        let mut left = pages;
+        for (i, &n) in nodes.iter().enumerate() {
+            let share = pages / k + u64::from((i as u64) < pages % k);
+            let p = mm.alloc_upto(n, share.min(left), Gfp::Normal, Use::Anon);
+            for &(m, c) in &p.parts {
+                self.tasks[task].anon[m as usize] += c;
+            }
+            left -= p.pages();
+        }
+        // Nearest-first spill may have left room elsewhere for the rest.
+        if left > 0 {
+            let p = mm.alloc_upto(
+                nodes.first().copied().unwrap_or(0),
+                left,
+                Gfp::Normal,
+                Use::Anon,
+            );
+            for &(m, c) in &p.parts {
+                self.tasks[task].anon[m as usize] += c;
+            }
+            left -= p.pages();
+        }
+        let s = self.swap.take(left);
+        debug_assert_eq!(s, left);
+        self.tasks[task].swapped += s;
+        Ok(())
+    }
+
+    /// `bcfree` (B4): drop every clean, unmapped page-cache page. Returns pages freed.
+    pub fn bcfree(&mut self, mm: &mut PageAlloc) -> u64 {
+        let mut freed = 0;
+        for n in 0..mm.node_count() {
+            let c = self.clean(mm, n);
+            mm.free_on_node(n, c, Use::PageCache);
+            self.listed[n] = 0;
+            freed += c;
+        }
+        freed
+    }
+
+    /// Free a task's memory (it exited or was killed).
+    pub(super) fn release_task(&mut self, mm: &mut PageAlloc, task: usize) {
+        let t = &mut self.tasks[task];
+        for (n, a) in t.anon.iter_mut().enumerate() {
+            mm.free_on_node(n, *a, Use::Anon);
+            *a = 0;
+        }
+        let cached: u64 = t.swapcache.iter().sum();
+        t.swapcache.iter_mut().for_each(|c| *c = 0);
+        self.swap.release(t.swapped + cached);
+        t.swapped = 0;
+    }
+
+    /// Run the actors until all are done or killed, or `horizon_ns` passes.
+    pub fn run(&mut self, mm: &mut PageAlloc, actors: &mut [Actor], horizon_ns: u64) {
+        let end = self.now_ns.saturating_add(horizon_ns);
+        let swapped_before = self.stats.first_swap_out_ns.is_some();
+        self.sample(mm);
+        while self.now_ns < end && actors.iter().any(|a| a.done_at_ns.is_none()) {
+            self.disk.start_step(TICK_NS as f64 * 1e-9);
+            self.kswapd(mm);
+            for a in actors.iter_mut() {
+                self.act(mm, a);
+            }
+            self.flush(mm);
+            self.swap_oom_tick(mm);
+            self.now_ns += TICK_NS;
+            for a in actors.iter_mut() {
+                if !swapped_before
+                    && self.stats.first_swap_out_ns.is_some()
+                    && a.pages_at_first_swap_out.is_none()
+                {
+                    a.pages_at_first_swap_out = Some(a.pages_done);
+                }
+                if a.done_at_ns.is_none() && self.tasks[a.task].killed_at_ns.is_some() {
+                    a.done_at_ns = Some(self.now_ns);
+                    a.end_stall();
+                }
+            }
+            if self.now_ns.is_multiple_of(SAMPLE_NS) {
+                self.sample(mm);
+            }
+        }
+        for a in actors.iter_mut() {
+            a.end_stall();
+        }
+        self.sample(mm);
+    }
+
+    fn sample(&mut self, mm: &PageAlloc) {
+        if self.timeline.last().is_some_and(|s| s.t_ns == self.now_ns) {
+            return;
+        }
+        let nodes = mm
+            .nodes()
+            .iter()
+            .map(|u| {
+                [
+                    u.free,
+                    u.used_by[Use::Anon.index()],
+                    u.used_by[Use::PageCache.index()],
+                    u.used_by[Use::Slab.index()],
+                ]
+            })
+            .collect();
+        self.timeline.push(Sample {
+            t_ns: self.now_ns,
+            nodes,
+        });
+    }
+
+    /// One tick of one thread.
+    fn act(&mut self, mm: &mut PageAlloc, a: &mut Actor) {
+        if a.done_at_ns.is_some() {
+            return;
+        }
+        let dt = TICK_NS as f64;
+        if self.now_ns < a.busy_until_ns {
+            // Still inside a reclaim sweep or a throttle sleep started earlier.
+            return;
+        }
+        let mut want = a.rate.min(a.left);
+        let mut blocked = 0.0;
+        let mut short = 0u64;
+        let mut asked = want;
+        if let Job::Write { from_anon, spread } = a.job {
+            // balance_dirty_pages(): wait for writeback, not for memory.
+            let limit = mm.total_present() * self.sys.dirty_ratio as u64 / 100;
+            let dirty: u64 = self.dirty.iter().sum();
+            want = want.min(limit.saturating_sub(dirty));
+            if from_anon && self.tasks[a.task].swapped > 0 && want > 0 {
+                want = self.swap_in_source(mm, a, want, &mut blocked);
+            }
+            if let Some(limit_pct) = self.sys.page_cache_limit_pct {
+                let allow = self.page_cache_alloc_limited(mm, limit_pct, want);
+                if allow < want {
+                    // B7 step 3: wake bdflush (it runs every tick) and sleep.
+                    let sleep = self.sys.page_cache_throttle_ms as f64 * 1e6;
+                    a.throttled_ns += sleep;
+                    a.busy_until_ns = self.now_ns + sleep as u64;
+                    want = allow;
+                }
+            }
+            asked = want;
+            let (p, b) = self.alloc(mm, a, want, Use::PageCache, spread);
+            blocked += b;
+            short += want - p.pages();
+            a.left -= p.pages();
+            a.pages_done += p.pages();
+        } else {
+            let (p, b) = self.alloc(mm, a, want, Use::Anon, Spread::Local);
+            blocked += b;
+            short += want - p.pages();
+            for &(n, c) in &p.parts {
+                if n as usize == a.node {
+                    a.local_pages += c;
+                } else {
+                    a.remote_pages += c;
+                }
+            }
+            if a.left != u64::MAX {
+                a.left -= p.pages();
+            }
+            a.pages_done += p.pages();
+        }
+        if asked > 0 {
+            blocked += dt * short as f64 / asked as f64;
+        }
+        if blocked > 0.0 {
+            a.stall_ns += blocked.min(dt);
+        } else {
+            a.end_stall();
+        }
+        if a.left == 0 {
+            a.done_at_ns = Some(self.now_ns + TICK_NS);
+            a.end_stall();
+        }
+    }
+
+    /// Source pages of a write that were swapped out fault back in: one disk
+    /// read and one free page each. Returns how many pages the write can
+    /// take this tick given the reads the disk can do.
+    fn swap_in_source(
+        &mut self,
+        mm: &mut PageAlloc,
+        a: &mut Actor,
+        want: u64,
+        blocked: &mut f64,
+    ) -> u64 {
+        let t = &self.tasks[a.task];
+        let (res, sw) = (t.resident() as f64, t.swapped as f64);
+        let need_f = want as f64 * sw / (res + sw) + a.swapin_carry;
+        let need = need_f.floor() as u64;
+        let can = need
+            .min(self.disk.pages_left(self.page))
+            .min(self.tasks[a.task].swapped);
+        let (p, b) = self.alloc(mm, a, can, Use::Anon, Spread::Local);
+        *blocked += b;
+        let got = p.pages().min(self.tasks[a.task].swapped);
+        self.disk.transfer(got, self.page);
+        let mut left = got;
+        for &(n, c) in &p.parts {
+            // Read-only source pages stay in the swap cache, keeping their slot.
+            let t = &mut self.tasks[a.task];
+            let room = t.anon[n as usize] - t.swapcache[n as usize];
+            let cached = c.min(left).min(room);
+            left -= cached;
+            t.swapcache[n as usize] += cached;
+        }
+        self.tasks[a.task].swapped -= got;
+        self.stats.swap_in_pages += got;
+        a.swapin_carry = need_f - need as f64;
+        if need == 0 {
+            return want;
+        }
+        // Each source page read lets want/need pages through; waiting for
+        // the reads that did not fit is waiting for memory.
+        let through = ((want as f64) * got as f64 / need as f64).floor() as u64;
+        *blocked += TICK_NS as f64 * (want - through.min(want)) as f64 / want as f64;
+        through
+    }
+
+    /// `__alloc_pages()` for `pages` pages wanted by `a`: local (or
+    /// round-robin) first above `pages_low`, node-local reclaim where the
+    /// kernel has it, remote spill (A3), kswapd, the `pages_min` pass, then
+    /// direct reclaim. Returns what it got and the ns the thread was blocked.
+    fn alloc(
+        &mut self,
+        mm: &mut PageAlloc,
+        a: &mut Actor,
+        pages: u64,
+        what: Use,
+        spread: Spread,
+    ) -> (Placement, f64) {
+        let mut got = Placement::default();
+        if pages == 0 {
+            return (got, 0.0);
+        }
+        let mut blocked = 0.0;
+        let shares = self.shares(mm, a.node, pages, spread);
+        let mut short: Vec<(usize, u64)> = Vec::new();
+        for (n, p) in shares {
+            let mut rem = p;
+            let local = mm.alloc_upto_node(n, rem, Gfp::Normal, what);
+            rem -= local;
+            got.add_pages(n, local);
+            self.placed(a.task, n, local, what);
+            if rem > 0 && (self.sys.toss || self.sys.zone_reclaim_mode & 1 != 0) {
+                blocked += self.local_reclaim(mm, n, rem);
+                let more = mm.alloc_upto_node(n, rem, Gfp::Normal, what);
+                rem -= more;
+                got.add_pages(n, more);
+                self.placed(a.task, n, more, what);
+            }
+            if rem > 0 {
+                let spill = mm.alloc_upto(n, rem, Gfp::Normal, what);
+                rem -= spill.pages();
+                self.placed_all(a.task, &spill, what);
+                got.merge(&spill);
+            }
+            if rem > 0 {
+                short.push((n, rem));
+            }
+        }
+        if short.is_empty() {
+            return (got, blocked);
+        }
+        self.wake_kswapd(mm, &short);
+        for (n, rem) in short.iter_mut() {
+            let p = mm.alloc_upto(*n, *rem, Gfp::Min, what);
+            *rem -= p.pages();
+            self.placed_all(a.task, &p, what);
+            got.merge(&p);
+        }
+        let need: u64 = short.iter().map(|s| s.1).sum();
+        if need == 0 {
+            return (got, blocked);
+        }
+        // try_to_free_pages(): synchronous, in the allocating thread.
+        let r = self.shrink(
+            mm,
+            None,
+            need,
+            super::vmscan::ShrinkMode::DIRECT,
+            f64::INFINITY,
+        );
+        self.stats.direct_reclaim_ns += r.cpu_ns;
+        blocked += r.cpu_ns
+            + r.io_pages as f64 * self.page as f64 / self.disk.bytes_per_s().max(1.0) * 1e9;
+        for (n, rem) in short.iter_mut() {
+            let p = mm.alloc_upto(*n, *rem, Gfp::Min, what);
+            *rem -= p.pages();
+            self.placed_all(a.task, &p, what);
+            got.merge(&p);
+        }
+        if r.freed == 0 && r.full_sweep {
+            // Every priority failed: the thread spent the whole sweep.
+            self.stats.failed_sweep_ns = Some(r.cpu_ns);
+            a.busy_until_ns = self.now_ns + r.cpu_ns as u64;
+            let at = self.now_ns + r.cpu_ns as u64;
+            if self.out_of_memory_24(at) {
+                let victim = self.pick_victim(a.task);
+                self.oom_kill(mm, victim, at);
+            }
+        }
+        (got, blocked)
+    }
+
+    /// New pages become visible to reclaim at once: page cache as dirty,
+    /// anonymous pages as the task's.
+    fn placed(&mut self, task: usize, n: usize, pages: u64, what: Use) {
+        match what {
+            Use::PageCache => self.dirty[n] += pages,
+            Use::Anon => self.tasks[task].anon[n] += pages,
+            _ => {}
+        }
+    }
+    fn placed_all(&mut self, task: usize, p: &Placement, what: Use) {
+        for &(n, c) in &p.parts {
+            self.placed(task, n as usize, c, what);
+        }
+    }
+
+    /// How a request is split over nodes: all on `node`, or SGI's
+    /// round-robin over the nodes with memory.
+    fn shares(
+        &mut self,
+        mm: &PageAlloc,
+        node: usize,
+        pages: u64,
+        spread: Spread,
+    ) -> Vec<(usize, u64)> {
+        match spread {
+            Spread::Local => vec![(node, pages)],
+            Spread::RoundRobin => {
+                let set: Vec<usize> = (0..mm.node_count())
+                    .filter(|&n| mm.node(n).present > 0)
+                    .collect();
+                if set.is_empty() {
+                    return vec![(node, pages)];
+                }
+                let k = set.len() as u64;
+                let start = self.rr_next % set.len();
+                self.rr_next = (start + (pages % k) as usize) % set.len();
+                (0..set.len())
+                    .map(|i| {
+                        let share = pages / k
+                            + u64::from(
+                                ((i + set.len() - start) % set.len()) < (pages % k) as usize,
+                            );
+                        (set[i], share)
+                    })
+                    .filter(|&(_, s)| s > 0)
+                    .collect()
+            }
+        }
+    }
+
+    /// B1 / B12: which kswapd threads a short allocation wakes.
+    fn wake_kswapd(&mut self, mm: &PageAlloc, short: &[(usize, u64)]) {
+        match self.kswapd_trigger {
+            KswapdTrigger::Global => {
+                let low: u64 = mm.nodes().iter().map(|u| u.watermark[1]).sum();
+                if mm.total_free() < low && !self.kswapd_awake[0] {
+                    self.kswapd_awake[0] = true;
+                    self.stats.kswapd_wakeups += 1;
+                }
+            }
+            KswapdTrigger::PerNode => {
+                for &(n, _) in short {
+                    if !self.kswapd_awake[n] {
+                        self.kswapd_awake[n] = true;
+                        self.stats.kswapd_wakeups += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// kswapd's tick: reclaim toward `pages_high` with one CPU each, then
+    /// sleep. 2.4 has one kswapd working on the whole machine (global LRU);
+    /// 2.6 one per node.
+    fn kswapd(&mut self, mm: &mut PageAlloc) {
+        let mode = super::vmscan::ShrinkMode::KSWAPD;
+        let budget = TICK_NS as f64;
+        match self.kswapd_trigger {
+            KswapdTrigger::Global => {
+                if !self.kswapd_awake[0] {
+                    return;
+                }
+                let high: u64 = mm.nodes().iter().map(|u| u.watermark[2]).sum();
+                let want = high.saturating_sub(mm.total_free());
+                if want == 0 {
+                    self.kswapd_awake[0] = false;
+                    return;
+                }
+                let r = self.shrink(mm, None, want, mode, budget);
+                self.stats.kswapd_ns += r.cpu_ns;
+            }
+            KswapdTrigger::PerNode => {
+                for n in 0..mm.node_count() {
+                    if !self.kswapd_awake[n] {
+                        continue;
+                    }
+                    let want = mm.node(n).watermark[2].saturating_sub(mm.node(n).free);
+                    if want == 0 {
+                        self.kswapd_awake[n] = false;
+                        continue;
+                    }
+                    let r = self.shrink(mm, Some(n), want, mode, budget);
+                    self.stats.kswapd_ns += r.cpu_ns;
+                }
+            }
+        }
+    }
+
+    /// Check the invariants reclaim must keep: pages conserved on every node,
+    /// dirty and listed within the cache, anonymous pages owned by tasks,
+    /// swap slots owned by tasks.
+    pub fn check(&self, mm: &PageAlloc) -> Result<(), String> {
+        mm.check_conservation()?;
+        for n in 0..mm.node_count() {
+            let cache = Vm::cache(mm, n);
+            if self.dirty[n] > cache {
+                return Err(format!(
+                    "node {n}: {} dirty > {cache} cached",
+                    self.dirty[n]
+                ));
+            }
+            if self.listed[n] > cache - self.dirty[n] {
+                return Err(format!("node {n}: {} listed > clean cache", self.listed[n]));
+            }
+            let owned: u64 = self.tasks.iter().map(|t| t.anon[n]).sum();
+            if owned != mm.node(n).used_by[Use::Anon.index()] {
+                return Err(format!(
+                    "node {n}: tasks own {owned} anon pages, the node holds {}",
+                    mm.node(n).used_by[Use::Anon.index()]
+                ));
+            }
+        }
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.swapcache.iter().zip(&t.anon).any(|(c, a)| c > a) {
+                return Err(format!(
+                    "task {i}: more swap-cache pages than resident ones"
+                ));
+            }
+        }
+        let sw: u64 = self
+            .tasks
+            .iter()
+            .map(|t| t.swapped + t.swapcache.iter().sum::<u64>())
+            .sum();
+        if sw != self.swap.used || self.swap.used > self.swap.size {
+            return Err(format!(
+                "swap: tasks own {sw} slots, {} used of {}",
+                self.swap.used, self.swap.size
+            ));
+        }
+        Ok(())
+    }
+
+    /// Cost of scanning one page of the machine-wide lists, ns.
+    pub fn scan_ns_global_value(&self) -> f64 {
+        self.scan_ns_global
+    }
+
+    pub fn lru(&self) -> Lru {
+        self.sys.lru
+    }
+}

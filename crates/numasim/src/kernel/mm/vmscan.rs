@@ -1,0 +1,346 @@
+//! Page reclaim (`mm/vmscan.c`) on aggregated LRU lists: `shrink_caches()`
+//! as 2.4's `try_to_free_pages()` and kswapd run it, SGI's `toss()` and
+//! `toss_fast()` ([ALTIX04] B3, B6), `page_cache_reduce()` (B7) and
+//! node-local `zone_reclaim()` ([XFS06] B13).
+//!
+//! The lists are counts per node: clean page cache, dirty page cache and
+//! anonymous (mapped) pages. A scan meets each kind in proportion to its
+//! share of the lists scanned ("well mixed": the pages' ages are not
+//! tracked). Met clean pages are freed; met anonymous pages are swapped out
+//! if swap has room and the disk time, otherwise the attempt fails; met
+//! dirty pages are written (in LRU order, not file order) and stay cached.
+
+use super::page_alloc::{PageAlloc, Use};
+use super::vm::Vm;
+
+/// `DEF_PRIORITY` in 2.4 `mm/vmscan.c`: `try_to_free_pages_zone()` calls
+/// `shrink_caches()` at priorities 6 down to 1, each scanning
+/// `nr_inactive_pages / priority`; one full sweep scans
+/// (1/6 + 1/5 + … + 1/1) = 2.45 times the lists.
+pub const DEF_PRIORITY: u32 = 6;
+
+/// Share of the LRU on the inactive list where `refill_inactive()`'s ratio
+/// settles (2.4.21 mm/vmscan.c: inactive = active / 2).
+pub const INACTIVE_SHARE: f64 = 1.0 / 3.0;
+
+fn sweep_factor() -> f64 {
+    (1..=DEF_PRIORITY).map(|p| 1.0 / p as f64).sum()
+}
+
+/// What a reclaim pass may do to the pages it meets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShrinkMode {
+    /// Swap out anonymous pages.
+    pub swap: bool,
+    /// Write dirty page-cache pages it meets.
+    pub write_dirty: bool,
+    /// Most pages scanned, in multiples of the lists' length.
+    pub max_scan: f64,
+}
+
+impl ShrinkMode {
+    /// `try_to_free_pages()` in an allocating thread.
+    pub const DIRECT: ShrinkMode = ShrinkMode {
+        swap: true,
+        write_dirty: true,
+        max_scan: 0.0, // the full priority sweep, see `max_scan()`
+    };
+    /// kswapd: the same passes, limited by its CPU time per tick.
+    pub const KSWAPD: ShrinkMode = ShrinkMode::DIRECT;
+    /// `toss()`: inactive then active list once, skipping anything not
+    /// easily freeable (dirty, mapped), never swapping (B3).
+    pub const TOSS: ShrinkMode = ShrinkMode {
+        swap: false,
+        write_dirty: false,
+        max_scan: 1.0,
+    };
+    fn max_scan(self) -> f64 {
+        if self.max_scan > 0.0 {
+            self.max_scan
+        } else {
+            sweep_factor()
+        }
+    }
+}
+
+/// What one reclaim pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Shrunk {
+    pub scanned: u64,
+    /// Pages freed: clean cache dropped plus anonymous pages swapped out.
+    pub freed: u64,
+    pub swapped: u64,
+    pub swap_attempts: u64,
+    pub dirty_written: u64,
+    /// Pages of I/O the reclaimer waits for (swap-outs and dirty writes).
+    pub io_pages: u64,
+    pub cpu_ns: f64,
+    /// The pass scanned everything it may and freed nothing.
+    pub full_sweep: bool,
+}
+
+/// Split `total` over `weights` in proportion, exactly, each part at most
+/// its weight (largest remainder).
+pub fn split(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u64 = weights.iter().sum();
+    if sum == 0 || total == 0 {
+        return vec![0; weights.len()];
+    }
+    let total = total.min(sum);
+    let mut parts: Vec<u64> = weights
+        .iter()
+        .map(|&w| (total as u128 * w as u128 / sum as u128) as u64)
+        .collect();
+    let mut left = total - parts.iter().sum::<u64>();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by_key(|&i| {
+        let rem = (total as u128 * weights[i] as u128) % sum as u128;
+        (std::cmp::Reverse(rem), i)
+    });
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        if parts[i] < weights[i] {
+            parts[i] += 1;
+            left -= 1;
+        }
+    }
+    parts
+}
+
+impl Vm {
+    fn scan_ns(&self, node: Option<usize>) -> f64 {
+        match node {
+            Some(n) => self.scan_ns_local[n],
+            None => self.scan_ns_global,
+        }
+    }
+
+    /// Reclaim up to `want` pages from one node's lists or (None) the whole
+    /// machine's, spending at most `cpu_budget_ns`.
+    pub fn shrink(
+        &mut self,
+        mm: &mut PageAlloc,
+        node: Option<usize>,
+        want: u64,
+        mode: ShrinkMode,
+        cpu_budget_ns: f64,
+    ) -> Shrunk {
+        let nodes: Vec<usize> = match node {
+            Some(n) => vec![n],
+            None => (0..mm.node_count()).collect(),
+        };
+        let clean: Vec<u64> = nodes.iter().map(|&n| self.clean(mm, n)).collect();
+        let dirty: Vec<u64> = nodes.iter().map(|&n| self.dirty[n]).collect();
+        // Anonymous pages still holding a swap slot (swap cache) leave
+        // without I/O; the others need a slot and a write.
+        let cached: Vec<u64> = nodes
+            .iter()
+            .map(|&n| self.tasks.iter().map(|t| t.swapcache[n]).sum())
+            .collect();
+        let anon: Vec<u64> = nodes
+            .iter()
+            .zip(&cached)
+            .map(|(&n, &c)| mm.node(n).used_by[Use::Anon.index()] - c)
+            .collect();
+        let (c, d, a, sc) = (
+            clean.iter().sum::<u64>() as f64,
+            dirty.iter().sum::<u64>() as f64,
+            anon.iter().sum::<u64>() as f64,
+            cached.iter().sum::<u64>() as f64,
+        );
+        let t = c + d + a + sc;
+        if t == 0.0 || want == 0 {
+            return Shrunk::default();
+        }
+        let scan_ns = self.scan_ns(node);
+        // The inactive list: every use-once page (page cache, swap cache)
+        // plus the anonymous pages `refill_inactive()` moved there. 2.4 moves
+        // `nr_pages * nr_active / (2 * (nr_inactive + 1))` per call, which
+        // settles where the inactive list is a third of the LRU.
+        let use_once = c + d + sc;
+        let lru = use_once + a;
+        let a_in = (lru * INACTIVE_SHARE - use_once).clamp(0.0, a);
+        let ti = use_once + a_in;
+        // 2.6's `vm_swappiness` gate: mapped pages only when
+        // mapped_ratio/2 + distress + swappiness >= 100; distress reaches 100
+        // when the use-once pages alone cannot give what is wanted.
+        let anon_ok = mode.swap
+            && match self.sys.vm_swappiness {
+                None => true,
+                Some(sw) => {
+                    let mapped_ratio = 100.0 * (a + sc) / mm.total_present().max(1) as f64;
+                    mapped_ratio / 2.0 + sw as f64 >= 100.0 || c + sc < want as f64
+                }
+            };
+        let a_met = if anon_ok { a_in } else { 0.0 };
+        let a_eff = if self.swap.free() > 0 { a_met } else { 0.0 };
+        let freeable = c + sc + a_eff;
+        let sweep = mode.max_scan() * ti;
+        let mut s = if freeable > 0.0 {
+            (want as f64 * ti / freeable).min(sweep)
+        } else {
+            sweep
+        };
+        if cpu_budget_ns.is_finite() {
+            s = s.min(cpu_budget_ns / scan_ns);
+        }
+        let io_per_page = (a_eff + if mode.write_dirty { d } else { 0.0 }) / ti.max(1.0);
+        if io_per_page > 0.0 {
+            s = s.min(self.disk.pages_left(self.page) as f64 / io_per_page);
+        }
+        let s = s.max(0.0);
+        let per = |x: f64| (s * x / ti.max(1.0)).floor() as u64;
+        let freed_clean = per(c).min(want);
+        let drop_cached = per(sc).min(want - freed_clean);
+        let attempts = per(a_met);
+        let to_swap = per(a_eff)
+            .min(self.swap.free())
+            .min(want - freed_clean - drop_cached);
+        let to_write = if mode.write_dirty { per(d) } else { 0 };
+        let max_scan = sweep;
+        // Apply, node by node, in proportion to what each node holds.
+        let fc = split(freed_clean, &clean);
+        let dc = split(drop_cached, &cached);
+        let sw = split(to_swap, &anon);
+        let dw = split(to_write, &dirty);
+        for (i, &n) in nodes.iter().enumerate() {
+            if fc[i] > 0 {
+                // Listed pages are clean pages; drop them from the list in
+                // proportion (the list is a subset of the clean pages).
+                let l = (self.listed[n] as u128 * fc[i] as u128 / clean[i].max(1) as u128) as u64;
+                self.listed[n] -= l.min(self.listed[n]);
+                mm.free_on_node(n, fc[i], Use::PageCache);
+            }
+            if dc[i] > 0 {
+                self.drop_swapcache_node(mm, n, dc[i]);
+            }
+            if sw[i] > 0 {
+                self.swap_out_node(mm, n, sw[i]);
+            }
+            if dw[i] > 0 {
+                self.dirty[n] -= dw[i];
+                if self.sys.reclaim_list && self.sys.reclaim_list_rejoin {
+                    self.listed[n] += dw[i];
+                }
+            }
+        }
+        let swapped = sw.iter().sum::<u64>();
+        let written = dw.iter().sum::<u64>();
+        self.disk.transfer(swapped + written, self.page);
+        self.stats.swap_out_pages += swapped;
+        self.stats.reclaim_written_pages += written;
+        if swapped > 0 && self.stats.first_swap_out_ns.is_none() {
+            self.stats.first_swap_out_ns = Some(self.now_ns);
+            self.stats.file_io_at_first_swap_out =
+                Some(self.stats.flushed_pages + self.stats.reclaim_written_pages - written);
+        }
+        let scanned = s as u64;
+        self.stats.scanned_pages += scanned;
+        self.swap_oom.count(attempts, swapped);
+        let freed = fc.iter().sum::<u64>() + dc.iter().sum::<u64>() + swapped;
+        Shrunk {
+            scanned,
+            freed,
+            swapped,
+            swap_attempts: attempts,
+            dirty_written: written,
+            io_pages: swapped + written,
+            cpu_ns: s * scan_ns,
+            full_sweep: freed == 0 && s >= max_scan * 0.999,
+        }
+    }
+
+    /// Free `pages` swap-cache pages of node `n` (their data is on swap
+    /// already), in proportion to each task's share.
+    fn drop_swapcache_node(&mut self, mm: &mut PageAlloc, n: usize, pages: u64) {
+        let owned: Vec<u64> = self.tasks.iter().map(|t| t.swapcache[n]).collect();
+        let parts = split(pages, &owned);
+        for (t, &p) in parts.iter().enumerate() {
+            self.tasks[t].swapcache[n] -= p;
+            self.tasks[t].anon[n] -= p;
+            self.tasks[t].swapped += p;
+        }
+        mm.free_on_node(n, pages, Use::Anon);
+    }
+
+    /// Swap out `pages` anonymous pages of node `n`, taken from its tasks in
+    /// proportion to what each has there.
+    fn swap_out_node(&mut self, mm: &mut PageAlloc, n: usize, pages: u64) {
+        let owned: Vec<u64> = self
+            .tasks
+            .iter()
+            .map(|t| t.anon[n] - t.swapcache[n])
+            .collect();
+        let parts = split(pages, &owned);
+        let got = self.swap.take(pages);
+        debug_assert_eq!(got, pages);
+        for (t, &p) in parts.iter().enumerate() {
+            self.tasks[t].anon[n] -= p;
+            self.tasks[t].swapped += p;
+        }
+        mm.free_on_node(n, pages, Use::Anon);
+    }
+
+    /// Reclaim on the allocating node before going off-node: SGI's `toss()`
+    /// or `toss_fast()` (B3, B6), or 2.6.16's `zone_reclaim()` (B13).
+    /// Returns the ns the allocating thread spent.
+    pub(super) fn local_reclaim(&mut self, mm: &mut PageAlloc, n: usize, want: u64) -> f64 {
+        if self.sys.toss && self.sys.toss_fast {
+            return self.toss_fast(mm, n, want);
+        }
+        let mode = if self.sys.toss {
+            ShrinkMode::TOSS
+        } else {
+            ShrinkMode {
+                swap: self.sys.zone_reclaim_mode & 4 != 0,
+                write_dirty: self.sys.zone_reclaim_mode & 2 != 0,
+                max_scan: 1.0,
+            }
+        };
+        self.shrink(mm, Some(n), want, mode, f64::INFINITY).cpu_ns
+    }
+
+    /// `toss_fast()`: free clean pages from node `n`'s `reclaim_list`; every
+    /// page examined is freeable, so the scan costs one page per page freed.
+    pub fn toss_fast(&mut self, mm: &mut PageAlloc, n: usize, want: u64) -> f64 {
+        let f = want.min(self.listed[n]);
+        self.listed[n] -= f;
+        mm.free_on_node(n, f, Use::PageCache);
+        self.stats.scanned_pages += f;
+        f as f64 * self.scan_ns_local[n]
+    }
+
+    /// `page_cache_alloc_limited()` (B7): when free memory is under the
+    /// threshold and the cache over the limit, `page_cache_reduce()` trims
+    /// the cache with `toss_fast()` toward the limit. Returns how many pages
+    /// the writer may add now (`u64::MAX` when no limit applies).
+    pub(super) fn page_cache_alloc_limited(
+        &mut self,
+        mm: &mut PageAlloc,
+        limit_pct: f64,
+        want: u64,
+    ) -> u64 {
+        let total = mm.total_present() as f64;
+        let limit = (total * limit_pct / 100.0) as u64;
+        let threshold = (total * self.sys.page_cache_limit_threshold_pct / 100.0) as u64;
+        if mm.total_free() >= threshold {
+            return u64::MAX;
+        }
+        let cache = Vm::cache_total(mm);
+        if cache + want > limit {
+            // page_cache_reduce(): toss_fast() on each node, in proportion to
+            // the lists, until this tick's pages fit under the limit (the
+            // kernel checks page by page; a tick batches those checks).
+            let excess = cache + want - limit;
+            let parts = split(excess, &self.listed);
+            for (n, &p) in parts.iter().enumerate() {
+                if p > 0 {
+                    self.toss_fast(mm, n, p);
+                }
+            }
+        }
+        limit.saturating_sub(Vm::cache_total(mm))
+    }
+}

@@ -1,0 +1,159 @@
+//! The per-node memory timeline of a run (free, anonymous, page cache,
+//! slab), as CSV and as an SVG: machine totals stacked over time above a
+//! node-by-time heat map of page cache, because a picture of 256 nodes
+//! filling up says more than a table.
+
+use crate::kernel::mm::vm::Sample;
+
+/// A file a run produces beside its records; `--out DIR` writes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Artifact {
+    pub file: String,
+    pub content: String,
+}
+
+const KINDS: [&str; 4] = ["free", "anon", "page_cache", "slab"];
+const COLORS: [&str; 4] = ["#d9d9d9", "#f28e2b", "#4e79a7", "#59a14f"];
+
+/// `t_s,node,free_mb,anon_mb,page_cache_mb,slab_mb`, one row per node per sample.
+pub fn to_csv(samples: &[Sample], page: u64) -> String {
+    let mb = |p: u64| (p * page) as f64 / (1u64 << 20) as f64;
+    let mut s = String::from("t_s,node,free_mb,anon_mb,page_cache_mb,slab_mb\n");
+    for smp in samples {
+        for (n, v) in smp.nodes.iter().enumerate() {
+            s += &format!(
+                "{:.2},{n},{:.1},{:.1},{:.1},{:.1}\n",
+                smp.t_ns as f64 * 1e-9,
+                mb(v[0]),
+                mb(v[1]),
+                mb(v[2]),
+                mb(v[3])
+            );
+        }
+    }
+    s
+}
+
+/// The SVG; None for fewer than two samples.
+pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
+    if samples.len() < 2 {
+        return None;
+    }
+    let nodes = samples[0].nodes.len();
+    let t_max = samples.last()?.t_ns as f64 * 1e-9;
+    let (w, left, right) = (900.0, 70.0, 20.0);
+    let plot_w = w - left - right;
+    let (top1, h1) = (40.0, 200.0);
+    let top2 = top1 + h1 + 50.0;
+    let h2 = (nodes as f64 * 2.0).clamp(100.0, 512.0);
+    let h = top2 + h2 + 60.0;
+    let x = |t_ns: u64| left + plot_w * (t_ns as f64 * 1e-9) / t_max.max(1e-9);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h:.0}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+        escape(title)
+    );
+    // Machine totals, stacked: slab, page cache, anon, free from the bottom.
+    let totals: Vec<[f64; 4]> = samples
+        .iter()
+        .map(|smp| {
+            let mut t = [0.0; 4];
+            for v in &smp.nodes {
+                for k in 0..4 {
+                    t[k] += v[k] as f64;
+                }
+            }
+            t
+        })
+        .collect();
+    let max = totals
+        .iter()
+        .map(|t| t.iter().sum::<f64>())
+        .fold(1.0, f64::max);
+    let order = [3usize, 2, 1, 0];
+    let mut base = vec![0.0; samples.len()];
+    for &k in &order {
+        let mut pts = String::new();
+        for (i, smp) in samples.iter().enumerate() {
+            let y = top1 + h1 - h1 * (base[i] + totals[i][k]) / max;
+            pts += &format!("{:.1},{y:.1} ", x(smp.t_ns));
+        }
+        for (i, smp) in samples.iter().enumerate().rev() {
+            let y = top1 + h1 - h1 * base[i] / max;
+            pts += &format!("{:.1},{y:.1} ", x(smp.t_ns));
+        }
+        s += &format!("<polygon points=\"{pts}\" fill=\"{}\"/>\n", COLORS[k]);
+        for (i, t) in totals.iter().enumerate() {
+            base[i] += t[k];
+        }
+    }
+    let gib = max * page as f64 / (1u64 << 30) as f64;
+    s += &format!(
+        "<text x=\"{}\" y=\"{:.0}\" text-anchor=\"end\">{gib:.0} GiB</text>\n<text x=\"{}\" y=\"{:.0}\" text-anchor=\"end\">0</text>\n",
+        left - 5.0,
+        top1 + 4.0,
+        left - 5.0,
+        top1 + h1
+    );
+    for (k, name) in KINDS.iter().enumerate() {
+        let lx = left + 10.0 + 110.0 * k as f64;
+        s += &format!(
+            "<rect x=\"{lx}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{name}</text>\n",
+            top1 + h1 + 12.0,
+            COLORS[k],
+            lx + 14.0,
+            top1 + h1 + 21.0
+        );
+    }
+    // Heat map: page cache's share of each node over time (white to blue).
+    s += &format!(
+        "<text x=\"{left}\" y=\"{:.0}\">page cache share of each node's memory (node 0 at top)</text>\n",
+        top2 - 8.0
+    );
+    let row_h = h2 / nodes as f64;
+    let cols = samples.len().min(300);
+    let step = samples.len().div_ceil(cols);
+    for (ci, chunk) in samples.chunks(step).enumerate() {
+        let smp = &chunk[0];
+        let x0 = x(smp.t_ns);
+        let x1 = samples
+            .get((ci + 1) * step)
+            .map_or(left + plot_w, |n| x(n.t_ns));
+        for (n, v) in smp.nodes.iter().enumerate() {
+            let total: u64 = v.iter().sum();
+            let share = if total == 0 {
+                0.0
+            } else {
+                v[2] as f64 / total as f64
+            };
+            if share < 0.02 {
+                continue;
+            }
+            let c = (255.0 * (1.0 - share)) as u8;
+            s += &format!(
+                "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.2}\" fill=\"rgb({c},{c},255)\"/>\n",
+                top2 + row_h * n as f64,
+                (x1 - x0).max(0.5),
+                row_h.max(0.5)
+            );
+        }
+    }
+    s += &format!(
+        "<rect x=\"{left}\" y=\"{top2}\" width=\"{plot_w}\" height=\"{h2}\" fill=\"none\" stroke=\"#999\"/>\n\
+         <text x=\"{}\" y=\"{:.0}\" text-anchor=\"end\">{} nodes</text>\n\
+         <text x=\"{left}\" y=\"{:.0}\">0 s</text><text x=\"{}\" y=\"{:.0}\" text-anchor=\"end\">{t_max:.0} s</text>\n</svg>\n",
+        left - 5.0,
+        top2 + 12.0,
+        nodes,
+        top2 + h2 + 18.0,
+        left + plot_w,
+        top2 + h2 + 18.0
+    );
+    Some(s)
+}
+
+fn escape(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

@@ -1,0 +1,169 @@
+//! The `alloc` and `runaway` workloads: threads first-touch anonymous memory
+//! while the clock runs, so allocation meets reclaim, swap and the OOM
+//! killer ([ALTIX04] B3 `toss()`, B10, B11). `alloc` runs one thread per CPU
+//! of the given nodes, each touching `bytes`; `runaway` is one thread that
+//! never stops allocating.
+
+use super::hold::{nodes_key, task_key};
+use super::write::{cpu_key, delta, horizon_key, timeline_artifacts};
+use super::Sim;
+use crate::error::{Error, InputError};
+use crate::kernel::mm::vm::{Actor, Job, TICK_NS};
+use crate::kernel::mm::vmscan::DEF_PRIORITY;
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::table::TableReader;
+
+pub const METRICS: &[&str] = &[
+    "completed",
+    "max_stall_s",
+    "swap_out_gb",
+    "remote_alloc_fraction",
+    "oom_kills",
+    "elapsed_s",
+];
+
+pub const RUNAWAY_METRICS: &[&str] = &["time_to_oom_kill_s", "shrink_pass_s", "oom_kills"];
+
+#[derive(Debug, Clone)]
+pub struct Alloc {
+    pub task: String,
+    /// Node of each thread.
+    pub threads: Vec<usize>,
+    /// Per thread; `u64::MAX` for `runaway`.
+    pub bytes: u64,
+    pub horizon_s: u64,
+    pub runaway: bool,
+}
+
+impl Alloc {
+    pub fn from_step(
+        r: &mut TableReader,
+        machine: &Machine,
+        runaway: bool,
+    ) -> Result<Alloc, InputError> {
+        let horizon_s = horizon_key(r)?;
+        if runaway {
+            let task = task_key(r, "runaway")?;
+            let cpu = cpu_key(r, machine)?;
+            return Ok(Alloc {
+                task,
+                threads: vec![machine.cpu_node(cpu).unwrap_or(0)],
+                bytes: u64::MAX,
+                horizon_s,
+                runaway,
+            });
+        }
+        let task = task_key(r, "job")?;
+        let bytes = r
+            .size("bytes")?
+            .ok_or_else(|| InputError::at("bytes", "missing: memory per thread, e.g. \"1 GB\""))?;
+        let nodes = nodes_key(r, machine)?;
+        let threads: Vec<usize> = nodes
+            .iter()
+            .flat_map(|&n| std::iter::repeat_n(n, machine.nodes[n].cpus as usize))
+            .collect();
+        if threads.is_empty() {
+            return Err(InputError::at(
+                r.key("nodes"),
+                "these nodes have no CPUs to run threads",
+            ));
+        }
+        Ok(Alloc {
+            task,
+            threads,
+            bytes,
+            horizon_s,
+            runaway,
+        })
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let rec = sim.recorder();
+        let machine = &sim.case.machine;
+        // A thread zeroes its new pages at its share of the node's bandwidth.
+        let per_cpu_bps: Vec<f64> = self
+            .threads
+            .iter()
+            .map(|&n| machine.memory.bandwidth_gbps * 1e9 / machine.nodes[n].cpus.max(1) as f64)
+            .collect();
+        let (booted, vm) = sim.vm()?;
+        let page = booted.mm.page_size();
+        let task = vm.task_id(&self.task);
+        let pages = if self.runaway {
+            u64::MAX
+        } else {
+            booted.mm.pages_for(self.bytes)
+        };
+        let mut actors: Vec<Actor> = self
+            .threads
+            .iter()
+            .zip(&per_cpu_bps)
+            .map(|(&n, &bps)| {
+                let rate = (bps * TICK_NS as f64 * 1e-9 / page as f64) as u64;
+                Actor::new(task, n, Job::Alloc, pages, rate)
+            })
+            .collect();
+        let before = vm.stats.clone();
+        let t0 = vm.now_ns;
+        vm.run(&mut booted.mm, &mut actors, self.horizon_s * 1_000_000_000);
+        let st = delta(&vm.stats, &before);
+        let gib = (1u64 << 30) as f64;
+        let to_gb = |p: u64| p as f64 * page as f64 / gib;
+        let records = if self.runaway {
+            let killed = vm
+                .kills
+                .iter()
+                .find(|&&(t, _)| t >= t0)
+                .map(|&(t, _)| (t - t0) as f64 * 1e-9);
+            // One full sweep (priorities DEF_PRIORITY..1) over the lists as
+            // they stand: measured if one failed, else what one would take.
+            let lists: u64 = booted
+                .mm
+                .nodes()
+                .iter()
+                .map(|u| {
+                    u.used_by[crate::kernel::mm::Use::Anon.index()]
+                        + u.used_by[crate::kernel::mm::Use::PageCache.index()]
+                })
+                .sum();
+            let factor: f64 = (1..=DEF_PRIORITY).map(|p| 1.0 / p as f64).sum();
+            let pass_ns = st
+                .failed_sweep_ns
+                .unwrap_or(lists as f64 * factor * vm.scan_ns_global_value());
+            let mut t = rec.record(&[], "time_to_oom_kill_s", "s", 0.0);
+            t.value = killed;
+            vec![
+                t,
+                rec.record(&[], "shrink_pass_s", "s", pass_ns * 1e-9),
+                rec.record(&[], "oom_kills", "count", st.oom_kills as f64),
+            ]
+        } else {
+            let (local, remote) = actors.iter().fold((0u64, 0u64), |(l, r), a| {
+                (l + a.local_pages, r + a.remote_pages)
+            });
+            let done = actors.iter().all(|a| a.left == 0);
+            let end = actors
+                .iter()
+                .map(|a| a.done_at_ns.unwrap_or(vm.now_ns))
+                .max()
+                .unwrap_or(t0);
+            let max_stall = actors.iter().map(|a| a.max_stall_ns).fold(0.0, f64::max);
+            vec![
+                rec.record(&[], "completed", "0/1", f64::from(u8::from(done))),
+                rec.record(&[], "max_stall_s", "s", max_stall * 1e-9),
+                rec.record(&[], "swap_out_gb", "GiB", to_gb(st.swap_out_pages)),
+                rec.record(
+                    &[],
+                    "remote_alloc_fraction",
+                    "fraction",
+                    remote as f64 / (local + remote).max(1) as f64,
+                ),
+                rec.record(&[], "oom_kills", "count", st.oom_kills as f64),
+                rec.record(&[], "elapsed_s", "s", (end - t0) as f64 * 1e-9),
+            ]
+        };
+        timeline_artifacts(sim, if self.runaway { "runaway" } else { "alloc" })?;
+        Ok(records)
+    }
+}

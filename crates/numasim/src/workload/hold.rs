@@ -1,0 +1,94 @@
+//! The `hold` workload: a task first-touches anonymous memory spread evenly
+//! over nodes and keeps it (a big job's arrays). What memory cannot hold is
+//! placed in swap, as if the task had been swapped out before; more than
+//! memory and swap together is refused.
+
+use super::Sim;
+use crate::error::{Error, InputError};
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::table::TableReader;
+
+pub const METRICS: &[&str] = &["held_gb", "held_in_swap_gb"];
+
+#[derive(Debug, Clone)]
+pub struct Hold {
+    pub task: String,
+    pub bytes: u64,
+    pub nodes: Vec<usize>,
+}
+
+/// `nodes = [..]` checked against the machine, or every node with memory.
+pub fn nodes_key(r: &mut TableReader, machine: &Machine) -> Result<Vec<usize>, InputError> {
+    match r.u64_list("nodes")? {
+        None => Ok((0..machine.node_count())
+            .filter(|&n| machine.nodes[n].mem_bytes > 0)
+            .collect()),
+        Some(l) if l.is_empty() => Err(InputError::at(
+            r.key("nodes"),
+            "must name at least one node",
+        )),
+        Some(l) => l
+            .into_iter()
+            .map(|n| {
+                if (n as usize) < machine.node_count() {
+                    Ok(n as usize)
+                } else {
+                    Err(InputError::at(
+                        r.key("nodes"),
+                        format!(
+                            "node {n} does not exist (nodes 0..{})",
+                            machine.node_count() - 1
+                        ),
+                    ))
+                }
+            })
+            .collect(),
+    }
+}
+
+/// `task = "name"` (default `default`).
+pub fn task_key(r: &mut TableReader, default: &str) -> Result<String, InputError> {
+    Ok(r.str("task")?.unwrap_or(default).to_string())
+}
+
+impl Hold {
+    pub fn from_step(r: &mut TableReader, machine: &Machine) -> Result<Hold, InputError> {
+        let task = task_key(r, "job")?;
+        let bytes = r
+            .size("bytes")?
+            .ok_or_else(|| InputError::at("bytes", "missing: how much memory, e.g. \"200 GB\""))?;
+        let nodes = nodes_key(r, machine)?;
+        Ok(Hold { task, bytes, nodes })
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let rec = sim.recorder();
+        let (booted, vm) = sim.vm()?;
+        let pages = booted.mm.pages_for(self.bytes);
+        let t = vm.task_id(&self.task);
+        let before = vm.swap.used;
+        vm.hold(&mut booted.mm, t, &self.nodes, pages)
+            .map_err(|m| {
+                InputError::at(
+                    "bytes",
+                    format!(
+                        "`hold` of {} for task `{}`: {m}",
+                        crate::scenario::size::format_size(self.bytes),
+                        self.task
+                    ),
+                )
+            })?;
+        let gib = (1u64 << 30) as f64;
+        let page = booted.mm.page_size() as f64;
+        Ok(vec![
+            rec.record(&[], "held_gb", "GiB", self.bytes as f64 / gib),
+            rec.record(
+                &[],
+                "held_in_swap_gb",
+                "GiB",
+                (vm.swap.used - before) as f64 * page / gib,
+            ),
+        ])
+    }
+}

@@ -1,0 +1,219 @@
+//! The `write` workload: a task writes a file with buffered I/O while the
+//! clock runs. Every page goes through `page_cache_alloc()` (or SGI's
+//! `page_cache_alloc_limited()`), is dirtied, written back by the flusher,
+//! and reclaimed under pressure: the BIGIO scenario of [ALTIX04] (B1–B11).
+
+use super::hold::task_key;
+use super::Sim;
+use crate::error::{Error, InputError};
+use crate::kernel::mm::vm::{Actor, Job, VmStats, TICK_NS};
+use crate::machine::Machine;
+use crate::report::{timeline, Artifact, Record};
+use crate::scenario::table::TableReader;
+
+pub const METRICS: &[&str] = &[
+    "completed",
+    "oom_kills",
+    "swap_out_gb",
+    "swap_in_gb",
+    "write_gibps",
+    "hardware_gibps",
+    "write_fraction_of_hardware",
+    "max_stall_s",
+    "throttled_s",
+    "elapsed_s",
+    "kswapd_cpu_s",
+    "direct_reclaim_cpu_s",
+    "reclaim_written_gb",
+];
+
+/// Simulated time after which a timed step gives up, unless `horizon_s` says.
+pub const DEFAULT_HORIZON_S: u64 = 3600;
+
+#[derive(Debug, Clone)]
+pub struct Write {
+    pub task: String,
+    pub bytes: u64,
+    pub cpu: u64,
+    pub from_anon: bool,
+    pub horizon_s: u64,
+}
+
+/// `horizon_s`: 1 s .. 1 day.
+pub fn horizon_key(r: &mut TableReader) -> Result<u64, InputError> {
+    let h = r.u64("horizon_s")?.unwrap_or(DEFAULT_HORIZON_S);
+    if !(1..=86_400).contains(&h) {
+        return Err(InputError::at(
+            r.key("horizon_s"),
+            format!("{h}: allowed 1..86400 s"),
+        ));
+    }
+    Ok(h)
+}
+
+pub fn cpu_key(r: &mut TableReader, machine: &Machine) -> Result<u64, InputError> {
+    let cpu = r.u64("cpu")?.unwrap_or(0);
+    if cpu >= machine.cpu_count() {
+        return Err(InputError::at(
+            r.key("cpu"),
+            format!(
+                "CPU {cpu} does not exist (CPUs 0..{})",
+                machine.cpu_count().saturating_sub(1)
+            ),
+        ));
+    }
+    Ok(cpu)
+}
+
+/// The timeline of the VM so far, as CSV and SVG files for `--out`.
+pub fn timeline_artifacts(sim: &mut Sim, step: &str) -> Result<(), Error> {
+    let slug = sim.case_slug();
+    let (booted, vm) = sim.vm()?;
+    let page = booted.mm.page_size();
+    let csv = timeline::to_csv(&vm.timeline, page);
+    let svg = timeline::to_svg(
+        &vm.timeline,
+        page,
+        &format!("{slug}: memory per node over time"),
+    );
+    sim.artifacts.push(Artifact {
+        file: format!("{slug}-{step}-timeline.csv"),
+        content: csv,
+    });
+    if let Some(svg) = svg {
+        sim.artifacts.push(Artifact {
+            file: format!("{slug}-{step}-timeline.svg"),
+            content: svg,
+        });
+    }
+    Ok(())
+}
+
+/// Difference of the run's counters, for one step's report.
+pub fn delta(after: &VmStats, before: &VmStats) -> VmStats {
+    VmStats {
+        swap_out_pages: after.swap_out_pages - before.swap_out_pages,
+        swap_in_pages: after.swap_in_pages - before.swap_in_pages,
+        flushed_pages: after.flushed_pages - before.flushed_pages,
+        reclaim_written_pages: after.reclaim_written_pages - before.reclaim_written_pages,
+        scanned_pages: after.scanned_pages - before.scanned_pages,
+        kswapd_wakeups: after.kswapd_wakeups - before.kswapd_wakeups,
+        direct_reclaim_ns: after.direct_reclaim_ns - before.direct_reclaim_ns,
+        kswapd_ns: after.kswapd_ns - before.kswapd_ns,
+        oom_kills: after.oom_kills - before.oom_kills,
+        first_swap_out_ns: after
+            .first_swap_out_ns
+            .filter(|_| before.first_swap_out_ns.is_none()),
+        file_io_at_first_swap_out: after
+            .file_io_at_first_swap_out
+            .filter(|_| before.first_swap_out_ns.is_none())
+            .map(|p| p.saturating_sub(before.flushed_pages + before.reclaim_written_pages)),
+        failed_sweep_ns: after.failed_sweep_ns,
+    }
+}
+
+impl Write {
+    pub fn from_step(r: &mut TableReader, machine: &Machine) -> Result<Write, InputError> {
+        let task = task_key(r, "job")?;
+        let bytes = r
+            .size("bytes")?
+            .ok_or_else(|| InputError::at("bytes", "missing: the file size, e.g. \"100 GB\""))?;
+        let cpu = cpu_key(r, machine)?;
+        let from_anon = r.bool("from_anon")?.unwrap_or(true);
+        let horizon_s = horizon_key(r)?;
+        if machine.disk_bytes_per_s() <= 0.0 {
+            return Err(InputError::at(
+                "workload",
+                format!(
+                    "`write` needs disks to write to; machine `{}` has none: add [io] disks",
+                    machine.name
+                ),
+            ));
+        }
+        Ok(Write {
+            task,
+            bytes,
+            cpu,
+            from_anon,
+            horizon_s,
+        })
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let rec = sim.recorder();
+        let machine = &sim.case.machine;
+        let node = machine.cpu_node(self.cpu).unwrap_or(0);
+        // write() copies user data into the cache: read plus write of memory.
+        let copy_bps = machine.memory.bandwidth_gbps * 1e9 / 2.0;
+        let spread = sim.case.kernel.page_cache_alloc;
+        let (booted, vm) = sim.vm()?;
+        let page = booted.mm.page_size();
+        let pages = booted.mm.pages_for(self.bytes);
+        let rate = (copy_bps * TICK_NS as f64 * 1e-9 / page as f64) as u64;
+        let task = vm.task_id(&self.task);
+        let before = vm.stats.clone();
+        let t0 = vm.now_ns;
+        let mut actors = [Actor::new(
+            task,
+            node,
+            Job::Write {
+                from_anon: self.from_anon,
+                spread,
+            },
+            pages,
+            rate,
+        )];
+        vm.run(&mut booted.mm, &mut actors, self.horizon_s * 1_000_000_000);
+        let a = &actors[0];
+        let st = delta(&vm.stats, &before);
+        let gib = (1u64 << 30) as f64;
+        let to_gb = |p: u64| p as f64 * page as f64 / gib;
+        let completed = a.left == 0 && vm.tasks[task].killed_at_ns.is_none();
+        let end = a.done_at_ns.unwrap_or(vm.now_ns);
+        // The rate the application sees, over the swapping phase if there is
+        // one ([ALTIX04] speaks of I/O "during this phase"), else the run.
+        let start = st.first_swap_out_ns.unwrap_or(t0).max(t0);
+        // File data reaching the disk (flusher and reclaim), the I/O rate.
+        let file_io = st.flushed_pages + st.reclaim_written_pages;
+        let written_in_phase = file_io - st.file_io_at_first_swap_out.unwrap_or(0).min(file_io);
+        let secs = (end.saturating_sub(start)) as f64 * 1e-9;
+        let write_gibps = if secs > 0.0 {
+            to_gb(written_in_phase) / secs
+        } else {
+            0.0
+        };
+        let hw = vm.disk.bytes_per_s() / gib;
+        let records = vec![
+            rec.record(&[], "completed", "0/1", f64::from(u8::from(completed))),
+            rec.record(&[], "oom_kills", "count", st.oom_kills as f64),
+            rec.record(&[], "swap_out_gb", "GiB", to_gb(st.swap_out_pages)),
+            rec.record(&[], "swap_in_gb", "GiB", to_gb(st.swap_in_pages)),
+            rec.record(&[], "write_gibps", "GiB/s", write_gibps),
+            rec.record(&[], "hardware_gibps", "GiB/s", hw),
+            rec.record(
+                &[],
+                "write_fraction_of_hardware",
+                "fraction",
+                write_gibps / hw,
+            ),
+            rec.record(&[], "max_stall_s", "s", a.max_stall_ns * 1e-9),
+            rec.record(&[], "throttled_s", "s", a.throttled_ns * 1e-9),
+            rec.record(&[], "elapsed_s", "s", (end - t0) as f64 * 1e-9),
+            rec.record(&[], "kswapd_cpu_s", "s", st.kswapd_ns * 1e-9),
+            rec.record(
+                &[],
+                "direct_reclaim_cpu_s",
+                "s",
+                st.direct_reclaim_ns * 1e-9,
+            ),
+            rec.record(
+                &[],
+                "reclaim_written_gb",
+                "GiB",
+                to_gb(st.reclaim_written_pages),
+            ),
+        ];
+        timeline_artifacts(sim, "write")?;
+        Ok(records)
+    }
+}
