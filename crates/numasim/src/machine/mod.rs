@@ -6,11 +6,13 @@
 //! run on it. `docs/machine.md` gives each field's meaning and each preset's
 //! sources.
 
+pub mod coherence;
 pub mod distance;
 pub mod import;
 pub mod presets;
 mod toml_io;
 
+pub use coherence::{Coherence, FaultCosts, Timer};
 pub use distance::{DistanceSpec, Distances};
 
 use crate::error::InputError;
@@ -165,6 +167,10 @@ pub struct Machine {
     pub io: Io,
     pub fs: Fs,
     pub boot: BootFootprint,
+    /// `[coherence]`, `[timer]`, `[fault]`: contention parameters (coherence.rs).
+    pub coherence: Coherence,
+    pub timer: Timer,
+    pub fault: FaultCosts,
 }
 
 impl Machine {

@@ -125,6 +125,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let io = read_io(&mut r, n)?;
     let fs = read_fs(&mut r, page_size)?;
     let boot = read_boot(&mut r, arch, &nodes)?;
+    let (coherence, timer, fault) = super::coherence::read(&mut r)?;
     r.finish()?;
 
     Ok(Machine {
@@ -142,6 +143,9 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         io,
         fs,
         boot,
+        coherence,
+        timer,
+        fault,
     })
 }
 
@@ -658,5 +662,6 @@ pub(super) fn write_machine(m: &Machine) -> String {
     );
     b.insert("boot_node".into(), (m.boot.boot_node as i64).into());
     t.insert("boot".into(), b.into());
+    super::coherence::write(m, &mut t);
     toml::to_string(&t).expect("a TOML table always serialises")
 }
