@@ -62,6 +62,8 @@ pub struct KernelConfig {
     pub slab_alloc: Spread,
     /// When kswapd wakes: 2.4's global pressure or 2.6's zonelist walk (B1).
     pub kswapd_trigger: KswapdTrigger,
+    /// Contention knobs (C2–C12): `prof_cpu_mask`, `timer_adjust`, … (contention.rs).
+    pub contention: crate::kernel::contention::ContentionKnobs,
 }
 
 impl KernelConfig {
@@ -85,6 +87,7 @@ impl KernelConfig {
             page_cache_alloc: Spread::Local,
             slab_alloc: Spread::Local,
             kswapd_trigger: KswapdTrigger::PerNode,
+            contention: crate::kernel::contention::ContentionKnobs::defaults(machine),
         }
     }
 
@@ -109,13 +112,14 @@ impl KernelConfig {
                 IlNext::Random => json!("random"),
                 IlNext::At(i) => json!(i),
             },
-            _ => return None,
+            _ => return self.contention.knob_json(knob),
         })
     }
 
     /// Read the `[kernel]` table over the machine's defaults.
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<KernelConfig, InputError> {
         let mut k = KernelConfig::defaults(machine);
+        k.contention = crate::kernel::contention::ContentionKnobs::read(r, machine)?;
         if let Some(v) = r.bool("hashdist")? {
             k.hashdist = v;
         }

@@ -2,6 +2,9 @@
 
 pub mod boot;
 pub mod config;
+pub mod contention;
+pub mod locking;
+pub mod time;
 pub mod mm;
 
 pub use config::KernelConfig;

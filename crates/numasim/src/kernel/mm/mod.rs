@@ -6,8 +6,11 @@
 pub mod bootmem;
 pub mod filemap;
 pub mod hash;
+pub mod hugetlb;
+pub mod memory;
 pub mod mempolicy;
 pub mod page_alloc;
+pub mod page_cache_size;
 pub mod vmalloc;
 
 pub use mempolicy::{MemPolicy, PolicyCursor};

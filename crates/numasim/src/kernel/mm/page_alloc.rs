@@ -93,7 +93,7 @@ impl Placement {
             self.add(n as usize, k);
         }
     }
-    fn add(&mut self, node: usize, pages: u64) {
+    pub fn add(&mut self, node: usize, pages: u64) {
         if pages == 0 {
             return;
         }
