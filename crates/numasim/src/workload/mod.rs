@@ -4,6 +4,7 @@
 //! anything runs; steps share one simulated machine, booted on first need.
 
 pub mod boot;
+pub mod contention;
 pub mod read;
 pub mod touch;
 pub mod vmstat;
@@ -43,6 +44,41 @@ pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
         "vmstat",
         vmstat::METRICS,
         "machine-wide counters: kswapd wake-ups, nodes full of page cache",
+    ),
+    (
+        "tick",
+        contention::TICK_METRICS,
+        "every CPU's timer tick and its shared-line work (profiler, timer adjust)",
+    ),
+    (
+        "gettimeofday",
+        contention::GTOD_METRICS,
+        "threads call gettimeofday() back to back (cmpxchg on a shared word)",
+    ),
+    (
+        "fault-touch",
+        contention::FAULT_METRICS,
+        "threads of one process first-touch anonymous memory (mmap_sem, page_table_lock)",
+    ),
+    (
+        "devzero",
+        contention::DEVZERO_METRICS,
+        "one process per CPU faults in a private /dev/zero mapping (superblock lock)",
+    ),
+    (
+        "hugetlb",
+        contention::HUGETLB_METRICS,
+        "map huge pages and zero them: prefault in one thread or on fault in parallel",
+    ),
+    (
+        "pagecache-count",
+        contention::PAGECACHE_METRICS,
+        "CPUs insert and remove page-cache pages, updating the page count",
+    ),
+    (
+        "spinlock",
+        contention::SPINLOCK_METRICS,
+        "every CPU loops on one spinlock with a short critical section",
     ),
 ];
 
@@ -154,7 +190,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         "read" => {
             read::Read::from_step(&mut r, machine)?;
         }
-        _ => {}
+        other => {
+            contention::Step::from_step(other, &mut r, machine)?;
+        }
     }
     r.finish()
 }
@@ -186,6 +224,11 @@ pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Er
             }
             "read" => read::Read::from_step(&mut r, &case.machine)?.run(&mut sim)?,
             "vmstat" => vmstat::vmstat_records(&mut sim)?,
+            other if contention::WORKLOAD_NAMES.contains(&other) => {
+                contention::Step::from_step(other, &mut r, &case.machine)?
+                    .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                    .run(&mut sim)?
+            }
             other => {
                 return Err(InputError::at("workload", format!("no workload `{other}`")).into())
             }
