@@ -245,8 +245,8 @@ impl<C: TransferCost> Lock<C> {
     fn first_to_see(&mut self, from: usize) -> usize {
         let mut best = (u64::MAX, 0usize);
         for (i, w) in self.waiters.iter().enumerate() {
-            let t = self.cost.transfer_ns(from, w.node)
-                + self.rng.random_range(0..self.spin_jitter_ns);
+            let t =
+                self.cost.transfer_ns(from, w.node) + self.rng.random_range(0..self.spin_jitter_ns);
             if t < best.0 {
                 best = (t, i);
             }

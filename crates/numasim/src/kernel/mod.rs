@@ -4,7 +4,7 @@ pub mod boot;
 pub mod config;
 pub mod contention;
 pub mod locking;
-pub mod time;
 pub mod mm;
+pub mod time;
 
 pub use config::KernelConfig;

@@ -64,15 +64,25 @@ mod default {
     pub const ZERO_GBPS: f64 = 2.0;
 }
 
+/// Largest time parameter accepted (1 s): far above any real cost, small
+/// enough that simulated clocks never overflow.
+const MAX_NS: f64 = 1e9;
+
 fn nonneg(r: &mut TableReader, key: &'static str, d: f64) -> Result<f64, InputError> {
-    Ok(r.nonneg_f64(key)?.unwrap_or(d))
+    match r.nonneg_f64(key)? {
+        Some(x) if !(x <= MAX_NS) => Err(InputError::at(
+            r.key(key),
+            format!("{x} ns: allowed 0 .. {MAX_NS} (1 s)"),
+        )),
+        v => Ok(v.unwrap_or(d)),
+    }
 }
 
 fn positive(r: &mut TableReader, key: &'static str, d: f64) -> Result<f64, InputError> {
     match r.f64(key)? {
-        Some(x) if x <= 0.0 || !x.is_finite() => Err(InputError::at(
+        Some(x) if !(1e-3..=1e6).contains(&x) => Err(InputError::at(
             r.key(key),
-            format!("must be greater than zero (got {x})"),
+            format!("{x}: allowed 0.001 .. 1000000 GB/s"),
         )),
         v => Ok(v.unwrap_or(d)),
     }

@@ -27,12 +27,8 @@ pub const GTOD_METRICS: &[&str] = &[
 ];
 pub const FAULT_METRICS: &[&str] = &["touch_time_s", "lock_wait_fraction", "faults_per_s"];
 pub const DEVZERO_METRICS: &[&str] = &["faults_per_s", "improvement"];
-pub const HUGETLB_METRICS: &[&str] = &[
-    "zero_time_s",
-    "speedup_vs_one",
-    "lock_hold_s",
-    "hugetlb_gb",
-];
+pub const HUGETLB_METRICS: &[&str] =
+    &["zero_time_s", "speedup_vs_one", "lock_hold_s", "hugetlb_gb"];
 pub const PAGECACHE_METRICS: &[&str] = &["insertions_per_s", "counter_share_of_time_pct"];
 pub const SPINLOCK_METRICS: &[&str] = &["acquisitions_per_s", "max_wait_us", "starved_nodes"];
 
@@ -44,19 +40,20 @@ fn counts(
     default: Option<u64>,
 ) -> Result<Vec<u64>, InputError> {
     let total = machine.cpu_count();
-    let list = match r.raw(key) {
-        None => match default {
-            Some(d) => vec![d],
-            None => {
-                return Err(InputError::at(
+    let list =
+        match r.raw(key) {
+            None => match default {
+                Some(d) => vec![d],
+                None => return Err(InputError::at(
                     r.key(key),
-                    format!("missing: how many, e.g. {key} = [1, 2, 4] (the machine has {total} CPUs)"),
-                ))
-            }
-        },
-        Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
-        Some(_) => vec![r.u64(key)?.unwrap_or(0)],
-    };
+                    format!(
+                        "missing: how many, e.g. {key} = [1, 2, 4] (the machine has {total} CPUs)"
+                    ),
+                )),
+            },
+            Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
+            Some(_) => vec![r.u64(key)?.unwrap_or(0)],
+        };
     if list.is_empty() {
         return Err(InputError::at(r.key(key), "give at least one count"));
     }
@@ -72,8 +69,23 @@ fn counts(
 }
 
 fn positive_u64(r: &mut TableReader, key: &'static str, d: u64) -> Result<u64, InputError> {
+    bounded(r, key, d, 1, 1_000_000)
+}
+
+/// A count or a time in `lo..=hi` (bounds keep simulated clocks and event
+/// counts finite).
+fn bounded(
+    r: &mut TableReader,
+    key: &'static str,
+    d: u64,
+    lo: u64,
+    hi: u64,
+) -> Result<u64, InputError> {
     match r.u64(key)? {
-        Some(0) => Err(InputError::at(r.key(key), "must be at least 1")),
+        Some(v) if v < lo || v > hi => Err(InputError::at(
+            r.key(key),
+            format!("{v}: allowed {lo}..{hi}"),
+        )),
         Some(v) => Ok(v),
         None => Ok(d),
     }
@@ -82,13 +94,38 @@ fn positive_u64(r: &mut TableReader, key: &'static str, d: u64) -> Result<u64, I
 /// Read a contention step's keys (validation and running share this).
 #[derive(Debug, Clone)]
 pub enum Step {
-    Tick { cpus: Vec<u64> },
-    Gtod { threads: Vec<u64>, calls: u64 },
-    Fault { threads: Vec<u64>, bytes: u64, sample: u64 },
-    Devzero { processes: Vec<u64>, bytes: u64, sample: u64 },
-    Hugetlb { cpus: Vec<u64>, size: u64 },
-    Pagecache { cpus: Vec<u64>, ops: u64, work_ns: u64 },
-    Spinlock { cpus: u64, hold_ns: u64, think_ns: u64, duration_us: u64 },
+    Tick {
+        cpus: Vec<u64>,
+    },
+    Gtod {
+        threads: Vec<u64>,
+        calls: u64,
+    },
+    Fault {
+        threads: Vec<u64>,
+        bytes: u64,
+        sample: u64,
+    },
+    Devzero {
+        processes: Vec<u64>,
+        bytes: u64,
+        sample: u64,
+    },
+    Hugetlb {
+        cpus: Vec<u64>,
+        size: u64,
+    },
+    Pagecache {
+        cpus: Vec<u64>,
+        ops: u64,
+        work_ns: u64,
+    },
+    Spinlock {
+        cpus: u64,
+        hold_ns: u64,
+        think_ns: u64,
+        duration_us: u64,
+    },
 }
 
 impl Step {
@@ -105,10 +142,14 @@ impl Step {
             },
             "gettimeofday" => Step::Gtod {
                 threads: counts(r, "threads", machine, None)?,
-                calls: positive_u64(r, "calls", 200)?,
+                calls: bounded(r, "calls", 200, 1, 100_000)?,
             },
             "fault-touch" | "devzero" => {
-                let key = if name == "devzero" { "processes" } else { "threads" };
+                let key = if name == "devzero" {
+                    "processes"
+                } else {
+                    "threads"
+                };
                 let list = counts(r, key, machine, None)?;
                 let bytes = r.size("bytes")?.ok_or_else(|| {
                     InputError::at(r.key("bytes"), "missing: how much memory, e.g. \"96 GB\"")
@@ -147,7 +188,10 @@ impl Step {
             }
             "hugetlb" => {
                 let size = r.size("size")?.ok_or_else(|| {
-                    InputError::at(r.key("size"), "missing: the mapping's size, e.g. \"100 GB\"")
+                    InputError::at(
+                        r.key("size"),
+                        "missing: the mapping's size, e.g. \"100 GB\"",
+                    )
                 })?;
                 if size > machine.mem_bytes() || size == 0 {
                     return Err(InputError::at(
@@ -165,17 +209,17 @@ impl Step {
             }
             "pagecache-count" => Step::Pagecache {
                 cpus: counts(r, "cpus", machine, None)?,
-                ops: positive_u64(r, "ops", 100)?,
-                work_ns: r.u64("work_ns")?.unwrap_or(2000),
+                ops: bounded(r, "ops", 100, 1, 100_000)?,
+                work_ns: bounded(r, "work_ns", 2000, 0, 1_000_000_000)?,
             },
             "spinlock" => Step::Spinlock {
                 cpus: counts(r, "cpus", machine, Some(all))?
                     .into_iter()
                     .max()
                     .unwrap_or(all),
-                hold_ns: r.u64("hold_ns")?.unwrap_or(200),
-                think_ns: r.u64("think_ns")?.unwrap_or(0),
-                duration_us: positive_u64(r, "duration_us", 10_000)?,
+                hold_ns: bounded(r, "hold_ns", 200, 0, 1_000_000_000)?,
+                think_ns: bounded(r, "think_ns", 0, 0, 1_000_000_000)?,
+                duration_us: bounded(r, "duration_us", 10_000, 1, 1_000_000)?,
             },
             _ => return Ok(None),
         }))
@@ -195,8 +239,18 @@ impl Step {
                 let mut out = Vec::new();
                 for (&n, r) in cpus.iter().zip(res) {
                     let row = [("cpus", json!(n))];
-                    out.push(rec.record(&row, "tick_work_fraction", "fraction", r.tick_work_fraction));
-                    out.push(rec.record(&row, "forward_progress", "fraction", 1.0 - r.tick_work_fraction));
+                    out.push(rec.record(
+                        &row,
+                        "tick_work_fraction",
+                        "fraction",
+                        r.tick_work_fraction,
+                    ));
+                    out.push(rec.record(
+                        &row,
+                        "forward_progress",
+                        "fraction",
+                        1.0 - r.tick_work_fraction,
+                    ));
                     out.push(rec.record(&row, "boots", "0/1", f64::from(u8::from(r.boots))));
                 }
                 out
@@ -214,7 +268,12 @@ impl Step {
                     let row = [("threads", json!(n))];
                     out.push(rec.record(&row, "time_per_call_ns", "ns", r.time_per_call_ns));
                     out.push(rec.record(&row, "slowdown_vs_one", "x", r.time_per_call_ns / one));
-                    out.push(rec.record(&row, "cmpxchg_attempts_per_call", "count", r.attempts_per_call));
+                    out.push(rec.record(
+                        &row,
+                        "cmpxchg_attempts_per_call",
+                        "count",
+                        r.attempts_per_call,
+                    ));
                 }
                 out
             }
@@ -233,7 +292,12 @@ impl Step {
                     let (run, faults) = r?;
                     let row = [("threads", json!(n))];
                     out.push(rec.record(&row, "touch_time_s", "s", run.time_s));
-                    out.push(rec.record(&row, "lock_wait_fraction", "fraction", run.lock_wait_fraction));
+                    out.push(rec.record(
+                        &row,
+                        "lock_wait_fraction",
+                        "fraction",
+                        run.lock_wait_fraction,
+                    ));
                     out.push(rec.record(&row, "faults_per_s", "1/s", faults as f64 / run.time_s));
                 }
                 out
@@ -247,9 +311,27 @@ impl Step {
                 let res: Vec<_> = processes
                     .par_iter()
                     .map(|&n| {
-                        let mine = devzero(machine, knobs.devzero, knobs, &booted, n, *bytes, *sample, seed)?;
+                        let mine = devzero(
+                            machine,
+                            knobs.devzero,
+                            knobs,
+                            &booted,
+                            n,
+                            *bytes,
+                            *sample,
+                            seed,
+                        )?;
                         let base = if knobs.devzero == Devzero::Altix {
-                            Some(devzero(machine, Devzero::V24, knobs, &booted, n, *bytes, *sample, seed)?)
+                            Some(devzero(
+                                machine,
+                                Devzero::V24,
+                                knobs,
+                                &booted,
+                                n,
+                                *bytes,
+                                *sample,
+                                seed,
+                            )?)
                         } else {
                             None
                         };
@@ -273,7 +355,9 @@ impl Step {
                 pts.push(1);
                 let res: Vec<_> = pts
                     .par_iter()
-                    .map(|&n| hugetlb::simulate(machine, &mut booted.clone(), knobs, n, *size, seed))
+                    .map(|&n| {
+                        hugetlb::simulate(machine, &mut booted.clone(), knobs, n, *size, seed)
+                    })
                     .collect();
                 let one = res.last().expect("pushed").zero_time_s;
                 let mut out = Vec::new();
@@ -282,7 +366,12 @@ impl Step {
                     out.push(rec.record(&row, "zero_time_s", "s", r.zero_time_s));
                     out.push(rec.record(&row, "speedup_vs_one", "x", one / r.zero_time_s));
                     out.push(rec.record(&row, "lock_hold_s", "s", r.lock_hold_s));
-                    out.push(rec.record(&row, "hugetlb_gb", "GiB", r.bytes as f64 / (1u64 << 30) as f64));
+                    out.push(rec.record(
+                        &row,
+                        "hugetlb_gb",
+                        "GiB",
+                        r.bytes as f64 / (1u64 << 30) as f64,
+                    ));
                 }
                 let _ = Hugetlb::Fault;
                 out
@@ -290,13 +379,20 @@ impl Step {
             Step::Pagecache { cpus, ops, work_ns } => {
                 let res: Vec<_> = cpus
                     .par_iter()
-                    .map(|&n| page_cache_size::simulate(machine, knobs.pagecache_count, n, *ops, *work_ns))
+                    .map(|&n| {
+                        page_cache_size::simulate(machine, knobs.pagecache_count, n, *ops, *work_ns)
+                    })
                     .collect();
                 let mut out = Vec::new();
                 for (&n, r) in cpus.iter().zip(res) {
                     let row = [("cpus", json!(n))];
                     out.push(rec.record(&row, "insertions_per_s", "1/s", r.insertions_per_s));
-                    out.push(rec.record(&row, "counter_share_of_time_pct", "%", r.counter_share_of_time_pct));
+                    out.push(rec.record(
+                        &row,
+                        "counter_share_of_time_pct",
+                        "%",
+                        r.counter_share_of_time_pct,
+                    ));
                 }
                 out
             }
@@ -315,10 +411,16 @@ impl Step {
                     Dur(duration_us * 1000),
                     seed,
                 );
-                let mut out = vec![rec.record(&[], "acquisitions_per_s", "1/s", b.acquisitions_per_s)];
+                let mut out =
+                    vec![rec.record(&[], "acquisitions_per_s", "1/s", b.acquisitions_per_s)];
                 let used = machine.cpu_node(cpus - 1).unwrap_or(0) + 1;
                 for (n, &(_, w)) in b.per_node.iter().enumerate().take(used) {
-                    out.push(rec.record(&[("node", json!(n))], "max_wait_us", "us", w as f64 / 1e3));
+                    out.push(rec.record(
+                        &[("node", json!(n))],
+                        "max_wait_us",
+                        "us",
+                        w as f64 / 1e3,
+                    ));
                 }
                 out.push(rec.record(&[], "starved_nodes", "count", b.starved_nodes as f64));
                 out
@@ -398,8 +500,9 @@ fn fault_threads(
                 cpu,
                 node,
                 faults: p.pages(),
-                work_ns: (machine.fault.fault_ns + memory::mean_zero_ns(machine, node, p, page, &sharers))
-                    .round() as u64,
+                work_ns: (machine.fault.fault_ns
+                    + memory::mean_zero_ns(machine, node, p, page, &sharers))
+                .round() as u64,
                 setup,
             }
         })

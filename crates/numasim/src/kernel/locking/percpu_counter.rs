@@ -75,8 +75,8 @@ mod tests {
 
     #[test]
     fn per_node_counts_sum_to_the_global_count() {
-        let m = Machine::from_toml_str(presets::preset_text("wildfire-gs320").unwrap(), "w")
-            .unwrap();
+        let m =
+            Machine::from_toml_str(presets::preset_text("wildfire-gs320").unwrap(), "w").unwrap();
         let cost = m.line_cost_table();
         let mut g = SplitCounter::new(&m, Layout::Global, 32, |h| CacheLine::new(h, &cost));
         let mut p = SplitCounter::new(&m, Layout::PerNode, 32, |h| CacheLine::new(h, &cost));

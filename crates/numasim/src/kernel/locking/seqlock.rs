@@ -50,7 +50,10 @@ mod tests {
         assert!(!s.read_retry(t, 1, 0, seq).1);
         let (t, seq) = s.read_begin(t, 1, 0);
         let w = s.write_lock(t, 0, 0);
-        assert!(s.read_retry(w, 1, 0, seq).1, "a write in between forces a retry");
+        assert!(
+            s.read_retry(w, 1, 0, seq).1,
+            "a write in between forces a retry"
+        );
         let u = s.write_unlock(w, 0, 0);
         let (t, seq) = s.read_begin(u, 1, 0);
         assert!(!s.read_retry(t, 1, 0, seq).1);

@@ -89,8 +89,7 @@ pub fn lock_bench(
                     q.push(g.at + Dur(hold_ns), Ev::Release(g.cpu))
                         .expect("grant is not in the past");
                 }
-                q.push(now + Dur(think_ns), Ev::Want(c))
-                    .expect("future");
+                q.push(now + Dur(think_ns), Ev::Want(c)).expect("future");
             }
         }
     }

@@ -107,7 +107,15 @@ pub fn simulate(
     let cost: CostTable = machine.line_cost_table();
     let mut sem = RwSem::new(line(machine, &cost, 0));
     let mut lk: Vec<Lock<&CostTable>> = (0..locks)
-        .map(|i| spinlock(machine, &cost, kind, seed.wrapping_add(i as u64), "fault-lock"))
+        .map(|i| {
+            spinlock(
+                machine,
+                &cost,
+                kind,
+                seed.wrapping_add(i as u64),
+                "fault-lock",
+            )
+        })
         .collect();
     let n = threads.len();
     let sample = sample.max(1);
@@ -186,13 +194,31 @@ pub fn simulate(
                     Stage::Sem => {
                         let done = sem.down_read(now, i, node);
                         wait += done - now;
-                        if advance(i, done, &mut fault, &mut stage, &mut in_setup, &mut finish, &mut reached, &mut simulated) {
+                        if advance(
+                            i,
+                            done,
+                            &mut fault,
+                            &mut stage,
+                            &mut in_setup,
+                            &mut finish,
+                            &mut reached,
+                            &mut simulated,
+                        ) {
                             q.push(done, Ev::Start(i)).expect("future");
                         }
                     }
                     Stage::Work => {
                         let done = now + Dur(threads[i].work_ns);
-                        if advance(i, done, &mut fault, &mut stage, &mut in_setup, &mut finish, &mut reached, &mut simulated) {
+                        if advance(
+                            i,
+                            done,
+                            &mut fault,
+                            &mut stage,
+                            &mut in_setup,
+                            &mut finish,
+                            &mut reached,
+                            &mut simulated,
+                        ) {
                             q.push(done, Ev::Start(i)).expect("future");
                         }
                     }
@@ -200,7 +226,8 @@ pub fn simulate(
                         asked[i] = now;
                         if let Some(at) = lk[l].acquire(now, i, node) {
                             wait += at - now;
-                            q.push(at + Dur(hold_ns), Ev::Release(i, l)).expect("future");
+                            q.push(at + Dur(hold_ns), Ev::Release(i, l))
+                                .expect("future");
                         }
                     }
                 }
@@ -208,9 +235,19 @@ pub fn simulate(
             Ev::Release(i, l) => {
                 if let Some(g) = lk[l].release(now, i) {
                     wait += g.at - asked[g.cpu];
-                    q.push(g.at + Dur(hold_ns), Ev::Release(g.cpu, l)).expect("future");
+                    q.push(g.at + Dur(hold_ns), Ev::Release(g.cpu, l))
+                        .expect("future");
                 }
-                if advance(i, now, &mut fault, &mut stage, &mut in_setup, &mut finish, &mut reached, &mut simulated) {
+                if advance(
+                    i,
+                    now,
+                    &mut fault,
+                    &mut stage,
+                    &mut in_setup,
+                    &mut finish,
+                    &mut reached,
+                    &mut simulated,
+                ) {
                     q.push(now, Ev::Start(i)).expect("now");
                 }
             }

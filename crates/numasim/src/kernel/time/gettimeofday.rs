@@ -92,9 +92,11 @@ pub fn simulate(machine: &Machine, threads: u64, calls: u64) -> GtodResult {
                 }
             }
         };
-        q.push(at, (c, next)).expect("completion is not in the past");
+        q.push(at, (c, next))
+            .expect("completion is not in the past");
     }
-    let mean = finish.iter().map(|t| t.as_secs_f64() * 1e9).sum::<f64>() / (n as f64 * calls as f64);
+    let mean =
+        finish.iter().map(|t| t.as_secs_f64() * 1e9).sum::<f64>() / (n as f64 * calls as f64);
     GtodResult {
         time_per_call_ns: mean,
         attempts_per_call: attempts as f64 / (n as f64 * calls as f64),

@@ -85,8 +85,11 @@ pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64) -> TickRe
         let next = match step {
             Step::Tick(k) => {
                 if k + 1 < TICKS {
-                    q.push(Time::ZERO + phase(c) + Dur(period.as_ns() * (k + 1)), (c, Step::Tick(k + 1)))
-                        .expect("future");
+                    q.push(
+                        Time::ZERO + phase(c) + Dur(period.as_ns() * (k + 1)),
+                        (c, Step::Tick(k + 1)),
+                    )
+                    .expect("future");
                 }
                 if working[c] {
                     pending[c] += 1;
@@ -113,7 +116,8 @@ pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64) -> TickRe
                 continue;
             }
         };
-        q.push(next.0, (c, next.1)).expect("completion is not in the past");
+        q.push(next.0, (c, next.1))
+            .expect("completion is not in the past");
     }
     // The last tick's work must end before the tick after it is raised.
     for c in 0..n {
