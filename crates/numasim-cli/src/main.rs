@@ -49,7 +49,7 @@ struct Output {
     /// How to print the records.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Also write NAME.jsonl, NAME.csv, NAME.txt and per-node SVG plots into DIR.
+    /// Also write NAME.jsonl, NAME.csv, NAME.txt and SVG plots (per node, or against CPU counts) into DIR.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -262,6 +262,9 @@ fn write_outputs(
     metrics.dedup();
     for m in metrics {
         if let Some(svg) = svg::node_bars(records, m, keys, &format!("{} — {m} by node", sc.name))
+        {
+            std::fs::write(dir.join(format!("{}-{m}.svg", sc.name)), svg).map_err(io)?;
+        } else if let Some(svg) = svg::sweep_lines(records, m, keys, &format!("{} — {m}", sc.name))
         {
             std::fs::write(dir.join(format!("{}-{m}.svg", sc.name)), svg).map_err(io)?;
         }

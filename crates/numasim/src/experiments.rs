@@ -34,6 +34,38 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "oom-never-triggers",
         include_str!("../../../experiments/oom-never-triggers.toml"),
     ),
+    (
+        "altix-prof-cpu-mask",
+        include_str!("../../../experiments/altix-prof-cpu-mask.toml"),
+    ),
+    (
+        "altix-timer-global",
+        include_str!("../../../experiments/altix-timer-global.toml"),
+    ),
+    (
+        "altix-gettimeofday",
+        include_str!("../../../experiments/altix-gettimeofday.toml"),
+    ),
+    (
+        "altix-touch-96g",
+        include_str!("../../../experiments/altix-touch-96g.toml"),
+    ),
+    (
+        "altix-devzero-faults",
+        include_str!("../../../experiments/altix-devzero-faults.toml"),
+    ),
+    (
+        "altix-hugetlb-zeroing",
+        include_str!("../../../experiments/altix-hugetlb-zeroing.toml"),
+    ),
+    (
+        "altix-pagecache-counter",
+        include_str!("../../../experiments/altix-pagecache-counter.toml"),
+    ),
+    (
+        "wildfire-spinlock",
+        include_str!("../../../experiments/wildfire-spinlock.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

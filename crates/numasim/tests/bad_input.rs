@@ -107,3 +107,44 @@ fn absurd_machines_run_or_are_refused_with_a_reason() {
     let e = err(&m("nodes = 2\ncpus_per_node = 1\nmemory = \"99 EiB\""));
     assert!(e.message.contains("16 EiB"), "{e}");
 }
+
+const CONTENTION: &str =
+    "name = \"t\"\n[machine]\npreset = \"wildfire-gs320\"\n[[run]]\nworkload = \"spinlock\"\ncpus = 32\n";
+
+#[test]
+fn contention_knobs_and_counts_are_checked() {
+    // A lock kind that does not exist: the key and the allowed kinds.
+    let e = err(&CONTENTION.replace("[[run]]", "[kernel]\nspinlock = \"ticket\"\n[[run]]"));
+    assert_eq!(e.key.as_deref(), Some("kernel.spinlock"), "{e}");
+    assert!(
+        e.message.contains("tas") && e.message.contains("fair"),
+        "{e}"
+    );
+    let e = err(&CONTENTION.replace("[[run]]", "[kernel]\nanon_fault = \"cmpxchg\"\n[[run]]"));
+    assert!(e.message.contains("cmpxchg-pte"), "{e}");
+    // Zero threads, and more threads than the machine has CPUs.
+    let g = |t: &str| {
+        CONTENTION.replace(
+            "workload = \"spinlock\"\ncpus = 32",
+            &format!("workload = \"gettimeofday\"\nthreads = {t}"),
+        )
+    };
+    let e = err(&g("0"));
+    assert_eq!(e.key.as_deref(), Some("run[0].threads"), "{e}");
+    assert!(e.message.contains("allowed 1..32"), "{e}");
+    let e = err(&g("[1, 2, 64]"));
+    assert!(e.message.contains("64") && e.message.contains("32"), "{e}");
+    let e = err(&CONTENTION.replace("cpus = 32", "cpus = 33"));
+    assert!(e.message.contains("allowed 1..32"), "{e}");
+    // Machine parameters of the new tables.
+    let e = err(&CONTENTION.replace(
+        "preset = \"wildfire-gs320\"",
+        "preset = \"wildfire-gs320\"\ntimer = { hz = 0 }",
+    ));
+    assert_eq!(e.key.as_deref(), Some("machine.timer.hz"), "{e}");
+    let e = err(&CONTENTION.replace(
+        "preset = \"wildfire-gs320\"",
+        "preset = \"wildfire-gs320\"\ncoherence = { conflict_nz = 1.0 }",
+    ));
+    assert!(e.message.contains("conflict_ns"), "{e}");
+}

@@ -75,3 +75,55 @@ proptest! {
         let _ = run(&sc, &sets);
     }
 }
+
+const CONTENTION_KEYS: &[&str] = &[
+    "machine.nodes",
+    "machine.cpus_per_node",
+    "machine.coherence.conflict_ns",
+    "machine.coherence.spin_jitter_ns",
+    "machine.timer.hz",
+    "machine.timer.clock_read_ns",
+    "machine.timer.syscall_ns",
+    "machine.timer.stagger",
+    "machine.fault.fault_ns",
+    "machine.fault.ptl_hold_ns",
+    "machine.fault.zero_gbps",
+    "kernel.prof_cpu_mask",
+    "kernel.timer_adjust",
+    "kernel.anon_fault",
+    "kernel.devzero",
+    "kernel.hugetlb",
+    "kernel.hugepagesz",
+    "kernel.pagecache_count",
+    "kernel.spinlock",
+    "threads",
+    "cpus",
+    "processes",
+    "hold_ns",
+    "think_ns",
+    "calls",
+    "sample",
+];
+
+const CONTENTION_BASE: &str = "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"1 GiB\"\n\
+                    [[run]]\nworkload = \"tick\"\ncpus = 8\n\
+                    [[run]]\nworkload = \"gettimeofday\"\nthreads = 4\ncalls = 20\n\
+                    [[run]]\nworkload = \"fault-touch\"\nthreads = 4\nbytes = \"16 MiB\"\nsample = 8\n\
+                    [[run]]\nworkload = \"devzero\"\nprocesses = 4\nbytes = \"4 MiB\"\nsample = 8\n\
+                    [[run]]\nworkload = \"hugetlb\"\ncpus = 2\nsize = \"64 MiB\"\n\
+                    [[run]]\nworkload = \"pagecache-count\"\ncpus = 8\nops = 10\n\
+                    [[run]]\nworkload = \"spinlock\"\ncpus = 8\nhold_ns = 100\nduration_us = 200\n";
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    #[test]
+    fn contention_overrides_give_a_result_or_an_error(sets in prop::collection::vec((prop::sample::select(CONTENTION_KEYS), value()), 1..4)) {
+        let sc = Scenario::from_str(CONTENTION_BASE, "t.toml", None).unwrap();
+        let sets: Vec<(String, Value)> = sets.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        // Large machines are slow here, not wrong: keep the sweep small.
+        if sets.iter().any(|(k, v)| k.starts_with("machine.") && k.ends_with("s") && v.as_integer().is_some_and(|i| i > 64)) {
+            return Ok(());
+        }
+        let _ = run(&sc, &sets);
+    }
+}

@@ -18,6 +18,16 @@
 //! Requests are serialised in arrival order, as a home directory serialises
 //! them: a request starts when the previous one has finished
 //! (`start = max(now, busy_until)`), and the line is "busy" while in transit.
+//!
+//! Conflicts cost more than their transfers ([ALTIX04] C1: the time to
+//! resolve a conflict "is typically proportional to the number of
+//! processors involved"): with [`CacheLine::with_conflict`], a transfer
+//! that starts while `k` earlier requests are still outstanding takes
+//! `k × conflict_ns` longer — the home directory NACKs and re-serves each
+//! queued requester's retry in between. Zero (the default) is the plain
+//! protocol above.
+
+use std::collections::VecDeque;
 
 use super::cost::TransferCost;
 use super::time::{Dur, Time};
@@ -65,6 +75,10 @@ pub struct CacheLine<C> {
     state: LineState,
     busy_until: Time,
     stats: LineStats,
+    conflict_ns: u64,
+    /// Completion times of requests not yet finished (only kept when
+    /// `conflict_ns > 0`), oldest first.
+    outstanding: VecDeque<Time>,
 }
 
 impl<C: TransferCost> CacheLine<C> {
@@ -76,7 +90,16 @@ impl<C: TransferCost> CacheLine<C> {
             state: LineState::Memory,
             busy_until: Time::ZERO,
             stats: LineStats::default(),
+            conflict_ns: 0,
+            outstanding: VecDeque::new(),
         }
+    }
+
+    /// Charge `ns` per request already queued when a transfer starts (the
+    /// machine's `coherence.conflict_ns`); see the module docs.
+    pub fn with_conflict(mut self, ns: u64) -> Self {
+        self.conflict_ns = ns;
+        self
     }
 
     /// `cpu` on `node` writes the line at `now`; returns when the write is
@@ -137,15 +160,27 @@ impl<C: TransferCost> CacheLine<C> {
     fn finish(&mut self, now: Time, cost: Option<u64>) -> Time {
         let start = now.max(self.busy_until);
         self.stats.total_queue_wait += start - now;
+        let ahead = if self.conflict_ns > 0 {
+            while self.outstanding.front().is_some_and(|&t| t <= now) {
+                self.outstanding.pop_front();
+            }
+            self.outstanding.len() as u64
+        } else {
+            0
+        };
         match cost {
             None => {
                 self.stats.hits += 1;
                 start
             }
             Some(ns) => {
+                let ns = ns + ahead * self.conflict_ns;
                 self.stats.transfers += 1;
                 self.stats.busy += Dur(ns);
                 self.busy_until = start + Dur(ns);
+                if self.conflict_ns > 0 {
+                    self.outstanding.push_back(self.busy_until);
+                }
                 self.busy_until
             }
         }
@@ -244,6 +279,18 @@ mod tests {
         assert_eq!((a, b, c), (Time(200), Time(400), Time(600)));
         assert_eq!(l.stats().total_queue_wait, Dur(200 + 400));
         assert_eq!(l.stats().busy, Dur(600));
+    }
+
+    #[test]
+    fn conflicts_cost_more_with_more_cpus_queued() {
+        // Three simultaneous writers: the 2nd finds 1 ahead, the 3rd 2.
+        let mut l = CacheLine::new(0, COST).with_conflict(10);
+        let a = l.write(Time(0), 0, 1);
+        let b = l.write(Time(0), 1, 2);
+        let c = l.write(Time(0), 2, 3);
+        assert_eq!((a, b, c), (Time(200), Time(410), Time(630)));
+        // Once the queue has drained, a lone write pays the plain cost.
+        assert_eq!(l.write(Time(1000), 3, 1), Time(1200));
     }
 
     proptest! {

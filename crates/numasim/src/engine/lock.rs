@@ -16,6 +16,16 @@
 //!   it wins, so waiters near the releaser win more often, which is the
 //!   unfairness (and starvation) seen on large NUMA machines. Waiters at equal
 //!   distance are tied and one is picked with the lock's seeded RNG.
+//!
+//!   With [`Lock::with_spinning`] the race is probabilistic, as on real
+//!   hardware: each waiter notices the release after its transfer time plus
+//!   a uniform draw in `[0, jitter_ns)` (where it was in its spin loop, how
+//!   the bus arbitrated), so a remote waiter sometimes beats a local one and
+//!   the releaser's node wins "more often" rather than always ([WILDFIRE01]
+//!   C7). Every spinner re-fetches the line after a release, so the hand-off
+//!   also costs `conflict_ns` per other spinner (the directory serves them
+//!   all, [ALTIX04] C1). A queued (FIFO) lock hands the line to one waiter
+//!   only and pays neither.
 
 use std::collections::VecDeque;
 
@@ -121,6 +131,8 @@ pub struct Lock<C> {
     /// Node whose cache holds the lock's line; `None` until first taken.
     line_node: Option<usize>,
     stats: LockStats,
+    spin_jitter_ns: u64,
+    conflict_ns: u64,
 }
 
 impl<C: TransferCost> Lock<C> {
@@ -135,7 +147,19 @@ impl<C: TransferCost> Lock<C> {
             waiters: VecDeque::new(),
             line_node: None,
             stats: LockStats::default(),
+            spin_jitter_ns: 0,
+            conflict_ns: 0,
         }
+    }
+
+    /// Test-and-set behaviour under [`LockPolicy::Unfair`]: the spread of the
+    /// moments waiters see a release, and the extra hand-off time per other
+    /// spinner (machine `coherence.spin_jitter_ns`, `coherence.conflict_ns`).
+    /// Ignored by [`LockPolicy::Fifo`].
+    pub fn with_spinning(mut self, jitter_ns: u64, conflict_ns: u64) -> Self {
+        self.spin_jitter_ns = jitter_ns;
+        self.conflict_ns = conflict_ns;
+        self
     }
 
     /// `cpu` on `node` asks for the lock at `now`.
@@ -190,22 +214,44 @@ impl<C: TransferCost> Lock<C> {
         self.stats.total_hold += hold;
         self.stats.max_hold = self.stats.max_hold.max(hold);
 
-        let i = match self.policy {
+        let (i, extra) = match self.policy {
             _ if self.waiters.is_empty() => return None,
-            LockPolicy::Fifo => 0,
-            LockPolicy::Unfair => self.nearest_waiter(h.node),
+            LockPolicy::Fifo => (0, 0),
+            LockPolicy::Unfair if self.spin_jitter_ns > 0 => (
+                self.first_to_see(h.node),
+                self.conflict_ns * (self.waiters.len() as u64 - 1),
+            ),
+            LockPolicy::Unfair => (
+                self.nearest_waiter(h.node),
+                self.conflict_ns * (self.waiters.len() as u64 - 1),
+            ),
         };
         let w = self
             .waiters
             .remove(i)
             .expect("index from a non-empty queue");
-        let at = now + Dur(self.cost.transfer_ns(h.node, w.node));
+        let at = now + Dur(self.cost.transfer_ns(h.node, w.node) + extra);
         self.grant(w.cpu, w.node, w.since, at, h.node, true);
         Some(Grant {
             cpu: w.cpu,
             node: w.node,
             at,
         })
+    }
+
+    /// Index of the waiter whose request reaches the line first: transfer
+    /// time plus its spin-loop phase, drawn for every waiter in queue order
+    /// (earliest queued wins an exact tie).
+    fn first_to_see(&mut self, from: usize) -> usize {
+        let mut best = (u64::MAX, 0usize);
+        for (i, w) in self.waiters.iter().enumerate() {
+            let t =
+                self.cost.transfer_ns(from, w.node) + self.rng.random_range(0..self.spin_jitter_ns);
+            if t < best.0 {
+                best = (t, i);
+            }
+        }
+        best.1
     }
 
     /// Index of the waiter that first sees a release from `from`; ties (in

@@ -65,6 +65,8 @@ pub struct KernelConfig {
     pub kswapd_trigger: KswapdTrigger,
     /// Reclaim, swap, writeback and OOM knobs (B2–B13).
     pub vm: VmSysctl,
+    /// Contention knobs (C2–C12): `prof_cpu_mask`, `timer_adjust`, … (contention.rs).
+    pub contention: crate::kernel::contention::ContentionKnobs,
 }
 
 impl KernelConfig {
@@ -89,6 +91,7 @@ impl KernelConfig {
             slab_alloc: Spread::Local,
             kswapd_trigger: KswapdTrigger::PerNode,
             vm: VmSysctl::default(),
+            contention: crate::kernel::contention::ContentionKnobs::defaults(machine),
         }
     }
 
@@ -113,13 +116,19 @@ impl KernelConfig {
                 IlNext::Random => json!("random"),
                 IlNext::At(i) => json!(i),
             },
-            other => return self.vm.knob_json(other),
+            other => {
+                return self
+                    .vm
+                    .knob_json(other)
+                    .or_else(|| self.contention.knob_json(other))
+            }
         })
     }
 
     /// Read the `[kernel]` table over the machine's defaults.
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<KernelConfig, InputError> {
         let mut k = KernelConfig::defaults(machine);
+        k.contention = crate::kernel::contention::ContentionKnobs::read(r, machine)?;
         if let Some(v) = r.bool("hashdist")? {
             k.hashdist = v;
         }

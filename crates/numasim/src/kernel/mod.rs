@@ -3,7 +3,10 @@
 pub mod block;
 pub mod boot;
 pub mod config;
+pub mod contention;
+pub mod locking;
 pub mod mm;
 pub mod sysctl_vm;
+pub mod time;
 
 pub use config::KernelConfig;

@@ -6,11 +6,13 @@
 //! run on it. `docs/machine.md` gives each field's meaning and each preset's
 //! sources.
 
+pub mod coherence;
 pub mod distance;
 pub mod import;
 pub mod presets;
 mod toml_io;
 
+pub use coherence::{Coherence, FaultCosts, Timer};
 pub use distance::{DistanceSpec, Distances};
 
 use crate::error::InputError;
@@ -167,6 +169,10 @@ pub struct Machine {
     pub boot: BootFootprint,
     /// Swap space (`swapon`), bytes; it lives on the machine's disks.
     pub swap_bytes: u64,
+    /// `[coherence]`, `[timer]`, `[fault]`: contention parameters (coherence.rs).
+    pub coherence: Coherence,
+    pub timer: Timer,
+    pub fault: FaultCosts,
 }
 
 impl Machine {

@@ -126,6 +126,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let fs = read_fs(&mut r, page_size)?;
     let boot = read_boot(&mut r, arch, &nodes)?;
     let swap_bytes = read_swap(&mut r, &io)?;
+    let (coherence, timer, fault) = super::coherence::read(&mut r)?;
     r.finish()?;
 
     Ok(Machine {
@@ -144,6 +145,9 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         fs,
         boot,
         swap_bytes,
+        coherence,
+        timer,
+        fault,
     })
 }
 
@@ -684,5 +688,6 @@ pub(super) fn write_machine(m: &Machine) -> String {
     );
     b.insert("boot_node".into(), (m.boot.boot_node as i64).into());
     t.insert("boot".into(), b.into());
+    super::coherence::write(m, &mut t);
     toml::to_string(&t).expect("a TOML table always serialises")
 }

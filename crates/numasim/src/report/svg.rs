@@ -119,3 +119,154 @@ pub fn node_bars(
     s += "</svg>\n";
     Some(s)
 }
+
+/// Per-row keys a sweep over CPU counts is recorded under, in the order
+/// [`sweep_lines`] looks for them.
+pub const SWEEP_KEYS: &[&str] = &["threads", "processes", "cpus"];
+
+/// Lines of `metric` against a CPU-count per-row key (`threads`,
+/// `processes` or `cpus`), one line per case, published values as black
+/// dots; None if the records hold no such sweep. The x axis is log2 when
+/// the counts span a factor of 8 or more; the y axis is log10 when the
+/// values are positive and span a factor of 100 or more.
+pub fn sweep_lines(
+    records: &[Record],
+    metric: &str,
+    case_keys: &[String],
+    title: &str,
+) -> Option<String> {
+    let x_key = SWEEP_KEYS.iter().copied().find(|k| {
+        !case_keys.iter().any(|c| c == k)
+            && records
+                .iter()
+                .filter(|r| r.metric == metric)
+                .any(|r| r.case_value(k).is_some_and(Json::is_u64))
+    })?;
+    let pts: Vec<(&Record, f64)> = records
+        .iter()
+        .filter(|r| r.metric == metric && r.value.is_some_and(f64::is_finite))
+        .filter_map(|r| Some((r, r.case_value(x_key)?.as_u64()? as f64)))
+        .collect();
+    if pts.len() < 2 {
+        return None;
+    }
+    let mut cases: Vec<Vec<(String, Json)>> = Vec::new();
+    for (r, _) in &pts {
+        let k = r.case_of(case_keys);
+        if !cases.contains(&k) {
+            cases.push(k);
+        }
+    }
+    let ys = pts
+        .iter()
+        .flat_map(|(r, _)| [r.value, r.paper])
+        .flatten()
+        .filter(|v| v.is_finite());
+    let (ymin, ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+    let (xmin, xmax) = pts
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &(_, x)| (a.min(x), b.max(x)));
+    let logx = xmin > 0.0 && xmax / xmin >= 8.0;
+    let logy = ymin > 0.0 && ymax / ymin >= 100.0;
+    let (y0, y1) = if logy {
+        (ymin.log10().floor(), ymax.log10().ceil())
+    } else {
+        (
+            ymin.min(0.0),
+            if ymax > ymin.min(0.0) {
+                ymax
+            } else {
+                ymin.min(0.0) + 1.0
+            },
+        )
+    };
+    let fx = |x: f64| if logx { x.log2() } else { x };
+    let (x0, x1) = (fx(xmin), fx(xmax).max(fx(xmin) + 1e-9));
+    let legend = 18.0 * cases.len() as f64;
+    let (w, h, left, top, bottom) = (900.0, 420.0 + legend, 80.0, 40.0, 60.0 + legend);
+    let (pw, ph) = (w - left - 30.0, h - top - bottom);
+    let px = |x: f64| left + pw * (fx(x) - x0) / (x1 - x0).max(1e-9);
+    let py = |y: f64| {
+        let v = if logy { y.max(1e-300).log10() } else { y };
+        top + ph - ph * (v - y0) / (y1 - y0).max(1e-12)
+    };
+    const COLORS: [&str; 6] = [
+        "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1",
+    ];
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
+    );
+    for i in 0..=4 {
+        let v = y0 + (y1 - y0) * i as f64 / 4.0;
+        let label = if logy { 10f64.powf(v) } else { v };
+        let y = top + ph - ph * i as f64 / 4.0;
+        s += &format!(
+            "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
+            left + pw,
+            left - 6.0,
+            y + 4.0,
+            super::table::fmt_value(Some(label))
+        );
+    }
+    let mut xs: Vec<u64> = pts.iter().map(|&(_, x)| x as u64).collect();
+    xs.sort_unstable();
+    xs.dedup();
+    for &x in &xs {
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{x}</text>\n",
+            px(x as f64),
+            top + ph + 16.0
+        );
+    }
+    s += &format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{x_key}{}</text>\n",
+        left + pw / 2.0,
+        top + ph + 34.0,
+        if logx { " (log scale)" } else { "" }
+    );
+    for (ci, c) in cases.iter().enumerate() {
+        let color = COLORS[ci % COLORS.len()];
+        let mut line: Vec<(f64, f64, Option<f64>)> = pts
+            .iter()
+            .filter(|(r, _)| r.case_of(case_keys) == *c)
+            .map(|&(r, x)| (x, r.value.unwrap_or(0.0), r.paper))
+            .collect();
+        line.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let path: Vec<String> = line
+            .iter()
+            .map(|&(x, y, _)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect();
+        s += &format!(
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>\n",
+            path.join(" ")
+        );
+        for &(x, y, p) in &line {
+            s += &format!(
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>\n",
+                px(x),
+                py(y)
+            );
+            if let Some(p) = p {
+                s += &format!(
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+                    px(x),
+                    py(p)
+                );
+            }
+        }
+        let label: Vec<String> = c
+            .iter()
+            .map(|(k, v)| format!("{k}={}", fmt_json(v)))
+            .collect();
+        let y = top + ph + 54.0 + 18.0 * ci as f64;
+        s += &format!(
+            "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
+            y - 9.0,
+            left + 14.0,
+            if label.is_empty() { metric.to_string() } else { label.join(", ") }
+        );
+    }
+    s += "</svg>\n";
+    Some(s)
+}

@@ -6,6 +6,7 @@
 pub mod alloc;
 pub mod bcfree;
 pub mod boot;
+pub mod contention;
 pub mod hold;
 pub mod read;
 pub mod touch;
@@ -74,6 +75,41 @@ pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
         "bcfree",
         bcfree::METRICS,
         "SGI's bcfree command: drop every clean, unmapped page-cache page",
+    ),
+    (
+        "tick",
+        contention::TICK_METRICS,
+        "every CPU's timer tick and its shared-line work (profiler, timer adjust)",
+    ),
+    (
+        "gettimeofday",
+        contention::GTOD_METRICS,
+        "threads call gettimeofday() back to back (cmpxchg on a shared word)",
+    ),
+    (
+        "fault-touch",
+        contention::FAULT_METRICS,
+        "threads of one process first-touch anonymous memory (mmap_sem, page_table_lock)",
+    ),
+    (
+        "devzero",
+        contention::DEVZERO_METRICS,
+        "one process per CPU faults in a private /dev/zero mapping (superblock lock)",
+    ),
+    (
+        "hugetlb",
+        contention::HUGETLB_METRICS,
+        "map huge pages and zero them: prefault in one thread or on fault in parallel",
+    ),
+    (
+        "pagecache-count",
+        contention::PAGECACHE_METRICS,
+        "CPUs insert and remove page-cache pages, updating the page count",
+    ),
+    (
+        "spinlock",
+        contention::SPINLOCK_METRICS,
+        "every CPU loops on one spinlock with a short critical section",
     ),
 ];
 
@@ -229,7 +265,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         "runaway" => {
             alloc::Alloc::from_step(&mut r, machine, true)?;
         }
-        _ => {}
+        other => {
+            contention::Step::from_step(other, &mut r, machine)?;
+        }
     }
     r.finish()
 }
@@ -276,6 +314,11 @@ pub fn run_case_with_artifacts(
             "alloc" => alloc::Alloc::from_step(&mut r, &case.machine, false)?.run(&mut sim)?,
             "runaway" => alloc::Alloc::from_step(&mut r, &case.machine, true)?.run(&mut sim)?,
             "bcfree" => bcfree::bcfree_records(&mut sim)?,
+            other if contention::WORKLOAD_NAMES.contains(&other) => {
+                contention::Step::from_step(other, &mut r, &case.machine)?
+                    .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                    .run(&mut sim)?
+            }
             other => {
                 return Err(InputError::at("workload", format!("no workload `{other}`")).into())
             }

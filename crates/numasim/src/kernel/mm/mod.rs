@@ -7,9 +7,12 @@
 pub mod bootmem;
 pub mod filemap;
 pub mod hash;
+pub mod hugetlb;
+pub mod memory;
 pub mod mempolicy;
 pub mod oom_kill;
 pub mod page_alloc;
+pub mod page_cache_size;
 pub mod swap;
 pub mod vm;
 pub mod vmalloc;

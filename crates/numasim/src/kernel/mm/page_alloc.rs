@@ -97,7 +97,7 @@ impl Placement {
     pub fn add_pages(&mut self, node: usize, pages: u64) {
         self.add(node, pages)
     }
-    fn add(&mut self, node: usize, pages: u64) {
+    pub fn add(&mut self, node: usize, pages: u64) {
         if pages == 0 {
             return;
         }

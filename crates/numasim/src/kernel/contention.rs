@@ -1,0 +1,168 @@
+//! Kernel knobs of the contention mechanisms ([ALTIX04] C2–C12,
+//! [WILDFIRE01] C7), read with the other knobs by `KernelConfig::read`.
+//! Defaults are the stock kernel of the period unless said otherwise;
+//! docs/contention.md lists them.
+
+use crate::error::InputError;
+use crate::machine::{Arch, Machine};
+use crate::scenario::table::TableReader;
+use serde_json::{json, Value as Json};
+
+macro_rules! knob_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name { $($(#[$vm])* $v),+ }
+        impl $name {
+            pub const NAMES: &'static [(&'static str, $name)] = &[$(($s, $name::$v)),+];
+            pub fn name(self) -> &'static str {
+                match self { $($name::$v => $s),+ }
+            }
+        }
+    };
+}
+
+knob_enum! {
+    /// `prof_cpu_mask` (C2): which CPUs bump a profile bin at every tick.
+    ProfCpuMask { All = "all", None = "none" }
+}
+knob_enum! {
+    /// The HZ-vs-microseconds adjustment variable (C3).
+    TimerAdjust { Global = "global", PerCpu = "per-cpu" }
+}
+knob_enum! {
+    /// ia64 `do_gettimeofday()` (C5): the only variant described.
+    Gettimeofday { Cmpxchg = "cmpxchg" }
+}
+knob_enum! {
+    /// The anonymous not-present fault path (C9, C10).
+    AnonFault {
+        /// Stock 2.4.21: `page_table_lock` in `handle_mm_fault()` and again
+        /// in `do_anonymous_page()`.
+        PageTableLock = "page-table-lock",
+        /// Altix: no lock on this path, PTE installed with `cmpxchg`.
+        CmpxchgPte = "cmpxchg-pte",
+    }
+}
+knob_enum! {
+    /// `/dev/zero` private mappings (C11).
+    Devzero {
+        /// Superblock lock once per mapping and once per fault.
+        V24 = "2.4",
+        /// The same lock in the 2.6 path.
+        V26 = "2.6",
+        /// Lock removed.
+        Altix = "altix",
+    }
+}
+knob_enum! {
+    /// HUGETLB population (C12).
+    Hugetlb {
+        /// `hugetlb_prefault()`: the `mmap()` caller zeroes every page.
+        Prefault = "prefault",
+        /// Allocate and zero in the fault handler of the touching CPU.
+        Fault = "fault",
+    }
+}
+knob_enum! {
+    /// The page-cache page count (C8).
+    PagecacheCount { Global = "global", PerNode = "per-node" }
+}
+knob_enum! {
+    /// `spinlock_t` implementation (C6, C7).
+    Spinlock {
+        /// Test-and-set: the releaser's node wins the line more often.
+        Tas = "tas",
+        /// Queued (MCS-style) fair lock: FIFO hand-off to one waiter.
+        Fair = "fair",
+    }
+}
+
+/// The contention knobs in force.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentionKnobs {
+    pub prof_cpu_mask: ProfCpuMask,
+    pub timer_adjust: TimerAdjust,
+    pub gettimeofday: Gettimeofday,
+    pub anon_fault: AnonFault,
+    pub devzero: Devzero,
+    pub hugetlb: Hugetlb,
+    /// `hugepagesz=`: bytes per huge page.
+    pub hugepagesz: u64,
+    pub pagecache_count: PagecacheCount,
+    pub spinlock: Spinlock,
+}
+
+impl ContentionKnobs {
+    pub fn defaults(machine: &Machine) -> Self {
+        ContentionKnobs {
+            // Profiling off until a mask is set: SGI's CPU_MASK_NONE fix,
+            // and what a kernel booted without `profile=` does.
+            prof_cpu_mask: ProfCpuMask::None,
+            timer_adjust: TimerAdjust::PerCpu,
+            gettimeofday: Gettimeofday::Cmpxchg,
+            anon_fault: AnonFault::PageTableLock,
+            devzero: Devzero::V24,
+            hugetlb: Hugetlb::Prefault,
+            // include/asm-ia64/page.h HPAGE_SHIFT_DEFAULT = 28 (256 MB);
+            // 2 MB (x86_64 PMD) elsewhere.
+            hugepagesz: if machine.arch == Arch::Ia64 {
+                256 << 20
+            } else {
+                2 << 20
+            },
+            pagecache_count: PagecacheCount::Global,
+            spinlock: Spinlock::Tas,
+        }
+    }
+
+    pub fn knob_json(&self, knob: &str) -> Option<Json> {
+        Some(match knob {
+            "prof_cpu_mask" => json!(self.prof_cpu_mask.name()),
+            "timer_adjust" => json!(self.timer_adjust.name()),
+            "gettimeofday" => json!(self.gettimeofday.name()),
+            "anon_fault" => json!(self.anon_fault.name()),
+            "devzero" => json!(self.devzero.name()),
+            "hugetlb" => json!(self.hugetlb.name()),
+            "hugepagesz" => json!(crate::scenario::size::format_size(self.hugepagesz)),
+            "pagecache_count" => json!(self.pagecache_count.name()),
+            "spinlock" => json!(self.spinlock.name()),
+            _ => return None,
+        })
+    }
+
+    pub fn read(r: &mut TableReader, machine: &Machine) -> Result<Self, InputError> {
+        let mut k = ContentionKnobs::defaults(machine);
+        k.prof_cpu_mask = r
+            .choice("prof_cpu_mask", ProfCpuMask::NAMES)?
+            .unwrap_or(k.prof_cpu_mask);
+        k.timer_adjust = r
+            .choice("timer_adjust", TimerAdjust::NAMES)?
+            .unwrap_or(k.timer_adjust);
+        k.gettimeofday = r
+            .choice("gettimeofday", Gettimeofday::NAMES)?
+            .unwrap_or(k.gettimeofday);
+        k.anon_fault = r
+            .choice("anon_fault", AnonFault::NAMES)?
+            .unwrap_or(k.anon_fault);
+        k.devzero = r.choice("devzero", Devzero::NAMES)?.unwrap_or(k.devzero);
+        k.hugetlb = r.choice("hugetlb", Hugetlb::NAMES)?.unwrap_or(k.hugetlb);
+        if let Some(sz) = r.size("hugepagesz")? {
+            if !sz.is_power_of_two() || sz < machine.page_size || sz > 1 << 40 {
+                return Err(InputError::at(
+                    r.key("hugepagesz"),
+                    format!(
+                        "{sz} bytes: must be a power of two from the base page ({}) to 1 TB",
+                        crate::scenario::size::format_size(machine.page_size)
+                    ),
+                ));
+            }
+            k.hugepagesz = sz;
+        }
+        k.pagecache_count = r
+            .choice("pagecache_count", PagecacheCount::NAMES)?
+            .unwrap_or(k.pagecache_count);
+        k.spinlock = r.choice("spinlock", Spinlock::NAMES)?.unwrap_or(k.spinlock);
+        Ok(k)
+    }
+}

@@ -1,0 +1,25 @@
+//! Locking primitives as cache-line conflicts ([ALTIX04] C6, [WILDFIRE01]
+//! C7), laid out like Linux `kernel/locking/`: spinlocks (test-and-set or
+//! queued), the `mmap_sem` reader-writer semaphore, seqlocks, per-CPU and
+//! per-node counters, and the XFS distributed per-CPU counter.
+//!
+//! Every primitive is built on the engine's [`CacheLine`](crate::engine::CacheLine)
+//! and [`Lock`](crate::engine::Lock) with the machine's transfer costs, so a
+//! lock costs what its contended line costs on that machine.
+
+pub mod percpu_counter;
+pub mod rwsem;
+pub mod seqlock;
+pub mod spinlock;
+pub mod xfs_counter;
+
+use crate::engine::{CacheLine, CostTable};
+use crate::machine::Machine;
+
+/// A cache line of the simulated machine.
+pub type Line<'a> = CacheLine<&'a CostTable>;
+
+/// A line homed on `home`, with the machine's conflict cost.
+pub fn line<'a>(machine: &Machine, cost: &'a CostTable, home: usize) -> Line<'a> {
+    CacheLine::new(home, cost).with_conflict(machine.coherence.conflict_ns.round() as u64)
+}

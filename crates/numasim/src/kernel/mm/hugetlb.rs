@@ -1,0 +1,146 @@
+//! HUGETLB population ([ALTIX04] C12).
+//!
+//! The huge-page pool is reserved at boot from every node's free memory
+//! (as much as fits, above `pages_min`). A page is taken from the pool the
+//! way `dequeue_huge_page()` does: the allocating CPU's node first, then
+//! the nodes of its zonelist, nearest first.
+//!
+//! - `prefault` (stock 2.4.21 `hugetlb_prefault()`): at `mmap()` the calling
+//!   thread takes and zeroes every huge page of the mapping, one after the
+//!   other, holding `mmap_sem` (for writing) and `page_table_lock`
+//!   throughout; anything that needs them (`ps`, `w`) waits that long.
+//! - `fault` (SGI's patch): each huge page is taken and zeroed in the fault
+//!   handler of the CPU that first touches it, under `mmap_sem` for reading;
+//!   `hugetlb_lock` is held to dequeue the page and `page_table_lock` to
+//!   install it, neither while zeroing. Zeroing then proceeds in parallel.
+//!
+//! Zeroing runs at the CPU's zeroing rate divided by the distance ratio to
+//! the page's node, and CPUs zeroing into the same node split its memory
+//! bandwidth.
+
+use super::memory::{self, FaultThread, Stage};
+use super::Placement;
+use crate::kernel::boot::Booted;
+use crate::kernel::contention::{ContentionKnobs, Hugetlb};
+use crate::machine::Machine;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HugetlbResult {
+    /// Until every huge page of the mapping is zeroed, s.
+    pub zero_time_s: f64,
+    /// Longest continuous hold of `mmap_sem`/`page_table_lock`, s.
+    pub lock_hold_s: f64,
+    /// Bytes actually mapped (the request, capped by the pool).
+    pub bytes: u64,
+}
+
+/// The fault path with the SGI patch: `mmap_sem` read, `hugetlb_lock` (0)
+/// to dequeue, zero, `page_table_lock` (1) to install, `mmap_sem` release.
+const HUGETLB_FAULT: &[Stage] = &[
+    Stage::Sem,
+    Stage::Lock(0),
+    Stage::Work,
+    Stage::Lock(1),
+    Stage::Sem,
+];
+
+/// Huge pages that fit on each node (the boot-time pool).
+pub fn pool(booted: &Booted, hpage: u64) -> Vec<u64> {
+    let per = (hpage / booted.mm.page_size()).max(1);
+    booted
+        .mm
+        .nodes()
+        .iter()
+        .map(|n| n.free.saturating_sub(n.watermark[0]) / per)
+        .collect()
+}
+
+/// Map `bytes` of huge pages and populate them with `cpus` CPUs (0..cpus)
+/// under `knobs.hugetlb`.
+pub fn simulate(
+    machine: &Machine,
+    booted: &mut Booted,
+    knobs: &ContentionKnobs,
+    cpus: u64,
+    bytes: u64,
+    seed: u64,
+) -> HugetlbResult {
+    let hpage = knobs.hugepagesz;
+    let mut free = pool(booted, hpage);
+    let want = bytes.div_ceil(hpage).min(free.iter().sum());
+    let zeroers: Vec<u64> = match knobs.hugetlb {
+        Hugetlb::Prefault => vec![0],
+        Hugetlb::Fault => (0..cpus.min(want.max(1))).collect(),
+    };
+    let k = zeroers.len() as u64;
+    let mut placed = vec![Placement::default(); zeroers.len()];
+    let mut left: Vec<u64> = (0..k).map(|t| want / k + u64::from(t < want % k)).collect();
+    // Concurrent faults: every CPU takes its next page in turn.
+    while left.iter().any(|&l| l > 0) {
+        for (t, &cpu) in zeroers.iter().enumerate() {
+            if left[t] == 0 {
+                continue;
+            }
+            let node = machine.cpu_node(cpu).unwrap_or(0);
+            let from = booted
+                .mm
+                .zonelist(node)
+                .iter()
+                .map(|&m| m as usize)
+                .find(|&m| free[m] > 0)
+                .expect("`want` is capped by the pool");
+            free[from] -= 1;
+            left[t] -= 1;
+            placed[t].add(from, 1);
+        }
+    }
+    let sharers = memory::sharers(machine, &placed);
+    let threads: Vec<FaultThread> = zeroers
+        .iter()
+        .zip(&placed)
+        .map(|(&cpu, p)| {
+            let node = machine.cpu_node(cpu).unwrap_or(0);
+            FaultThread {
+                cpu,
+                node,
+                faults: p.pages(),
+                work_ns: (machine.fault.fault_ns
+                    + memory::mean_zero_ns(machine, node, p, hpage, &sharers))
+                .round() as u64,
+                setup: &[],
+            }
+        })
+        .collect();
+    let hold = machine.fault.ptl_hold_ns.round() as u64;
+    let run = match knobs.hugetlb {
+        Hugetlb::Prefault => memory::simulate(
+            machine,
+            &threads,
+            &[Stage::Work],
+            0,
+            knobs.spinlock,
+            hold,
+            u64::MAX,
+            seed,
+        ),
+        Hugetlb::Fault => memory::simulate(
+            machine,
+            &threads,
+            HUGETLB_FAULT,
+            2,
+            knobs.spinlock,
+            hold,
+            u64::MAX,
+            seed,
+        ),
+    };
+    HugetlbResult {
+        zero_time_s: run.time_s,
+        lock_hold_s: match knobs.hugetlb {
+            // Both locks are held from the first page to the last.
+            Hugetlb::Prefault => run.time_s,
+            Hugetlb::Fault => run.max_hold_s,
+        },
+        bytes: want * hpage,
+    }
+}

@@ -1,0 +1,6 @@
+//! Timekeeping, laid out like Linux `kernel/time/`: the per-CPU timer tick
+//! and its shared-line work ([ALTIX04] C2, C3), and `do_gettimeofday()`
+//! with its `cmpxchg` on a shared word (C5).
+
+pub mod gettimeofday;
+pub mod tick;

@@ -1,0 +1,521 @@
+//! Workloads of contention at hundreds of CPUs ([ALTIX04] C2–C12,
+//! [WILDFIRE01] C7). Each sweeps a list of CPU (thread, process) counts
+//! given in its step, runs the points in parallel (each point is
+//! independent and seeded, so the output is the same as a serial run) and
+//! reports one row per count.
+
+use super::Sim;
+use crate::engine::Dur;
+use crate::error::{Error, InputError};
+use crate::kernel::contention::{ContentionKnobs, Devzero, Hugetlb};
+use crate::kernel::locking::spinlock::lock_bench;
+use crate::kernel::mm::memory::{self, FaultThread};
+use crate::kernel::mm::{hugetlb, page_cache_size};
+use crate::kernel::time::{gettimeofday, tick};
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::table::TableReader;
+use rayon::prelude::*;
+use serde_json::json;
+use toml::Value;
+
+pub const TICK_METRICS: &[&str] = &["tick_work_fraction", "forward_progress", "boots"];
+pub const GTOD_METRICS: &[&str] = &[
+    "time_per_call_ns",
+    "slowdown_vs_one",
+    "cmpxchg_attempts_per_call",
+];
+pub const FAULT_METRICS: &[&str] = &["touch_time_s", "lock_wait_fraction", "faults_per_s"];
+pub const DEVZERO_METRICS: &[&str] = &["faults_per_s", "improvement"];
+pub const HUGETLB_METRICS: &[&str] =
+    &["zero_time_s", "speedup_vs_one", "lock_hold_s", "hugetlb_gb"];
+pub const PAGECACHE_METRICS: &[&str] = &["insertions_per_s", "counter_share_of_time_pct"];
+pub const SPINLOCK_METRICS: &[&str] = &["acquisitions_per_s", "max_wait_us", "starved_nodes"];
+
+/// A count or a list of counts under `key`, each 1..=the machine's CPUs.
+fn counts(
+    r: &mut TableReader,
+    key: &'static str,
+    machine: &Machine,
+    default: Option<u64>,
+) -> Result<Vec<u64>, InputError> {
+    let total = machine.cpu_count();
+    let list = match r.raw(key) {
+        None => match default {
+            Some(d) => vec![d],
+            None => {
+                return Err(InputError::at(
+                    r.key(key),
+                    format!(
+                        "missing: how many, e.g. {key} = [1, 2, 4] (the machine has {total} CPUs)"
+                    ),
+                ))
+            }
+        },
+        Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
+        Some(_) => vec![r.u64(key)?.unwrap_or(0)],
+    };
+    if list.is_empty() {
+        return Err(InputError::at(r.key(key), "give at least one count"));
+    }
+    for &n in &list {
+        if n == 0 || n > total {
+            return Err(InputError::at(
+                r.key(key),
+                format!("{n}: allowed 1..{total} (the machine's CPUs)"),
+            ));
+        }
+    }
+    Ok(list)
+}
+
+fn positive_u64(r: &mut TableReader, key: &'static str, d: u64) -> Result<u64, InputError> {
+    bounded(r, key, d, 1, 1_000_000)
+}
+
+/// A count or a time in `lo..=hi` (bounds keep simulated clocks and event
+/// counts finite).
+fn bounded(
+    r: &mut TableReader,
+    key: &'static str,
+    d: u64,
+    lo: u64,
+    hi: u64,
+) -> Result<u64, InputError> {
+    match r.u64(key)? {
+        Some(v) if v < lo || v > hi => Err(InputError::at(
+            r.key(key),
+            format!("{v}: allowed {lo}..{hi}"),
+        )),
+        Some(v) => Ok(v),
+        None => Ok(d),
+    }
+}
+
+/// Read a contention step's keys (validation and running share this).
+#[derive(Debug, Clone)]
+pub enum Step {
+    Tick {
+        cpus: Vec<u64>,
+    },
+    Gtod {
+        threads: Vec<u64>,
+        calls: u64,
+    },
+    Fault {
+        threads: Vec<u64>,
+        bytes: u64,
+        sample: u64,
+    },
+    Devzero {
+        processes: Vec<u64>,
+        bytes: u64,
+        sample: u64,
+    },
+    Hugetlb {
+        cpus: Vec<u64>,
+        size: u64,
+    },
+    Pagecache {
+        cpus: Vec<u64>,
+        ops: u64,
+        work_ns: u64,
+    },
+    Spinlock {
+        cpus: u64,
+        hold_ns: u64,
+        think_ns: u64,
+        duration_us: u64,
+    },
+}
+
+impl Step {
+    /// The step of workload `name`, or None if `name` is not one of these.
+    pub fn from_step(
+        name: &str,
+        r: &mut TableReader,
+        machine: &Machine,
+    ) -> Result<Option<Step>, InputError> {
+        let all = machine.cpu_count();
+        Ok(Some(match name {
+            "tick" => Step::Tick {
+                cpus: counts(r, "cpus", machine, Some(all))?,
+            },
+            "gettimeofday" => Step::Gtod {
+                threads: counts(r, "threads", machine, None)?,
+                calls: bounded(r, "calls", 200, 1, 100_000)?,
+            },
+            "fault-touch" | "devzero" => {
+                let key = if name == "devzero" {
+                    "processes"
+                } else {
+                    "threads"
+                };
+                let list = counts(r, key, machine, None)?;
+                let bytes = r.size("bytes")?.ok_or_else(|| {
+                    InputError::at(r.key("bytes"), "missing: how much memory, e.g. \"96 GB\"")
+                })?;
+                let per = if name == "devzero" {
+                    bytes as u128 * *list.iter().max().unwrap_or(&1) as u128
+                } else {
+                    bytes as u128
+                };
+                if per > machine.mem_bytes() as u128 {
+                    return Err(InputError::at(
+                        r.key("bytes"),
+                        format!(
+                            "more memory than the machine has ({})",
+                            crate::scenario::size::format_size(machine.mem_bytes())
+                        ),
+                    ));
+                }
+                if bytes < machine.page_size {
+                    return Err(InputError::at(r.key("bytes"), "less than one page"));
+                }
+                let sample = positive_u64(r, "sample", memory::DEFAULT_SAMPLE)?;
+                if name == "devzero" {
+                    Step::Devzero {
+                        processes: list,
+                        bytes,
+                        sample,
+                    }
+                } else {
+                    Step::Fault {
+                        threads: list,
+                        bytes,
+                        sample,
+                    }
+                }
+            }
+            "hugetlb" => {
+                let size = r.size("size")?.ok_or_else(|| {
+                    InputError::at(
+                        r.key("size"),
+                        "missing: the mapping's size, e.g. \"100 GB\"",
+                    )
+                })?;
+                if size > machine.mem_bytes() || size == 0 {
+                    return Err(InputError::at(
+                        r.key("size"),
+                        format!(
+                            "allowed 1 byte .. the machine's memory ({})",
+                            crate::scenario::size::format_size(machine.mem_bytes())
+                        ),
+                    ));
+                }
+                Step::Hugetlb {
+                    cpus: counts(r, "cpus", machine, None)?,
+                    size,
+                }
+            }
+            "pagecache-count" => Step::Pagecache {
+                cpus: counts(r, "cpus", machine, None)?,
+                ops: bounded(r, "ops", 100, 1, 100_000)?,
+                work_ns: bounded(r, "work_ns", 2000, 0, 1_000_000_000)?,
+            },
+            "spinlock" => Step::Spinlock {
+                cpus: counts(r, "cpus", machine, Some(all))?
+                    .into_iter()
+                    .max()
+                    .unwrap_or(all),
+                hold_ns: bounded(r, "hold_ns", 200, 0, 1_000_000_000)?,
+                think_ns: bounded(r, "think_ns", 0, 0, 1_000_000_000)?,
+                duration_us: bounded(r, "duration_us", 10_000, 1, 1_000_000)?,
+            },
+            _ => return Ok(None),
+        }))
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let rec = sim.recorder();
+        let machine = &sim.case.machine;
+        let knobs = &sim.case.kernel.contention;
+        let seed = sim.case.seed;
+        Ok(match self {
+            Step::Tick { cpus } => {
+                let res: Vec<_> = cpus
+                    .par_iter()
+                    .map(|&n| tick::simulate(machine, knobs, n))
+                    .collect();
+                let mut out = Vec::new();
+                for (&n, r) in cpus.iter().zip(res) {
+                    let row = [("cpus", json!(n))];
+                    out.push(rec.record(
+                        &row,
+                        "tick_work_fraction",
+                        "fraction",
+                        r.tick_work_fraction,
+                    ));
+                    out.push(rec.record(
+                        &row,
+                        "forward_progress",
+                        "fraction",
+                        1.0 - r.tick_work_fraction,
+                    ));
+                    out.push(rec.record(&row, "boots", "0/1", f64::from(u8::from(r.boots))));
+                }
+                out
+            }
+            Step::Gtod { threads, calls } => {
+                let mut pts = threads.clone();
+                pts.push(1);
+                let res: Vec<_> = pts
+                    .par_iter()
+                    .map(|&n| gettimeofday::simulate(machine, n, *calls))
+                    .collect();
+                let one = res.last().expect("pushed").time_per_call_ns;
+                let mut out = Vec::new();
+                for (&n, r) in threads.iter().zip(&res) {
+                    let row = [("threads", json!(n))];
+                    out.push(rec.record(&row, "time_per_call_ns", "ns", r.time_per_call_ns));
+                    out.push(rec.record(&row, "slowdown_vs_one", "x", r.time_per_call_ns / one));
+                    out.push(rec.record(
+                        &row,
+                        "cmpxchg_attempts_per_call",
+                        "count",
+                        r.attempts_per_call,
+                    ));
+                }
+                out
+            }
+            Step::Fault {
+                threads,
+                bytes,
+                sample,
+            } => {
+                let booted = sim.booted()?.clone();
+                let res: Vec<_> = threads
+                    .par_iter()
+                    .map(|&n| anon_touch(machine, knobs, &booted, n, *bytes, *sample, seed))
+                    .collect();
+                let mut out = Vec::new();
+                for (&n, r) in threads.iter().zip(res) {
+                    let (run, faults) = r?;
+                    let row = [("threads", json!(n))];
+                    out.push(rec.record(&row, "touch_time_s", "s", run.time_s));
+                    out.push(rec.record(
+                        &row,
+                        "lock_wait_fraction",
+                        "fraction",
+                        run.lock_wait_fraction,
+                    ));
+                    out.push(rec.record(&row, "faults_per_s", "1/s", faults as f64 / run.time_s));
+                }
+                out
+            }
+            Step::Devzero {
+                processes,
+                bytes,
+                sample,
+            } => {
+                let booted = sim.booted()?.clone();
+                let res: Vec<_> = processes
+                    .par_iter()
+                    .map(|&n| {
+                        let mine = devzero(
+                            machine,
+                            knobs.devzero,
+                            knobs,
+                            &booted,
+                            n,
+                            *bytes,
+                            *sample,
+                            seed,
+                        )?;
+                        let base = if knobs.devzero == Devzero::Altix {
+                            Some(devzero(
+                                machine,
+                                Devzero::V24,
+                                knobs,
+                                &booted,
+                                n,
+                                *bytes,
+                                *sample,
+                                seed,
+                            )?)
+                        } else {
+                            None
+                        };
+                        Ok::<_, Error>((mine, base))
+                    })
+                    .collect();
+                let mut out = Vec::new();
+                for (&n, r) in processes.iter().zip(res) {
+                    let (mine, base) = r?;
+                    let row = [("processes", json!(n))];
+                    out.push(rec.record(&row, "faults_per_s", "1/s", mine));
+                    if let Some(b) = base {
+                        out.push(rec.record(&row, "improvement", "x", mine / b));
+                    }
+                }
+                out
+            }
+            Step::Hugetlb { cpus, size } => {
+                let booted = sim.booted()?.clone();
+                let mut pts = cpus.clone();
+                pts.push(1);
+                let res: Vec<_> = pts
+                    .par_iter()
+                    .map(|&n| {
+                        hugetlb::simulate(machine, &mut booted.clone(), knobs, n, *size, seed)
+                    })
+                    .collect();
+                let one = res.last().expect("pushed").zero_time_s;
+                let mut out = Vec::new();
+                for (&n, r) in cpus.iter().zip(&res) {
+                    let row = [("cpus", json!(n))];
+                    out.push(rec.record(&row, "zero_time_s", "s", r.zero_time_s));
+                    out.push(rec.record(&row, "speedup_vs_one", "x", one / r.zero_time_s));
+                    out.push(rec.record(&row, "lock_hold_s", "s", r.lock_hold_s));
+                    out.push(rec.record(
+                        &row,
+                        "hugetlb_gb",
+                        "GiB",
+                        r.bytes as f64 / (1u64 << 30) as f64,
+                    ));
+                }
+                let _ = Hugetlb::Fault;
+                out
+            }
+            Step::Pagecache { cpus, ops, work_ns } => {
+                let res: Vec<_> = cpus
+                    .par_iter()
+                    .map(|&n| {
+                        page_cache_size::simulate(machine, knobs.pagecache_count, n, *ops, *work_ns)
+                    })
+                    .collect();
+                let mut out = Vec::new();
+                for (&n, r) in cpus.iter().zip(res) {
+                    let row = [("cpus", json!(n))];
+                    out.push(rec.record(&row, "insertions_per_s", "1/s", r.insertions_per_s));
+                    out.push(rec.record(
+                        &row,
+                        "counter_share_of_time_pct",
+                        "%",
+                        r.counter_share_of_time_pct,
+                    ));
+                }
+                out
+            }
+            Step::Spinlock {
+                cpus,
+                hold_ns,
+                think_ns,
+                duration_us,
+            } => {
+                let b = lock_bench(
+                    machine,
+                    knobs.spinlock,
+                    *cpus,
+                    *hold_ns,
+                    *think_ns,
+                    Dur(duration_us * 1000),
+                    seed,
+                );
+                let mut out =
+                    vec![rec.record(&[], "acquisitions_per_s", "1/s", b.acquisitions_per_s)];
+                let used = machine.cpu_node(cpus - 1).unwrap_or(0) + 1;
+                for (n, &(_, w)) in b.per_node.iter().enumerate().take(used) {
+                    out.push(rec.record(
+                        &[("node", json!(n))],
+                        "max_wait_us",
+                        "us",
+                        w as f64 / 1e3,
+                    ));
+                }
+                out.push(rec.record(&[], "starved_nodes", "count", b.starved_nodes as f64));
+                out
+            }
+        })
+    }
+}
+
+/// `threads` threads of one process first-touch `bytes` in all.
+pub fn anon_touch(
+    machine: &Machine,
+    knobs: &ContentionKnobs,
+    booted: &crate::kernel::boot::Booted,
+    threads: u64,
+    bytes: u64,
+    sample: u64,
+    seed: u64,
+) -> Result<(memory::FaultRun, u64), Error> {
+    let cpus: Vec<u64> = (0..threads).collect();
+    let per = bytes / threads;
+    let th = fault_threads(machine, booted, &cpus, per, &[])?;
+    let faults = th.iter().map(|t| t.faults).sum();
+    let stages = match knobs.anon_fault {
+        crate::kernel::contention::AnonFault::PageTableLock => memory::ANON_PTL,
+        crate::kernel::contention::AnonFault::CmpxchgPte => memory::ANON_CMPXCHG,
+    };
+    let hold = machine.fault.ptl_hold_ns.round() as u64;
+    Ok((
+        memory::simulate(machine, &th, stages, 1, knobs.spinlock, hold, sample, seed),
+        faults,
+    ))
+}
+
+/// `processes` processes each fault in a private `bytes` `/dev/zero`
+/// mapping under `variant`; faults per second, all processes together.
+#[allow(clippy::too_many_arguments)]
+pub fn devzero(
+    machine: &Machine,
+    variant: Devzero,
+    knobs: &ContentionKnobs,
+    booted: &crate::kernel::boot::Booted,
+    processes: u64,
+    bytes: u64,
+    sample: u64,
+    seed: u64,
+) -> Result<f64, Error> {
+    let cpus: Vec<u64> = (0..processes).collect();
+    let (stages, setup): (&[memory::Stage], &'static [memory::Stage]) = match variant {
+        Devzero::V24 | Devzero::V26 => (memory::DEVZERO_LOCKED, &[memory::Stage::Lock(0)]),
+        Devzero::Altix => (memory::DEVZERO_ALTIX, &[]),
+    };
+    let th = fault_threads(machine, booted, &cpus, bytes, setup)?;
+    let faults: u64 = th.iter().map(|t| t.faults).sum();
+    let hold = machine.fault.ptl_hold_ns.round() as u64;
+    let run = memory::simulate(machine, &th, stages, 1, knobs.spinlock, hold, sample, seed);
+    Ok(faults as f64 / run.time_s)
+}
+
+fn fault_threads(
+    machine: &Machine,
+    booted: &crate::kernel::boot::Booted,
+    cpus: &[u64],
+    bytes_per_thread: u64,
+    setup: &'static [memory::Stage],
+) -> Result<Vec<FaultThread>, Error> {
+    let mut b = booted.clone();
+    let page = b.mm.page_size();
+    let placed = memory::first_touch(&mut b, machine, cpus, bytes_per_thread, page, 64)
+        .ok_or_else(|| InputError::new("the threads' memory does not fit in the machine"))?;
+    let sharers = memory::sharers(machine, &placed);
+    Ok(cpus
+        .iter()
+        .zip(&placed)
+        .map(|(&cpu, p)| {
+            let node = machine.cpu_node(cpu).unwrap_or(0);
+            FaultThread {
+                cpu,
+                node,
+                faults: p.pages(),
+                work_ns: (machine.fault.fault_ns
+                    + memory::mean_zero_ns(machine, node, p, page, &sharers))
+                .round() as u64,
+                setup,
+            }
+        })
+        .collect())
+}
+
+pub const WORKLOAD_NAMES: &[&str] = &[
+    "tick",
+    "gettimeofday",
+    "fault-touch",
+    "devzero",
+    "hugetlb",
+    "pagecache-count",
+    "spinlock",
+];
