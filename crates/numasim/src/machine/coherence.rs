@@ -70,7 +70,7 @@ const MAX_NS: f64 = 1e9;
 
 fn nonneg(r: &mut TableReader, key: &'static str, d: f64) -> Result<f64, InputError> {
     match r.nonneg_f64(key)? {
-        Some(x) if !(x <= MAX_NS) => Err(InputError::at(
+        Some(x) if x.is_nan() || x > MAX_NS => Err(InputError::at(
             r.key(key),
             format!("{x} ns: allowed 0 .. {MAX_NS} (1 s)"),
         )),

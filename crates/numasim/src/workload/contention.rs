@@ -40,20 +40,21 @@ fn counts(
     default: Option<u64>,
 ) -> Result<Vec<u64>, InputError> {
     let total = machine.cpu_count();
-    let list =
-        match r.raw(key) {
-            None => match default {
-                Some(d) => vec![d],
-                None => return Err(InputError::at(
+    let list = match r.raw(key) {
+        None => match default {
+            Some(d) => vec![d],
+            None => {
+                return Err(InputError::at(
                     r.key(key),
                     format!(
                         "missing: how many, e.g. {key} = [1, 2, 4] (the machine has {total} CPUs)"
                     ),
-                )),
-            },
-            Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
-            Some(_) => vec![r.u64(key)?.unwrap_or(0)],
-        };
+                ))
+            }
+        },
+        Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
+        Some(_) => vec![r.u64(key)?.unwrap_or(0)],
+    };
     if list.is_empty() {
         return Err(InputError::at(r.key(key), "give at least one count"));
     }

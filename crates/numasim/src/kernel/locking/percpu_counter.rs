@@ -70,7 +70,7 @@ impl<'a> SplitCounter<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{CacheLine, CostTable};
+    use crate::engine::CacheLine;
     use crate::machine::presets;
 
     #[test]

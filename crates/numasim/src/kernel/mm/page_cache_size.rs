@@ -50,7 +50,7 @@ pub fn simulate(
     // Each event: CPU c has finished the work of its next step and updates
     // the count (+1 on insertion, -1 on removal).
     while let Some((now, c)) = q.pop() {
-        let delta = if done[c] % 2 == 0 { 1 } else { -1 };
+        let delta = if done[c].is_multiple_of(2) { 1 } else { -1 };
         let t = counter.add(now, c, node[c], delta);
         on_counter += t - now;
         done[c] += 1;
