@@ -126,6 +126,7 @@ pub fn simulate(
     let mut finish = vec![None::<Time>; n];
     let mut wait = Dur(0);
     let mut asked = vec![Time::ZERO; n];
+    let mut waiting = vec![false; n];
     let mut reached = 0usize;
     let mut simulated = 0u64;
     let mut q = EventQueue::with_capacity(2 * n);
@@ -224,7 +225,9 @@ pub fn simulate(
                     }
                     Stage::Lock(l) => {
                         asked[i] = now;
+                        waiting[i] = true;
                         if let Some(at) = lk[l].acquire(now, i, node) {
+                            waiting[i] = false;
                             wait += at - now;
                             q.push(at + Dur(hold_ns), Ev::Release(i, l))
                                 .expect("future");
@@ -234,6 +237,7 @@ pub fn simulate(
             }
             Ev::Release(i, l) => {
                 if let Some(g) = lk[l].release(now, i) {
+                    waiting[g.cpu] = false;
                     wait += g.at - asked[g.cpu];
                     q.push(g.at + Dur(hold_ns), Ev::Release(g.cpu, l))
                         .expect("future");
@@ -251,6 +255,13 @@ pub fn simulate(
                     q.push(now, Ev::Start(i)).expect("now");
                 }
             }
+        }
+    }
+    // Waits still in progress when the window closed count too (a starved
+    // thread's wait would otherwise vanish from the share).
+    for i in 0..n {
+        if waiting[i] && t_end > asked[i] {
+            wait += t_end - asked[i];
         }
     }
     // Finish the run at the rates of the window: each thread that did its
