@@ -127,6 +127,21 @@ fn bigio_default_is_killed_and_a_quarter_swap_completes() {
 }
 
 #[test]
+fn swap_out_takes_the_pages_ahead_of_the_writer_so_it_reads_them_back() {
+    // 2.4's swap_out() hand walks addresses and skips young pages: the
+    // writer's unread source pages go first, and every one faults back.
+    let r = replay("altix-bigio");
+    let out = value(&r, "config", "swap-quarter", "swap_out_gb").unwrap();
+    let back = value(&r, "config", "swap-quarter", "swap_in_gb").unwrap();
+    assert!(out > 1.0, "swap-quarter swapped {out} GiB");
+    assert!(back >= 0.9 * out, "read back {back} of {out} GiB");
+    // One swap read per page written costs about half the disk
+    // ([ALTIX04]'s "one read from swap plus one write to the output file").
+    let q = value(&r, "config", "swap-quarter", "write_fraction_of_hardware").unwrap();
+    assert!((0.375..=0.625).contains(&q), "write fraction {q}");
+}
+
+#[test]
 fn page_cache_limit_avoids_swap_and_keeps_the_disk_busy() {
     let r = replay("altix-bigio");
     assert_eq!(

@@ -151,6 +151,9 @@ impl Write {
         let pages = booted.mm.pages_for(self.bytes);
         let rate = (copy_bps * TICK_NS as f64 * 1e-9 / page as f64) as u64;
         let task = vm.task_id(&self.task);
+        if self.from_anon {
+            vm.start_source(task, pages);
+        }
         let before = vm.stats.clone();
         let t0 = vm.now_ns;
         let mut actors = [Actor::new(

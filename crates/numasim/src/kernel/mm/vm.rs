@@ -33,6 +33,16 @@ pub struct Task {
     pub swapcache: Vec<u64>,
     /// Pages out on swap.
     pub swapped: u64,
+    /// 2.4's `swap_out()` walks a task's page tables in address order from
+    /// `mm->swap_address` and unmaps pages whose young bit is clear; pages
+    /// it passes with the bit set only lose the bit. A writer that reads the
+    /// task's memory in address order (BIGIO) leaves the pages behind its
+    /// cursor young, so the hand's first victims are the unread pages just
+    /// ahead of it, lowest address first. These two counts are that
+    /// region: resident unread source pages, and source pages already
+    /// swapped out between the cursor and the hand (read back in order).
+    pub source_ahead: u64,
+    pub swapped_ahead: u64,
     pub killed_at_ns: Option<u64>,
 }
 
@@ -74,7 +84,6 @@ pub struct Actor {
     pub pages_done: u64,
     /// `pages_done` when the machine first swapped during this run.
     pub pages_at_first_swap_out: Option<u64>,
-    swapin_carry: f64,
 }
 
 impl Actor {
@@ -94,7 +103,6 @@ impl Actor {
             remote_pages: 0,
             pages_done: 0,
             pages_at_first_swap_out: None,
-            swapin_carry: 0.0,
         }
     }
     fn end_stall(&mut self) {
@@ -183,6 +191,8 @@ impl Vm {
                 swapcache: vec![0; anon.len()],
                 anon,
                 swapped: 0,
+                source_ahead: 0,
+                swapped_ahead: 0,
                 killed_at_ns: None,
             });
         }
@@ -232,9 +242,21 @@ impl Vm {
             anon: vec![0; n],
             swapcache: vec![0; n],
             swapped: 0,
+            source_ahead: 0,
+            swapped_ahead: 0,
             killed_at_ns: None,
         });
         self.tasks.len() - 1
+    }
+
+    /// A writer starts reading `pages` of `task`'s memory in address order
+    /// (from its start). The pages `hold()` sent straight to swap are the
+    /// highest addresses, so the source is resident up to what memory holds.
+    pub fn start_source(&mut self, task: usize, pages: u64) {
+        let t = &mut self.tasks[task];
+        let resident = t.resident() - t.swapcache.iter().sum::<u64>();
+        t.source_ahead = pages.min(resident);
+        t.swapped_ahead = (pages - t.source_ahead).min(t.swapped);
     }
 
     pub fn cache(mm: &PageAlloc, n: usize) -> u64 {
@@ -320,6 +342,8 @@ impl Vm {
         t.swapcache.iter_mut().for_each(|c| *c = 0);
         self.swap.release(t.swapped + cached);
         t.swapped = 0;
+        t.source_ahead = 0;
+        t.swapped_ahead = 0;
     }
 
     /// Run the actors until all are done or killed, or `horizon_ns` passes.
@@ -399,8 +423,8 @@ impl Vm {
             let limit = mm.total_present() * self.sys.dirty_ratio as u64 / 100;
             let dirty: u64 = self.dirty.iter().sum();
             want = want.min(limit.saturating_sub(dirty));
-            if from_anon && self.tasks[a.task].swapped > 0 && want > 0 {
-                want = self.swap_in_source(mm, a, want, &mut blocked);
+            if from_anon && want > 0 {
+                want = self.read_source(mm, a, want, &mut blocked);
             }
             if let Some(limit_pct) = self.sys.page_cache_limit_pct {
                 let allow = self.page_cache_alloc_limited(mm, limit_pct, want);
@@ -448,47 +472,44 @@ impl Vm {
         }
     }
 
-    /// Source pages of a write that were swapped out fault back in: one disk
-    /// read and one free page each. Returns how many pages the write can
-    /// take this tick given the reads the disk can do.
-    fn swap_in_source(
+    /// The writer reads its next `want` source pages in address order: the
+    /// swapped-out ones just ahead of its cursor fault back in first (one
+    /// disk read and one free page each), then resident ones. Returns how
+    /// many pages the write can take this tick.
+    fn read_source(
         &mut self,
         mm: &mut PageAlloc,
         a: &mut Actor,
         want: u64,
         blocked: &mut f64,
     ) -> u64 {
-        let t = &self.tasks[a.task];
-        let (res, sw) = (t.resident() as f64, t.swapped as f64);
-        let need_f = want as f64 * sw / (res + sw) + a.swapin_carry;
-        let need = need_f.floor() as u64;
-        let can = need
-            .min(self.disk.pages_left(self.page))
-            .min(self.tasks[a.task].swapped);
-        let (p, b) = self.alloc(mm, a, can, Use::Anon, Spread::Local);
-        *blocked += b;
-        let got = p.pages().min(self.tasks[a.task].swapped);
-        self.disk.transfer(got, self.page);
-        let mut left = got;
-        for &(n, c) in &p.parts {
-            // Read-only source pages stay in the swap cache, keeping their slot.
+        let need = want.min(self.tasks[a.task].swapped_ahead);
+        let mut got = 0;
+        if need > 0 {
+            let can = need.min(self.disk.pages_left(self.page));
+            let (p, b) = self.alloc(mm, a, can, Use::Anon, Spread::Local);
+            *blocked += b;
+            got = p.pages();
+            self.disk.transfer(got, self.page);
             let t = &mut self.tasks[a.task];
-            let room = t.anon[n as usize] - t.swapcache[n as usize];
-            let cached = c.min(left).min(room);
-            left -= cached;
-            t.swapcache[n as usize] += cached;
+            for &(n, c) in &p.parts {
+                // Read-only source pages stay in the swap cache, keeping their slot.
+                let n = n as usize;
+                t.swapcache[n] += c.min(t.anon[n] - t.swapcache[n]);
+            }
+            t.swapped -= got;
+            t.swapped_ahead -= got;
+            self.stats.swap_in_pages += got;
         }
-        self.tasks[a.task].swapped -= got;
-        self.stats.swap_in_pages += got;
-        a.swapin_carry = need_f - need as f64;
-        if need == 0 {
-            return want;
+        let t = &mut self.tasks[a.task];
+        if got < need {
+            // The rest of this tick waits for the reads that did not fit.
+            *blocked += TICK_NS as f64 * (want - got) as f64 / want as f64;
+            return got;
         }
-        // Each source page read lets want/need pages through; waiting for
-        // the reads that did not fit is waiting for memory.
-        let through = ((want as f64) * got as f64 / need as f64).floor() as u64;
-        *blocked += TICK_NS as f64 * (want - through.min(want)) as f64 / want as f64;
-        through
+        let resident = (want - got).min(t.source_ahead);
+        t.source_ahead -= resident;
+        want
     }
 
     /// `__alloc_pages()` for `pages` pages wanted by `a`: local (or
@@ -713,6 +734,13 @@ impl Vm {
             if t.swapcache.iter().zip(&t.anon).any(|(c, a)| c > a) {
                 return Err(format!(
                     "task {i}: more swap-cache pages than resident ones"
+                ));
+            }
+            let plain = t.resident() - t.swapcache.iter().sum::<u64>();
+            if t.source_ahead > plain || t.swapped_ahead > t.swapped {
+                return Err(format!(
+                    "task {i}: source ahead {} of {plain} resident, {} of {} swapped",
+                    t.source_ahead, t.swapped_ahead, t.swapped
                 ));
             }
         }

@@ -277,8 +277,14 @@ impl Vm {
         let got = self.swap.take(pages);
         debug_assert_eq!(got, pages);
         for (t, &p) in parts.iter().enumerate() {
-            self.tasks[t].anon[n] -= p;
-            self.tasks[t].swapped += p;
+            let t = &mut self.tasks[t];
+            t.anon[n] -= p;
+            t.swapped += p;
+            // `swap_out()`'s hand takes the unread pages ahead of a writer's
+            // cursor first (see `Task::source_ahead`).
+            let ahead = p.min(t.source_ahead);
+            t.source_ahead -= ahead;
+            t.swapped_ahead += ahead;
         }
         mm.free_on_node(n, pages, Use::Anon);
     }
