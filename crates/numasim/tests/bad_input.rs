@@ -148,3 +148,64 @@ fn contention_knobs_and_counts_are_checked() {
     ));
     assert!(e.message.contains("conflict_ns"), "{e}");
 }
+
+const VM: &str = "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"256 MiB\"\n\
+                  swap_gb = 0.25\nio = { disks = [ { count = 1, mibps = 100.0 } ] }\n[kernel]\n\
+                  [[run]]\nworkload = \"hold\"\nbytes = \"512 MiB\"\n\
+                  [[run]]\nworkload = \"write\"\nbytes = \"256 MiB\"\n";
+
+fn vm_err(kernel: &str) -> InputError {
+    err(&VM.replace("[kernel]\n", &format!("[kernel]\n{kernel}\n")))
+}
+
+#[test]
+fn vm_knobs_are_checked() {
+    load(VM).unwrap();
+    // A limit above all of memory, a negative threshold: percents 0..100.
+    let e = vm_err("reclaim_list = 1\ntoss = 1\ntoss_fast = 1\npage_cache_limit = 150");
+    assert_eq!(e.key.as_deref(), Some("kernel.page_cache_limit"), "{e}");
+    let e = vm_err(
+        "reclaim_list = 1\ntoss = 1\ntoss_fast = 1\npage_cache_limit = 10\n\
+         page_cache_limit_threshold = -5",
+    );
+    assert_eq!(
+        e.key.as_deref(),
+        Some("kernel.page_cache_limit_threshold"),
+        "{e}"
+    );
+    // The limit works through toss_fast(): without it, say so.
+    let e = vm_err("page_cache_limit = 10");
+    assert!(e.message.contains("toss_fast"), "{e}");
+    let e = vm_err("oom = \"2.6\"");
+    assert_eq!(e.key.as_deref(), Some("kernel.oom"), "{e}");
+    assert!(e.message.contains("swap-failure"), "{e}");
+    let e = vm_err("vm_swappiness = 101");
+    assert!(e.message.contains("0..100"), "{e}");
+    let e = vm_err("zone_reclaim_mode = 8");
+    assert!(e.message.contains("0..7"), "{e}");
+    let e = vm_err("page_cache_throttle_ms = 0");
+    assert!(e.message.contains("1..60000"), "{e}");
+}
+
+#[test]
+fn swap_needs_a_disk_and_a_size() {
+    let no_disk = VM.replace("io = { disks = [ { count = 1, mibps = 100.0 } ] }\n", "");
+    let e = err(&no_disk);
+    assert_eq!(e.key.as_deref(), Some("machine.swap_gb"), "{e}");
+    assert!(e.message.contains("disk"), "{e}");
+    let e = err(&VM.replace("swap_gb = 0.25", "swap_gb = -1"));
+    assert_eq!(e.key.as_deref(), Some("machine.swap_gb"), "{e}");
+}
+
+#[test]
+fn a_job_larger_than_memory_and_swap_is_refused_at_run_time() {
+    // 2 GiB held on 1 GiB of memory and 256 MiB of swap cannot be placed:
+    // an input error naming the step, not a panic and not a silent clamp.
+    let sc = load(&VM.replace("bytes = \"512 MiB\"", "bytes = \"2 GiB\"")).unwrap();
+    match numasim::scenario::run::run(&sc, &[]) {
+        Err(numasim::error::Error::Input(e)) => {
+            assert!(e.to_string().contains("do not fit"), "{e}")
+        }
+        other => panic!("expected an input error, got {other:?}"),
+    }
+}

@@ -127,3 +127,56 @@ proptest! {
         let _ = run(&sc, &sets);
     }
 }
+
+const VM_KEYS: &[&str] = &[
+    "machine.swap_gb",
+    "machine.mem_per_node",
+    "kernel.kswapd_trigger",
+    "kernel.page_cache_alloc",
+    "kernel.lru",
+    "kernel.toss",
+    "kernel.toss_fast",
+    "kernel.reclaim_list",
+    "kernel.reclaim_list_rejoin",
+    "kernel.page_cache_limit",
+    "kernel.page_cache_limit_threshold",
+    "kernel.page_cache_throttle_ms",
+    "kernel.vm_swappiness",
+    "kernel.zone_reclaim_mode",
+    "kernel.dirty_ratio",
+    "kernel.oom",
+    "kernel.oom_victim",
+    "kernel.oom_swap_window_s",
+    "kernel.oom_wait_s",
+    "kernel.oom_swap_success_pct",
+    "kernel.oom_swap_attempts_min",
+    "bytes",
+    "horizon_s",
+    "cpu",
+    "from_anon",
+    "threads",
+];
+
+// A small machine under memory pressure: a job, a writer, an allocator that
+// runs until killed, and bcfree, with a short horizon.
+const VM_BASE: &str = "name = \"t\"\n[machine]\nnodes = 2\ncpus_per_node = 2\nmem_per_node = \"64 MiB\"\n\
+                       swap_gb = 0.03125\nio = { disks = [ { count = 1, mibps = 50.0 } ] }\n\
+                       [kernel]\nreclaim_list = 1\ntoss = 1\ntoss_fast = 1\n\
+                       [[run]]\nworkload = \"hold\"\nbytes = \"96 MiB\"\n\
+                       [[run]]\nworkload = \"write\"\nbytes = \"48 MiB\"\nhorizon_s = 20\n\
+                       [[run]]\nworkload = \"bcfree\"\n\
+                       [[run]]\nworkload = \"runaway\"\nhorizon_s = 60\n";
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+    #[test]
+    fn vm_overrides_give_a_result_or_an_error(sets in prop::collection::vec((prop::sample::select(VM_KEYS), value()), 1..4)) {
+        let sc = Scenario::from_str(VM_BASE, "t.toml", None).unwrap();
+        let sets: Vec<(String, Value)> = sets.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        // Memory sizes beyond a few GiB only make the timed run slow.
+        if sets.iter().any(|(k, v)| k == "machine.mem_per_node" && v.as_str().is_some_and(|s| s.contains("TiB") || s.contains("EiB"))) {
+            return Ok(());
+        }
+        let _ = run(&sc, &sets);
+    }
+}
