@@ -1,10 +1,9 @@
 //! Speed of the contention experiments (issue 4: each under 2 s at 512
 //! simulated CPUs). `cargo bench -p numasim --bench contention`.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, Criterion};
-use numasim::experiments;
-use numasim::scenario::run::run;
-use std::hint::black_box;
 
 const IDS: &[&str] = &[
     "altix-prof-cpu-mask",
@@ -18,13 +17,7 @@ const IDS: &[&str] = &[
 ];
 
 fn replay(c: &mut Criterion) {
-    let mut g = c.benchmark_group("contention-replay");
-    g.sample_size(10);
-    for id in IDS {
-        let sc = experiments::load(id).unwrap();
-        g.bench_function(*id, |b| b.iter(|| black_box(run(&sc, &[]).unwrap())));
-    }
-    g.finish();
+    common::replay_group(c, "contention-replay", IDS);
 }
 
 criterion_group!(benches, replay);

@@ -2,10 +2,9 @@
 //! The timed VM steps 10 ms ticks over minutes of simulated time, so these
 //! are the slowest replays. `cargo bench -p numasim --bench pagecache`.
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, Criterion};
-use numasim::experiments;
-use numasim::scenario::run::run;
-use std::hint::black_box;
 
 const IDS: &[&str] = &[
     "altix-pagecache-spill",
@@ -16,13 +15,7 @@ const IDS: &[&str] = &[
 ];
 
 fn replay(c: &mut Criterion) {
-    let mut g = c.benchmark_group("pagecache-replay");
-    g.sample_size(10);
-    for id in IDS {
-        let sc = experiments::load(id).unwrap();
-        g.bench_function(*id, |b| b.iter(|| black_box(run(&sc, &[]).unwrap())));
-    }
-    g.finish();
+    common::replay_group(c, "pagecache-replay", IDS);
 }
 
 criterion_group!(benches, replay);

@@ -149,7 +149,8 @@ fn contention_knobs_and_counts_are_checked() {
     assert!(e.message.contains("conflict_ns"), "{e}");
 }
 
-const VM: &str = "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"256 MiB\"\n\
+const VM: &str =
+    "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"256 MiB\"\n\
                   swap_gb = 0.25\nio = { disks = [ { count = 1, mibps = 100.0 } ] }\n[kernel]\n\
                   [[run]]\nworkload = \"hold\"\nbytes = \"512 MiB\"\n\
                   [[run]]\nworkload = \"write\"\nbytes = \"256 MiB\"\n";

@@ -159,7 +159,8 @@ const VM_KEYS: &[&str] = &[
 
 // A small machine under memory pressure: a job, a writer, an allocator that
 // runs until killed, and bcfree, with a short horizon.
-const VM_BASE: &str = "name = \"t\"\n[machine]\nnodes = 2\ncpus_per_node = 2\nmem_per_node = \"64 MiB\"\n\
+const VM_BASE: &str =
+    "name = \"t\"\n[machine]\nnodes = 2\ncpus_per_node = 2\nmem_per_node = \"64 MiB\"\n\
                        swap_gb = 0.03125\nio = { disks = [ { count = 1, mibps = 50.0 } ] }\n\
                        [kernel]\nreclaim_list = 1\ntoss = 1\ntoss_fast = 1\n\
                        [[run]]\nworkload = \"hold\"\nbytes = \"96 MiB\"\n\
