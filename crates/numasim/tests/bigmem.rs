@@ -302,3 +302,101 @@ proptest! {
         prop_assert_eq!(BIGMEM_PAGE_BYTES * 4, a.bytes());
     }
 }
+
+// The `zcb` workload and the kernel knobs, through a scenario.
+
+use numasim::scenario::run::run;
+use numasim::scenario::Scenario;
+
+fn scenario(kernel: &str, ops: &str) -> Result<Scenario, numasim::error::InputError> {
+    let text = format!(
+        "name = \"z\"\n[machine]\npreset = \"bgp-node\"\n[kernel]\n{kernel}\n\
+         [[run]]\nworkload = \"zcb\"\nops = [{ops}]\n[[run]]\nworkload = \"meminfo\"\n"
+    );
+    Scenario::from_str(&text, "z.toml", None)
+}
+
+fn metric(recs: &[numasim::report::Record], m: &str) -> f64 {
+    recs.iter()
+        .find(|r| r.metric == m)
+        .and_then(|r| r.value)
+        .unwrap_or_else(|| panic!("no {m}"))
+}
+
+#[test]
+fn zcb_workload_reports_chunks_and_tlb_events() {
+    let sc = scenario(
+        "bigmem_mb = 1792",
+        "\"exec 16MB 4MB 8MB\", \"mmap 512MB\", \"mmap 256MB\", \"munmap 0\", \
+         \"mmap-file 32MB\", \"timeslice 3\", \"ptrace\"",
+    )
+    .unwrap();
+    let recs = run(&sc, &[]).unwrap();
+    // text, data, stack, one mmap left.
+    assert_eq!(metric(&recs, "bigmem_chunks"), 4.0);
+    assert_eq!(metric(&recs, "bigmem_used_mb"), 16.0 + 4.0 + 8.0 + 256.0);
+    assert_eq!(metric(&recs, "bigmem_free_mb"), 1792.0 - 284.0);
+    assert_eq!(metric(&recs, "paged_mb"), 32.0);
+    assert_eq!(metric(&recs, "tlb_bigmem_entries"), 7.0);
+    assert_eq!(metric(&recs, "tlb_paged_entries"), 64.0 - 3.0 - 6.0 - 7.0);
+    assert_eq!(metric(&recs, "tlb_installs"), 3.0);
+    assert_eq!(metric(&recs, "tlb_removals"), 3.0);
+    // exec's argv copy plus the ptrace access.
+    assert_eq!(metric(&recs, "tlb_temp_installs"), 2.0);
+    // The area is reserved at boot: the kernel no longer has it.
+    let free: f64 = metric(&recs, "mem_free_kb");
+    assert!(free < (2048.0 - 1792.0) * 1024.0, "MemFree {free} kB");
+}
+
+#[test]
+fn forbidden_zcb_calls_are_scenario_errors() {
+    for op in ["fork", "mprotect"] {
+        let e = scenario("bigmem_mb = 512", &format!("\"exec 1MB\", \"{op}\"")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("run[0].ops"), "{e}");
+        assert!(e.message.contains(op), "{e}");
+    }
+    // An ordinary binary (no ZCB flag) may fork, and is all paged.
+    let text = "name = \"z\"\n[machine]\npreset = \"bgp-node\"\n[kernel]\nbigmem_mb = 512\n\
+                [[run]]\nworkload = \"zcb\"\nzcb = false\nops = [\"exec 1MB\", \"fork\", \"mmap 1GB\"]\n";
+    let sc = Scenario::from_str(text, "z.toml", None).unwrap();
+    let recs = run(&sc, &[]).unwrap();
+    assert_eq!(metric(&recs, "bigmem_used_mb"), 0.0);
+    assert_eq!(metric(&recs, "paged_mb"), 1024.0 + 1.0 + 8.0);
+}
+
+#[test]
+fn bad_ops_name_the_item() {
+    let e = scenario("bigmem_mb = 512", "\"exec 1MB\", \"mmapp 1MB\"").unwrap_err();
+    assert!(
+        e.message.contains("item 1") && e.message.contains("did you mean `mmap`"),
+        "{e}"
+    );
+    let e = scenario("bigmem_mb = 512", "\"mmap 1MB\"").unwrap_err();
+    assert!(e.message.contains("first operation must be `exec`"), "{e}");
+    let e = scenario("bigmem_mb = 512", "\"exec 1MB\", \"munmap 0\"").unwrap_err();
+    assert!(e.message.contains("only 0 `mmap`"), "{e}");
+}
+
+#[test]
+fn asking_for_more_than_the_area_is_enomem() {
+    let sc = scenario("bigmem_mb = 512", "\"exec 1MB\", \"mmap 1GB\"").unwrap();
+    let e = run(&sc, &[]).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("ENOMEM"), "{e}");
+}
+
+#[test]
+fn bad_bigmem_knobs_are_refused_at_load() {
+    let e = scenario("bigmem_mb = 1000", "\"exec 1MB\"").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("kernel.bigmem_mb"));
+    assert!(e.message.contains("multiple of the 256 MB"), "{e}");
+    let e = scenario("bigmem_mb = 2048", "\"exec 1MB\"").unwrap_err();
+    assert_eq!(e.key.as_deref(), Some("kernel.bigmem_mb"));
+    assert!(e.message.contains("more than the node can spare"), "{e}");
+    let e = scenario("bigmem_mb = 1792\ntlb_device_entries = 60", "\"exec 1MB\"").unwrap_err();
+    assert!(e.message.contains("leaving none for paged memory"), "{e}");
+    // No area at all: the workload says which knob to set.
+    let sc = scenario("", "\"exec 1MB\"").unwrap();
+    let e = run(&sc, &[]).unwrap_err();
+    assert!(e.to_string().contains("kernel.bigmem_mb"), "{e}");
+}

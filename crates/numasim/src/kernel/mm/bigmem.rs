@@ -704,3 +704,107 @@ impl BigMemArea {
         Ok(Access::MissInstalled)
     }
 }
+
+/// The Big Memory knobs of `[kernel]` (D6, D11), read with the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BigMemKnobs {
+    /// `kernel.bigmem_mb` in bytes; 0 = no Big Memory (a stock kernel).
+    pub bytes: u64,
+    /// `kernel.tlb_device_entries`: pinned device mappings (D11, not stated).
+    pub tlb_device_entries: u32,
+}
+
+impl Default for BigMemKnobs {
+    fn default() -> Self {
+        BigMemKnobs {
+            bytes: 0,
+            tlb_device_entries: DEFAULT_TLB_DEVICE_ENTRIES,
+        }
+    }
+}
+
+/// Memory of the boot node left once boot has reserved `mem_map`, per-CPU
+/// areas, node data and the kernel image there: what Big Memory may take.
+pub fn available_bytes(machine: &crate::machine::Machine) -> u64 {
+    let b = &machine.boot;
+    let Some(node) = machine.nodes.get(b.boot_node as usize) else {
+        return 0;
+    };
+    let pages = node.mem_bytes / machine.page_size.max(1);
+    let kernel = pages
+        .saturating_mul(b.struct_page_bytes)
+        .saturating_add((node.cpus as u64).saturating_mul(b.percpu_area))
+        .saturating_add(b.node_reserved)
+        .saturating_add(b.kernel_reserved);
+    node.mem_bytes.saturating_sub(kernel)
+}
+
+impl BigMemKnobs {
+    /// Read and check `kernel.bigmem_mb` and `kernel.tlb_device_entries`:
+    /// an area that cannot exist, or a TLB partition that pins every
+    /// entry, is refused here, before anything runs.
+    pub fn read(
+        r: &mut crate::scenario::table::TableReader,
+        machine: &crate::machine::Machine,
+    ) -> Result<BigMemKnobs, crate::error::InputError> {
+        use crate::error::InputError;
+        let mut k = BigMemKnobs::default();
+        if let Some(n) = r.u64("tlb_device_entries")? {
+            k.tlb_device_entries = u32::try_from(n).map_err(|_| {
+                InputError::at(
+                    r.key("tlb_device_entries"),
+                    format!("{n}: allowed 0..{}", machine.tlb.entries),
+                )
+            })?;
+        }
+        let Some(mb) = r.u64("bigmem_mb")? else {
+            return Ok(k);
+        };
+        if mb == 0 {
+            return Ok(k);
+        }
+        let key = r.key("bigmem_mb");
+        let bytes = mb
+            .checked_mul(1 << 20)
+            .ok_or_else(|| InputError::at(key.clone(), format!("{mb} MB is too large")))?;
+        let area = BigMemArea::new(bytes, available_bytes(machine), machine.page_size)
+            .map_err(|e| InputError::at(key.clone(), e.to_string()))?;
+        TlbPartition::new(
+            machine.tlb.entries,
+            k.tlb_device_entries,
+            area.tlb_entries(),
+        )
+        .map_err(|e| InputError::at(key, e.to_string()))?;
+        k.bytes = bytes;
+        Ok(k)
+    }
+
+    pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
+        match knob {
+            "bigmem_mb" => Some(serde_json::json!(self.bytes >> 20)),
+            "tlb_device_entries" => Some(serde_json::json!(self.tlb_device_entries)),
+            _ => None,
+        }
+    }
+
+    /// The area these knobs reserve, if any.
+    pub fn area(
+        &self,
+        machine: &crate::machine::Machine,
+    ) -> Option<Result<BigMemArea, BigMemError>> {
+        (self.bytes > 0)
+            .then(|| BigMemArea::new(self.bytes, available_bytes(machine), machine.page_size))
+    }
+
+    /// The TLB partition of a Big Memory kernel on `machine`.
+    pub fn partition(
+        &self,
+        machine: &crate::machine::Machine,
+    ) -> Result<TlbPartition, BigMemError> {
+        TlbPartition::new(
+            machine.tlb.entries,
+            self.tlb_device_entries,
+            bigmem_tlb_entries(self.bytes),
+        )
+    }
+}
