@@ -269,3 +269,102 @@ impl View {
 pub fn render_all(views: &[View], records: &[Record]) -> String {
     views.iter().map(|v| v.render(records)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rec(size: u64, kernel: &str, v: f64, paper: Option<f64>) -> Record {
+        let mut r = Record::new(
+            "t",
+            vec![
+                ("kernel".into(), json!(kernel)),
+                ("size".into(), json!(size)),
+            ],
+            "copy_mbps",
+            "MB/s",
+            v,
+        );
+        r.paper = paper;
+        r
+    }
+
+    fn view(better: Better) -> View {
+        View {
+            title: "Table 2".into(),
+            metric: "copy_mbps".into(),
+            rows: "size".into(),
+            columns: "kernel".into(),
+            baseline: Some("cnk".into()),
+            better,
+        }
+    }
+
+    fn records() -> Vec<Record> {
+        vec![
+            rec(1, "cnk", 1000.0, Some(1000.0)),
+            rec(1, "linux-4k", 800.0, None),
+            rec(2, "linux-4k", 600.0, Some(500.0)),
+            rec(2, "cnk", 900.0, None),
+            rec(2, "bigmem", 950.0, None),
+        ]
+    }
+
+    #[test]
+    fn values_land_in_their_cells() {
+        let p = &view(Better::Higher).pivot(&records())[0];
+        assert_eq!(p.row_labels, vec!["1", "2"]);
+        assert_eq!(p.col_labels, vec!["cnk", "linux-4k", "bigmem"]);
+        let v = |r: usize, c: usize| p.cells[r][c].and_then(|x| x.value);
+        assert_eq!(v(0, 0), Some(1000.0));
+        assert_eq!(v(0, 1), Some(800.0));
+        assert_eq!(v(0, 2), None);
+        assert_eq!(v(1, 0), Some(900.0));
+        assert_eq!(v(1, 1), Some(600.0));
+        assert_eq!(v(1, 2), Some(950.0));
+        assert_eq!(p.cells[1][1].unwrap().paper, Some(500.0));
+    }
+
+    #[test]
+    fn loss_follows_the_direction() {
+        let hi = view(Better::Higher);
+        assert_eq!(hi.loss_pct(Some(1000.0), Some(800.0)), Some(20.0));
+        assert_eq!(hi.loss_pct(Some(1000.0), Some(1100.0)), Some(-10.0));
+        assert_eq!(hi.loss_pct(Some(0.0), Some(1.0)), None);
+        let lo = view(Better::Lower);
+        assert_eq!(lo.loss_pct(Some(2.0), Some(3.0)), Some(50.0));
+        let text = hi.render(&records());
+        assert!(text.contains("loss vs cnk, %"), "{text}");
+        assert!(text.contains("20.0") && text.contains("33.3"), "{text}");
+        assert!(text.contains("(paper 500, Δ +20.0%)"), "{text}");
+    }
+
+    #[test]
+    fn csv_has_value_paper_and_loss_columns() {
+        let csv = view(Better::Higher).to_csv(&records());
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "size,cnk,cnk paper,linux-4k,linux-4k paper,linux-4k loss vs cnk %,bigmem,bigmem paper,bigmem loss vs cnk %"
+        );
+        assert_eq!(lines[1], "1,1000,1000,800,,20,,,");
+        assert!(lines[2].starts_with("2,900,,600,500,33.33"), "{}", lines[2]);
+    }
+
+    #[test]
+    fn other_case_keys_make_separate_grids() {
+        let mut rs = records();
+        for r in &mut rs {
+            r.case.push(("seed".into(), json!(1)));
+        }
+        let mut more = records();
+        for r in &mut more {
+            r.case.push(("seed".into(), json!(2)));
+        }
+        rs.extend(more);
+        let ps = view(Better::Higher).pivot(&rs);
+        assert_eq!(ps.len(), 2);
+        assert_eq!(ps[1].group, vec![("seed".to_string(), json!(2))]);
+    }
+}
