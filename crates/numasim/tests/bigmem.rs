@@ -400,3 +400,16 @@ fn bad_bigmem_knobs_are_refused_at_load() {
     let e = run(&sc, &[]).unwrap_err();
     assert!(e.to_string().contains("kernel.bigmem_mb"), "{e}");
 }
+
+#[test]
+fn the_example_runs_and_pins_the_papers_entry_counts() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/bgp-zcb.toml");
+    let sc = Scenario::from_file(std::path::Path::new(path)).unwrap();
+    let recs = run(&sc, &[]).unwrap();
+    let entries: Vec<f64> = recs
+        .iter()
+        .filter(|r| r.metric == "tlb_bigmem_entries")
+        .filter_map(|r| r.value)
+        .collect();
+    assert_eq!(entries, vec![6.0, 7.0]);
+}
