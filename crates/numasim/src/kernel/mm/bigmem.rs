@@ -310,7 +310,7 @@ impl BigMemArea {
         if bytes == 0 {
             return Err(BigMemError::ZeroSize);
         }
-        if bytes % BIGMEM_PAGE_BYTES != 0 {
+        if !bytes.is_multiple_of(BIGMEM_PAGE_BYTES) {
             return Err(BigMemError::NotPageMultiple { bytes });
         }
         if bytes > available {
@@ -576,7 +576,7 @@ impl BigMemArea {
         let bad = BigMemError::BadRange { addr, len };
         let len_a = align_up(len, a).ok_or(bad.clone())?;
         let end = addr.checked_add(len_a).ok_or(bad.clone())?;
-        if len == 0 || addr % a != 0 {
+        if len == 0 || !addr.is_multiple_of(a) {
             return Err(bad);
         }
         let c = self.find(addr).ok_or(bad.clone())?;
