@@ -413,3 +413,52 @@ fn the_example_runs_and_pins_the_papers_entry_counts() {
         .collect();
     assert_eq!(entries, vec![6.0, 7.0]);
 }
+
+#[test]
+fn brk_to_an_empty_heap_leaves_a_mapping_at_the_break_alone() {
+    // 256 MB less 28 MB of exec: one mmap fills the room, starting at the break.
+    let mut a = zcb(256);
+    let start = a.brk_end().unwrap();
+    let Mapping::BigMem { addr, len } = a.mmap_anon(a.free_bytes()).unwrap() else {
+        panic!()
+    };
+    assert_eq!(addr, start);
+    a.brk(start).unwrap();
+    assert_eq!(
+        a.find(start).map(|c| (c.kind, c.len)),
+        Some((ChunkKind::Mmap, len))
+    );
+    assert!(matches!(
+        a.brk(start + PAGE).unwrap_err(),
+        BigMemError::NoMemory { .. }
+    ));
+    check_invariants(&a);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// Whatever the knobs and the machine's TLB and page size, the zcb
+    /// workload gives a result or an input error, never a panic.
+    #[test]
+    fn zcb_knobs_give_a_result_or_an_error(
+        mb in prop::sample::select(vec![0i64, 1, 255, 256, 512, 1792, 2048, 1 << 40, i64::MAX, -1]),
+        dev in prop::sample::select(vec![0i64, 6, 54, 60, 64, 1 << 33, -1]),
+        tlb in prop::sample::select(vec![0i64, 1, 9, 16, 64, 1 << 20]),
+        page in prop::sample::select(vec!["1 KiB", "4 KiB", "64 KiB", "1 GiB"]),
+        ops in prop::sample::subsequence(vec!["\"brk 64MB\"", "\"mmap 512MB\"", "\"mmap 3GB\"", "\"munmap 0\"", "\"timeslice 3\"", "\"ptrace\"", "\"mmap-file 1MB\""], 0..7),
+    ) {
+        let mut list = vec!["\"exec 16MB 4MB 8MB\""];
+        list.extend(ops);
+        let sets = vec![
+            ("kernel.bigmem_mb".to_string(), toml::Value::Integer(mb)),
+            ("kernel.tlb_device_entries".to_string(), toml::Value::Integer(dev)),
+            ("machine.tlb.entries".to_string(), toml::Value::Integer(tlb)),
+            ("machine.page_size".to_string(), toml::Value::String(page.to_string())),
+        ];
+        if let Ok(sc) = scenario("", &list.join(", ")) {
+            if let Err(e) = run(&sc, &sets) {
+                prop_assert_eq!(e.exit_code(), 2, "{}", e);
+            }
+        }
+    }
+}

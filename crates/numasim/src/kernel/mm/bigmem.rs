@@ -510,7 +510,14 @@ impl BigMemArea {
             }
         }
         if new_end == start {
-            p.chunks.remove(&start);
+            // An empty heap has no chunk; a mapping that filled the room
+            // above the data may start here and must survive.
+            if p.chunks
+                .get(&start)
+                .is_some_and(|c| c.kind == ChunkKind::Heap)
+            {
+                p.chunks.remove(&start);
+            }
         } else {
             p.chunks.insert(
                 start,
@@ -764,6 +771,17 @@ impl BigMemKnobs {
             return Ok(k);
         }
         let key = r.key("bigmem_mb");
+        // The area is carved out of the paged kernel's memory in base
+        // pages, so a base page must tile a 256 MB Big Memory page.
+        if !BIGMEM_PAGE_BYTES.is_multiple_of(machine.page_size.max(1)) {
+            return Err(InputError::at(
+                key,
+                format!(
+                    "Big Memory needs a base page that divides 256 MB; machine.page_size is {} bytes",
+                    machine.page_size
+                ),
+            ));
+        }
         let bytes = mb
             .checked_mul(1 << 20)
             .ok_or_else(|| InputError::at(key.clone(), format!("{mb} MB is too large")))?;
