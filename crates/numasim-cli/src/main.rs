@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use numasim::error::{Error, InputError};
 use numasim::experiments::{self, EXPERIMENTS};
 use numasim::machine::{import, presets, Machine};
-use numasim::report::{csv, svg, table, Record, Summary};
+use numasim::report::{csv, svg, table, view, Record, Summary};
 use numasim::scenario::{parse_set, run, Scenario};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -49,7 +49,7 @@ struct Output {
     /// How to print the records.
     #[arg(long, value_enum, default_value = "table")]
     format: Format,
-    /// Also write NAME.jsonl, NAME.csv, NAME.txt and SVG plots (per node, or against CPU counts) into DIR.
+    /// Also write NAME.jsonl, NAME.csv, NAME.txt, NAME-view-N.csv (one per [[view]]) and SVG plots (per node, or against CPU counts) into DIR.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -208,7 +208,8 @@ fn run_and_print(
             if header {
                 s.push_str(&format!("== {} — {}\n", sc.name, sc.description));
             }
-            s + &table::render(&records, &keys)
+            // The scenario's [[view]] pivots follow the per-case tables.
+            s + &table::render(&records, &keys) + &view::render_all(&sc.views, &records)
         }
         Format::Jsonl => records.iter().map(|r| r.to_json_line() + "\n").collect(),
         Format::Csv => csv::to_csv(&records),
@@ -257,7 +258,12 @@ fn write_outputs(
     let jsonl: String = records.iter().map(|r| r.to_json_line() + "\n").collect();
     std::fs::write(base.with_extension("jsonl"), jsonl).map_err(io)?;
     std::fs::write(base.with_extension("csv"), csv::to_csv(records)).map_err(io)?;
-    std::fs::write(base.with_extension("txt"), table::render(records, keys)).map_err(io)?;
+    let txt = table::render(records, keys) + &view::render_all(&sc.views, records);
+    std::fs::write(base.with_extension("txt"), txt).map_err(io)?;
+    for (i, v) in sc.views.iter().enumerate() {
+        let file = dir.join(format!("{}-view-{}.csv", sc.name, i + 1));
+        std::fs::write(file, v.to_csv(records)).map_err(io)?;
+    }
     let mut metrics: Vec<&str> = records.iter().map(|r| r.metric.as_str()).collect();
     metrics.dedup();
     for m in metrics {

@@ -125,3 +125,91 @@ fn an_imported_machine_drives_a_scenario() {
     // Eight nodes, tables interleaved: at most a little over 1/8 on one node.
     assert!(v["value"].as_f64().unwrap() < 0.14, "{line}");
 }
+
+const VIEW_SCENARIO: &str = "name = \"v\"\n[machine]\npreset = \"altix-512\"\n\
+    [[case]]\nkernel.devzero = \"2.4\"\n[[case]]\nkernel.devzero = \"altix\"\n\
+    [[run]]\nworkload = \"devzero\"\nbytes = \"4 MB\"\nprocesses = [1, 4]\n";
+
+fn write_scenario(name: &str, body: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("numasim-view-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(&f, body).unwrap();
+    f
+}
+
+#[test]
+fn a_view_prints_a_grid_and_writes_csv_without_changing_jsonl() {
+    let view = "[[view]]\ntitle = \"Faults\"\nmetric = \"faults_per_s\"\nrows = \"processes\"\n\
+                columns = \"kernel.devzero\"\nbaseline = \"altix\"\n";
+    let f = write_scenario("ok", &format!("{VIEW_SCENARIO}{view}"));
+    let plain = write_scenario("plain", VIEW_SCENARIO);
+    let o = numasim(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("Faults (1/s)") && out.contains("loss vs altix, %"),
+        "{out}"
+    );
+    // Deterministic, and JSONL is the same with or without the view.
+    assert_eq!(o.stdout, numasim(&["run", f.to_str().unwrap()]).stdout);
+    let a = numasim(&["run", f.to_str().unwrap(), "--format", "jsonl"]);
+    let b = numasim(&["run", plain.to_str().unwrap(), "--format", "jsonl"]);
+    let (a, b) = (
+        String::from_utf8_lossy(&a.stdout),
+        String::from_utf8_lossy(&b.stdout),
+    );
+    assert_eq!(a.replace("\"v\"", ""), b.replace("\"v\"", ""));
+    let dir = f.parent().unwrap().join("out");
+    let o = numasim(&["run", f.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let csv = std::fs::read_to_string(dir.join("v-view-1.csv")).unwrap();
+    assert!(
+        csv.starts_with("processes,2.4,2.4 paper,2.4 loss vs altix %,altix,altix paper\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    std::fs::remove_dir_all(f.parent().unwrap()).ok();
+    std::fs::remove_dir_all(plain.parent().unwrap()).ok();
+}
+
+#[test]
+fn bad_views_exit_2_naming_the_key() {
+    for (view, key, says) in [
+        (
+            "metric = \"faults_per_sec\"\nrows = \"processes\"\ncolumns = \"kernel.devzero\"\n",
+            "view[0].metric",
+            "did you mean `faults_per_s`",
+        ),
+        (
+            "metric = \"faults_per_s\"\nrows = \"cpus\"\ncolumns = \"kernel.devzero\"\n",
+            "view[0].rows",
+            "allowed:",
+        ),
+        (
+            "metric = \"faults_per_s\"\nrows = \"processes\"\ncolumns = \"kernel.devzero\"\nbaseline = \"2.6\"\n",
+            "view[0].baseline",
+            "2.4, altix",
+        ),
+        (
+            "metric = \"faults_per_s\"\nrows = \"processes\"\ncolumns = \"kernel.devzero\"\nbetter = \"up\"\n",
+            "view[0].better",
+            "`higher`, `lower`",
+        ),
+        (
+            "metric = \"faults_per_s\"\nrows = \"processes\"\ncolumns = \"kernel.devzero\"\ncolour = 1\n",
+            "view[0].colour",
+            "unknown key",
+        ),
+    ] {
+        let f = write_scenario("bad", &format!("{VIEW_SCENARIO}[[view]]\n{view}"));
+        let o = numasim(&["run", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{view}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("bad.toml") && err.contains(key) && err.contains(says),
+            "{view}: {err}"
+        );
+        std::fs::remove_dir_all(f.parent().unwrap()).ok();
+    }
+}

@@ -28,6 +28,8 @@ const KEYS: &[&str] = &[
     "kernel.max_order",
     "kernel.min_free_kbytes",
     "kernel.initcall_il_next",
+    "kernel.bigmem_mb",
+    "kernel.tlb_device_entries",
 ];
 
 fn value() -> impl Strategy<Value = Value> {

@@ -128,6 +128,10 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
     }
     alloc_bootmem_node(&mut mm, boot_node, b.kernel_reserved, Use::Kernel)
         .map_err(|e| no_memory("the kernel image", machine, e))?;
+    // Big Memory is carved out at boot and never seen by the buddy
+    // allocator ([BGP-BIGMEM] D6); it counts as kernel-reserved memory.
+    alloc_bootmem_node(&mut mm, boot_node, cfg.bigmem.bytes, Use::Kernel)
+        .map_err(|e| no_memory("the Big Memory area", machine, e))?;
 
     let mem_pages = mm.total_present();
     let dentry = HashSizing {

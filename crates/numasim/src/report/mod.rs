@@ -6,6 +6,7 @@ pub mod summary;
 pub mod svg;
 pub mod table;
 pub mod timeline;
+pub mod view;
 
 pub use record::Record;
 pub use summary::Summary;

@@ -14,6 +14,7 @@ pub mod table;
 use crate::error::InputError;
 use crate::kernel::KernelConfig;
 use crate::machine::{presets, Machine};
+use crate::report::view::{Better, View};
 use merge::{apply_dotted, deep_merge, flatten};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,8 @@ pub struct Scenario {
     /// Each case's overrides as dotted keys, in file order. One empty case if none.
     pub cases: Vec<Vec<(String, Value)>>,
     pub papers: Vec<PaperRow>,
+    /// Pivot tables to print with the table format (presentation only).
+    pub views: Vec<View>,
 }
 
 /// One case made concrete: the machine, the kernel and the steps to run.
@@ -65,6 +68,7 @@ const TOP_KEYS: &[&str] = &[
     "case",
     "run",
     "paper",
+    "view",
 ];
 
 impl Scenario {
@@ -141,6 +145,15 @@ impl Scenario {
                 ))
             }
         };
+        let views = match doc.remove("view") {
+            None => vec![],
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| read_view(v).map_err(|e| e.under(&format!("view[{i}]"))))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(InputError::at("view", "write views as [[view]] tables")),
+        };
         if !matches!(doc.get("run"), None | Some(Value::Array(_))) {
             return Err(InputError::at(
                 "run",
@@ -164,10 +177,15 @@ impl Scenario {
             base: doc,
             cases,
             papers,
+            views,
         };
         // Resolve every case now: bad input is refused before anything runs.
+        let mut resolved = Vec::new();
         for i in 0..sc.cases.len() {
-            sc.resolve(i, &[])?;
+            resolved.push(sc.resolve(i, &[])?);
+        }
+        for (i, v) in sc.views.iter().enumerate() {
+            check_view(v, &sc, &resolved).map_err(|e| e.under(&format!("view[{i}]")))?;
         }
         Ok(sc)
     }
@@ -391,6 +409,144 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         value,
         tolerance,
     })
+}
+
+fn read_view(v: &Value) -> Result<View, InputError> {
+    let Value::Table(t) = v else {
+        return Err(InputError::new("must be a table"));
+    };
+    let mut r = TableReader::new("", t);
+    let need = |r: &mut TableReader, key: &'static str| -> Result<String, InputError> {
+        Ok(r.str(key)?
+            .ok_or_else(|| InputError::at(key, "missing"))?
+            .to_string())
+    };
+    let metric = need(&mut r, "metric")?;
+    let rows = need(&mut r, "rows")?;
+    let columns = need(&mut r, "columns")?;
+    let title = r.str("title")?.unwrap_or(&metric).to_string();
+    let baseline = match r.raw("baseline") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Integer(i)) => Some(i.to_string()),
+        Some(other) => {
+            return Err(InputError::at(
+                "baseline",
+                format!(
+                    "expected a value of the `columns` key, found {}",
+                    table::describe(other)
+                ),
+            ))
+        }
+    };
+    let better = r.choice("better", Better::NAMES)?.unwrap_or(Better::Higher);
+    r.finish()?;
+    if rows == columns {
+        return Err(InputError::at(
+            "columns",
+            format!("`{columns}` is also the rows key; pick two different keys"),
+        ));
+    }
+    Ok(View {
+        title,
+        metric,
+        rows,
+        columns,
+        baseline,
+        better,
+    })
+}
+
+/// Per-row keys workloads add to records beyond the case and step keys
+/// (`node` from touch/meminfo, `table` from boot). A workload that adds a
+/// new one lists it here so views may pivot on it.
+const ROW_KEYS: &[&str] = &["node", "table"];
+
+/// A view may only name what the scenario produces: a metric of one of its
+/// steps, and keys that its records carry.
+fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), InputError> {
+    let mut metrics: Vec<String> = Vec::new();
+    let mut keys: Vec<String> = sc.varied_keys();
+    keys.extend(ROW_KEYS.iter().map(|k| k.to_string()));
+    for c in cases {
+        for step in &c.steps {
+            let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
+            let all = crate::workload::WORKLOADS
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|(_, m, _)| *m)
+                .unwrap_or(&[]);
+            let produced: Vec<String> = match step.get("metrics") {
+                Some(Value::Array(l)) => l
+                    .iter()
+                    .filter_map(|m| m.as_str().map(str::to_string))
+                    .collect(),
+                _ => all.iter().map(|m| m.to_string()).collect(),
+            };
+            for m in produced {
+                if !metrics.contains(&m) {
+                    metrics.push(m);
+                }
+            }
+            for k in step.keys() {
+                if k != "workload" && k != "metrics" && !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+    }
+    let refuse = |key: &str, what: &str, val: &str, allowed: &[String]| {
+        let hint = table::nearest(val, allowed.iter().map(String::as_str))
+            .map(|n| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
+        InputError::at(
+            key,
+            format!(
+                "`{val}` is not {what} of this scenario{hint}; allowed: {}",
+                allowed.join(", ")
+            ),
+        )
+    };
+    if !metrics.contains(&v.metric) {
+        return Err(refuse("metric", "a metric", &v.metric, &metrics));
+    }
+    for (key, val) in [("rows", &v.rows), ("columns", &v.columns)] {
+        if !keys.contains(val) {
+            return Err(refuse(key, "a key", val, &keys));
+        }
+    }
+    // Where the column values are known before running (a case key, or a
+    // step key's value or list), the baseline must be one of them.
+    if let Some(b) = &v.baseline {
+        let mut values: Vec<String> = Vec::new();
+        let mut known = false;
+        for c in cases {
+            if let Some((_, j)) = c.keys.iter().find(|(k, _)| *k == v.columns) {
+                known = true;
+                values.push(crate::report::table::fmt_json(j));
+            } else if let Some(t) = c.steps.iter().find_map(|s| s.get(&v.columns)) {
+                known = true;
+                match t {
+                    Value::Array(items) => values.extend(
+                        items
+                            .iter()
+                            .map(|x| crate::report::table::fmt_json(&toml_to_json(x))),
+                    ),
+                    x => values.push(crate::report::table::fmt_json(&toml_to_json(x))),
+                }
+            }
+        }
+        if known && !values.contains(b) {
+            let mut seen = Vec::new();
+            values.retain(|x| {
+                let new = !seen.contains(x);
+                seen.push(x.clone());
+                new
+            });
+            return Err(refuse("baseline", "a value of `columns`", b, &values));
+        }
+    }
+    Ok(())
 }
 
 /// Case values as they appear in records (integers stay integers).

@@ -12,6 +12,7 @@ pub mod read;
 pub mod touch;
 pub mod vmstat;
 pub mod write;
+pub mod zcb;
 
 use crate::error::{Error, InputError};
 use crate::kernel::boot::{boot, Booted};
@@ -110,6 +111,11 @@ pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
         "spinlock",
         contention::SPINLOCK_METRICS,
         "every CPU loops on one spinlock with a short critical section",
+    ),
+    (
+        "zcb",
+        zcb::METRICS,
+        "a Zepto compute binary's exec/brk/mmap/munmap/ptrace in Big Memory (BG/P)",
     ),
 ];
 
@@ -265,6 +271,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         "runaway" => {
             alloc::Alloc::from_step(&mut r, machine, true)?;
         }
+        "zcb" => {
+            zcb::Zcb::from_step(&mut r)?;
+        }
         other => {
             contention::Step::from_step(other, &mut r, machine)?;
         }
@@ -314,6 +323,7 @@ pub fn run_case_with_artifacts(
             "alloc" => alloc::Alloc::from_step(&mut r, &case.machine, false)?.run(&mut sim)?,
             "runaway" => alloc::Alloc::from_step(&mut r, &case.machine, true)?.run(&mut sim)?,
             "bcfree" => bcfree::bcfree_records(&mut sim)?,
+            "zcb" => zcb::Zcb::from_step(&mut r)?.run(&mut sim)?,
             other if contention::WORKLOAD_NAMES.contains(&other) => {
                 contention::Step::from_step(other, &mut r, &case.machine)?
                     .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?

@@ -2,8 +2,10 @@
 //! per-node free memory and zonelists (`page_alloc`), placement policies
 //! (`mempolicy`), the boot-time allocator (`bootmem`), `vmalloc`, and
 //! `alloc_large_system_hash` (`hash`); and, while the clock runs, the VM
-//! (`vm`) with reclaim (`vmscan`), writeback, swap and the OOM killer.
+//! (`vm`) with reclaim (`vmscan`), writeback, swap and the OOM killer;
+//! and Blue Gene Big Memory (`bigmem`), the ZeptoOS chunk manager.
 
+pub mod bigmem;
 pub mod bootmem;
 pub mod filemap;
 pub mod hash;
