@@ -67,6 +67,8 @@ pub struct KernelConfig {
     pub vm: VmSysctl,
     /// Contention knobs (C2–C12): `prof_cpu_mask`, `timer_adjust`, … (contention.rs).
     pub contention: crate::kernel::contention::ContentionKnobs,
+    /// Flavour, page size, prefetch, tick, Big Memory, TLB partitions (D1–D15, flavour.rs).
+    pub mm: crate::kernel::flavour::MmKnobs,
 }
 
 impl KernelConfig {
@@ -92,6 +94,7 @@ impl KernelConfig {
             kswapd_trigger: KswapdTrigger::PerNode,
             vm: VmSysctl::default(),
             contention: crate::kernel::contention::ContentionKnobs::defaults(machine),
+            mm: crate::kernel::flavour::MmKnobs::defaults(machine),
         }
     }
 
@@ -121,6 +124,7 @@ impl KernelConfig {
                     .vm
                     .knob_json(other)
                     .or_else(|| self.contention.knob_json(other))
+                    .or_else(|| self.mm.knob_json(other))
             }
         })
     }
@@ -129,6 +133,7 @@ impl KernelConfig {
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<KernelConfig, InputError> {
         let mut k = KernelConfig::defaults(machine);
         k.contention = crate::kernel::contention::ContentionKnobs::read(r, machine)?;
+        k.mm = crate::kernel::flavour::MmKnobs::read(r, machine)?;
         if let Some(v) = r.bool("hashdist")? {
             k.hashdist = v;
         }

@@ -8,6 +8,7 @@ pub mod bcfree;
 pub mod boot;
 pub mod contention;
 pub mod hold;
+pub mod membench;
 pub mod read;
 pub mod touch;
 pub mod vmstat;
@@ -110,6 +111,31 @@ pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
         "spinlock",
         contention::SPINLOCK_METRICS,
         "every CPU loops on one spinlock with a short critical section",
+    ),
+    (
+        "stream-copy",
+        membench::STREAM_METRICS,
+        "copy one half of a buffer to the other, pass after pass (TLB, prefetch, tick)",
+    ),
+    (
+        "random-read",
+        membench::RANDOM_METRICS,
+        "random reads within a buffer: caches and TLB misses (sampled TLB)",
+    ),
+    (
+        "gettimeofday-cost",
+        membench::GTOD_METRICS,
+        "one core calls gettimeofday() as a system call or in user space",
+    ),
+    (
+        "selfish",
+        membench::SELFISH_METRICS,
+        "Selfish detour benchmark and an L1-resident FMA loop: OS noise",
+    ),
+    (
+        "ring-copy",
+        membench::RING_METRICS,
+        "LOFAR: copy units into many streams of a ring buffer (a TLB miss per copy)",
     ),
 ];
 
@@ -265,6 +291,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         "runaway" => {
             alloc::Alloc::from_step(&mut r, machine, true)?;
         }
+        other if membench::WORKLOAD_NAMES.contains(&other) => {
+            membench::Step::from_step(other, &mut r, machine)?;
+        }
         other => {
             contention::Step::from_step(other, &mut r, machine)?;
         }
@@ -314,6 +343,11 @@ pub fn run_case_with_artifacts(
             "alloc" => alloc::Alloc::from_step(&mut r, &case.machine, false)?.run(&mut sim)?,
             "runaway" => alloc::Alloc::from_step(&mut r, &case.machine, true)?.run(&mut sim)?,
             "bcfree" => bcfree::bcfree_records(&mut sim)?,
+            other if membench::WORKLOAD_NAMES.contains(&other) => {
+                membench::Step::from_step(other, &mut r, &case.machine)?
+                    .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                    .run(&mut sim)?
+            }
             other if contention::WORKLOAD_NAMES.contains(&other) => {
                 contention::Step::from_step(other, &mut r, &case.machine)?
                     .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?

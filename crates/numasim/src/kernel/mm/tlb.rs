@@ -1,0 +1,257 @@
+//! A per-CPU TLB ([BGP-BIGMEM] D2, D10, D11; modern hardware walks).
+//!
+//! The entries are split into pinned partitions (kernel, devices, Big
+//! Memory) and the paged rest, which is refilled on a miss, in software
+//! (PPC440/450: a trap into the kernel's handler) or in hardware (a page
+//! walk). The paged partition is simulated entry by entry on a sampled
+//! address stream (a real set of entries and a victim policy, random
+//! numbers from the scenario's named streams), and the same miss rates
+//! have closed forms; `tests/tlb.rs` checks that the two agree and
+//! docs/tlb.md gives the numbers.
+
+use crate::engine::rng::SimRng;
+use crate::kernel::flavour::{Flavour, MmKnobs, Replacement, BIGMEM_ENTRY};
+use crate::kernel::KernelConfig;
+use crate::machine::Machine;
+use rand::RngExt;
+use std::collections::HashMap;
+
+/// How the machine's entries are split (D11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partitions {
+    pub kernel: u32,
+    pub devices: u32,
+    pub bigmem: u32,
+    /// Entries left for paged memory, refilled on a miss.
+    pub paged: u32,
+}
+
+impl Partitions {
+    /// The split on `machine` under `mm`. Validation (kernel/flavour.rs)
+    /// guarantees at least one paged entry.
+    pub fn of(machine: &Machine, mm: &MmKnobs) -> Partitions {
+        let kernel = machine.tlb.kernel_entries;
+        let devices = mm.tlb_device_entries;
+        let bigmem = mm.bigmem_entries();
+        let paged = machine
+            .tlb
+            .entries
+            .saturating_sub(kernel + devices + bigmem)
+            .max(1);
+        Partitions {
+            kernel,
+            devices,
+            bigmem,
+            paged,
+        }
+    }
+}
+
+/// The paged partition: `entries` slots holding virtual page numbers.
+#[derive(Debug, Clone)]
+pub struct Tlb {
+    slots: Vec<Option<u64>>,
+    /// Last use of each slot (LRU).
+    used: Vec<u64>,
+    /// Page -> slot.
+    map: HashMap<u64, usize>,
+    policy: Replacement,
+    /// Next victim (round robin).
+    next: usize,
+    clock: u64,
+    rng: SimRng,
+    pub accesses: u64,
+    pub misses: u64,
+}
+
+impl Tlb {
+    pub fn new(entries: u32, policy: Replacement, rng: SimRng) -> Tlb {
+        let n = entries.max(1) as usize;
+        Tlb {
+            slots: vec![None; n],
+            used: vec![0; n],
+            map: HashMap::with_capacity(n * 2),
+            policy,
+            next: 0,
+            clock: 0,
+            rng,
+            accesses: 0,
+            misses: 0,
+        }
+    }
+
+    pub fn entries(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Translate page `vpn`; true on a hit. A miss refills one entry.
+    pub fn access(&mut self, vpn: u64) -> bool {
+        self.clock += 1;
+        self.accesses += 1;
+        if let Some(&s) = self.map.get(&vpn) {
+            self.used[s] = self.clock;
+            return true;
+        }
+        self.misses += 1;
+        let victim = match self.slots.iter().position(Option::is_none) {
+            Some(free) => free,
+            None => match self.policy {
+                Replacement::RoundRobin => {
+                    let v = self.next;
+                    self.next = (self.next + 1) % self.slots.len();
+                    v
+                }
+                Replacement::Lru => {
+                    let mut best = 0;
+                    for i in 1..self.used.len() {
+                        if self.used[i] < self.used[best] {
+                            best = i;
+                        }
+                    }
+                    best
+                }
+                Replacement::Random => self.rng.random_range(0..self.slots.len()),
+            },
+        };
+        if let Some(old) = self.slots[victim].take() {
+            self.map.remove(&old);
+        }
+        self.slots[victim] = Some(vpn);
+        self.used[victim] = self.clock;
+        self.map.insert(vpn, victim);
+        false
+    }
+
+    /// Drop every paged entry (context switch, `munmap`).
+    pub fn flush(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+        self.map.clear();
+        self.next = 0;
+    }
+
+    /// Forget the counts (after warming up).
+    pub fn reset_counts(&mut self) {
+        self.accesses = 0;
+        self.misses = 0;
+    }
+}
+
+/// Pages the program touches on every iteration besides its data (loop
+/// text, stack): they share the paged partition with the data.
+pub const HOT_PAGE_BASE: u64 = 1 << 60;
+
+/// Sampled: TLB misses per data access for uniform random accesses over
+/// `pages` pages, each access preceded by a touch of each of `hot` other
+/// pages. Warmed up with `samples` accesses, then measured over `samples`.
+pub fn sample_random(
+    entries: u32,
+    policy: Replacement,
+    pages: u64,
+    hot: u32,
+    samples: u64,
+    rng: SimRng,
+) -> f64 {
+    let mut draw = rng.clone();
+    let mut tlb = Tlb::new(entries, policy, rng);
+    let pages = pages.max(1);
+    let mut run = |tlb: &mut Tlb, n: u64| {
+        for _ in 0..n {
+            for h in 0..hot as u64 {
+                tlb.access(HOT_PAGE_BASE + h);
+            }
+            tlb.access(draw.random_range(0..pages));
+        }
+    };
+    let warm = samples.max(4 * entries as u64);
+    run(&mut tlb, warm);
+    tlb.reset_counts();
+    run(&mut tlb, samples);
+    tlb.misses as f64 / samples.max(1) as f64
+}
+
+/// Sampled: TLB misses per pass of `streams` sequential streams of
+/// `pages` pages each, walked together (a copy reads page i of one and
+/// writes page i of the other), with `hot` other pages touched per page
+/// step. Measured on the pass after `warm_passes`.
+pub fn sample_streams(
+    entries: u32,
+    policy: Replacement,
+    pages: u64,
+    streams: u32,
+    hot: u32,
+    rng: SimRng,
+) -> f64 {
+    let mut tlb = Tlb::new(entries, policy, rng);
+    let pages = pages.max(1);
+    let pass = |tlb: &mut Tlb| {
+        for p in 0..pages {
+            for h in 0..hot as u64 {
+                tlb.access(HOT_PAGE_BASE + h);
+            }
+            for s in 0..streams as u64 {
+                // Streams far apart in the address space.
+                tlb.access(s * (1 << 40) + p);
+            }
+        }
+    };
+    for _ in 0..3 {
+        pass(&mut tlb);
+    }
+    tlb.reset_counts();
+    pass(&mut tlb);
+    tlb.misses as f64
+}
+
+/// Closed form: steady misses per access for uniform random access over
+/// `pages` pages with `entries` entries, any policy that keeps `entries`
+/// distinct pages (random, FIFO, LRU under uniform references):
+/// max(0, 1 − E/N), i.e. max(0, 1 − E·P/W).
+pub fn closed_random_miss_rate(entries: u32, pages: u64) -> f64 {
+    (1.0 - entries as f64 / pages.max(1) as f64).max(0.0)
+}
+
+/// Closed form: misses per pass of cyclic sequential streams over
+/// `total_pages` pages: none once they fit, one per page once they do
+/// not (LRU and FIFO both evict each page before its reuse).
+pub fn closed_stream_misses(entries: u32, total_pages: u64) -> f64 {
+    if total_pages <= entries as u64 {
+        0.0
+    } else {
+        total_pages as f64
+    }
+}
+
+/// Page-table levels a walk reads for `page`: the machine's levels for
+/// its smallest page, one less for each 512-fold larger page.
+pub fn walk_levels(machine: &Machine, page: u64) -> u32 {
+    let base = machine
+        .tlb
+        .page_sizes
+        .first()
+        .copied()
+        .unwrap_or(4096)
+        .max(1);
+    let shift = (page.max(base) / base).trailing_zeros();
+    machine.tlb.walk_levels.saturating_sub(shift / 9).max(1)
+}
+
+// ---------------------------------------------------------------------
+// The seam with Big Memory's chunk manager (D9). Until it lands, a
+// buffer lies in Big Memory when the kernel is `bigmem`, the process is a
+// ZCB, the mapping is anonymous and it fits in the area; the chunk
+// manager will answer this from its map of chunks.
+// ---------------------------------------------------------------------
+
+/// Whether a ZCB's (`zcb`) anonymous mapping of `bytes` lies in Big
+/// Memory under `kernel`. File-backed mappings (`anon` false) stay paged.
+pub fn buffer_in_bigmem(kernel: &KernelConfig, zcb: bool, anon: bool, bytes: u64) -> bool {
+    kernel.mm.flavour == Flavour::Bigmem
+        && zcb
+        && anon
+        && bytes <= kernel.mm.bigmem_mb.saturating_mul(1 << 20)
+}
+
+/// Bytes one Big Memory entry maps.
+pub fn bigmem_entry_bytes() -> u64 {
+    BIGMEM_ENTRY
+}
