@@ -98,7 +98,12 @@ impl MmKnobs {
             bigmem_mb: 0,
             tlb_device_entries: machine.tlb.device_entries,
             bigmem_quiet_irqs: false,
-            tlb_replacement: Replacement::RoundRobin,
+            // PPC44x software refill: round robin (`tlb_44x_index`);
+            // hardware TLBs approximate LRU.
+            tlb_replacement: match machine.tlb.refill {
+                crate::machine::TlbRefill::Software => Replacement::RoundRobin,
+                crate::machine::TlbRefill::Hardware => Replacement::Lru,
+            },
         }
     }
 

@@ -119,29 +119,52 @@ fn table_line_ns(m: &Machine, data_lines: f64, pte_lines: f64, pte_rate: f64) ->
     ns + (1.0 - covered) * memory_ns(m)
 }
 
+/// How the leaf page-table entries of the missing pages are found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Leaf {
+    /// Misses on random pages: `pte_lines` page-table lines, referenced
+    /// `miss_rate` times per access, compete with `data_lines` data lines.
+    Random {
+        data_lines: f64,
+        pte_lines: f64,
+        miss_rate: f64,
+    },
+    /// Misses on successive pages of a stream.
+    Sequential,
+}
+
+impl Leaf {
+    /// Random access over `bytes` with pages of `page`.
+    pub fn random(m: &Machine, bytes: u64, page: u64, miss_rate: f64) -> Leaf {
+        let line = m.cpu.cache_line as f64;
+        Leaf::Random {
+            data_lines: bytes as f64 / line,
+            pte_lines: (bytes as f64 / page as f64 * m.hierarchy.pte_bytes as f64 / line).max(1.0),
+            miss_rate,
+        }
+    }
+}
+
 /// Cost of one miss of the paged partition, ns: the refill (trap and
 /// handler, or the walker's fixed cost), the leaf page-table load, the
 /// upper levels (cached: L1), and refetching the L1 lines the miss
 /// evicted when they are reused (`l1_reuse`).
-pub fn miss_cost_ns(
-    m: &Machine,
-    page: u64,
-    bytes: u64,
-    random: bool,
-    miss_rate: f64,
-    l1_reuse: f64,
-) -> f64 {
+pub fn miss_cost_ns(m: &Machine, page: u64, leaf: Leaf, l1_reuse: f64) -> f64 {
     let levels = tlb::walk_levels(m, page);
     let l1 = m.cache_latency_ns(1).unwrap_or(0.0);
     let line = m.cpu.cache_line as f64;
     let pte = m.hierarchy.pte_bytes as f64;
-    let leaf = if random {
-        let pte_lines = (bytes as f64 / page as f64 * pte / line).max(1.0);
-        table_line_ns(m, bytes as f64 / line, pte_lines, miss_rate)
-    } else {
-        // Sequential pages: a new page-table line every line/pte pages.
-        let f = (pte / line).min(1.0);
-        f * m.llc_latency_ns() + (1.0 - f) * l1
+    let leaf = match leaf {
+        Leaf::Random {
+            data_lines,
+            pte_lines,
+            miss_rate,
+        } => table_line_ns(m, data_lines, pte_lines, miss_rate),
+        Leaf::Sequential => {
+            // Sequential pages: a new page-table line every line/pte pages.
+            let f = (pte / line).min(1.0);
+            f * m.llc_latency_ns() + (1.0 - f) * l1
+        }
     };
     m.tlb.miss_ns
         + leaf
@@ -192,7 +215,7 @@ pub fn random_read(
             (
                 rate,
                 closed,
-                miss_cost_ns(m, page, bytes, true, rate, reuse),
+                miss_cost_ns(m, page, Leaf::random(m, bytes, page, rate), reuse),
             )
         }
         _ => (0.0, 0.0, 0.0),
@@ -248,7 +271,7 @@ pub fn stream_copy(
             let per = (bytes / 2).div_ceil(page);
             let misses = tlb::sample_streams(e, k.mm.tlb_replacement, per, 2, hot, rng);
             let closed = tlb::closed_stream_misses(e, 2 * per);
-            let cost = miss_cost_ns(m, page, bytes, false, 0.0, reuse);
+            let cost = miss_cost_ns(m, page, Leaf::Sequential, reuse);
             // Beyond L1 the lines already in flight keep arriving while
             // the miss is served.
             let line_ns = line / h.stream_mbps * 1e3;
@@ -371,7 +394,14 @@ pub fn ring_copy(
             let cycling =
                 tlb::sample_streams(e, k.mm.tlb_replacement, 1, streams, hot, rng) / streams as f64;
             let rate = cycling.max(1.0 / per_page as f64).min(1.0);
-            ns += rate * miss_cost_ns(m, page, ring, true, rate, reuse);
+            // Each stream's page-table entry sits in its own line; the
+            // data in flight are the streams' current lines.
+            let leaf = Leaf::Random {
+                data_lines: streams as f64,
+                pte_lines: streams as f64,
+                miss_rate: rate,
+            };
+            ns += rate * miss_cost_ns(m, page, leaf, reuse);
             rate
         }
         _ => 0.0,

@@ -14,7 +14,29 @@ use crate::kernel::flavour::{Flavour, MmKnobs, Replacement, BIGMEM_ENTRY};
 use crate::kernel::KernelConfig;
 use crate::machine::Machine;
 use rand::RngExt;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiplicative hash for page numbers: the default SipHash costs more
+/// than the rest of a TLB lookup.
+#[derive(Default, Clone, Copy)]
+pub struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type PageMap = HashMap<u64, usize, BuildHasherDefault<PageHasher>>;
 
 /// How the machine's entries are split (D11).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,8 +75,10 @@ pub struct Tlb {
     slots: Vec<Option<u64>>,
     /// Last use of each slot (LRU).
     used: Vec<u64>,
+    /// Slots by last use, oldest first (LRU).
+    by_use: BTreeMap<u64, usize>,
     /// Page -> slot.
-    map: HashMap<u64, usize>,
+    map: PageMap,
     policy: Replacement,
     /// Next victim (round robin).
     next: usize,
@@ -70,7 +94,8 @@ impl Tlb {
         Tlb {
             slots: vec![None; n],
             used: vec![0; n],
-            map: HashMap::with_capacity(n * 2),
+            by_use: BTreeMap::new(),
+            map: PageMap::with_capacity_and_hasher(n * 2, Default::default()),
             policy,
             next: 0,
             clock: 0,
@@ -89,7 +114,7 @@ impl Tlb {
         self.clock += 1;
         self.accesses += 1;
         if let Some(&s) = self.map.get(&vpn) {
-            self.used[s] = self.clock;
+            self.touch(s);
             return true;
         }
         self.misses += 1;
@@ -101,15 +126,7 @@ impl Tlb {
                     self.next = (self.next + 1) % self.slots.len();
                     v
                 }
-                Replacement::Lru => {
-                    let mut best = 0;
-                    for i in 1..self.used.len() {
-                        if self.used[i] < self.used[best] {
-                            best = i;
-                        }
-                    }
-                    best
-                }
+                Replacement::Lru => *self.by_use.values().next().expect("a full TLB"),
                 Replacement::Random => self.rng.random_range(0..self.slots.len()),
             },
         };
@@ -117,15 +134,24 @@ impl Tlb {
             self.map.remove(&old);
         }
         self.slots[victim] = Some(vpn);
-        self.used[victim] = self.clock;
+        self.touch(victim);
         self.map.insert(vpn, victim);
         false
+    }
+
+    fn touch(&mut self, slot: usize) {
+        if self.policy == Replacement::Lru {
+            self.by_use.remove(&self.used[slot]);
+            self.by_use.insert(self.clock, slot);
+        }
+        self.used[slot] = self.clock;
     }
 
     /// Drop every paged entry (context switch, `munmap`).
     pub fn flush(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = None);
         self.map.clear();
+        self.by_use.clear();
         self.next = 0;
     }
 
