@@ -37,7 +37,7 @@ const POLICIES: [Replacement; 3] = [
 
 #[test]
 fn a_working_set_within_reach_takes_no_steady_misses() {
-    // 45 paged entries (bgp-node: 64 - 3 kernel - 12 devices, no Big Memory).
+    // 45 paged entries.
     for policy in POLICIES {
         let r = tlb::sample_random(45, policy, 45, 0, 50_000, stream(1, "t", 0));
         assert_eq!(r, 0.0, "{policy:?}: 45 pages in 45 entries");
