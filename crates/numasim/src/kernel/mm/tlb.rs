@@ -82,6 +82,8 @@ pub struct Tlb {
     policy: Replacement,
     /// Next victim (round robin).
     next: usize,
+    /// Slots in use: they fill in order and empty only at a flush.
+    filled: usize,
     clock: u64,
     rng: SimRng,
     pub accesses: u64,
@@ -98,6 +100,7 @@ impl Tlb {
             map: PageMap::with_capacity_and_hasher(n * 2, Default::default()),
             policy,
             next: 0,
+            filled: 0,
             clock: 0,
             rng,
             accesses: 0,
@@ -118,9 +121,11 @@ impl Tlb {
             return true;
         }
         self.misses += 1;
-        let victim = match self.slots.iter().position(Option::is_none) {
-            Some(free) => free,
-            None => match self.policy {
+        let victim = if self.filled < self.slots.len() {
+            self.filled += 1;
+            self.filled - 1
+        } else {
+            match self.policy {
                 Replacement::RoundRobin => {
                     let v = self.next;
                     self.next = (self.next + 1) % self.slots.len();
@@ -128,7 +133,7 @@ impl Tlb {
                 }
                 Replacement::Lru => *self.by_use.values().next().expect("a full TLB"),
                 Replacement::Random => self.rng.random_range(0..self.slots.len()),
-            },
+            }
         };
         if let Some(old) = self.slots[victim].take() {
             self.map.remove(&old);
@@ -153,6 +158,7 @@ impl Tlb {
         self.map.clear();
         self.by_use.clear();
         self.next = 0;
+        self.filled = 0;
     }
 
     /// Forget the counts (after warming up).
