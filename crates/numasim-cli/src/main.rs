@@ -273,6 +273,10 @@ fn write_outputs(
         } else if let Some(svg) = svg::sweep_lines(records, m, keys, &format!("{} — {m}", sc.name))
         {
             std::fs::write(dir.join(format!("{}-{m}.svg", sc.name)), svg).map_err(io)?;
+        } else if let Some(svg) =
+            svg::size_lines(records, m, keys, &format!("{} — {m} by size", sc.name))
+        {
+            std::fs::write(dir.join(format!("{}-{m}.svg", sc.name)), svg).map_err(io)?;
         }
     }
     Ok(())

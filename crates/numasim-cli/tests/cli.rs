@@ -213,3 +213,51 @@ fn bad_views_exit_2_naming_the_key() {
         std::fs::remove_dir_all(f.parent().unwrap()).ok();
     }
 }
+
+#[test]
+fn tlb_bad_input_exits_2_naming_file_and_key() {
+    let dir = std::env::temp_dir().join(format!("numasim-cli-tlb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bigmem.toml");
+    std::fs::write(
+        &f,
+        "[machine]\npreset = \"bgp-node\"\n[kernel]\nflavour = \"bigmem\"\nbigmem_mb = 300\n\
+         [[run]]\nworkload = \"random-read\"\nsize = \"4 MB\"\n",
+    )
+    .unwrap();
+    let o = numasim(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bigmem.toml") && err.contains("kernel.bigmem_mb"),
+        "{err}"
+    );
+    assert!(err.contains("multiple of 256"), "{err}");
+    for set in [
+        "kernel.page_size=8 KiB",
+        "kernel=linux-8k",
+        "kernel.tlb_device_entries=70",
+    ] {
+        let o = numasim(&["replay", "bgp-random-access", "--set", set]);
+        assert_eq!(o.status.code(), Some(2), "{set}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("kernel."), "{set}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bgp_replay_writes_a_bandwidth_by_size_plot() {
+    let dir = std::env::temp_dir().join(format!("numasim-cli-svg-{}", std::process::id()));
+    let o = numasim(&[
+        "replay",
+        "bgp-random-access",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let svg = std::fs::read_to_string(dir.join("bgp-random-access-random_mbps.svg")).unwrap();
+    assert!(svg.contains("size (log scale)") && svg.contains("kernel=linux-4k"));
+    assert!(svg.contains(">16 MB<"), "sizes labelled as written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -66,6 +66,38 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "wildfire-spinlock",
         include_str!("../../../experiments/wildfire-spinlock.toml"),
     ),
+    (
+        "bgp-stream-copy",
+        include_str!("../../../experiments/bgp-stream-copy.toml"),
+    ),
+    (
+        "bgp-random-access",
+        include_str!("../../../experiments/bgp-random-access.toml"),
+    ),
+    (
+        "bgp-bigmem-stream",
+        include_str!("../../../experiments/bgp-bigmem-stream.toml"),
+    ),
+    (
+        "bgp-bigmem-random",
+        include_str!("../../../experiments/bgp-bigmem-random.toml"),
+    ),
+    (
+        "bgp-gettimeofday",
+        include_str!("../../../experiments/bgp-gettimeofday.toml"),
+    ),
+    (
+        "bgp-noise",
+        include_str!("../../../experiments/bgp-noise.toml"),
+    ),
+    (
+        "bgp-lofar-memcpy",
+        include_str!("../../../experiments/bgp-lofar-memcpy.toml"),
+    ),
+    (
+        "modern-hugepage-random",
+        include_str!("../../../experiments/modern-hugepage-random.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

@@ -3,7 +3,7 @@
 
 use numasim::kernel::mm::bigmem::{
     bigmem_tlb_entries, Access, BigMemArea, BigMemError, ChunkKind, ElfImage, Mapping,
-    TlbPartition, BIGMEM_PAGE_BYTES, KERNEL_TLB_ENTRIES,
+    TlbPartition, BIGMEM_PAGE_BYTES,
 };
 use proptest::prelude::*;
 
@@ -58,15 +58,15 @@ fn bad_areas_are_refused() {
 
 #[test]
 fn partition_splits_and_refuses_overcommit() {
-    let p = TlbPartition::new(64, 6, 7).unwrap();
-    assert_eq!(p.kernel, KERNEL_TLB_ENTRIES);
+    let p = TlbPartition::new(64, 3, 6, 7).unwrap();
+    assert_eq!(p.kernel, 3);
     assert_eq!(p.paged, 64 - 3 - 6 - 7);
     assert_eq!(p.pinned() + p.paged, 64);
     // 64 entries: 3 kernel + 6 device + 55 Big Memory pins everything.
-    let e = TlbPartition::new(64, 6, 55).unwrap_err();
+    let e = TlbPartition::new(64, 3, 6, 55).unwrap_err();
     assert!(matches!(e, BigMemError::TlbOvercommit { .. }));
-    assert!(TlbPartition::new(64, 6, 54).is_ok());
-    assert!(TlbPartition::new(64, u32::MAX, 1).is_err());
+    assert!(TlbPartition::new(64, 3, 6, 54).is_ok());
+    assert!(TlbPartition::new(64, 3, u32::MAX, 1).is_err());
 }
 
 #[test]
@@ -338,7 +338,8 @@ fn zcb_workload_reports_chunks_and_tlb_events() {
     assert_eq!(metric(&recs, "bigmem_free_mb"), 1792.0 - 284.0);
     assert_eq!(metric(&recs, "paged_mb"), 32.0);
     assert_eq!(metric(&recs, "tlb_bigmem_entries"), 7.0);
-    assert_eq!(metric(&recs, "tlb_paged_entries"), 64.0 - 3.0 - 6.0 - 7.0);
+    // bgp-node pins 3 kernel and 12 device entries (machine [tlb]).
+    assert_eq!(metric(&recs, "tlb_paged_entries"), 64.0 - 3.0 - 12.0 - 7.0);
     assert_eq!(metric(&recs, "tlb_installs"), 3.0);
     assert_eq!(metric(&recs, "tlb_removals"), 3.0);
     // exec's argv copy plus the ptrace access.
@@ -389,12 +390,12 @@ fn asking_for_more_than_the_area_is_enomem() {
 fn bad_bigmem_knobs_are_refused_at_load() {
     let e = scenario("bigmem_mb = 1000", "\"exec 1MB\"").unwrap_err();
     assert_eq!(e.key.as_deref(), Some("kernel.bigmem_mb"));
-    assert!(e.message.contains("multiple of the 256 MB"), "{e}");
+    assert!(e.message.contains("multiple of 256"), "{e}");
     let e = scenario("bigmem_mb = 2048", "\"exec 1MB\"").unwrap_err();
     assert_eq!(e.key.as_deref(), Some("kernel.bigmem_mb"));
     assert!(e.message.contains("more than the node can spare"), "{e}");
     let e = scenario("bigmem_mb = 1792\ntlb_device_entries = 60", "\"exec 1MB\"").unwrap_err();
-    assert!(e.message.contains("leaving none for paged memory"), "{e}");
+    assert!(e.message.contains("for paged memory"), "{e}");
     // No area at all: the workload says which knob to set.
     let sc = scenario("", "\"exec 1MB\"").unwrap();
     let e = run(&sc, &[]).unwrap_err();
@@ -461,4 +462,64 @@ proptest! {
             }
         }
     }
+}
+
+/// A bigmem-kernel scenario on bgp-node with one random-read step.
+fn bench(kernel: &str, step: &str) -> numasim::scenario::Scenario {
+    numasim::scenario::Scenario::from_str(
+        &format!(
+            "name = \"t\"\n[machine]\npreset = \"bgp-node\"\n[kernel]\n{kernel}\n\
+             [[run]]\nworkload = \"random-read\"\n{step}\n"
+        ),
+        "t.toml",
+        None,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_tlb_model_asks_the_chunk_manager_where_a_buffer_lies() {
+    use numasim::kernel::mm::tlb::{buffer_in_bigmem, BufferKind};
+    let sc = bench("flavour = \"bigmem\"\nbigmem_mb = 512", "size = \"16 MB\"");
+    let case = sc.resolve(0, &[]).unwrap();
+    let (m, k) = (&case.machine, &case.kernel);
+    // A malloc'ed buffer goes to Big Memory, a file mapping stays paged, an
+    // ordinary binary uses none.
+    assert_eq!(
+        buffer_in_bigmem(m, k, true, BufferKind::Anon, 16 * MB),
+        Ok(true)
+    );
+    assert_eq!(
+        buffer_in_bigmem(m, k, true, BufferKind::File, 16 * MB),
+        Ok(false)
+    );
+    assert_eq!(
+        buffer_in_bigmem(m, k, false, BufferKind::Anon, 16 * MB),
+        Ok(false)
+    );
+    // Text, data and stack take room first: the whole area no longer fits a
+    // buffer, but it does fit LOFAR's ring, which is the area itself.
+    assert!(buffer_in_bigmem(m, k, true, BufferKind::Anon, 512 * MB).is_err());
+    assert_eq!(
+        buffer_in_bigmem(m, k, true, BufferKind::IoRing, 512 * MB),
+        Ok(true)
+    );
+}
+
+#[test]
+fn a_buffer_larger_than_big_memory_stops_the_run_with_a_clear_error() {
+    let sc = bench("flavour = \"bigmem\"\nbigmem_mb = 256", "size = \"512 MB\"");
+    match numasim::scenario::run::run(&sc, &[]) {
+        Err(numasim::error::Error::Input(e)) => {
+            let s = e.to_string();
+            assert!(s.contains("ENOMEM") && s.contains("bigmem_mb"), "{s}");
+        }
+        other => panic!("expected an input error, got {other:?}"),
+    }
+    // The same buffer in an ordinary binary is paged and runs.
+    let sc = bench(
+        "flavour = \"bigmem\"\nbigmem_mb = 256",
+        "size = \"512 MB\"\nzcb = false",
+    );
+    numasim::scenario::run::run(&sc, &[]).unwrap();
 }

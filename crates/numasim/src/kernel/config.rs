@@ -67,8 +67,10 @@ pub struct KernelConfig {
     pub vm: VmSysctl,
     /// Contention knobs (C2–C12): `prof_cpu_mask`, `timer_adjust`, … (contention.rs).
     pub contention: crate::kernel::contention::ContentionKnobs,
-    /// Blue Gene Big Memory: `bigmem_mb`, `tlb_device_entries` (D6, D11; mm/bigmem.rs).
+    /// Blue Gene Big Memory as boot reserves it, derived from `mm` (D6, D11; mm/bigmem.rs).
     pub bigmem: crate::kernel::mm::bigmem::BigMemKnobs,
+    /// Flavour, page size, prefetch, tick, Big Memory, TLB partitions (D1–D15, flavour.rs).
+    pub mm: crate::kernel::flavour::MmKnobs,
 }
 
 impl KernelConfig {
@@ -94,7 +96,8 @@ impl KernelConfig {
             kswapd_trigger: KswapdTrigger::PerNode,
             vm: VmSysctl::default(),
             contention: crate::kernel::contention::ContentionKnobs::defaults(machine),
-            bigmem: Default::default(),
+            bigmem: crate::kernel::mm::bigmem::BigMemKnobs::defaults(machine),
+            mm: crate::kernel::flavour::MmKnobs::defaults(machine),
         }
     }
 
@@ -124,7 +127,7 @@ impl KernelConfig {
                     .vm
                     .knob_json(other)
                     .or_else(|| self.contention.knob_json(other))
-                    .or_else(|| self.bigmem.knob_json(other))
+                    .or_else(|| self.mm.knob_json(other))
             }
         })
     }
@@ -133,7 +136,9 @@ impl KernelConfig {
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<KernelConfig, InputError> {
         let mut k = KernelConfig::defaults(machine);
         k.contention = crate::kernel::contention::ContentionKnobs::read(r, machine)?;
-        k.bigmem = crate::kernel::mm::bigmem::BigMemKnobs::read(r, machine)?;
+        k.mm = crate::kernel::flavour::MmKnobs::read(r, machine)?;
+        k.bigmem = crate::kernel::mm::bigmem::BigMemKnobs::from_mm(&k.mm, machine)
+            .map_err(|e| InputError::at(r.key("bigmem_mb"), e))?;
         if let Some(v) = r.bool("hashdist")? {
             k.hashdist = v;
         }

@@ -8,12 +8,14 @@
 
 pub mod coherence;
 pub mod distance;
+pub mod hierarchy;
 pub mod import;
 pub mod presets;
 mod toml_io;
 
 pub use coherence::{Coherence, FaultCosts, Timer};
 pub use distance::{DistanceSpec, Distances};
+pub use hierarchy::{Hierarchy, Noise, SyscallCosts};
 
 use crate::error::InputError;
 
@@ -92,6 +94,17 @@ pub struct Tlb {
     /// Cost of one miss (walk or software refill), in ns.
     pub miss_ns: f64,
     pub refill: TlbRefill,
+    /// Entries pinned for kernel memory (bolted entries above the
+    /// software handler's high-water mark).
+    pub kernel_entries: u32,
+    /// Entries pinned for memory-mapped devices: the default of
+    /// `kernel.tlb_device_entries`.
+    pub device_entries: u32,
+    /// Page-table levels a walk reads for the smallest page size; each
+    /// 512-fold larger page reads one level less.
+    pub walk_levels: u32,
+    /// L1 data lines one miss evicts (the handler's or walker's own loads).
+    pub miss_l1_lines: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -173,6 +186,10 @@ pub struct Machine {
     pub coherence: Coherence,
     pub timer: Timer,
     pub fault: FaultCosts,
+    /// `[hierarchy]`, `[syscall]`, `[noise]`: TLB and cache cost model (hierarchy.rs).
+    pub hierarchy: Hierarchy,
+    pub syscall: SyscallCosts,
+    pub noise: Noise,
 }
 
 impl Machine {

@@ -127,6 +127,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let boot = read_boot(&mut r, arch, &nodes)?;
     let swap_bytes = read_swap(&mut r, &io)?;
     let (coherence, timer, fault) = super::coherence::read(&mut r)?;
+    let (hierarchy, syscall, noise) = super::hierarchy::read(&mut r, &cpu, &memory)?;
     r.finish()?;
 
     Ok(Machine {
@@ -148,6 +149,9 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         coherence,
         timer,
         fault,
+        hierarchy,
+        syscall,
+        noise,
     })
 }
 
@@ -364,6 +368,10 @@ fn read_tlb(r: &mut TableReader, page_size: u64) -> Result<Tlb, InputError> {
             page_sizes: vec![page_size],
             miss_ns: default::TLB_MISS_NS,
             refill: TlbRefill::Hardware,
+            kernel_entries: 0,
+            device_entries: 0,
+            walk_levels: 4,
+            miss_l1_lines: 0.0,
         });
     };
     let entries = t.u64("entries")?.unwrap_or(default::TLB_ENTRIES);
@@ -393,12 +401,44 @@ fn read_tlb(r: &mut TableReader, page_size: u64) -> Result<Tlb, InputError> {
             ],
         )?
         .unwrap_or(TlbRefill::Hardware);
+    let kernel_entries = t.u64("kernel_entries")?.unwrap_or(0);
+    let device_entries = t.u64("device_entries")?.unwrap_or(0);
+    if kernel_entries + device_entries >= entries {
+        return Err(InputError::at(
+            t.key("kernel_entries"),
+            format!(
+                "{kernel_entries} kernel + {device_entries} device entries leave none of the \
+                 {entries} for user pages: allowed at most {} pinned",
+                entries - 1
+            ),
+        ));
+    }
+    let walk_levels = t.u64("walk_levels")?.unwrap_or(4);
+    if !(1..=6).contains(&walk_levels) {
+        return Err(InputError::at(
+            t.key("walk_levels"),
+            format!("{walk_levels}: allowed 1..6"),
+        ));
+    }
+    let miss_l1_lines = match t.nonneg_f64("miss_l1_lines")? {
+        Some(x) if x > 1e6 => {
+            return Err(InputError::at(
+                t.key("miss_l1_lines"),
+                format!("{x}: allowed 0 .. 1000000"),
+            ))
+        }
+        v => v.unwrap_or(0.0),
+    };
     t.finish()?;
     Ok(Tlb {
         entries: entries as u32,
         page_sizes,
         miss_ns,
         refill,
+        kernel_entries: kernel_entries as u32,
+        device_entries: device_entries as u32,
+        walk_levels: walk_levels as u32,
+        miss_l1_lines,
     })
 }
 
@@ -645,6 +685,16 @@ pub(super) fn write_machine(m: &Machine) -> String {
         }
         .into(),
     );
+    tlb.insert(
+        "kernel_entries".into(),
+        (m.tlb.kernel_entries as i64).into(),
+    );
+    tlb.insert(
+        "device_entries".into(),
+        (m.tlb.device_entries as i64).into(),
+    );
+    tlb.insert("walk_levels".into(), (m.tlb.walk_levels as i64).into());
+    tlb.insert("miss_l1_lines".into(), m.tlb.miss_l1_lines.into());
     t.insert("tlb".into(), tlb.into());
     if m.swap_bytes > 0 {
         t.insert(
@@ -689,5 +739,6 @@ pub(super) fn write_machine(m: &Machine) -> String {
     b.insert("boot_node".into(), (m.boot.boot_node as i64).into());
     t.insert("boot".into(), b.into());
     super::coherence::write(m, &mut t);
+    super::hierarchy::write(m, &mut t);
     toml::to_string(&t).expect("a TOML table always serialises")
 }

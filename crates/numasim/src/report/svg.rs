@@ -270,3 +270,145 @@ pub fn sweep_lines(
     s += "</svg>\n";
     Some(s)
 }
+
+/// Lines of `metric` against the per-row key `size` (a buffer size as
+/// written, `"16 kB"`, `"4 MB"`), one line per case (e.g. per kernel),
+/// published values as black circles; None if the records hold no such
+/// sweep. The x axis is log2 of the size in bytes, labelled as written;
+/// the y axis is log10 when the values span a factor of 10 or more.
+pub fn size_lines(
+    records: &[Record],
+    metric: &str,
+    case_keys: &[String],
+    title: &str,
+) -> Option<String> {
+    if case_keys.iter().any(|c| c == "size") {
+        return None;
+    }
+    let size_of = |r: &Record| -> Option<(f64, String)> {
+        let v = r.case_value("size")?;
+        let bytes = match v {
+            Json::String(s) => crate::scenario::size::parse_size(s).ok()?,
+            Json::Number(n) => n.as_u64()?,
+            _ => return None,
+        };
+        (bytes > 0).then(|| (bytes as f64, fmt_json(v)))
+    };
+    let pts: Vec<(&Record, f64, String)> = records
+        .iter()
+        .filter(|r| r.metric == metric && r.value.is_some_and(f64::is_finite))
+        .filter_map(|r| size_of(r).map(|(x, l)| (r, x, l)))
+        .collect();
+    if pts.len() < 2 {
+        return None;
+    }
+    let mut cases: Vec<Vec<(String, Json)>> = Vec::new();
+    for (r, _, _) in &pts {
+        let k = r.case_of(case_keys);
+        if !cases.contains(&k) {
+            cases.push(k);
+        }
+    }
+    let ys = pts
+        .iter()
+        .flat_map(|(r, _, _)| [r.value, r.paper])
+        .flatten()
+        .filter(|v| v.is_finite());
+    let (ymin, ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+    let logy = ymin > 0.0 && ymax / ymin >= 10.0;
+    let (y0, y1) = if logy {
+        (ymin.log10().floor(), ymax.log10().ceil())
+    } else {
+        (0.0f64.min(ymin), ymax.max(ymin.min(0.0) + 1.0))
+    };
+    let (xmin, xmax) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), (_, x, _)| {
+        (a.min(*x), b.max(*x))
+    });
+    let (x0, x1) = (xmin.log2(), xmax.log2().max(xmin.log2() + 1e-9));
+    let legend = 18.0 * cases.len() as f64;
+    let (w, h, left, top, bottom) = (900.0, 420.0 + legend, 80.0, 40.0, 60.0 + legend);
+    let (pw, ph) = (w - left - 30.0, h - top - bottom);
+    let px = |x: f64| left + pw * (x.log2() - x0) / (x1 - x0).max(1e-9);
+    let py = |y: f64| {
+        let v = if logy { y.max(1e-300).log10() } else { y };
+        top + ph - ph * (v - y0) / (y1 - y0).max(1e-12)
+    };
+    const COLORS: [&str; 6] = [
+        "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1",
+    ];
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
+    );
+    for i in 0..=4 {
+        let v = y0 + (y1 - y0) * i as f64 / 4.0;
+        let label = if logy { 10f64.powf(v) } else { v };
+        let y = top + ph - ph * i as f64 / 4.0;
+        s += &format!(
+            "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
+            left + pw,
+            left - 6.0,
+            y + 4.0,
+            super::table::fmt_value(Some(label))
+        );
+    }
+    let mut xs: Vec<(f64, String)> = pts.iter().map(|(_, x, l)| (*x, l.clone())).collect();
+    xs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    xs.dedup_by(|a, b| a.0 == b.0);
+    for (x, l) in &xs {
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{l}</text>\n",
+            px(*x),
+            top + ph + 16.0
+        );
+    }
+    s += &format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">size (log scale)</text>\n",
+        left + pw / 2.0,
+        top + ph + 34.0
+    );
+    for (ci, c) in cases.iter().enumerate() {
+        let color = COLORS[ci % COLORS.len()];
+        let mut line: Vec<(f64, f64, Option<f64>)> = pts
+            .iter()
+            .filter(|(r, _, _)| r.case_of(case_keys) == *c)
+            .map(|(r, x, _)| (*x, r.value.unwrap_or(0.0), r.paper))
+            .collect();
+        line.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let path: Vec<String> = line
+            .iter()
+            .map(|&(x, y, _)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect();
+        s += &format!(
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>\n",
+            path.join(" ")
+        );
+        for &(x, y, p) in &line {
+            s += &format!(
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>\n",
+                px(x),
+                py(y)
+            );
+            if let Some(p) = p {
+                s += &format!(
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+                    px(x),
+                    py(p)
+                );
+            }
+        }
+        let label: Vec<String> = c
+            .iter()
+            .map(|(k, v)| format!("{k}={}", fmt_json(v)))
+            .collect();
+        let y = top + ph + 54.0 + 18.0 * ci as f64;
+        s += &format!(
+            "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
+            y - 9.0,
+            left + 14.0,
+            if label.is_empty() { metric.to_string() } else { label.join(", ") }
+        );
+    }
+    s += "</svg>\n";
+    Some(s)
+}

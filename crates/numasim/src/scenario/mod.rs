@@ -212,6 +212,11 @@ impl Scenario {
         let mut doc = self.base.clone();
         let overrides = self.cases[case].iter().chain(sets.iter());
         for (k, v) in overrides.clone() {
+            // The case key `kernel` names the kernel flavour (flavour.rs).
+            if k == "kernel" && !v.is_table() {
+                apply_dotted(&mut doc, "kernel.flavour", v.clone())?;
+                continue;
+            }
             apply_dotted(&mut doc, k, v.clone())?;
         }
         let mut top = TableReader::new("", &doc);
@@ -551,7 +556,9 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
 
 /// Case values as they appear in records (integers stay integers).
 /// Case keys that name a case and change nothing else.
-pub const CASE_LABEL_KEYS: &[&str] = &["config", "label"];
+/// `kernel` is one too in that it names no [[run]] key: it sets
+/// `kernel.flavour` (kernel/flavour.rs), which sets the kernel's knobs.
+pub const CASE_LABEL_KEYS: &[&str] = &["config", "label", "kernel"];
 
 pub fn toml_to_json(v: &Value) -> Json {
     match v {

@@ -8,6 +8,7 @@ pub mod bcfree;
 pub mod boot;
 pub mod contention;
 pub mod hold;
+pub mod membench;
 pub mod read;
 pub mod touch;
 pub mod vmstat;
@@ -116,6 +117,31 @@ pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
         "zcb",
         zcb::METRICS,
         "a Zepto compute binary's exec/brk/mmap/munmap/ptrace in Big Memory (BG/P)",
+    ),
+    (
+        "stream-copy",
+        membench::STREAM_METRICS,
+        "copy one half of a buffer to the other, pass after pass (TLB, prefetch, tick)",
+    ),
+    (
+        "random-read",
+        membench::RANDOM_METRICS,
+        "random reads within a buffer: caches and TLB misses (sampled TLB)",
+    ),
+    (
+        "gettimeofday-cost",
+        membench::GTOD_METRICS,
+        "one core calls gettimeofday() as a system call or in user space",
+    ),
+    (
+        "selfish",
+        membench::SELFISH_METRICS,
+        "Selfish detour benchmark and an L1-resident FMA loop: OS noise",
+    ),
+    (
+        "ring-copy",
+        membench::RING_METRICS,
+        "LOFAR: copy units into many streams of a ring buffer (a TLB miss per copy)",
     ),
 ];
 
@@ -274,6 +300,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         "zcb" => {
             zcb::Zcb::from_step(&mut r)?;
         }
+        other if membench::WORKLOAD_NAMES.contains(&other) => {
+            membench::Step::from_step(other, &mut r, machine)?;
+        }
         other => {
             contention::Step::from_step(other, &mut r, machine)?;
         }
@@ -324,6 +353,11 @@ pub fn run_case_with_artifacts(
             "runaway" => alloc::Alloc::from_step(&mut r, &case.machine, true)?.run(&mut sim)?,
             "bcfree" => bcfree::bcfree_records(&mut sim)?,
             "zcb" => zcb::Zcb::from_step(&mut r)?.run(&mut sim)?,
+            other if membench::WORKLOAD_NAMES.contains(&other) => {
+                membench::Step::from_step(other, &mut r, &case.machine)?
+                    .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                    .run(&mut sim)?
+            }
             other if contention::WORKLOAD_NAMES.contains(&other) => {
                 contention::Step::from_step(other, &mut r, &case.machine)?
                     .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?

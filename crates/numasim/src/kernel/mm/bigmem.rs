@@ -19,16 +19,6 @@ use std::fmt;
 /// 256 MB pages to cover the application memory".
 pub const BIGMEM_PAGE_BYTES: u64 = 256 << 20;
 
-/// Pinned entries for kernel low memory: [BGP-BIGMEM] D11, "Three TLB
-/// entries are used to cover the kernel memory".
-pub const KERNEL_TLB_ENTRIES: u32 = 3;
-
-/// Pinned device entries (`kernel.tlb_device_entries`) when not set. The
-/// paper names six pinned mappings (collective network, torus DMA, lockbox,
-/// UPC, BIC, CNS code segment) but not how many entries they take: one each
-/// is the choice here (D11 "not stated"; docs/bigmem.md).
-pub const DEFAULT_TLB_DEVICE_ENTRIES: u32 = 6;
-
 /// Where the Big Memory virtual range starts. Not stated: only containment
 /// matters to the model, so any 256 MB-aligned user address serves.
 pub const BIGMEM_VIRT_BASE: u64 = 0x1000_0000;
@@ -162,27 +152,51 @@ pub struct TlbPartition {
 }
 
 impl TlbPartition {
-    /// Split `total` entries; at least one must be left for paged memory,
-    /// since the software refill needs somewhere to put a translation.
-    pub fn new(total: u32, device: u32, bigmem: u32) -> Result<TlbPartition, BigMemError> {
-        let pinned = KERNEL_TLB_ENTRIES
+    /// Split `total` entries, `kernel` of them pinned for kernel low memory
+    /// (3 on BG/P, machine `[tlb] kernel_entries`); at least one must be
+    /// left for paged memory, since the software refill needs somewhere to
+    /// put a translation.
+    pub fn new(
+        total: u32,
+        kernel: u32,
+        device: u32,
+        bigmem: u32,
+    ) -> Result<TlbPartition, BigMemError> {
+        let pinned = kernel
             .checked_add(device)
             .and_then(|p| p.checked_add(bigmem));
         match pinned {
             Some(p) if p < total => Ok(TlbPartition {
                 total,
-                kernel: KERNEL_TLB_ENTRIES,
+                kernel,
                 device,
                 bigmem,
                 paged: total - p,
             }),
             _ => Err(BigMemError::TlbOvercommit {
                 total,
-                kernel: KERNEL_TLB_ENTRIES,
+                kernel,
                 device,
                 bigmem,
             }),
         }
+    }
+    /// The split on `machine` under the kernel's knobs. Validation
+    /// (kernel/flavour.rs) guarantees one paged entry; should a caller
+    /// bypass it, paged memory still gets one.
+    pub fn of(
+        machine: &crate::machine::Machine,
+        mm: &crate::kernel::flavour::MmKnobs,
+    ) -> TlbPartition {
+        let (total, kernel) = (machine.tlb.entries, machine.tlb.kernel_entries);
+        let (device, bigmem) = (mm.tlb_device_entries, mm.bigmem_entries());
+        TlbPartition::new(total, kernel, device, bigmem).unwrap_or(TlbPartition {
+            total,
+            kernel,
+            device,
+            bigmem,
+            paged: 1,
+        })
     }
     /// Entries that survive a context switch.
     pub fn pinned(&self) -> u32 {
@@ -721,11 +735,13 @@ pub struct BigMemKnobs {
     pub tlb_device_entries: u32,
 }
 
-impl Default for BigMemKnobs {
-    fn default() -> Self {
+impl BigMemKnobs {
+    /// No Big Memory; the machine's pinned device entries (`[tlb]
+    /// device_entries`, 12 on bgp-node: docs/tlb.md).
+    pub fn defaults(machine: &crate::machine::Machine) -> Self {
         BigMemKnobs {
             bytes: 0,
-            tlb_device_entries: DEFAULT_TLB_DEVICE_ENTRIES,
+            tlb_device_entries: machine.tlb.device_entries,
         }
     }
 }
@@ -747,62 +763,44 @@ pub fn available_bytes(machine: &crate::machine::Machine) -> u64 {
 }
 
 impl BigMemKnobs {
-    /// Read and check `kernel.bigmem_mb` and `kernel.tlb_device_entries`:
-    /// an area that cannot exist, or a TLB partition that pins every
-    /// entry, is refused here, before anything runs.
-    pub fn read(
-        r: &mut crate::scenario::table::TableReader,
+    /// The Big Memory of the kernel flavour's knobs (`kernel.bigmem_mb`,
+    /// `kernel.tlb_device_entries`, read once in kernel/flavour.rs), checked
+    /// here against what the boot node can give and the TLB can pin: an
+    /// area that cannot exist is refused before anything runs.
+    pub fn from_mm(
+        mm: &crate::kernel::flavour::MmKnobs,
         machine: &crate::machine::Machine,
-    ) -> Result<BigMemKnobs, crate::error::InputError> {
-        use crate::error::InputError;
-        let mut k = BigMemKnobs::default();
-        if let Some(n) = r.u64("tlb_device_entries")? {
-            k.tlb_device_entries = u32::try_from(n).map_err(|_| {
-                InputError::at(
-                    r.key("tlb_device_entries"),
-                    format!("{n}: allowed 0..{}", machine.tlb.entries),
-                )
-            })?;
-        }
-        let Some(mb) = r.u64("bigmem_mb")? else {
-            return Ok(k);
+    ) -> Result<BigMemKnobs, String> {
+        let mut k = BigMemKnobs {
+            bytes: 0,
+            tlb_device_entries: mm.tlb_device_entries,
         };
+        let mb = mm.bigmem_mb;
         if mb == 0 {
             return Ok(k);
         }
-        let key = r.key("bigmem_mb");
         // The area is carved out of the paged kernel's memory in base
         // pages, so a base page must tile a 256 MB Big Memory page.
         if !BIGMEM_PAGE_BYTES.is_multiple_of(machine.page_size.max(1)) {
-            return Err(InputError::at(
-                key,
-                format!(
-                    "Big Memory needs a base page that divides 256 MB; machine.page_size is {} bytes",
-                    machine.page_size
-                ),
+            return Err(format!(
+                "Big Memory needs a base page that divides 256 MB; machine.page_size is {} bytes",
+                machine.page_size
             ));
         }
         let bytes = mb
             .checked_mul(1 << 20)
-            .ok_or_else(|| InputError::at(key.clone(), format!("{mb} MB is too large")))?;
+            .ok_or_else(|| format!("{mb} MB is too large"))?;
         let area = BigMemArea::new(bytes, available_bytes(machine), machine.page_size)
-            .map_err(|e| InputError::at(key.clone(), e.to_string()))?;
+            .map_err(|e| e.to_string())?;
         TlbPartition::new(
             machine.tlb.entries,
+            machine.tlb.kernel_entries,
             k.tlb_device_entries,
             area.tlb_entries(),
         )
-        .map_err(|e| InputError::at(key, e.to_string()))?;
+        .map_err(|e| e.to_string())?;
         k.bytes = bytes;
         Ok(k)
-    }
-
-    pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
-        match knob {
-            "bigmem_mb" => Some(serde_json::json!(self.bytes >> 20)),
-            "tlb_device_entries" => Some(serde_json::json!(self.tlb_device_entries)),
-            _ => None,
-        }
     }
 
     /// The area these knobs reserve, if any.
@@ -821,6 +819,7 @@ impl BigMemKnobs {
     ) -> Result<TlbPartition, BigMemError> {
         TlbPartition::new(
             machine.tlb.entries,
+            machine.tlb.kernel_entries,
             self.tlb_device_entries,
             bigmem_tlb_entries(self.bytes),
         )

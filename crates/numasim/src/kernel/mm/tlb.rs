@@ -1,0 +1,302 @@
+//! A per-CPU TLB ([BGP-BIGMEM] D2, D10, D11; modern hardware walks).
+//!
+//! The entries are split into pinned partitions (kernel, devices, Big
+//! Memory) and the paged rest, which is refilled on a miss, in software
+//! (PPC440/450: a trap into the kernel's handler) or in hardware (a page
+//! walk). The paged partition is simulated entry by entry on a sampled
+//! address stream (a real set of entries and a victim policy, random
+//! numbers from the scenario's named streams), and the same miss rates
+//! have closed forms; `tests/tlb.rs` checks that the two agree and
+//! docs/tlb.md gives the numbers.
+
+use crate::engine::rng::SimRng;
+use crate::kernel::flavour::{Flavour, Replacement, BIGMEM_ENTRY};
+use crate::kernel::mm::bigmem::{self, BigMemError, ElfImage, DEFAULT_STACK_BYTES};
+use crate::kernel::KernelConfig;
+use crate::machine::Machine;
+use rand::RngExt;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiplicative hash for page numbers: the default SipHash costs more
+/// than the rest of a TLB lookup.
+#[derive(Default, Clone, Copy)]
+pub struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type PageMap = HashMap<u64, usize, BuildHasherDefault<PageHasher>>;
+
+/// The paged partition: `entries` slots holding virtual page numbers.
+#[derive(Debug, Clone)]
+pub struct Tlb {
+    slots: Vec<Option<u64>>,
+    /// Last use of each slot (LRU).
+    used: Vec<u64>,
+    /// Slots by last use, oldest first (LRU).
+    by_use: BTreeMap<u64, usize>,
+    /// Page -> slot.
+    map: PageMap,
+    policy: Replacement,
+    /// Next victim (round robin).
+    next: usize,
+    /// Slots in use: they fill in order and empty only at a flush.
+    filled: usize,
+    clock: u64,
+    rng: SimRng,
+    pub accesses: u64,
+    pub misses: u64,
+}
+
+impl Tlb {
+    pub fn new(entries: u32, policy: Replacement, rng: SimRng) -> Tlb {
+        let n = entries.max(1) as usize;
+        Tlb {
+            slots: vec![None; n],
+            used: vec![0; n],
+            by_use: BTreeMap::new(),
+            map: PageMap::with_capacity_and_hasher(n * 2, Default::default()),
+            policy,
+            next: 0,
+            filled: 0,
+            clock: 0,
+            rng,
+            accesses: 0,
+            misses: 0,
+        }
+    }
+
+    pub fn entries(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Translate page `vpn`; true on a hit. A miss refills one entry.
+    pub fn access(&mut self, vpn: u64) -> bool {
+        self.clock += 1;
+        self.accesses += 1;
+        if let Some(&s) = self.map.get(&vpn) {
+            self.touch(s);
+            return true;
+        }
+        self.misses += 1;
+        let victim = if self.filled < self.slots.len() {
+            self.filled += 1;
+            self.filled - 1
+        } else {
+            match self.policy {
+                Replacement::RoundRobin => {
+                    let v = self.next;
+                    self.next = (self.next + 1) % self.slots.len();
+                    v
+                }
+                Replacement::Lru => *self.by_use.values().next().expect("a full TLB"),
+                Replacement::Random => self.rng.random_range(0..self.slots.len()),
+            }
+        };
+        if let Some(old) = self.slots[victim].take() {
+            self.map.remove(&old);
+        }
+        self.slots[victim] = Some(vpn);
+        self.touch(victim);
+        self.map.insert(vpn, victim);
+        false
+    }
+
+    fn touch(&mut self, slot: usize) {
+        if self.policy == Replacement::Lru {
+            self.by_use.remove(&self.used[slot]);
+            self.by_use.insert(self.clock, slot);
+        }
+        self.used[slot] = self.clock;
+    }
+
+    /// Drop every paged entry (context switch, `munmap`).
+    pub fn flush(&mut self) {
+        self.slots.iter_mut().for_each(|s| *s = None);
+        self.map.clear();
+        self.by_use.clear();
+        self.next = 0;
+        self.filled = 0;
+    }
+
+    /// Forget the counts (after warming up).
+    pub fn reset_counts(&mut self) {
+        self.accesses = 0;
+        self.misses = 0;
+    }
+}
+
+/// Pages the program touches on every iteration besides its data (loop
+/// text, stack): they share the paged partition with the data.
+pub const HOT_PAGE_BASE: u64 = 1 << 60;
+
+/// Sampled: TLB misses per data access for uniform random accesses over
+/// `pages` pages, each access preceded by a touch of each of `hot` other
+/// pages. Warmed up with `samples` accesses, then measured over `samples`.
+pub fn sample_random(
+    entries: u32,
+    policy: Replacement,
+    pages: u64,
+    hot: u32,
+    samples: u64,
+    rng: SimRng,
+) -> f64 {
+    let mut draw = rng.clone();
+    let mut tlb = Tlb::new(entries, policy, rng);
+    let pages = pages.max(1);
+    let mut run = |tlb: &mut Tlb, n: u64| {
+        for _ in 0..n {
+            for h in 0..hot as u64 {
+                tlb.access(HOT_PAGE_BASE + h);
+            }
+            tlb.access(draw.random_range(0..pages));
+        }
+    };
+    let warm = samples.max(4 * entries as u64);
+    run(&mut tlb, warm);
+    tlb.reset_counts();
+    run(&mut tlb, samples);
+    tlb.misses as f64 / samples.max(1) as f64
+}
+
+/// Sampled: TLB misses per pass of `streams` sequential streams of
+/// `pages` pages each, walked together (a copy reads page i of one and
+/// writes page i of the other), with `hot` other pages touched per page
+/// step. Measured on the pass after `warm_passes`.
+pub fn sample_streams(
+    entries: u32,
+    policy: Replacement,
+    pages: u64,
+    streams: u32,
+    hot: u32,
+    rng: SimRng,
+) -> f64 {
+    let mut tlb = Tlb::new(entries, policy, rng);
+    let pages = pages.max(1);
+    let pass = |tlb: &mut Tlb| {
+        for p in 0..pages {
+            for h in 0..hot as u64 {
+                tlb.access(HOT_PAGE_BASE + h);
+            }
+            for s in 0..streams as u64 {
+                // Streams far apart in the address space.
+                tlb.access(s * (1 << 40) + p);
+            }
+        }
+    };
+    for _ in 0..3 {
+        pass(&mut tlb);
+    }
+    tlb.reset_counts();
+    pass(&mut tlb);
+    tlb.misses as f64
+}
+
+/// Closed form: steady misses per access for uniform random access over
+/// `pages` pages with `entries` entries, any policy that keeps `entries`
+/// distinct pages (random, FIFO, LRU under uniform references):
+/// max(0, 1 − E/N), i.e. max(0, 1 − E·P/W).
+pub fn closed_random_miss_rate(entries: u32, pages: u64) -> f64 {
+    (1.0 - entries as f64 / pages.max(1) as f64).max(0.0)
+}
+
+/// Closed form: misses per pass of cyclic sequential streams over
+/// `total_pages` pages: none once they fit, one per page once they do
+/// not (LRU and FIFO both evict each page before its reuse).
+pub fn closed_stream_misses(entries: u32, total_pages: u64) -> f64 {
+    if total_pages <= entries as u64 {
+        0.0
+    } else {
+        total_pages as f64
+    }
+}
+
+/// Page-table levels a walk reads for `page`: the machine's levels for
+/// its smallest page, one less for each 512-fold larger page.
+pub fn walk_levels(machine: &Machine, page: u64) -> u32 {
+    let base = machine
+        .tlb
+        .page_sizes
+        .first()
+        .copied()
+        .unwrap_or(4096)
+        .max(1);
+    let shift = (page.max(base) / base).trailing_zeros();
+    machine.tlb.walk_levels.saturating_sub(shift / 9).max(1)
+}
+
+/// Text and data of the benchmark binaries: small static executables (not
+/// stated; they only take room in Big Memory before the buffer).
+pub const BENCH_TEXT_BYTES: u64 = 1 << 20;
+pub const BENCH_DATA_BYTES: u64 = 1 << 20;
+
+/// How a benchmark gets its buffer (D9, D14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufferKind {
+    /// Anonymous private memory (a large `malloc`).
+    Anon,
+    /// A file mapping: always paged.
+    File,
+    /// LOFAR's receive ring on the I/O node: the kernel reserves the whole
+    /// Big Memory area as the ring (D14), no chunk manager in between.
+    IoRing,
+}
+
+/// Whether a process's buffer of `bytes` lies in Big Memory. For `Anon`
+/// and `File`, as the chunk manager (mm/bigmem.rs, D9) places it: the
+/// process is exec'd as a ZCB (`zcb`) with the benchmark's text, data and
+/// stack in the area, then maps the buffer; anonymous memory goes to Big
+/// Memory, file mappings stay paged. Ok(false) on a kernel without Big
+/// Memory or for an ordinary binary; Err when the area cannot hold it
+/// (ENOMEM: a ZCB has no fallback to paged memory).
+pub fn buffer_in_bigmem(
+    machine: &Machine,
+    kernel: &KernelConfig,
+    zcb: bool,
+    kind: BufferKind,
+    bytes: u64,
+) -> Result<bool, BigMemError> {
+    if kernel.mm.flavour != Flavour::Bigmem || !zcb {
+        return Ok(false);
+    }
+    let Some(area) = kernel.bigmem.area(machine) else {
+        return Ok(false);
+    };
+    let mut area = area?;
+    if kind == BufferKind::IoRing {
+        return if bytes <= area.bytes() {
+            Ok(true)
+        } else {
+            Err(BigMemError::NoMemory {
+                want: bytes,
+                largest_free: area.bytes(),
+            })
+        };
+    }
+    area.exec(
+        &ElfImage::zcb(BENCH_TEXT_BYTES, BENCH_DATA_BYTES),
+        DEFAULT_STACK_BYTES,
+    )?;
+    let m = match kind {
+        BufferKind::File => area.mmap_file(bytes),
+        _ => area.mmap_anon(bytes)?,
+    };
+    Ok(matches!(m, bigmem::Mapping::BigMem { .. }))
+}
+
+/// Bytes one Big Memory entry maps.
+pub fn bigmem_entry_bytes() -> u64 {
+    BIGMEM_ENTRY
+}

@@ -1,0 +1,361 @@
+//! Memory micro-benchmarks of the Blue Gene/P paper and their modern
+//! counterparts ([BGP-BIGMEM] D1–D15): a streaming copy, random reads,
+//! `gettimeofday()` cost, Selfish/FMA noise, LOFAR's ring-buffer copy.
+//! Costs come from kernel/mm/memcost.rs; one row per buffer size.
+
+use super::Sim;
+use crate::engine::rng::stream;
+use crate::error::{Error, InputError};
+use crate::kernel::mm::memcost;
+use crate::kernel::mm::tlb::BufferKind;
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::size::format_size;
+use crate::scenario::table::{value_size, TableReader};
+use serde_json::Value as Json;
+use toml::Value;
+
+pub const STREAM_METRICS: &[&str] = &["copy_mbps", "tlb_misses_per_pass"];
+pub const RANDOM_METRICS: &[&str] = &["random_mbps", "ns_per_read", "tlb_miss_rate"];
+pub const GTOD_METRICS: &[&str] = &["time_per_call_us"];
+pub const SELFISH_METRICS: &[&str] = &["noise_cpu_pct", "detours_per_s", "fpu_gflops"];
+pub const RING_METRICS: &[&str] = &["memcpy_mbps", "tlb_miss_rate"];
+
+pub const WORKLOAD_NAMES: &[&str] = &[
+    "stream-copy",
+    "random-read",
+    "gettimeofday-cost",
+    "selfish",
+    "ring-copy",
+];
+
+/// Default sampled accesses of the random-read TLB simulation.
+pub const DEFAULT_SAMPLES: u64 = 100_000;
+
+/// A buffer size as written (the record's `size` key) and in bytes.
+#[derive(Debug, Clone)]
+pub struct Size {
+    pub label: Json,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone)]
+pub enum Step {
+    Stream {
+        sizes: Vec<Size>,
+        zcb: bool,
+        hot: u32,
+    },
+    Random {
+        sizes: Vec<Size>,
+        read_bytes: u64,
+        samples: u64,
+        zcb: bool,
+        hot: u32,
+    },
+    Gtod {
+        syscall: bool,
+    },
+    Selfish {
+        threshold_us: f64,
+        duration_s: f64,
+        zcb: bool,
+    },
+    Ring {
+        ring: u64,
+        streams: u32,
+        unit: u64,
+        zcb: bool,
+        hot: u32,
+    },
+}
+
+fn sizes(r: &mut TableReader, machine: &Machine, min: u64) -> Result<Vec<Size>, InputError> {
+    let items: Vec<Value> = match r.raw("size") {
+        None => {
+            return Err(InputError::at(
+                r.key("size"),
+                "missing: the buffer size, e.g. size = [\"16 kB\", \"4 MB\"]",
+            ))
+        }
+        Some(Value::Array(a)) => a.clone(),
+        Some(v) => vec![v.clone()],
+    };
+    if items.is_empty() {
+        return Err(InputError::at(r.key("size"), "give at least one size"));
+    }
+    let mem = machine.mem_bytes();
+    items
+        .iter()
+        .map(|v| {
+            let bytes = value_size(v).map_err(|e| InputError::at(r.key("size"), e))?;
+            if bytes < min || bytes > mem {
+                return Err(InputError::at(
+                    r.key("size"),
+                    format!(
+                        "{}: allowed {} .. the machine's memory ({})",
+                        format_size(bytes),
+                        format_size(min),
+                        format_size(mem)
+                    ),
+                ));
+            }
+            Ok(Size {
+                label: crate::scenario::toml_to_json(v),
+                bytes,
+            })
+        })
+        .collect()
+}
+
+fn hot(r: &mut TableReader) -> Result<u32, InputError> {
+    match r.u64("hot_pages")? {
+        Some(h) if h > 64 => Err(InputError::at(
+            r.key("hot_pages"),
+            format!("{h}: allowed 0..64"),
+        )),
+        v => Ok(v.unwrap_or(2) as u32),
+    }
+}
+
+fn zcb(r: &mut TableReader) -> Result<bool, InputError> {
+    Ok(r.bool("zcb")?.unwrap_or(true))
+}
+
+impl Step {
+    pub fn from_step(
+        name: &str,
+        r: &mut TableReader,
+        machine: &Machine,
+    ) -> Result<Option<Step>, InputError> {
+        Ok(Some(match name {
+            "stream-copy" => Step::Stream {
+                sizes: sizes(r, machine, 2 * machine.cpu.cache_line as u64)?,
+                zcb: zcb(r)?,
+                hot: hot(r)?,
+            },
+            "random-read" => {
+                let read_bytes = match r.u64("read_bytes")? {
+                    Some(b) if b == 0 || b > machine.cpu.cache_line as u64 => {
+                        return Err(InputError::at(
+                            r.key("read_bytes"),
+                            format!(
+                                "{b}: allowed 1..{} (one cache line)",
+                                machine.cpu.cache_line
+                            ),
+                        ))
+                    }
+                    v => v.unwrap_or(8),
+                };
+                let samples = match r.u64("samples")? {
+                    Some(s) if !(1000..=10_000_000).contains(&s) => {
+                        return Err(InputError::at(
+                            r.key("samples"),
+                            format!("{s}: allowed 1000..10000000"),
+                        ))
+                    }
+                    v => v.unwrap_or(DEFAULT_SAMPLES),
+                };
+                Step::Random {
+                    sizes: sizes(r, machine, read_bytes)?,
+                    read_bytes,
+                    samples,
+                    zcb: zcb(r)?,
+                    hot: hot(r)?,
+                }
+            }
+            "gettimeofday-cost" => Step::Gtod {
+                syscall: r
+                    .choice("gettimeofday", &[("syscall", true), ("user", false)])?
+                    .unwrap_or(true),
+            },
+            "selfish" => {
+                let threshold_us = match r.nonneg_f64("threshold_us")? {
+                    Some(t) if t > 1e6 => {
+                        return Err(InputError::at(
+                            r.key("threshold_us"),
+                            format!("{t}: allowed 0 .. 1000000"),
+                        ))
+                    }
+                    v => v.unwrap_or(1.0),
+                };
+                let duration_s = match r.f64("duration_s")? {
+                    Some(d) if !(0.001..=3600.0).contains(&d) => {
+                        return Err(InputError::at(
+                            r.key("duration_s"),
+                            format!("{d}: allowed 0.001 .. 3600"),
+                        ))
+                    }
+                    v => v.unwrap_or(1.0),
+                };
+                Step::Selfish {
+                    threshold_us,
+                    duration_s,
+                    zcb: zcb(r)?,
+                }
+            }
+            "ring-copy" => {
+                let ring = r.size("ring")?.unwrap_or(1536 << 20);
+                if ring == 0 || ring > machine.mem_bytes() {
+                    return Err(InputError::at(
+                        r.key("ring"),
+                        format!(
+                            "{}: allowed 1 byte .. the machine's memory ({})",
+                            format_size(ring),
+                            format_size(machine.mem_bytes())
+                        ),
+                    ));
+                }
+                let streams = match r.u64("streams")? {
+                    Some(s) if s == 0 || s > 65_536 => {
+                        return Err(InputError::at(
+                            r.key("streams"),
+                            format!("{s}: allowed 1..65536"),
+                        ))
+                    }
+                    v => v.unwrap_or(256) as u32,
+                };
+                let unit = match r.u64("copy_unit_bytes")? {
+                    Some(u) if u == 0 || u > 1 << 20 => {
+                        return Err(InputError::at(
+                            r.key("copy_unit_bytes"),
+                            format!("{u}: allowed 1..1048576"),
+                        ))
+                    }
+                    v => v.unwrap_or(8),
+                };
+                if ring / streams as u64 <= unit {
+                    return Err(InputError::at(
+                        r.key("streams"),
+                        "each stream's part of the ring must hold more than one copy unit",
+                    ));
+                }
+                Step::Ring {
+                    ring,
+                    streams,
+                    unit,
+                    zcb: zcb(r)?,
+                    hot: hot(r)?,
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Buffers a ZCB maps (key, kind, bytes), for the Big Memory check.
+    fn zcb_buffers(&self) -> Vec<(&'static str, BufferKind, u64)> {
+        match self {
+            Step::Stream {
+                sizes, zcb: true, ..
+            }
+            | Step::Random {
+                sizes, zcb: true, ..
+            } => sizes
+                .iter()
+                .map(|s| ("size", BufferKind::Anon, s.bytes))
+                .collect(),
+            Step::Ring {
+                ring, zcb: true, ..
+            } => vec![("ring", BufferKind::IoRing, *ring)],
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let rec = sim.recorder();
+        let m = &sim.case.machine;
+        let k = &sim.case.kernel;
+        // A ZCB's malloc of a buffer Big Memory cannot hold fails (ENOMEM,
+        // no fallback to paged memory: D9).
+        for (key, kind, bytes) in self.zcb_buffers() {
+            crate::kernel::mm::tlb::buffer_in_bigmem(m, k, true, kind, bytes).map_err(|e| {
+                InputError::at(
+                    key,
+                    format!(
+                        "{}: a compute binary cannot map it in Big Memory ({e}); \
+                         raise kernel.bigmem_mb or set zcb = false",
+                        format_size(bytes)
+                    ),
+                )
+            })?;
+        }
+        let seed = sim.case.seed;
+        let mut out = Vec::new();
+        match self {
+            Step::Stream { sizes, zcb, hot } => {
+                for (i, s) in sizes.iter().enumerate() {
+                    let r = memcost::stream_copy(
+                        m,
+                        k,
+                        s.bytes,
+                        *zcb,
+                        *hot,
+                        stream(seed, "tlb-stream", i as u64),
+                    );
+                    let row = [("size", s.label.clone())];
+                    out.push(rec.record(&row, "copy_mbps", "MB/s", r.mbps));
+                    out.push(rec.record(&row, "tlb_misses_per_pass", "count", r.misses_per_pass));
+                }
+            }
+            Step::Random {
+                sizes,
+                read_bytes,
+                samples,
+                zcb,
+                hot,
+            } => {
+                for (i, s) in sizes.iter().enumerate() {
+                    let r = memcost::random_read(
+                        m,
+                        k,
+                        s.bytes,
+                        *read_bytes,
+                        *zcb,
+                        *hot,
+                        *samples,
+                        stream(seed, "tlb-random", i as u64),
+                    );
+                    let row = [("size", s.label.clone())];
+                    out.push(rec.record(&row, "random_mbps", "MB/s", r.mbps));
+                    out.push(rec.record(&row, "ns_per_read", "ns", r.ns_per_read));
+                    out.push(rec.record(&row, "tlb_miss_rate", "fraction", r.tlb_miss_rate));
+                }
+            }
+            Step::Gtod { syscall } => {
+                let ns = memcost::gettimeofday_ns(m, k, *syscall);
+                out.push(rec.record(&[], "time_per_call_us", "us", ns / 1e3));
+            }
+            Step::Selfish {
+                threshold_us,
+                duration_s,
+                zcb,
+            } => {
+                let s = memcost::selfish(m, k, *zcb, threshold_us * 1e3, *duration_s);
+                out.push(rec.record(&[], "noise_cpu_pct", "%", s.noise_cpu_pct));
+                out.push(rec.record(&[], "detours_per_s", "1/s", s.detours_per_s));
+                out.push(rec.record(&[], "fpu_gflops", "Gflop/s", s.fpu_gflops));
+            }
+            Step::Ring {
+                ring,
+                streams,
+                unit,
+                zcb,
+                hot,
+            } => {
+                let r = memcost::ring_copy(
+                    m,
+                    k,
+                    *ring,
+                    *streams,
+                    *unit,
+                    *zcb,
+                    *hot,
+                    stream(seed, "tlb-ring", 0),
+                );
+                out.push(rec.record(&[], "memcpy_mbps", "MB/s", r.mbps));
+                out.push(rec.record(&[], "tlb_miss_rate", "fraction", r.tlb_miss_rate));
+            }
+        }
+        Ok(out)
+    }
+}
