@@ -25,6 +25,15 @@ fn get(recs: &[Record], metric: &str, keys: &[(&str, serde_json::Value)]) -> f64
         .unwrap_or_else(|| panic!("no {metric} at {keys:?}"))
 }
 
+/// `metric` of `kernel` at buffer `size`.
+fn at(recs: &[Record], metric: &str, kernel: &str, size: &serde_json::Value) -> f64 {
+    get(
+        recs,
+        metric,
+        &[("kernel", json!(kernel)), ("size", size.clone())],
+    )
+}
+
 fn machine(name: &str) -> Machine {
     Machine::from_toml_str(presets::preset_text(name).unwrap(), name).unwrap()
 }
@@ -125,26 +134,10 @@ fn flavours_order_as_the_paper_says_on_random_access() {
     let big = replay("bgp-bigmem-random");
     for size in ["4 MB", "16 MB"] {
         let s = json!(size);
-        let cnk = get(
-            &recs,
-            "random_mbps",
-            &[("kernel", json!("cnk")), ("size", s.clone())],
-        );
-        let l64 = get(
-            &recs,
-            "random_mbps",
-            &[("kernel", json!("linux-64k")), ("size", s.clone())],
-        );
-        let l4 = get(
-            &recs,
-            "random_mbps",
-            &[("kernel", json!("linux-4k")), ("size", s.clone())],
-        );
-        let bm = get(
-            &big,
-            "random_mbps",
-            &[("kernel", json!("bigmem")), ("size", s.clone())],
-        );
+        let cnk = at(&recs, "random_mbps", "cnk", &s);
+        let l64 = at(&recs, "random_mbps", "linux-64k", &s);
+        let l4 = at(&recs, "random_mbps", "linux-4k", &s);
+        let bm = at(&big, "random_mbps", "bigmem", &s);
         assert!(cnk > l64 && l64 > l4, "{size}: cnk {cnk} 64k {l64} 4k {l4}");
         assert!(
             (bm / cnk - 1.0).abs() < 0.01,
@@ -153,16 +146,8 @@ fn flavours_order_as_the_paper_says_on_random_access() {
     }
     // Within 64 kB pages' reach (4 MB) 256 kB costs no TLB misses; with 4 kB it does.
     let s = json!("256 kB");
-    let l64 = get(
-        &recs,
-        "random_mbps",
-        &[("kernel", json!("linux-64k")), ("size", s.clone())],
-    );
-    let l4 = get(
-        &recs,
-        "random_mbps",
-        &[("kernel", json!("linux-4k")), ("size", s)],
-    );
+    let l64 = at(&recs, "random_mbps", "linux-64k", &s);
+    let l4 = at(&recs, "random_mbps", "linux-4k", &s);
     assert!(l64 > 5.0 * l4, "64k {l64} vs 4k {l4}");
 }
 
@@ -171,21 +156,9 @@ fn bigmem_streams_like_cnk_and_lofar_gains_from_it() {
     let recs = replay("bgp-bigmem-stream");
     for size in ["256 kB", "16 MB"] {
         let s = json!(size);
-        let cnk = get(
-            &recs,
-            "copy_mbps",
-            &[("kernel", json!("cnk")), ("size", s.clone())],
-        );
-        let bm = get(
-            &recs,
-            "copy_mbps",
-            &[("kernel", json!("bigmem")), ("size", s.clone())],
-        );
-        let l64 = get(
-            &recs,
-            "copy_mbps",
-            &[("kernel", json!("linux-64k")), ("size", s)],
-        );
+        let cnk = at(&recs, "copy_mbps", "cnk", &s);
+        let bm = at(&recs, "copy_mbps", "bigmem", &s);
+        let l64 = at(&recs, "copy_mbps", "linux-64k", &s);
         assert!(
             bm > l64 && (bm / cnk - 1.0).abs() < 0.005,
             "{size}: {bm} {cnk} {l64}"

@@ -5,6 +5,11 @@ use super::table::fmt_json;
 use super::Record;
 use serde_json::Value as Json;
 
+/// Series colours (Tableau 10), in case order.
+const COLORS: [&str; 6] = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1",
+];
+
 /// Bars of `metric` by `node` for each case; None if no such records.
 pub fn node_bars(
     records: &[Record],
@@ -46,9 +51,6 @@ pub fn node_bars(
     let plot_h = h - top - bottom;
     let group_w = plot_w / nodes as f64;
     let bar_w = (group_w * 0.8 / cases.len() as f64).max(0.5);
-    const COLORS: [&str; 6] = [
-        "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1",
-    ];
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
@@ -190,9 +192,6 @@ pub fn sweep_lines(
         let v = if logy { y.max(1e-300).log10() } else { y };
         top + ph - ph * (v - y0) / (y1 - y0).max(1e-12)
     };
-    const COLORS: [&str; 6] = [
-        "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1",
-    ];
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
@@ -225,48 +224,16 @@ pub fn sweep_lines(
         top + ph + 34.0,
         if logx { " (log scale)" } else { "" }
     );
-    for (ci, c) in cases.iter().enumerate() {
-        let color = COLORS[ci % COLORS.len()];
-        let mut line: Vec<(f64, f64, Option<f64>)> = pts
-            .iter()
-            .filter(|(r, _)| r.case_of(case_keys) == *c)
-            .map(|&(r, x)| (x, r.value.unwrap_or(0.0), r.paper))
-            .collect();
-        line.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let path: Vec<String> = line
-            .iter()
-            .map(|&(x, y, _)| format!("{:.1},{:.1}", px(x), py(y)))
-            .collect();
-        s += &format!(
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>\n",
-            path.join(" ")
-        );
-        for &(x, y, p) in &line {
-            s += &format!(
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>\n",
-                px(x),
-                py(y)
-            );
-            if let Some(p) = p {
-                s += &format!(
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
-                    px(x),
-                    py(p)
-                );
-            }
-        }
-        let label: Vec<String> = c
-            .iter()
-            .map(|(k, v)| format!("{k}={}", fmt_json(v)))
-            .collect();
-        let y = top + ph + 54.0 + 18.0 * ci as f64;
-        s += &format!(
-            "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
-            y - 9.0,
-            left + 14.0,
-            if label.is_empty() { metric.to_string() } else { label.join(", ") }
-        );
-    }
+    s += &case_lines(
+        &pts,
+        &cases,
+        case_keys,
+        metric,
+        &px,
+        &py,
+        left,
+        top + ph + 54.0,
+    );
     s += "</svg>\n";
     Some(s)
 }
@@ -333,9 +300,6 @@ pub fn size_lines(
         let v = if logy { y.max(1e-300).log10() } else { y };
         top + ph - ph * (v - y0) / (y1 - y0).max(1e-12)
     };
-    const COLORS: [&str; 6] = [
-        "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1",
-    ];
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
@@ -367,12 +331,42 @@ pub fn size_lines(
         left + pw / 2.0,
         top + ph + 34.0
     );
+    let pts2: Vec<(&Record, f64)> = pts.iter().map(|(r, x, _)| (*r, *x)).collect();
+    s += &case_lines(
+        &pts2,
+        &cases,
+        case_keys,
+        metric,
+        &px,
+        &py,
+        left,
+        top + ph + 54.0,
+    );
+    s += "</svg>\n";
+    Some(s)
+}
+
+/// One polyline per case through its (x, value) points, published values
+/// ringed in black, and a legend below the plot. `px`/`py` map data to
+/// pixels.
+#[allow(clippy::too_many_arguments)]
+fn case_lines(
+    points: &[(&Record, f64)],
+    cases: &[Vec<(String, Json)>],
+    case_keys: &[String],
+    metric: &str,
+    px: &dyn Fn(f64) -> f64,
+    py: &dyn Fn(f64) -> f64,
+    left: f64,
+    legend_top: f64,
+) -> String {
+    let mut s = String::new();
     for (ci, c) in cases.iter().enumerate() {
         let color = COLORS[ci % COLORS.len()];
-        let mut line: Vec<(f64, f64, Option<f64>)> = pts
+        let mut line: Vec<(f64, f64, Option<f64>)> = points
             .iter()
-            .filter(|(r, _, _)| r.case_of(case_keys) == *c)
-            .map(|(r, x, _)| (*x, r.value.unwrap_or(0.0), r.paper))
+            .filter(|(r, _)| r.case_of(case_keys) == *c)
+            .map(|&(r, x)| (x, r.value.unwrap_or(0.0), r.paper))
             .collect();
         line.sort_by(|a, b| a.0.total_cmp(&b.0));
         let path: Vec<String> = line
@@ -401,7 +395,7 @@ pub fn size_lines(
             .iter()
             .map(|(k, v)| format!("{k}={}", fmt_json(v)))
             .collect();
-        let y = top + ph + 54.0 + 18.0 * ci as f64;
+        let y = legend_top + 18.0 * ci as f64;
         s += &format!(
             "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
             y - 9.0,
@@ -409,6 +403,5 @@ pub fn size_lines(
             if label.is_empty() { metric.to_string() } else { label.join(", ") }
         );
     }
-    s += "</svg>\n";
-    Some(s)
+    s
 }
