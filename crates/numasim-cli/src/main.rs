@@ -233,9 +233,16 @@ fn run_and_print(
         elapsed.as_secs_f64() * 1e3
     );
     for p in run::unmatched_papers(&records, &sc.papers) {
+        let case: Vec<String> = p
+            .case
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", numasim::report::table::fmt_json(v)))
+            .collect();
         eprintln!(
-            "numasim: warning: {}: [[paper]] {} {:?} matches no record",
-            sc.source, p.metric, p.case
+            "numasim: warning: {}: [[paper]] {} at {{ {} }} matches no record (a --set changed the case?)",
+            sc.source,
+            p.metric,
+            case.join(", ")
         );
     }
     Ok(records)

@@ -48,6 +48,21 @@ impl InputError {
     }
 }
 
+impl InputError {
+    /// Place a key read from step `i` of `[[run]]` under `run[i]`; keys
+    /// already rooted (`machine.`, `kernel.`, `run[`) stay as they are.
+    pub fn in_step(self, i: usize) -> Self {
+        let rooted = self.key.as_deref().is_some_and(|k| {
+            k.starts_with("machine.") || k.starts_with("kernel.") || k.starts_with("run[")
+        });
+        if rooted {
+            self
+        } else {
+            self.under(&format!("run[{i}]"))
+        }
+    }
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.file, &self.key) {
@@ -71,6 +86,20 @@ pub enum Error {
 }
 
 impl Error {
+    /// See [`InputError::in_step`]; internal errors pass through.
+    pub fn in_step(self, i: usize) -> Self {
+        match self {
+            Error::Input(e) => Error::Input(e.in_step(i)),
+            other => other,
+        }
+    }
+    /// Attach the scenario's file to an input error that has none.
+    pub fn in_file(self, file: &str) -> Self {
+        match self {
+            Error::Input(e) => Error::Input(e.in_file(file)),
+            other => other,
+        }
+    }
     /// The process exit status this error maps to (2: bad input, 1: internal).
     pub fn exit_code(&self) -> i32 {
         match self {

@@ -205,7 +205,13 @@ fn a_job_larger_than_memory_and_swap_is_refused_at_run_time() {
     let sc = load(&VM.replace("bytes = \"512 MiB\"", "bytes = \"2 GiB\"")).unwrap();
     match numasim::scenario::run::run(&sc, &[]) {
         Err(numasim::error::Error::Input(e)) => {
-            assert!(e.to_string().contains("do not fit"), "{e}")
+            assert!(e.to_string().contains("do not fit"), "{e}");
+            // A run-time error names the file and the step, as load-time ones do.
+            assert_eq!(e.file.as_deref(), Some("test.toml"), "{e}");
+            assert!(
+                e.key.as_deref().is_some_and(|k| k.starts_with("run[0]")),
+                "{e}"
+            );
         }
         other => panic!("expected an input error, got {other:?}"),
     }

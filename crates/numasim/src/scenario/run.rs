@@ -29,7 +29,7 @@ pub fn run_with_artifacts(
             let case = sc
                 .resolve(i, sets)
                 .map_err(|e| e.in_file(sc.source.clone()))?;
-            let r = run_case_with_artifacts(&sc.name, &case);
+            let r = run_case_with_artifacts(&sc.name, &case).map_err(|e| e.in_file(&sc.source));
             case_done();
             r
         })

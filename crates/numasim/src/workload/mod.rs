@@ -328,50 +328,54 @@ pub fn run_case_with_artifacts(
         artifacts: Vec::new(),
     };
     let mut out = Vec::new();
-    for step in &case.steps {
-        let mut r = TableReader::new("", step);
-        r.allow("workload");
-        let name = step_name(step)?;
-        let allowed = WORKLOADS
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(_, m, _)| *m)
-            .unwrap_or(&[]);
-        let filter = metric_filter(&mut r, allowed)?;
-        let records = match name {
-            "boot" => boot::boot_records(&mut sim)?,
-            "meminfo" => boot::meminfo_records(&mut sim)?,
-            "touch" => {
-                let t = touch::Touch::from_step(&mut r, &case.machine)?;
-                t.run(&mut sim)?
-            }
-            "read" => read::Read::from_step(&mut r, &case.machine)?.run(&mut sim)?,
-            "vmstat" => vmstat::vmstat_records(&mut sim)?,
-            "hold" => hold::Hold::from_step(&mut r, &case.machine)?.run(&mut sim)?,
-            "write" => write::Write::from_step(&mut r, &case.machine)?.run(&mut sim)?,
-            "alloc" => alloc::Alloc::from_step(&mut r, &case.machine, false)?.run(&mut sim)?,
-            "runaway" => alloc::Alloc::from_step(&mut r, &case.machine, true)?.run(&mut sim)?,
-            "bcfree" => bcfree::bcfree_records(&mut sim)?,
-            "zcb" => zcb::Zcb::from_step(&mut r)?.run(&mut sim)?,
-            other if membench::WORKLOAD_NAMES.contains(&other) => {
-                membench::Step::from_step(other, &mut r, &case.machine)?
-                    .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
-                    .run(&mut sim)?
-            }
-            other if contention::WORKLOAD_NAMES.contains(&other) => {
-                contention::Step::from_step(other, &mut r, &case.machine)?
-                    .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
-                    .run(&mut sim)?
-            }
-            other => {
-                return Err(InputError::at("workload", format!("no workload `{other}`")).into())
-            }
-        };
-        out.extend(
-            records
-                .into_iter()
-                .filter(|rec| filter.as_ref().is_none_or(|f| f.contains(&rec.metric))),
-        );
+    for (i, step) in case.steps.iter().enumerate() {
+        // Errors found while the step runs name it, as load-time ones do.
+        out.extend(run_step(&mut sim, case, step).map_err(|e| e.in_step(i))?);
     }
     Ok((out, sim.artifacts))
+}
+
+/// Run one `[[run]]` step on the case's simulated machine, keeping the
+/// metrics its `metrics` filter names.
+fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Record>, Error> {
+    let mut r = TableReader::new("", step);
+    r.allow("workload");
+    let name = step_name(step)?;
+    let allowed = WORKLOADS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, m, _)| *m)
+        .unwrap_or(&[]);
+    let filter = metric_filter(&mut r, allowed)?;
+    let records = match name {
+        "boot" => boot::boot_records(sim)?,
+        "meminfo" => boot::meminfo_records(sim)?,
+        "touch" => {
+            let t = touch::Touch::from_step(&mut r, &case.machine)?;
+            t.run(sim)?
+        }
+        "read" => read::Read::from_step(&mut r, &case.machine)?.run(sim)?,
+        "vmstat" => vmstat::vmstat_records(sim)?,
+        "hold" => hold::Hold::from_step(&mut r, &case.machine)?.run(sim)?,
+        "write" => write::Write::from_step(&mut r, &case.machine)?.run(sim)?,
+        "alloc" => alloc::Alloc::from_step(&mut r, &case.machine, false)?.run(sim)?,
+        "runaway" => alloc::Alloc::from_step(&mut r, &case.machine, true)?.run(sim)?,
+        "bcfree" => bcfree::bcfree_records(sim)?,
+        "zcb" => zcb::Zcb::from_step(&mut r)?.run(sim)?,
+        other if membench::WORKLOAD_NAMES.contains(&other) => {
+            membench::Step::from_step(other, &mut r, &case.machine)?
+                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                .run(sim)?
+        }
+        other if contention::WORKLOAD_NAMES.contains(&other) => {
+            contention::Step::from_step(other, &mut r, &case.machine)?
+                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                .run(sim)?
+        }
+        other => return Err(InputError::at("workload", format!("no workload `{other}`")).into()),
+    };
+    Ok(records
+        .into_iter()
+        .filter(|rec| filter.as_ref().is_none_or(|f| f.contains(&rec.metric)))
+        .collect())
 }
