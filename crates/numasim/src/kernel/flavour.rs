@@ -231,23 +231,14 @@ impl MmKnobs {
         k.tlb_replacement = r
             .choice("tlb_replacement", Replacement::NAMES)?
             .unwrap_or(k.tlb_replacement);
-        let pinned = machine.tlb.kernel_entries as u64
-            + k.tlb_device_entries as u64
-            + k.bigmem_entries() as u64;
-        if pinned >= machine.tlb.entries as u64 {
-            return Err(InputError::at(
-                r.key("tlb_device_entries"),
-                format!(
-                    "{} kernel + {} device + {} Big Memory entries pinned leave none of the \
-                     machine's {} TLB entries for paged memory: allowed at most {} pinned",
-                    machine.tlb.kernel_entries,
-                    k.tlb_device_entries,
-                    k.bigmem_entries(),
-                    machine.tlb.entries,
-                    machine.tlb.entries - 1
-                ),
-            ));
-        }
+        // One entry at least must stay paged (mm/bigmem.rs `TlbPartition`).
+        crate::kernel::mm::bigmem::TlbPartition::new(
+            machine.tlb.entries,
+            machine.tlb.kernel_entries,
+            k.tlb_device_entries,
+            k.bigmem_entries(),
+        )
+        .map_err(|e| InputError::at(r.key("tlb_device_entries"), e.to_string()))?;
         Ok(k)
     }
 }

@@ -144,98 +144,23 @@ pub fn sweep_lines(
                 .filter(|r| r.metric == metric)
                 .any(|r| r.case_value(k).is_some_and(Json::is_u64))
     })?;
-    let pts: Vec<(&Record, f64)> = records
+    let pts: Vec<(&Record, f64, String)> = records
         .iter()
         .filter(|r| r.metric == metric && r.value.is_some_and(f64::is_finite))
-        .filter_map(|r| Some((r, r.case_value(x_key)?.as_u64()? as f64)))
+        .filter_map(|r| {
+            let x = r.case_value(x_key)?.as_u64()?;
+            Some((r, x as f64, x.to_string()))
+        })
         .collect();
-    if pts.len() < 2 {
-        return None;
-    }
-    let mut cases: Vec<Vec<(String, Json)>> = Vec::new();
-    for (r, _) in &pts {
-        let k = r.case_of(case_keys);
-        if !cases.contains(&k) {
-            cases.push(k);
-        }
-    }
-    let ys = pts
-        .iter()
-        .flat_map(|(r, _)| [r.value, r.paper])
-        .flatten()
-        .filter(|v| v.is_finite());
-    let (ymin, ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-    let (xmin, xmax) = pts
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), &(_, x)| (a.min(x), b.max(x)));
-    let logx = xmin > 0.0 && xmax / xmin >= 8.0;
-    let logy = ymin > 0.0 && ymax / ymin >= 100.0;
-    let (y0, y1) = if logy {
-        (ymin.log10().floor(), ymax.log10().ceil())
-    } else {
-        (
-            ymin.min(0.0),
-            if ymax > ymin.min(0.0) {
-                ymax
-            } else {
-                ymin.min(0.0) + 1.0
-            },
-        )
+    let (xmin, xmax) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), (_, x, _)| {
+        (a.min(*x), b.max(*x))
+    });
+    let axes = Axes {
+        logx: xmin > 0.0 && xmax / xmin >= 8.0,
+        logy_span: 100.0,
+        min_y_span: 0.0,
     };
-    let fx = |x: f64| if logx { x.log2() } else { x };
-    let (x0, x1) = (fx(xmin), fx(xmax).max(fx(xmin) + 1e-9));
-    let legend = 18.0 * cases.len() as f64;
-    let (w, h, left, top, bottom) = (900.0, 420.0 + legend, 80.0, 40.0, 60.0 + legend);
-    let (pw, ph) = (w - left - 30.0, h - top - bottom);
-    let px = |x: f64| left + pw * (fx(x) - x0) / (x1 - x0).max(1e-9);
-    let py = |y: f64| {
-        let v = if logy { y.max(1e-300).log10() } else { y };
-        top + ph - ph * (v - y0) / (y1 - y0).max(1e-12)
-    };
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
-    );
-    for i in 0..=4 {
-        let v = y0 + (y1 - y0) * i as f64 / 4.0;
-        let label = if logy { 10f64.powf(v) } else { v };
-        let y = top + ph - ph * i as f64 / 4.0;
-        s += &format!(
-            "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
-            left + pw,
-            left - 6.0,
-            y + 4.0,
-            super::table::fmt_value(Some(label))
-        );
-    }
-    let mut xs: Vec<u64> = pts.iter().map(|&(_, x)| x as u64).collect();
-    xs.sort_unstable();
-    xs.dedup();
-    for &x in &xs {
-        s += &format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{x}</text>\n",
-            px(x as f64),
-            top + ph + 16.0
-        );
-    }
-    s += &format!(
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{x_key}{}</text>\n",
-        left + pw / 2.0,
-        top + ph + 34.0,
-        if logx { " (log scale)" } else { "" }
-    );
-    s += &case_lines(
-        &pts,
-        &cases,
-        case_keys,
-        metric,
-        &px,
-        &py,
-        left,
-        top + ph + 54.0,
-    );
-    s += "</svg>\n";
-    Some(s)
+    line_plot(&pts, axes, x_key, metric, case_keys, title)
 }
 
 /// Lines of `metric` against the per-row key `size` (a buffer size as
@@ -266,11 +191,41 @@ pub fn size_lines(
         .filter(|r| r.metric == metric && r.value.is_some_and(f64::is_finite))
         .filter_map(|r| size_of(r).map(|(x, l)| (r, x, l)))
         .collect();
+    let axes = Axes {
+        logx: true,
+        logy_span: 10.0,
+        min_y_span: 1.0,
+    };
+    line_plot(&pts, axes, "size", metric, case_keys, title)
+}
+
+/// How [`line_plot`] scales its axes.
+#[derive(Debug, Clone, Copy)]
+struct Axes {
+    /// log2 x axis.
+    logx: bool,
+    /// The y axis is log10 when the values are positive and max/min reaches this.
+    logy_span: f64,
+    /// A linear y axis from min(0, ymin) reaches ymax if it is at least this
+    /// far above (and above at all), else spans exactly 1.
+    min_y_span: f64,
+}
+
+/// Lines of (record, x, x label) points, one line per case, x labels
+/// under the axis, `x_name` below them; None with fewer than two points.
+fn line_plot(
+    pts: &[(&Record, f64, String)],
+    axes: Axes,
+    x_name: &str,
+    metric: &str,
+    case_keys: &[String],
+    title: &str,
+) -> Option<String> {
     if pts.len() < 2 {
         return None;
     }
     let mut cases: Vec<Vec<(String, Json)>> = Vec::new();
-    for (r, _, _) in &pts {
+    for (r, _, _) in pts {
         let k = r.case_of(case_keys);
         if !cases.contains(&k) {
             cases.push(k);
@@ -282,20 +237,28 @@ pub fn size_lines(
         .flatten()
         .filter(|v| v.is_finite());
     let (ymin, ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-    let logy = ymin > 0.0 && ymax / ymin >= 10.0;
-    let (y0, y1) = if logy {
-        (ymin.log10().floor(), ymax.log10().ceil())
-    } else {
-        (0.0f64.min(ymin), ymax.max(ymin.min(0.0) + 1.0))
-    };
     let (xmin, xmax) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), (_, x, _)| {
         (a.min(*x), b.max(*x))
     });
-    let (x0, x1) = (xmin.log2(), xmax.log2().max(xmin.log2() + 1e-9));
+    let logx = axes.logx;
+    let logy = ymin > 0.0 && ymax / ymin >= axes.logy_span;
+    let (y0, y1) = if logy {
+        (ymin.log10().floor(), ymax.log10().ceil())
+    } else {
+        let lo = ymin.min(0.0);
+        let hi = if ymax > lo && ymax - lo >= axes.min_y_span {
+            ymax
+        } else {
+            lo + 1.0
+        };
+        (lo, hi)
+    };
+    let fx = |x: f64| if logx { x.log2() } else { x };
+    let (x0, x1) = (fx(xmin), fx(xmax).max(fx(xmin) + 1e-9));
     let legend = 18.0 * cases.len() as f64;
     let (w, h, left, top, bottom) = (900.0, 420.0 + legend, 80.0, 40.0, 60.0 + legend);
     let (pw, ph) = (w - left - 30.0, h - top - bottom);
-    let px = |x: f64| left + pw * (x.log2() - x0) / (x1 - x0).max(1e-9);
+    let px = |x: f64| left + pw * (fx(x) - x0) / (x1 - x0).max(1e-9);
     let py = |y: f64| {
         let v = if logy { y.max(1e-300).log10() } else { y };
         top + ph - ph * (v - y0) / (y1 - y0).max(1e-12)
@@ -316,7 +279,7 @@ pub fn size_lines(
             super::table::fmt_value(Some(label))
         );
     }
-    let mut xs: Vec<(f64, String)> = pts.iter().map(|(_, x, l)| (*x, l.clone())).collect();
+    let mut xs: Vec<(f64, &str)> = pts.iter().map(|(_, x, l)| (*x, l.as_str())).collect();
     xs.sort_by(|a, b| a.0.total_cmp(&b.0));
     xs.dedup_by(|a, b| a.0 == b.0);
     for (x, l) in &xs {
@@ -327,13 +290,14 @@ pub fn size_lines(
         );
     }
     s += &format!(
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">size (log scale)</text>\n",
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{x_name}{}</text>\n",
         left + pw / 2.0,
-        top + ph + 34.0
+        top + ph + 34.0,
+        if logx { " (log scale)" } else { "" }
     );
-    let pts2: Vec<(&Record, f64)> = pts.iter().map(|(r, x, _)| (*r, *x)).collect();
+    let xy: Vec<(&Record, f64)> = pts.iter().map(|(r, x, _)| (*r, *x)).collect();
     s += &case_lines(
-        &pts2,
+        &xy,
         &cases,
         case_keys,
         metric,

@@ -93,8 +93,9 @@ impl fmt::Display for BigMemError {
             } => write!(
                 f,
                 "the TLB has {total} entries but {kernel} kernel + {device} device + {bigmem} Big Memory \
-                 entries are pinned, leaving none for paged memory; shrink kernel.bigmem_mb or \
-                 kernel.tlb_device_entries"
+                 entries are pinned, leaving none for paged memory: allowed at most {} pinned; \
+                 shrink kernel.bigmem_mb or kernel.tlb_device_entries",
+                total.saturating_sub(1)
             ),
             BigMemError::NoMemory { want, largest_free } => write!(
                 f,
