@@ -144,9 +144,15 @@ fn contention_knobs_and_counts_are_checked() {
     assert_eq!(e.key.as_deref(), Some("machine.timer.hz"), "{e}");
     let e = err(&CONTENTION.replace(
         "preset = \"wildfire-gs320\"",
-        "preset = \"wildfire-gs320\"\ncoherence = { conflict_nz = 1.0 }",
+        "preset = \"wildfire-gs320\"\ncoherence = { directory_nz = 1.0 }",
     ));
-    assert!(e.message.contains("conflict_ns"), "{e}");
+    assert!(e.message.contains("directory_ns"), "{e}");
+    let e = err(&CONTENTION.replace(
+        "preset = \"wildfire-gs320\"",
+        "preset = \"wildfire-gs320\"\ntimer = { tick_phase = \"random\" }",
+    ));
+    assert_eq!(e.key.as_deref(), Some("machine.timer.tick_phase"), "{e}");
+    assert!(e.message.contains("bringup"), "{e}");
 }
 
 const VM: &str =

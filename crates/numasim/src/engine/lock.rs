@@ -23,7 +23,7 @@
 //!   the bus arbitrated), so a remote waiter sometimes beats a local one and
 //!   the releaser's node wins "more often" rather than always ([WILDFIRE01]
 //!   C7). Every spinner re-fetches the line after a release, so the hand-off
-//!   also costs `conflict_ns` per other spinner (the directory serves them
+//!   also costs `directory_ns` per other spinner (the directory serves them
 //!   all, [ALTIX04] C1). A queued (FIFO) lock hands the line to one waiter
 //!   only and pays neither.
 
@@ -132,7 +132,10 @@ pub struct Lock<C> {
     line_node: Option<usize>,
     stats: LockStats,
     spin_jitter_ns: u64,
-    conflict_ns: u64,
+    directory_ns: u64,
+    /// Node whose directory tracks the lock word (test-and-set hand-offs
+    /// go through it); `None`: direct transfers.
+    home: Option<usize>,
 }
 
 impl<C: TransferCost> Lock<C> {
@@ -148,18 +151,42 @@ impl<C: TransferCost> Lock<C> {
             line_node: None,
             stats: LockStats::default(),
             spin_jitter_ns: 0,
-            conflict_ns: 0,
+            directory_ns: 0,
+            home: None,
         }
     }
 
     /// Test-and-set behaviour under [`LockPolicy::Unfair`]: the spread of the
     /// moments waiters see a release, and the extra hand-off time per other
-    /// spinner (machine `coherence.spin_jitter_ns`, `coherence.conflict_ns`).
+    /// spinner (machine `coherence.spin_jitter_ns`, `coherence.directory_ns`).
     /// Ignored by [`LockPolicy::Fifo`].
-    pub fn with_spinning(mut self, jitter_ns: u64, conflict_ns: u64) -> Self {
+    pub fn with_spinning(mut self, jitter_ns: u64, directory_ns: u64) -> Self {
         self.spin_jitter_ns = jitter_ns;
-        self.conflict_ns = conflict_ns;
+        self.directory_ns = directory_ns;
         self
+    }
+
+    /// The lock word lives in memory on `home`: a test-and-set hand-off
+    /// between nodes is a three-hop miss through its directory (request to
+    /// home, forward to the releaser, reply), as in `CacheLine`. A queued
+    /// lock hands over by writing the next waiter's own flag and pays the
+    /// direct transfer.
+    pub fn with_home(mut self, home: usize) -> Self {
+        self.home = Some(home);
+        self
+    }
+
+    /// Time for the lock's line to move from a cache on `from` to `to`.
+    fn hop_ns(&self, from: usize, to: usize) -> u64 {
+        match self.home {
+            Some(h) if from != to && self.policy == LockPolicy::Unfair => {
+                (self.cost.transfer_ns(to, h)
+                    + self.cost.transfer_ns(h, from)
+                    + self.cost.transfer_ns(from, to))
+                    / 2
+            }
+            _ => self.cost.transfer_ns(from, to),
+        }
     }
 
     /// `cpu` on `node` asks for the lock at `now`.
@@ -168,8 +195,8 @@ impl<C: TransferCost> Lock<C> {
     /// has reached `node`), or `None` if `cpu` now waits; it will be named
     /// by a later [`release`](Self::release).
     ///
-    /// The first acquisition finds the line in `node`'s memory and pays the
-    /// local transfer cost.
+    /// The first acquisition fetches the line from memory on its home node
+    /// (the taker's own node when no home was given).
     pub fn acquire(&mut self, now: Time, cpu: usize, node: usize) -> Option<Time> {
         debug_assert!(
             !matches!(self.holder, Some(h) if h.cpu == cpu)
@@ -185,8 +212,15 @@ impl<C: TransferCost> Lock<C> {
             self.stats.max_waiters = self.stats.max_waiters.max(self.waiters.len());
             return None;
         }
-        let from = self.line_node.unwrap_or(node);
-        let at = now + Dur(self.cost.transfer_ns(from, node));
+        let (from, ns) = match self.line_node {
+            Some(o) => (o, self.hop_ns(o, node)),
+            // Never taken: from memory on its home node.
+            None => {
+                let h = self.home.unwrap_or(node);
+                (h, self.cost.transfer_ns(h, node))
+            }
+        };
+        let at = now + Dur(ns);
         self.grant(cpu, node, now, at, from, false);
         Some(at)
     }
@@ -219,18 +253,18 @@ impl<C: TransferCost> Lock<C> {
             LockPolicy::Fifo => (0, 0),
             LockPolicy::Unfair if self.spin_jitter_ns > 0 => (
                 self.first_to_see(h.node),
-                self.conflict_ns * (self.waiters.len() as u64 - 1),
+                self.directory_ns * (self.waiters.len() as u64 - 1),
             ),
             LockPolicy::Unfair => (
                 self.nearest_waiter(h.node),
-                self.conflict_ns * (self.waiters.len() as u64 - 1),
+                self.directory_ns * (self.waiters.len() as u64 - 1),
             ),
         };
         let w = self
             .waiters
             .remove(i)
             .expect("index from a non-empty queue");
-        let at = now + Dur(self.cost.transfer_ns(h.node, w.node) + extra);
+        let at = now + Dur(self.hop_ns(h.node, w.node) + extra);
         self.grant(w.cpu, w.node, w.since, at, h.node, true);
         Some(Grant {
             cpu: w.cpu,

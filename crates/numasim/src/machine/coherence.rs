@@ -13,9 +13,10 @@ use toml::Table;
 /// A contended line beyond its plain transfer time ([ALTIX04] C1, [WILDFIRE01] C7).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Coherence {
-    /// Extra time a transfer takes per request already queued on the line:
-    /// the directory serves (NACKs) each retrying requester in between.
-    pub conflict_ns: f64,
+    /// Occupancy of a line's home directory per request it serves, real or
+    /// NACKed: requests queue at the directory only for this, and a
+    /// hand-off pays it once more for every requester still waiting.
+    pub directory_ns: f64,
     /// Spread of the moments spinning waiters see a lock release (spin-loop
     /// phase, bus arbitration): sets how often the releaser's node wins a
     /// test-and-set lock. 0 = the nearest waiter always wins.
@@ -32,9 +33,41 @@ pub struct Timer {
     /// A `gettimeofday()` system call without the clock read and the shared
     /// word: entry, exit, the conversion arithmetic, ns.
     pub syscall_ns: f64,
-    /// CPUs' ticks spread evenly over the tick period (as later
-    /// `ia64_cpu_local_tick()` does) instead of firing together.
-    pub stagger: bool,
+    /// Where in the tick period each CPU's tick falls.
+    pub tick_phase: TickPhase,
+}
+
+/// Where each CPU's timer tick falls within the period, as the kernel
+/// programs it at CPU bring-up (docs/contention.md, "Tick phases").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TickPhase {
+    /// ia64 `ia64_cpu_local_tick()`: the first tick one period plus a
+    /// per-CPU stagger after the CPU's own bring-up, an instant unrelated
+    /// to the period; so phases are uniform, drawn per CPU from the seed.
+    Bringup,
+    /// The stagger shift alone (every CPU as if brought up at one instant):
+    /// evenly spread.
+    Stagger,
+    /// Every CPU at the same instant: no kernel programs this; kept to show
+    /// how much the answer depends on phases.
+    Aligned,
+}
+
+impl TickPhase {
+    /// Names as written in machine files.
+    pub const NAMES: &'static [(&'static str, TickPhase)] = &[
+        ("bringup", TickPhase::Bringup),
+        ("stagger", TickPhase::Stagger),
+        ("aligned", TickPhase::Aligned),
+    ];
+    /// The name of this phase rule.
+    pub fn name(self) -> &'static str {
+        match self {
+            TickPhase::Bringup => "bringup",
+            TickPhase::Stagger => "stagger",
+            TickPhase::Aligned => "aligned",
+        }
+    }
 }
 
 /// Page-fault costs.
@@ -43,8 +76,9 @@ pub struct FaultCosts {
     /// CPU time of a minor fault other than locks, shared lines and
     /// zeroing (trap, `find_vma`, page allocation, return), ns.
     pub fault_ns: f64,
-    /// Work done inside each `page_table_lock` critical section of the
-    /// anonymous fault path (page-table walk, `set_pte`, rss), ns.
+    /// CPU work inside each `page_table_lock` critical section of the
+    /// anonymous fault path other than shared lines (page-table walk,
+    /// `set_pte`, the `struct page` flags), ns.
     pub ptl_hold_ns: f64,
     /// One CPU zeroing (clearing) memory on its own node, GB/s; remote
     /// memory is slower by the distance ratio.
@@ -53,7 +87,7 @@ pub struct FaultCosts {
 
 /// Defaults for a machine file without these tables (docs/contention.md).
 mod default {
-    pub const CONFLICT_NS: f64 = 0.0;
+    pub const DIRECTORY_NS: f64 = 0.0;
     pub const SPIN_JITTER_NS: f64 = 0.0;
     /// Most Linux ports of the period (i386 2.4: 100; ia64, alpha: 1024).
     pub const HZ: u64 = 1000;
@@ -91,11 +125,11 @@ fn positive(r: &mut TableReader, key: &'static str, d: f64) -> Result<f64, Input
 /// Read `[coherence]`, `[timer]` and `[fault]` (all optional).
 pub(super) fn read(r: &mut TableReader) -> Result<(Coherence, Timer, FaultCosts), InputError> {
     let mut coherence = Coherence {
-        conflict_ns: default::CONFLICT_NS,
+        directory_ns: default::DIRECTORY_NS,
         spin_jitter_ns: default::SPIN_JITTER_NS,
     };
     if let Some(mut t) = r.table("coherence")? {
-        coherence.conflict_ns = nonneg(&mut t, "conflict_ns", coherence.conflict_ns)?;
+        coherence.directory_ns = nonneg(&mut t, "directory_ns", coherence.directory_ns)?;
         coherence.spin_jitter_ns = nonneg(&mut t, "spin_jitter_ns", coherence.spin_jitter_ns)?;
         t.finish()?;
     }
@@ -103,7 +137,7 @@ pub(super) fn read(r: &mut TableReader) -> Result<(Coherence, Timer, FaultCosts)
         hz: default::HZ as u32,
         clock_read_ns: default::CLOCK_READ_NS,
         syscall_ns: default::SYSCALL_NS,
-        stagger: false,
+        tick_phase: TickPhase::Bringup,
     };
     if let Some(mut t) = r.table("timer")? {
         if let Some(hz) = t.u64("hz")? {
@@ -117,7 +151,9 @@ pub(super) fn read(r: &mut TableReader) -> Result<(Coherence, Timer, FaultCosts)
         }
         timer.clock_read_ns = nonneg(&mut t, "clock_read_ns", timer.clock_read_ns)?;
         timer.syscall_ns = nonneg(&mut t, "syscall_ns", timer.syscall_ns)?;
-        timer.stagger = t.bool("stagger")?.unwrap_or(false);
+        timer.tick_phase = t
+            .choice("tick_phase", TickPhase::NAMES)?
+            .unwrap_or(timer.tick_phase);
         t.finish()?;
     }
     let mut fault = FaultCosts {
@@ -137,14 +173,14 @@ pub(super) fn read(r: &mut TableReader) -> Result<(Coherence, Timer, FaultCosts)
 /// Write the three tables into a machine document.
 pub(super) fn write(m: &Machine, t: &mut Table) {
     let mut c = Table::new();
-    c.insert("conflict_ns".into(), m.coherence.conflict_ns.into());
+    c.insert("directory_ns".into(), m.coherence.directory_ns.into());
     c.insert("spin_jitter_ns".into(), m.coherence.spin_jitter_ns.into());
     t.insert("coherence".into(), c.into());
     let mut tm = Table::new();
     tm.insert("hz".into(), (m.timer.hz as i64).into());
     tm.insert("clock_read_ns".into(), m.timer.clock_read_ns.into());
     tm.insert("syscall_ns".into(), m.timer.syscall_ns.into());
-    tm.insert("stagger".into(), m.timer.stagger.into());
+    tm.insert("tick_phase".into(), m.timer.tick_phase.name().into());
     t.insert("timer".into(), tm.into());
     let mut f = Table::new();
     f.insert("fault_ns".into(), m.fault.fault_ns.into());

@@ -7,9 +7,9 @@
 use super::Sim;
 use crate::engine::Dur;
 use crate::error::{Error, InputError};
-use crate::kernel::contention::{ContentionKnobs, Devzero, Hugetlb};
+use crate::kernel::contention::{AnonFault, ContentionKnobs, Devzero, Hugetlb};
 use crate::kernel::locking::spinlock::lock_bench;
-use crate::kernel::mm::memory::{self, FaultThread};
+use crate::kernel::mm::memory::{self, FaultThread, Scope};
 use crate::kernel::mm::{hugetlb, page_cache_size};
 use crate::kernel::time::{gettimeofday, tick};
 use crate::machine::Machine;
@@ -235,7 +235,7 @@ impl Step {
             Step::Tick { cpus } => {
                 let res: Vec<_> = cpus
                     .par_iter()
-                    .map(|&n| tick::simulate(machine, knobs, n))
+                    .map(|&n| tick::simulate(machine, knobs, n, seed))
                     .collect();
                 let mut out = Vec::new();
                 for (&n, r) in cpus.iter().zip(res) {
@@ -261,7 +261,7 @@ impl Step {
                 pts.push(1);
                 let res: Vec<_> = pts
                     .par_iter()
-                    .map(|&n| gettimeofday::simulate(machine, n, *calls))
+                    .map(|&n| gettimeofday::simulate(machine, n, *calls, seed))
                     .collect();
                 let one = res.last().expect("pushed").time_per_call_ns;
                 let mut out = Vec::new();
@@ -444,13 +444,15 @@ pub fn anon_touch(
     let per = bytes / threads;
     let th = fault_threads(machine, booted, &cpus, per, &[])?;
     let faults = th.iter().map(|t| t.faults).sum();
-    let stages = match knobs.anon_fault {
-        crate::kernel::contention::AnonFault::PageTableLock => memory::ANON_PTL,
-        crate::kernel::contention::AnonFault::CmpxchgPte => memory::ANON_CMPXCHG,
+    // Each variant names a kernel, and its LRU lock comes with it: stock
+    // 2.4.21 has one `pagemap_lru_lock`, the Altix kernel per-node lists
+    // ([ALTIX04] B2).
+    let path = match knobs.anon_fault {
+        AnonFault::PageTableLock => memory::anon_ptl(Scope::Global),
+        AnonFault::CmpxchgPte => memory::anon_cmpxchg(Scope::PerNode),
     };
-    let hold = machine.fault.ptl_hold_ns.round() as u64;
     Ok((
-        memory::simulate(machine, &th, stages, 1, knobs.spinlock, hold, sample, seed),
+        memory::simulate(machine, &th, &path, knobs.spinlock, sample, seed),
         faults,
     ))
 }
@@ -469,14 +471,23 @@ pub fn devzero(
     seed: u64,
 ) -> Result<f64, Error> {
     let cpus: Vec<u64> = (0..processes).collect();
-    let (stages, setup): (&[memory::Stage], &'static [memory::Stage]) = match variant {
-        Devzero::V24 | Devzero::V26 => (memory::DEVZERO_LOCKED, &[memory::Stage::Lock(0)]),
-        Devzero::Altix => (memory::DEVZERO_ALTIX, &[]),
+    // The LRU lock of each kernel: 2.4's global `pagemap_lru_lock`, 2.6's
+    // per-zone `lru_lock` (a zone per node here), the Altix kernel's
+    // per-node lists ([ALTIX04] B2).
+    let (path, setup) = match variant {
+        Devzero::V24 => (
+            memory::devzero_fault(true, Scope::Global),
+            memory::DEVZERO_SETUP,
+        ),
+        Devzero::V26 => (
+            memory::devzero_fault(true, Scope::PerNode),
+            memory::DEVZERO_SETUP,
+        ),
+        Devzero::Altix => (memory::devzero_fault(false, Scope::PerNode), &[][..]),
     };
     let th = fault_threads(machine, booted, &cpus, bytes, setup)?;
     let faults: u64 = th.iter().map(|t| t.faults).sum();
-    let hold = machine.fault.ptl_hold_ns.round() as u64;
-    let run = memory::simulate(machine, &th, stages, 1, knobs.spinlock, hold, sample, seed);
+    let run = memory::simulate(machine, &th, &path, knobs.spinlock, sample, seed);
     Ok(faults as f64 / run.time_s)
 }
 

@@ -19,7 +19,7 @@ use crate::machine::Machine;
 /// A cache line of the simulated machine.
 pub type Line<'a> = CacheLine<&'a CostTable>;
 
-/// A line homed on `home`, with the machine's conflict cost.
+/// A line homed on `home`, with the machine's directory occupancy.
 pub fn line<'a>(machine: &Machine, cost: &'a CostTable, home: usize) -> Line<'a> {
-    CacheLine::new(home, cost).with_conflict(machine.coherence.conflict_ns.round() as u64)
+    CacheLine::new(home, cost).with_directory(machine.coherence.directory_ns.round() as u64)
 }

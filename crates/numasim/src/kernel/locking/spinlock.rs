@@ -11,11 +11,13 @@ use crate::machine::Machine;
 /// the winner of a release is drawn from the machine's spin jitter and every
 /// other spinner adds its conflict cost. The fair lock is queued (MCS-like):
 /// each waiter spins on its own line and the holder hands over to the next
-/// in arrival order, one transfer, no bouncing.
+/// in arrival order, one transfer, no bouncing. The lock word is in memory
+/// on `home`.
 pub fn spinlock<'a>(
     machine: &Machine,
     cost: &'a CostTable,
     kind: Spinlock,
+    home: usize,
     seed: u64,
     name: &str,
 ) -> Lock<&'a CostTable> {
@@ -23,10 +25,11 @@ pub fn spinlock<'a>(
     match kind {
         Spinlock::Tas => Lock::new(LockPolicy::Unfair, cost, rng).with_spinning(
             machine.coherence.spin_jitter_ns.round() as u64,
-            machine.coherence.conflict_ns.round() as u64,
+            machine.coherence.directory_ns.round() as u64,
         ),
         Spinlock::Fair => Lock::new(LockPolicy::Fifo, cost, rng),
     }
+    .with_home(home)
 }
 
 /// Outcome of [`lock_bench`].
@@ -61,7 +64,7 @@ pub fn lock_bench(
         Release(usize),
     }
     let cost = machine.line_cost_table();
-    let mut lock = spinlock(machine, &cost, kind, seed, "spinlock-bench");
+    let mut lock = spinlock(machine, &cost, kind, 0, seed, "spinlock-bench");
     let node_of: Vec<usize> = (0..cpus)
         .map(|c| machine.cpu_node(c).unwrap_or(0))
         .collect();

@@ -18,7 +18,7 @@
 //! the page's node, and CPUs zeroing into the same node split its memory
 //! bandwidth.
 
-use super::memory::{self, FaultThread, Stage};
+use super::memory::{self, FaultPath, FaultThread, Scope, Stage};
 use super::Placement;
 use crate::kernel::boot::Booted;
 use crate::kernel::contention::{ContentionKnobs, Hugetlb};
@@ -36,13 +36,29 @@ pub struct HugetlbResult {
 
 /// The fault path with the SGI patch: `mmap_sem` read, `hugetlb_lock` (0)
 /// to dequeue, zero, `page_table_lock` (1) to install, `mmap_sem` release.
-const HUGETLB_FAULT: &[Stage] = &[
-    Stage::Sem,
-    Stage::Lock(0),
-    Stage::Work,
-    Stage::Lock(1),
-    Stage::Sem,
-];
+/// Dequeuing writes the free list and `free_huge_pages` (one line).
+const HUGETLB_FAULT: FaultPath = FaultPath {
+    stages: &[
+        Stage::Sem,
+        Stage::Lock(0),
+        Stage::Write(0),
+        Stage::Unlock(0),
+        Stage::Work,
+        Stage::Lock(1),
+        Stage::PtlWork,
+        Stage::Unlock(1),
+        Stage::Sem,
+    ],
+    locks: &[Scope::Global, Scope::Global],
+    lines: &[Scope::Global],
+};
+/// `hugetlb_prefault()`: one thread zeroes every page under both locks,
+/// which nobody else asks for.
+const HUGETLB_PREFAULT: FaultPath = FaultPath {
+    stages: &[Stage::Work],
+    locks: &[],
+    lines: &[],
+};
 
 /// Huge pages that fit on each node (the boot-time pool).
 pub fn pool(booted: &Booted, hpage: u64) -> Vec<u64> {
@@ -111,29 +127,11 @@ pub fn simulate(
             }
         })
         .collect();
-    let hold = machine.fault.ptl_hold_ns.round() as u64;
-    let run = match knobs.hugetlb {
-        Hugetlb::Prefault => memory::simulate(
-            machine,
-            &threads,
-            &[Stage::Work],
-            0,
-            knobs.spinlock,
-            hold,
-            u64::MAX,
-            seed,
-        ),
-        Hugetlb::Fault => memory::simulate(
-            machine,
-            &threads,
-            HUGETLB_FAULT,
-            2,
-            knobs.spinlock,
-            hold,
-            u64::MAX,
-            seed,
-        ),
+    let path = match knobs.hugetlb {
+        Hugetlb::Prefault => &HUGETLB_PREFAULT,
+        Hugetlb::Fault => &HUGETLB_FAULT,
     };
+    let run = memory::simulate(machine, &threads, path, knobs.spinlock, u64::MAX, seed);
     HugetlbResult {
         zero_time_s: run.time_s,
         lock_hold_s: match knobs.hugetlb {

@@ -5,17 +5,29 @@
 //!
 //! - `Sem`: an atomic on the address space's `mmap_sem` count line
 //!   (`down_read()` or `up_read()`: readers take the line exclusively too);
-//! - `Lock(i)`: take spinlock `i`, hold it for its critical section, release;
+//! - `Lock(i)` / `Unlock(i)`: take or release spinlock `i`;
+//! - `Write(i)`: write shared line `i` (a list head, a counter), wherever
+//!   it was written last;
+//! - `PtlWork`: CPU work inside a `page_table_lock` section
+//!   (`fault.ptl_hold_ns`);
 //! - `Work`: the fault's own CPU time: the fixed fault path plus zeroing the
 //!   page at the rate of the memory it landed on.
 //!
-//! Anonymous first touch (`kernel.anon_fault`): stock 2.4.21 is
-//! `Sem, Lock(page_table_lock), Work, Lock(page_table_lock), Sem`
-//! (`handle_mm_fault()` then `do_anonymous_page()`); the Altix path is
-//! `Sem, Work, Sem` (the PTE goes in with a `cmpxchg` on a line only the
-//! faulting thread touches). Private `/dev/zero` (`kernel.devzero`): each
-//! process has its own `mm`, so only the superblock lock is shared:
-//! `Lock(sb), Work` per fault plus one `Lock(sb)` per mapping.
+//! A lock or line is global or one per node ([`Scope`]); so the hold time
+//! of a lock is whatever its section's stages cost on that machine, never a
+//! number of its own.
+//!
+//! Anonymous write fault, stock 2.4.21 (`handle_mm_fault()` then
+//! `do_anonymous_page()`): `page_table_lock` for the walk, dropped to
+//! allocate and zero, retaken to install the page, and inside it
+//! `lru_cache_add()` under `pagemap_lru_lock`: `list_add()` writes the list
+//! head and the `struct page` of the page added before, and
+//! `nr_inactive_pages++`. The Altix path takes no `page_table_lock` (PTE by
+//! `cmpxchg` on a line only the faulting thread touches) and its LRU lists
+//! and their lock are per node ([ALTIX04] B2). Private `/dev/zero` faults
+//! (`kernel.devzero`): each process has its own `mm`; what they share is
+//! the superblock lock, whose section updates the two counters it guards
+//! (one line), and the LRU.
 //!
 //! **Batching.** Millions of faults repeat the same contention pattern. The
 //! simulator runs every fault of every thread as events until each thread
@@ -29,7 +41,7 @@ use crate::engine::{CostTable, Dur, EventQueue, Lock, Time};
 use crate::kernel::boot::Booted;
 use crate::kernel::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
-use crate::kernel::locking::{line, rwsem::RwSem};
+use crate::kernel::locking::{line, rwsem::RwSem, Line};
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
 use crate::kernel::mm::{Gfp, MemPolicy, Placement, Use};
 use crate::machine::Machine;
@@ -42,23 +54,169 @@ pub const DEFAULT_SAMPLE: u64 = 64;
 pub enum Stage {
     Sem,
     Lock(usize),
+    Unlock(usize),
+    Write(usize),
+    PtlWork,
     Work,
 }
 
-/// The stock anonymous fault path (page_table_lock twice).
-pub const ANON_PTL: &[Stage] = &[
-    Stage::Sem,
-    Stage::Lock(0),
-    Stage::Work,
-    Stage::Lock(0),
-    Stage::Sem,
+/// Whether a lock or line is one for the machine or one per node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Global,
+    PerNode,
+}
+
+/// The locks and lines a fault path names by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultPath {
+    pub stages: &'static [Stage],
+    /// Scope of each lock index.
+    pub locks: &'static [Scope],
+    /// Scope of each line index.
+    pub lines: &'static [Scope],
+}
+
+/// Lock and line indices of the anonymous paths.
+pub mod anon {
+    /// `mm->page_table_lock`.
+    pub const PTL: usize = 0;
+    /// `pagemap_lru_lock` (stock) or the node's LRU lock (Altix).
+    pub const LRU_LOCK: usize = 1;
+    /// The inactive list head.
+    pub const LRU_HEAD: usize = 0;
+    /// The `struct page` that `list_add()` links the new page in front of.
+    pub const LRU_PREV: usize = 1;
+    /// `nr_inactive_pages`.
+    pub const LRU_COUNT: usize = 2;
+}
+
+use anon::*;
+use Stage::*;
+
+/// `lru_cache_add()`: the LRU lock around `add_page_to_inactive_list()`.
+macro_rules! lru_add {
+    () => {
+        [
+            Lock(LRU_LOCK),
+            Write(LRU_HEAD),
+            Write(LRU_PREV),
+            Write(LRU_COUNT),
+            Unlock(LRU_LOCK),
+        ]
+    };
+}
+
+const fn concat<const N: usize>(parts: &[&[Stage]]) -> [Stage; N] {
+    let mut out = [Work; N];
+    let (mut i, mut k) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[k] = parts[i][j];
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const ANON_PTL_STAGES: [Stage; 14] = concat(&[
+    &[Sem, Lock(PTL), PtlWork, Unlock(PTL), Work, Lock(PTL)],
+    &lru_add!(),
+    &[PtlWork, Unlock(PTL), Sem],
+]);
+const ANON_CMPXCHG_STAGES: [Stage; 8] = concat(&[&[Sem, Work], &lru_add!(), &[Sem]]);
+
+/// Stock 2.4.21 anonymous write fault with `lru` LRU lists.
+pub fn anon_ptl(lru: Scope) -> FaultPath {
+    FaultPath {
+        stages: &ANON_PTL_STAGES,
+        locks: if lru == Scope::Global {
+            &[Scope::Global, Scope::Global]
+        } else {
+            &[Scope::Global, Scope::PerNode]
+        },
+        lines: lru_lines(lru),
+    }
+}
+
+/// The Altix anonymous fault: no `page_table_lock`, PTE by `cmpxchg`.
+pub fn anon_cmpxchg(lru: Scope) -> FaultPath {
+    FaultPath {
+        stages: &ANON_CMPXCHG_STAGES,
+        locks: if lru == Scope::Global {
+            &[Scope::Global, Scope::Global]
+        } else {
+            &[Scope::Global, Scope::PerNode]
+        },
+        lines: lru_lines(lru),
+    }
+}
+
+fn lru_lines(lru: Scope) -> &'static [Scope] {
+    match lru {
+        Scope::Global => &[Scope::Global; 3],
+        Scope::PerNode => &[Scope::PerNode; 3],
+    }
+}
+
+/// `/dev/zero`: the superblock lock (0) and its counters' line (0).
+pub mod devzero {
+    pub const SB: usize = 0;
+    pub const SB_COUNT: usize = 0;
+    /// Lock and line indices of the LRU, after the superblock's.
+    pub const LRU_LOCK: usize = 1;
+    pub const LRU_HEAD: usize = 1;
+    pub const LRU_PREV: usize = 2;
+    pub const LRU_COUNT: usize = 3;
+}
+
+const DEVZERO_LOCKED_STAGES: [Stage; 9] = [
+    Lock(devzero::SB),
+    Write(devzero::SB_COUNT),
+    Unlock(devzero::SB),
+    Work,
+    Lock(devzero::LRU_LOCK),
+    Write(devzero::LRU_HEAD),
+    Write(devzero::LRU_PREV),
+    Write(devzero::LRU_COUNT),
+    Unlock(devzero::LRU_LOCK),
 ];
-/// The Altix anonymous fault path (PTE by `cmpxchg`).
-pub const ANON_CMPXCHG: &[Stage] = &[Stage::Sem, Stage::Work, Stage::Sem];
-/// A private `/dev/zero` fault with the superblock lock.
-pub const DEVZERO_LOCKED: &[Stage] = &[Stage::Lock(0), Stage::Work];
-/// A private `/dev/zero` fault without it.
-pub const DEVZERO_ALTIX: &[Stage] = &[Stage::Work];
+/// `mmap()` of `/dev/zero` with the superblock lock: one more section.
+pub const DEVZERO_SETUP: &[Stage] = &[
+    Lock(devzero::SB),
+    Write(devzero::SB_COUNT),
+    Unlock(devzero::SB),
+];
+
+/// A private `/dev/zero` fault, with the superblock lock (2.4, 2.6) or
+/// without it (Altix), and `lru` LRU lists.
+pub fn devzero_fault(locked: bool, lru: Scope) -> FaultPath {
+    FaultPath {
+        stages: if locked {
+            &DEVZERO_LOCKED_STAGES
+        } else {
+            &DEVZERO_LOCKED_STAGES[3..]
+        },
+        locks: if lru == Scope::Global {
+            &[Scope::Global, Scope::Global]
+        } else {
+            &[Scope::Global, Scope::PerNode]
+        },
+        lines: if lru == Scope::Global {
+            &[Scope::Global; 4]
+        } else {
+            &[
+                Scope::Global,
+                Scope::PerNode,
+                Scope::PerNode,
+                Scope::PerNode,
+            ]
+        },
+    }
+}
 
 /// One faulting thread.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,174 +244,202 @@ pub struct FaultRun {
     pub simulated_faults: u64,
 }
 
-/// Run `threads` through `stages` with `locks` spinlocks of `kind`, each
-/// held `hold_ns` per critical section.
-#[allow(clippy::too_many_arguments)]
+/// Index of the instance of a resource of `scope` used from `node`.
+fn instance(base: &[usize], scope: &[Scope], i: usize, node: usize) -> usize {
+    base[i]
+        + match scope[i] {
+            Scope::Global => 0,
+            Scope::PerNode => node,
+        }
+}
+
+/// Where every thread is in its program.
+struct Progress<'a> {
+    threads: &'a [FaultThread],
+    sample: u64,
+    /// Index into the setup stages (while `in_setup`) or the fault's.
+    stage: Vec<usize>,
+    in_setup: Vec<bool>,
+    fault: Vec<u64>,
+    finish: Vec<Option<Time>>,
+    /// Threads that have done their sample.
+    reached: usize,
+    /// Faults run as events.
+    simulated: u64,
+}
+
+impl<'a> Progress<'a> {
+    fn new(threads: &'a [FaultThread], sample: u64) -> Self {
+        let n = threads.len();
+        Progress {
+            threads,
+            sample,
+            stage: vec![0; n],
+            in_setup: threads.iter().map(|t| !t.setup.is_empty()).collect(),
+            fault: vec![0; n],
+            finish: vec![None; n],
+            reached: 0,
+            simulated: 0,
+        }
+    }
+
+    fn current(&self, i: usize, path: &FaultPath) -> Stage {
+        if self.in_setup[i] {
+            self.threads[i].setup[self.stage[i]]
+        } else {
+            path.stages[self.stage[i]]
+        }
+    }
+
+    /// Move thread `i` past its current stage at `now`; false when it has
+    /// done all its faults.
+    fn advance(&mut self, i: usize, now: Time, path: &FaultPath) -> bool {
+        self.stage[i] += 1;
+        let len = if self.in_setup[i] {
+            self.threads[i].setup.len()
+        } else {
+            path.stages.len()
+        };
+        if self.stage[i] < len {
+            return true;
+        }
+        self.stage[i] = 0;
+        if self.in_setup[i] {
+            self.in_setup[i] = false;
+        } else {
+            self.fault[i] += 1;
+            self.simulated += 1;
+            if self.fault[i] == self.sample.min(self.threads[i].faults) {
+                self.reached += 1;
+            }
+        }
+        if self.fault[i] >= self.threads[i].faults {
+            self.finish[i] = Some(now);
+            return false;
+        }
+        true
+    }
+}
+
+/// Run `threads` through `path` with spinlocks of `kind`.
 pub fn simulate(
     machine: &Machine,
     threads: &[FaultThread],
-    stages: &[Stage],
-    locks: usize,
+    path: &FaultPath,
     kind: Spinlock,
-    hold_ns: u64,
     sample: u64,
     seed: u64,
 ) -> FaultRun {
-    #[derive(Clone, Copy)]
-    enum Ev {
-        Start(usize),
-        Release(usize, usize),
-    }
     let cost: CostTable = machine.line_cost_table();
+    let nodes = machine.node_count();
+    let count = |s: &Scope| match s {
+        Scope::Global => 1,
+        Scope::PerNode => nodes,
+    };
+    let prefix = |scopes: &[Scope]| -> Vec<usize> {
+        scopes
+            .iter()
+            .scan(0, |acc, s| {
+                let b = *acc;
+                *acc += count(s);
+                Some(b)
+            })
+            .collect()
+    };
+    let lock_base = prefix(path.locks);
+    let line_base = prefix(path.lines);
     let mut sem = RwSem::new(line(machine, &cost, 0));
-    let mut lk: Vec<Lock<&CostTable>> = (0..locks)
-        .map(|i| {
+    // A per-node lock or line lives on its node; a global one on node 0
+    // (boot-time or static data; `mm_struct` of a process started there).
+    let homes = |scopes: &[Scope]| -> Vec<usize> {
+        scopes
+            .iter()
+            .flat_map(|s| match s {
+                Scope::Global => vec![0],
+                Scope::PerNode => (0..nodes).collect(),
+            })
+            .collect()
+    };
+    let mut lk: Vec<Lock<&CostTable>> = homes(path.locks)
+        .into_iter()
+        .enumerate()
+        .map(|(i, home)| {
             spinlock(
                 machine,
                 &cost,
                 kind,
+                home,
                 seed.wrapping_add(i as u64),
                 "fault-lock",
             )
         })
         .collect();
+    let mut lines: Vec<Line> = homes(path.lines)
+        .into_iter()
+        .map(|home| line(machine, &cost, home))
+        .collect();
+    let hold_ns = machine.fault.ptl_hold_ns.round() as u64;
     let n = threads.len();
     let sample = sample.max(1);
-    let mut fault = vec![0u64; n];
-    // Index into setup (negative phase) then stages.
-    let mut stage = vec![0usize; n];
-    let mut in_setup: Vec<bool> = threads.iter().map(|t| !t.setup.is_empty()).collect();
-    let mut finish = vec![None::<Time>; n];
+    let mut p = Progress::new(threads, sample);
     let mut wait = Dur(0);
     let mut asked = vec![Time::ZERO; n];
     let mut waiting = vec![false; n];
-    let mut reached = 0usize;
-    let mut simulated = 0u64;
     let mut q = EventQueue::with_capacity(2 * n);
     for (i, t) in threads.iter().enumerate() {
         if t.faults == 0 && t.setup.is_empty() {
-            finish[i] = Some(Time::ZERO);
-            reached += 1;
+            p.finish[i] = Some(Time::ZERO);
+            p.reached += 1;
         } else {
-            q.push(Time::ZERO, Ev::Start(i)).expect("empty queue");
+            q.push(Time::ZERO, i).expect("empty queue");
         }
     }
     let mut t_end = Time::ZERO;
-    // Move thread i past its current stage at `now`; false when it is done.
-    let advance = |i: usize,
-                   now: Time,
-                   fault: &mut [u64],
-                   stage: &mut [usize],
-                   in_setup: &mut [bool],
-                   finish: &mut [Option<Time>],
-                   reached: &mut usize,
-                   simulated: &mut u64|
-     -> bool {
-        stage[i] += 1;
-        let len = if in_setup[i] {
-            threads[i].setup.len()
-        } else {
-            stages.len()
-        };
-        if stage[i] < len {
-            return true;
-        }
-        stage[i] = 0;
-        if in_setup[i] {
-            in_setup[i] = false;
-        } else {
-            fault[i] += 1;
-            *simulated += 1;
-            if fault[i] == sample.min(threads[i].faults) {
-                *reached += 1;
-            }
-        }
-        if fault[i] >= threads[i].faults {
-            finish[i] = Some(now);
-            return false;
-        }
-        true
-    };
     // The window ends when every thread has done its sample or, if a lock
     // starves some, when the threads together have done as many faults.
     let budget: u64 = threads.iter().map(|t| sample.min(t.faults)).sum();
-    while let Some((now, ev)) = q.pop() {
-        if reached == n || simulated >= budget {
-            t_end = now;
+    while let Some((now, i)) = q.pop() {
+        t_end = now;
+        if p.reached == n || p.simulated >= budget {
             break;
         }
-        t_end = now;
-        match ev {
-            Ev::Start(i) => {
-                let st = if in_setup[i] {
-                    threads[i].setup[stage[i]]
-                } else {
-                    stages[stage[i]]
-                };
-                let node = threads[i].node;
-                match st {
-                    Stage::Sem => {
-                        let done = sem.down_read(now, i, node);
-                        wait += done - now;
-                        if advance(
-                            i,
-                            done,
-                            &mut fault,
-                            &mut stage,
-                            &mut in_setup,
-                            &mut finish,
-                            &mut reached,
-                            &mut simulated,
-                        ) {
-                            q.push(done, Ev::Start(i)).expect("future");
-                        }
-                    }
-                    Stage::Work => {
-                        let done = now + Dur(threads[i].work_ns);
-                        if advance(
-                            i,
-                            done,
-                            &mut fault,
-                            &mut stage,
-                            &mut in_setup,
-                            &mut finish,
-                            &mut reached,
-                            &mut simulated,
-                        ) {
-                            q.push(done, Ev::Start(i)).expect("future");
-                        }
-                    }
-                    Stage::Lock(l) => {
-                        asked[i] = now;
-                        waiting[i] = true;
-                        if let Some(at) = lk[l].acquire(now, i, node) {
-                            waiting[i] = false;
-                            wait += at - now;
-                            q.push(at + Dur(hold_ns), Ev::Release(i, l))
-                                .expect("future");
-                        }
-                    }
-                }
+        let node = threads[i].node;
+        // When this stage is over (None: the thread waits for a lock and
+        // the release moves it on).
+        let done = match p.current(i, path) {
+            Sem => {
+                let d = sem.down_read(now, i, node);
+                wait += d - now;
+                Some(d)
             }
-            Ev::Release(i, l) => {
-                if let Some(g) = lk[l].release(now, i) {
+            PtlWork => Some(now + Dur(hold_ns)),
+            Work => Some(now + Dur(threads[i].work_ns)),
+            Write(l) => Some(lines[instance(&line_base, path.lines, l, node)].write(now, i, node)),
+            Lock(l) => {
+                asked[i] = now;
+                waiting[i] = true;
+                let at = lk[instance(&lock_base, path.locks, l, node)].acquire(now, i, node);
+                if let Some(at) = at {
+                    waiting[i] = false;
+                    wait += at - now;
+                }
+                at
+            }
+            Unlock(l) => {
+                let li = instance(&lock_base, path.locks, l, node);
+                if let Some(g) = lk[li].release(now, i) {
                     waiting[g.cpu] = false;
                     wait += g.at - asked[g.cpu];
-                    q.push(g.at + Dur(hold_ns), Ev::Release(g.cpu, l))
-                        .expect("future");
+                    if p.advance(g.cpu, g.at, path) {
+                        q.push(g.at, g.cpu).expect("future");
+                    }
                 }
-                if advance(
-                    i,
-                    now,
-                    &mut fault,
-                    &mut stage,
-                    &mut in_setup,
-                    &mut finish,
-                    &mut reached,
-                    &mut simulated,
-                ) {
-                    q.push(now, Ev::Start(i)).expect("now");
-                }
+                Some(now)
+            }
+        };
+        if let Some(d) = done {
+            if p.advance(i, d, path) {
+                q.push(d, i).expect("future");
             }
         }
     }
@@ -272,16 +458,16 @@ pub fn simulate(
     let (mut all_faults, mut done_faults) = (0u64, 0u64);
     for (i, t) in threads.iter().enumerate() {
         all_faults += t.faults;
-        done_faults += fault[i];
-        let end = match finish[i] {
+        done_faults += p.fault[i];
+        let end = match p.finish[i] {
             Some(f) => {
                 active += f.as_secs_f64();
                 f.as_secs_f64()
             }
             None => {
                 active += t_end.as_secs_f64();
-                if fault[i] >= sample.min(t.faults) {
-                    t_end.as_secs_f64() * t.faults as f64 / fault[i] as f64
+                if p.fault[i] >= sample.min(t.faults) {
+                    t_end.as_secs_f64() * t.faults as f64 / p.fault[i] as f64
                 } else {
                     0.0
                 }
@@ -305,7 +491,7 @@ pub fn simulate(
             0.0
         },
         max_hold_s: max_hold.as_secs_f64(),
-        simulated_faults: simulated,
+        simulated_faults: p.simulated,
     }
 }
 

@@ -6,11 +6,24 @@
 //! still takes the line exclusively. The structure follows mainline 2.6
 //! `time_interpolator_get_counter()` as the spec describes it.
 //!
+//! A failed `cmpxchg` leaves the line, with the current value, in the
+//! caller's cache, so the retry's load is a hit unless another CPU has taken
+//! the line meanwhile; the load-then-`cmpxchg` of a first attempt is a
+//! shared fetch and an upgrade (engine/cacheline.rs).
+//!
 //! N CPUs call it back to back; the model reports the mean time per call.
+//! They do not start in lock step: each begins at a uniform moment within
+//! one uncontended call (process start-up and the loop's own entry spread
+//! them that much at least), drawn from the seed.
 
+use rand::RngExt;
+
+use crate::engine::rng::stream;
 use crate::engine::{Dur, EventQueue, Time};
+use crate::kernel::contention::Spinlock;
 use crate::kernel::locking::line;
 use crate::kernel::locking::seqlock::SeqLock;
+use crate::kernel::locking::spinlock::spinlock;
 use crate::machine::Machine;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,25 +34,39 @@ pub struct GtodResult {
     pub attempts_per_call: f64,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     /// Enter the system call and open the seqlock read section.
     Enter,
-    /// Read the shared last-value word.
-    ReadLast,
-    /// Clock read done: try the `cmpxchg`.
+    /// Load the shared last-value word.
+    Load,
+    /// Read the clock, then try the `cmpxchg`.
     Cmpxchg,
     /// Close the seqlock read section and leave.
     Exit,
+    /// The shared word's line has reached this CPU for its pending access.
+    Granted,
 }
 
 /// `threads` CPUs (0..threads) each make `calls` calls.
-pub fn simulate(machine: &Machine, threads: u64, calls: u64) -> GtodResult {
+///
+/// The shared word's line goes to one requester at a time. Who gets it
+/// next is decided as the directory's NACK-and-retry protocol decides it:
+/// the first waiter whose retry reaches the directory once the line is
+/// free, i.e. transfer time plus where it was in its retry interval
+/// (`coherence.spin_jitter_ns`), and each hand-off serves one NACK per
+/// other waiter (`coherence.directory_ns`). That is the arbitration of a
+/// test-and-set lock held for no time, so the engine's unfair
+/// [`Lock`](crate::engine::Lock) carries it. A CPU that still holds the
+/// line (nobody asked for it since) accesses it as a cache hit.
+pub fn simulate(machine: &Machine, threads: u64, calls: u64, seed: u64) -> GtodResult {
     let cost = machine.line_cost_table();
-    let mut last = line(machine, &cost, 0);
+    let mut word = spinlock(machine, &cost, Spinlock::Tas, 0, seed, "gettimeofday-word");
     let mut xtime = SeqLock::new(line(machine, &cost, 0));
-    // Version of the shared word: bumped by every successful cmpxchg.
+    // Bumped by every successful cmpxchg.
     let mut version = 0u64;
+    // The CPU whose cache holds the word, if no one has asked for it since.
+    let mut held_by: Option<usize> = None;
     let n = threads as usize;
     let node: Vec<usize> = (0..threads)
         .map(|c| machine.cpu_node(c).unwrap_or(0))
@@ -49,39 +76,74 @@ pub fn simulate(machine: &Machine, threads: u64, calls: u64) -> GtodResult {
     let mut seen = vec![0u64; n];
     let mut seq = vec![0u64; n];
     let mut done = vec![0u64; n];
+    // The access each CPU waits for the line to make.
+    let mut pending = vec![Step::Load; n];
     let mut finish = vec![Time::ZERO; n];
     let mut attempts = 0u64;
     let mut q = EventQueue::with_capacity(n);
-    for c in 0..n {
-        q.push(Time::ZERO, (c, Step::Enter)).expect("empty queue");
+    let mut rng = stream(seed, "gettimeofday-start", threads);
+    let one_call = (syscall + clock).as_ns().max(1);
+    let mut start = vec![Time::ZERO; n];
+    for (c, s) in start.iter_mut().enumerate() {
+        *s = Time(rng.random_range(0..one_call));
+        q.push(*s, (c, Step::Enter)).expect("empty queue");
     }
     while let Some((now, (c, step))) = q.pop() {
+        // An access to the word: a hit if this CPU still holds the line,
+        // else wait for it (`Granted` resumes).
+        let access = |c: usize, now: Time, held_by: &mut Option<usize>, word: &mut _| {
+            if *held_by == Some(c) {
+                return Some(now);
+            }
+            *held_by = None;
+            let w: &mut crate::engine::Lock<_> = word;
+            w.acquire(now, c, node[c])
+        };
         let (at, next) = match step {
             Step::Enter => {
                 let (t, s) = xtime.read_begin(now + syscall, c, node[c]);
                 seq[c] = s;
-                (t, Step::ReadLast)
+                (t, Step::Load)
             }
-            Step::ReadLast => {
-                // Serialised at the line in request order: the version seen
-                // is the one in force when this read is served.
-                seen[c] = version;
-                (last.read(now, c, node[c]) + clock, Step::Cmpxchg)
+            Step::Load | Step::Cmpxchg => {
+                pending[c] = step;
+                match access(c, now, &mut held_by, &mut word) {
+                    Some(t) => (t, Step::Granted),
+                    None => continue,
+                }
             }
-            Step::Cmpxchg => {
-                attempts += 1;
-                let t = last.write(now, c, node[c]);
-                if seen[c] == version {
-                    version += 1;
-                    (t, Step::Exit)
-                } else {
-                    (t, Step::ReadLast)
+            Step::Granted => {
+                // The line is here: do the access, and let it go at once if
+                // someone is waiting (their request recalls it).
+                if word.holder().is_some_and(|(h, _)| h == c) {
+                    if let Some(g) = word.release(now, c) {
+                        q.push(g.at, (g.cpu, Step::Granted)).expect("future");
+                    } else {
+                        held_by = Some(c);
+                    }
+                }
+                match pending[c] {
+                    Step::Load => {
+                        seen[c] = version;
+                        (now + clock, Step::Cmpxchg)
+                    }
+                    _ => {
+                        attempts += 1;
+                        if seen[c] == version {
+                            version += 1;
+                            (now, Step::Exit)
+                        } else {
+                            // The failed cmpxchg returned the current value;
+                            // the loop reloads it (a hit if still held).
+                            (now, Step::Load)
+                        }
+                    }
                 }
             }
             Step::Exit => {
                 let (t, retry) = xtime.read_retry(now, c, node[c], seq[c]);
                 if retry {
-                    (t, Step::ReadLast)
+                    (t, Step::Load)
                 } else {
                     done[c] += 1;
                     if done[c] == calls {
@@ -95,8 +157,12 @@ pub fn simulate(machine: &Machine, threads: u64, calls: u64) -> GtodResult {
         q.push(at, (c, next))
             .expect("completion is not in the past");
     }
-    let mean =
-        finish.iter().map(|t| t.as_secs_f64() * 1e9).sum::<f64>() / (n as f64 * calls as f64);
+    let mean = finish
+        .iter()
+        .zip(&start)
+        .map(|(&t, &s)| (t - s).as_ns() as f64)
+        .sum::<f64>()
+        / (n as f64 * calls as f64);
     GtodResult {
         time_per_call_ns: mean,
         attempts_per_call: attempts as f64 / (n as f64 * calls as f64),

@@ -8,9 +8,19 @@
 //!   idle routine's, so one line. ia64 `ia64_do_profile()` does it with an
 //!   atomic increment: one exclusive access.
 //! - the HZ-vs-microseconds adjustment (C3): with `timer_adjust = global`
-//!   every CPU reads and then writes one global variable (a load, then a
-//!   store that must upgrade the line: two coherence requests). Per-CPU,
-//!   each CPU keeps its own copy and never misses.
+//!   every CPU reads and then writes one global variable: a load that
+//!   fetches the line from its last writer, then a store that upgrades it
+//!   (invalidating that writer's copy). Per-CPU, each CPU keeps its own
+//!   copy and never misses.
+//!
+//! **Phases.** ia64 `ia64_cpu_local_tick()` programs a CPU's first tick one
+//! period plus a stagger shift (`(2(cpu − hi) + 1)·period/(2·hi)`, `hi` the
+//! highest power of two ≤ cpu) after the moment that CPU runs it during its
+//! own bring-up; APs come up one after another, milliseconds apart, and SN2
+//! does not synchronise their ITCs, so the moment is unrelated to the
+//! period. `timer.tick_phase = "bringup"` therefore draws each CPU's phase
+//! uniformly from the seed; "stagger" is the shift alone; "aligned" puts
+//! every tick at one instant (no kernel does; kept for sensitivity).
 //!
 //! A CPU's tick work starts at its tick (or when the previous tick's work
 //! finishes, if that is later: the interrupt stays pending) and ends when
@@ -18,9 +28,13 @@
 //! over; a machine whose tick work does not finish before the next tick
 //! falls further behind at every tick and does not boot.
 
+use rand::RngExt;
+
+use crate::engine::rng::stream;
 use crate::engine::{Dur, EventQueue, Time};
 use crate::kernel::contention::{ContentionKnobs, ProfCpuMask, TimerAdjust};
 use crate::kernel::locking::line;
+use crate::machine::coherence::TickPhase;
 use crate::machine::Machine;
 
 /// Ticks simulated: enough for a backlog to show (each saturated tick adds
@@ -47,8 +61,30 @@ enum Step {
     Done,
 }
 
+/// Phase of each CPU's tick within `period` ns; see the module docs.
+pub fn phases(rule: TickPhase, cpus: u64, period: u64, seed: u64) -> Vec<Dur> {
+    let mut rng = stream(seed, "tick-phase", cpus);
+    (0..cpus)
+        .map(|c| match rule {
+            TickPhase::Aligned => Dur(0),
+            TickPhase::Stagger => Dur(stagger_shift(c, period)),
+            TickPhase::Bringup => Dur(rng.random_range(0..period.max(1))),
+        })
+        .collect()
+}
+
+/// The shift `ia64_cpu_local_tick()` adds for `cpu`: CPUs 1, 2–3, 4–7, …
+/// fill the gaps of the ones before, halving the spacing each time.
+pub fn stagger_shift(cpu: u64, period: u64) -> u64 {
+    if cpu == 0 {
+        return 0;
+    }
+    let hi = 1u64 << (63 - cpu.leading_zeros());
+    (2 * (cpu - hi) + 1) * period / hi / 2
+}
+
 /// Simulate `TICKS` ticks on CPUs `0..cpus` of `machine`.
-pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64) -> TickResult {
+pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64, seed: u64) -> TickResult {
     let cost = machine.line_cost_table();
     let period = Dur::from_ns_f64(machine.tick_ns());
     let mut adjust = line(machine, &cost, 0);
@@ -57,13 +93,8 @@ pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64) -> TickRe
     let node: Vec<usize> = (0..cpus)
         .map(|c| machine.cpu_node(c).unwrap_or(0))
         .collect();
-    let phase = |c: usize| {
-        if machine.timer.stagger {
-            Dur(period.as_ns() * c as u64 / cpus.max(1))
-        } else {
-            Dur(0)
-        }
-    };
+    let phase_of = phases(machine.timer.tick_phase, cpus, period.as_ns(), seed);
+    let phase = |c: usize| phase_of[c];
     let mut q = EventQueue::with_capacity(n);
     for c in 0..n {
         q.push(Time::ZERO + phase(c), (c, Step::Tick(0)))
