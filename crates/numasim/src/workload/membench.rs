@@ -232,16 +232,17 @@ impl Step {
                     }
                     v => v.unwrap_or(128),
                 };
-                let unit =
-                    match r.u64("copy_unit_bytes")? {
-                        Some(u) if u == 0 || u > block => return Err(InputError::at(
+                let unit = match r.u64("copy_unit_bytes")? {
+                    Some(u) if u == 0 || u > block => {
+                        return Err(InputError::at(
                             r.key("copy_unit_bytes"),
                             format!(
                                 "{u}: allowed 1..{block} (block_bytes: a copy stays in one row)"
                             ),
-                        )),
-                        v => v.unwrap_or(8.min(block)),
-                    };
+                        ))
+                    }
+                    v => v.unwrap_or(8.min(block)),
+                };
                 if ring / streams as u64 <= block {
                     return Err(InputError::at(
                         r.key("streams"),
