@@ -65,6 +65,14 @@ pub struct Noise {
     pub tick_handler_ns: f64,
     /// L1 data lines a tick evicts (refetched afterwards where reused).
     pub tick_l1_lines: f64,
+    /// Involuntary switch-outs of the running program per second under a
+    /// multitasking kernel: kernel threads and daemons woken by timers on
+    /// its core (CNK has none). docs/tlb.md section 4.
+    pub daemon_wakeups_per_s: f64,
+    /// CPU time of one switch out and back, the woken task's run included, ns.
+    pub switch_ns: f64,
+    /// L1 data lines the switch and the woken task displace.
+    pub switch_l1_lines: f64,
 }
 
 /// Defaults for machines without these tables (docs/tlb.md).
@@ -81,6 +89,9 @@ mod default {
     pub const TIMEBASE_CYCLES: f64 = 25.0;
     pub const TICK_HANDLER_NS: f64 = 2000.0;
     pub const TICK_L1_LINES: f64 = 0.0;
+    pub const DAEMON_WAKEUPS_PER_S: f64 = 0.0;
+    pub const SWITCH_NS: f64 = 0.0;
+    pub const SWITCH_L1_LINES: f64 = 0.0;
 }
 
 const MAX: f64 = 1e9;
@@ -173,10 +184,16 @@ pub(super) fn read(
     let mut n = Noise {
         tick_handler_ns: default::TICK_HANDLER_NS,
         tick_l1_lines: default::TICK_L1_LINES,
+        daemon_wakeups_per_s: default::DAEMON_WAKEUPS_PER_S,
+        switch_ns: default::SWITCH_NS,
+        switch_l1_lines: default::SWITCH_L1_LINES,
     };
     if let Some(mut t) = r.table("noise")? {
         n.tick_handler_ns = num(&mut t, "tick_handler_ns", n.tick_handler_ns, 0.0)?;
         n.tick_l1_lines = num(&mut t, "tick_l1_lines", n.tick_l1_lines, 0.0)?;
+        n.daemon_wakeups_per_s = num(&mut t, "daemon_wakeups_per_s", n.daemon_wakeups_per_s, 0.0)?;
+        n.switch_ns = num(&mut t, "switch_ns", n.switch_ns, 0.0)?;
+        n.switch_l1_lines = num(&mut t, "switch_l1_lines", n.switch_l1_lines, 0.0)?;
         t.finish()?;
     }
     Ok((h, s, n))
@@ -211,6 +228,12 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
     let mut nt = Table::new();
     nt.insert("tick_handler_ns".into(), m.noise.tick_handler_ns.into());
     nt.insert("tick_l1_lines".into(), m.noise.tick_l1_lines.into());
+    nt.insert(
+        "daemon_wakeups_per_s".into(),
+        m.noise.daemon_wakeups_per_s.into(),
+    );
+    nt.insert("switch_ns".into(), m.noise.switch_ns.into());
+    nt.insert("switch_l1_lines".into(), m.noise.switch_l1_lines.into());
     t.insert("noise".into(), nt.into());
 }
 

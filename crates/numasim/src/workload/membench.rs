@@ -19,7 +19,12 @@ pub const STREAM_METRICS: &[&str] = &["copy_mbps", "tlb_misses_per_pass"];
 pub const RANDOM_METRICS: &[&str] = &["random_mbps", "ns_per_read", "tlb_miss_rate"];
 pub const GTOD_METRICS: &[&str] = &["time_per_call_us"];
 pub const SELFISH_METRICS: &[&str] = &["noise_cpu_pct", "detours_per_s", "fpu_gflops"];
-pub const RING_METRICS: &[&str] = &["memcpy_mbps", "tlb_miss_rate"];
+pub const RING_METRICS: &[&str] = &[
+    "memcpy_mbps",
+    "tlb_miss_rate",
+    "tlb_misses_per_block",
+    "tlb_miss_ns",
+];
 
 pub const WORKLOAD_NAMES: &[&str] = &[
     "stream-copy",
@@ -64,6 +69,7 @@ pub enum Step {
     Ring {
         ring: u64,
         streams: u32,
+        block: u64,
         unit: u64,
         zcb: bool,
         hot: u32,
@@ -206,6 +212,8 @@ impl Step {
                         ),
                     ));
                 }
+                // LOFAR's 16-bit station data: 244 subbands, 16 samples
+                // of 8 bytes per subband per packet (docs/tlb.md).
                 let streams = match r.u64("streams")? {
                     Some(s) if s == 0 || s > 65_536 => {
                         return Err(InputError::at(
@@ -213,26 +221,38 @@ impl Step {
                             format!("{s}: allowed 1..65536"),
                         ))
                     }
-                    v => v.unwrap_or(256) as u32,
+                    v => v.unwrap_or(244) as u32,
                 };
-                let unit = match r.u64("copy_unit_bytes")? {
-                    Some(u) if u == 0 || u > 1 << 20 => {
+                let block = match r.u64("block_bytes")? {
+                    Some(b) if b == 0 || b > 1 << 20 => {
                         return Err(InputError::at(
-                            r.key("copy_unit_bytes"),
-                            format!("{u}: allowed 1..1048576"),
+                            r.key("block_bytes"),
+                            format!("{b}: allowed 1..1048576"),
                         ))
                     }
-                    v => v.unwrap_or(8),
+                    v => v.unwrap_or(128),
                 };
-                if ring / streams as u64 <= unit {
+                let unit = match r.u64("copy_unit_bytes")? {
+                    Some(u) if u == 0 || u > block => {
+                        return Err(InputError::at(
+                            r.key("copy_unit_bytes"),
+                            format!(
+                                "{u}: allowed 1..{block} (block_bytes: a copy stays in one row)"
+                            ),
+                        ))
+                    }
+                    v => v.unwrap_or(8.min(block)),
+                };
+                if ring / streams as u64 <= block {
                     return Err(InputError::at(
                         r.key("streams"),
-                        "each stream's part of the ring must hold more than one copy unit",
+                        "each stream's part of the ring must hold more than one block (block_bytes)",
                     ));
                 }
                 Step::Ring {
                     ring,
                     streams,
+                    block,
                     unit,
                     zcb: zcb(r)?,
                     hot: hot(r)?,
@@ -338,6 +358,7 @@ impl Step {
             Step::Ring {
                 ring,
                 streams,
+                block,
                 unit,
                 zcb,
                 hot,
@@ -347,6 +368,7 @@ impl Step {
                     k,
                     *ring,
                     *streams,
+                    *block,
                     *unit,
                     *zcb,
                     *hot,
@@ -354,6 +376,8 @@ impl Step {
                 );
                 out.push(rec.record(&[], "memcpy_mbps", "MB/s", r.mbps));
                 out.push(rec.record(&[], "tlb_miss_rate", "fraction", r.tlb_miss_rate));
+                out.push(rec.record(&[], "tlb_misses_per_block", "count", r.misses_per_block));
+                out.push(rec.record(&[], "tlb_miss_ns", "ns", r.miss_cost_ns));
             }
         }
         Ok(out)

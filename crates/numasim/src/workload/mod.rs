@@ -141,7 +141,7 @@ pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
     (
         "ring-copy",
         membench::RING_METRICS,
-        "LOFAR: copy units into many streams of a ring buffer (a TLB miss per copy)",
+        "LOFAR: copy blocks into the rows of a ring buffer (a TLB miss per row visit)",
     ),
 ];
 

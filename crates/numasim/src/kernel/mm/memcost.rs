@@ -43,34 +43,76 @@ impl Mapping {
     }
 }
 
-/// Fraction of time the tick takes from a loop whose L1 lines are reused
-/// with probability `l1_reuse` (D5): handler time plus refetching the
-/// lines it evicted.
-pub fn tick_fraction(m: &Machine, k: &KernelConfig, l1_reuse: f64) -> f64 {
-    k.mm.hz as f64
-        * (m.noise.tick_handler_ns + m.noise.tick_l1_lines * l1_reuse * m.llc_latency_ns())
-        / 1e9
+/// What an interruption (a tick, a switch to another task) disturbs in
+/// the program it interrupts (D2, D3, D5, D10).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Disturbance {
+    /// Probability that an L1 line displaced now would have been hit later.
+    pub l1_reuse: f64,
+    /// Prefetch streams running; each restarts empty afterwards.
+    pub streams: f64,
+    /// Paged TLB entries that were hitting and must be refilled after a
+    /// switch flushes the paged partition (D2).
+    pub paged_refills: f64,
+    /// Cost of one such refill, ns.
+    pub refill_ns: f64,
 }
 
-/// Switch-outs of the compute process per second: each tick runs the
-/// timer softirq's kernel work, which schedules the process out, unless
-/// `bigmem_quiet_irqs` keeps it in (D10, D13).
-pub fn switch_outs_per_s(k: &KernelConfig) -> f64 {
-    if k.mm.bigmem_quiet_irqs {
+/// Text and stack pages of a benchmark's loop (the workloads' default
+/// `hot_pages`): what a flush costs a loop whose data need no paged entry.
+pub const LOOP_PAGES: f64 = 2.0;
+
+/// Time one prefetch stream loses when it restarts empty: its next line
+/// costs a memory round trip instead of one line time at the streaming
+/// rate (the lines in flight are what hid the latency).
+pub fn prefetch_restart_ns(m: &Machine) -> f64 {
+    let line_ns = m.cpu.cache_line as f64 / m.hierarchy.stream_mbps * 1e3;
+    (memory_ns(m) - line_ns).max(0.0)
+}
+
+/// One tick's cost to the interrupted program, ns (D5): the handler, the
+/// L1 lines it evicted that the program reuses, its prefetch streams.
+pub fn tick_cost_ns(m: &Machine, d: &Disturbance) -> f64 {
+    m.noise.tick_handler_ns
+        + m.noise.tick_l1_lines * d.l1_reuse * m.llc_latency_ns()
+        + d.streams * prefetch_restart_ns(m)
+}
+
+/// Involuntary switch-outs of the running program per second (D5, D10):
+/// kernel threads and daemons woken by timers on its core preempt it. CNK
+/// runs one thread per core and nothing else; `bigmem_quiet_irqs` keeps
+/// the nonessential interrupts that deliver those wakeups off while the
+/// compute process runs (D13).
+pub fn switches_per_s(m: &Machine, k: &KernelConfig) -> f64 {
+    if k.mm.flavour == Flavour::Cnk || k.mm.bigmem_quiet_irqs {
         0.0
     } else {
-        k.mm.hz as f64
+        m.noise.daemon_wakeups_per_s
     }
 }
 
-/// Fraction of time Big Memory's entries cost: removing them at each
-/// switch-out (about one miss, as the paper estimates) and the one miss
-/// that reinstalls them after the next schedule-in (D10).
-pub fn bigmem_fraction(m: &Machine, k: &KernelConfig, map: Mapping) -> f64 {
-    if map != Mapping::Bigmem {
-        return 0.0;
-    }
-    switch_outs_per_s(k) * 2.0 * m.tlb.miss_ns / 1e9
+/// One involuntary switch out and back, ns: the other task's time, the
+/// L1 lines it displaced that the program reuses, the prefetch streams
+/// restarted, and the TLB. Paged Linux flushes the paged partition at the
+/// switch (D2), so the entries that were hitting are refilled; Big Memory
+/// removes its pinned entries (about one miss, D10) and reinstalls them
+/// with one miss at the first access after the schedule-in.
+pub fn switch_cost_ns(m: &Machine, map: Mapping, d: &Disturbance) -> f64 {
+    let tlb = match map {
+        Mapping::Static => 0.0,
+        Mapping::Bigmem => 2.0 * m.tlb.miss_ns,
+        Mapping::Paged(_) => d.paged_refills * d.refill_ns,
+    };
+    m.noise.switch_ns
+        + m.noise.switch_l1_lines * d.l1_reuse * m.llc_latency_ns()
+        + d.streams * prefetch_restart_ns(m)
+        + tlb
+}
+
+/// Fraction of time interruptions take from a program: ticks and
+/// involuntary switches, both priced from the machine's `[noise]` table.
+pub fn interruption_fraction(m: &Machine, k: &KernelConfig, map: Mapping, d: &Disturbance) -> f64 {
+    (k.mm.hz as f64 * tick_cost_ns(m, d) + switches_per_s(m, k) * switch_cost_ns(m, map, d)) / 1e9
 }
 
 /// Memory behind the last-level cache: its lookup plus DRAM, ns.
@@ -215,12 +257,16 @@ pub fn random_read(
     let h = &m.hierarchy;
     let p_mem = (1.0 - h.llc_reach as f64 / bytes.max(1) as f64).max(0.0);
     let reuse = random_l1_reuse(m, bytes);
+    let mut refills = 0.0;
     let (rate, closed, cost) = match map {
         Mapping::Paged(page) => {
             let e = TlbPartition::of(m, &k.mm).paged;
             let pages = bytes.div_ceil(page);
             let rate = tlb::sample_random(e, k.mm.tlb_replacement, pages, hot, samples, rng);
             let closed = tlb::closed_random_miss_rate(e, pages);
+            // After a flush the entries that were hitting miss once more.
+            let live = (e as f64).min((pages + hot as u64) as f64);
+            refills = live * (1.0 - rate).max(0.0);
             (
                 rate,
                 closed,
@@ -229,8 +275,14 @@ pub fn random_read(
         }
         _ => (0.0, 0.0, 0.0),
     };
+    let d = Disturbance {
+        l1_reuse: reuse,
+        streams: 0.0,
+        paged_refills: refills,
+        refill_ns: cost,
+    };
     let ns = (h.read_ns + p_mem * memory_ns(m) + rate * cost)
-        * (1.0 + tick_fraction(m, k, reuse) + bigmem_fraction(m, k, map));
+        * (1.0 + interruption_fraction(m, k, map, &d));
     RandomRead {
         ns_per_read: ns,
         mbps: read_bytes as f64 / ns * 1e3,
@@ -273,8 +325,9 @@ pub fn stream_copy(
         t
     };
     let reuse = if in_l1 { 1.0 } else { 0.0 };
-    ns *= 1.0 + tick_fraction(m, k, reuse) + bigmem_fraction(m, k, map);
-    let (misses, closed) = match map {
+    // Beyond L1 the prefetcher runs one stream per half (source, destination).
+    let streams = if in_l1 { 0.0 } else { 2.0 };
+    let (misses, closed, miss_ns, refills) = match map {
         Mapping::Paged(page) => {
             let e = TlbPartition::of(m, &k.mm).paged;
             let per = (bytes / 2).div_ceil(page);
@@ -289,11 +342,25 @@ pub fn stream_copy(
             } else {
                 (h.prefetch_depth_lines * line_ns).min(cost)
             };
-            ns += misses * (cost - hidden);
-            (misses, closed)
+            // Entries live at a switch: every page while they all fit,
+            // else the two current pages; and the loop's own.
+            let data = if 2 * per + hot as u64 <= e as u64 {
+                2 * per
+            } else {
+                2
+            };
+            (misses, closed, cost - hidden, (data + hot as u64) as f64)
         }
-        _ => (0.0, 0.0),
+        _ => (0.0, 0.0, 0.0, 0.0),
     };
+    let d = Disturbance {
+        l1_reuse: reuse,
+        streams,
+        paged_refills: refills,
+        refill_ns: miss_ns,
+    };
+    ns *= 1.0 + interruption_fraction(m, k, map, &d);
+    ns += misses * miss_ns;
     StreamCopy {
         mbps: bytes as f64 / ns * 1e3,
         misses_per_pass: misses,
@@ -322,7 +389,25 @@ pub fn gettimeofday_ns(m: &Machine, k: &KernelConfig, syscall: bool) -> f64 {
             SyscallModel::MinimalSave32 => cycles += s.minimal_save_cycles,
         }
     }
-    (cycles * m.cycle_ns() + ns) * (1.0 + tick_fraction(m, k, 1.0))
+    let map = Mapping::of(m, k, true, BufferKind::Anon, 1);
+    let d = loop_disturbance(m, map);
+    (cycles * m.cycle_ns() + ns) * (1.0 + interruption_fraction(m, k, map, &d))
+}
+
+/// A tight loop whose data live in L1 (the FMA loop, a system call in a
+/// loop): every displaced line is reused, no prefetch stream runs, and a
+/// flush costs it its text and stack entries.
+fn loop_disturbance(m: &Machine, map: Mapping) -> Disturbance {
+    let refill_ns = match map {
+        Mapping::Paged(page) => miss_cost_ns(m, page, Leaf::Sequential, 1.0),
+        _ => 0.0,
+    };
+    Disturbance {
+        l1_reuse: 1.0,
+        streams: 0.0,
+        paged_refills: LOOP_PAGES,
+        refill_ns,
+    }
 }
 
 /// The Selfish benchmark and an L1-resident FMA loop (D5).
@@ -336,8 +421,9 @@ pub struct Selfish {
 }
 
 /// Run Selfish for `duration_s`: each tick is one detour of the handler's
-/// length (plus Big Memory's entry removal where the process is
-/// switched out); detours shorter than `threshold_ns` are not recorded.
+/// length, each involuntary switch one detour of the other task's run
+/// (plus Big Memory's entry removal, D10); detours shorter than
+/// `threshold_ns` are not recorded.
 pub fn selfish(
     m: &Machine,
     k: &KernelConfig,
@@ -346,31 +432,42 @@ pub fn selfish(
     duration_s: f64,
 ) -> Selfish {
     let map = Mapping::of(m, k, zcb, BufferKind::Anon, 1);
-    let mut detour = m.noise.tick_handler_ns;
-    if map == Mapping::Bigmem && switch_outs_per_s(k) > 0.0 {
-        detour += m.tlb.miss_ns;
-    }
     let ticks = (k.mm.hz as f64 * duration_s).floor();
-    let recorded = if detour >= threshold_ns && ticks > 0.0 {
-        ticks
-    } else {
-        0.0
-    };
-    let noise = recorded * detour / (duration_s * 1e9);
+    let switches = switches_per_s(m, k) * duration_s;
+    let mut switch_detour = m.noise.switch_ns;
+    if map == Mapping::Bigmem {
+        switch_detour += m.tlb.miss_ns;
+    }
+    let mut recorded = 0.0;
+    let mut stolen = 0.0;
+    for (n, detour) in [(ticks, m.noise.tick_handler_ns), (switches, switch_detour)] {
+        if detour >= threshold_ns && n > 0.0 {
+            recorded += n;
+            stolen += n * detour;
+        }
+    }
     let peak = m.hierarchy.flops_per_cycle * m.cpu.clock_mhz / 1e3;
-    let fpu = peak / (1.0 + tick_fraction(m, k, 1.0) + bigmem_fraction(m, k, map));
+    let fpu = peak / (1.0 + interruption_fraction(m, k, map, &loop_disturbance(m, map)));
     Selfish {
-        noise_cpu_pct: 100.0 * noise,
+        noise_cpu_pct: 100.0 * stolen / (duration_s * 1e9),
         detours_per_s: recorded / duration_s,
         fpu_gflops: fpu,
     }
 }
 
-/// LOFAR's copy into a ring buffer (D14): `streams` destinations written
-/// in turn, `unit` bytes each, far apart in the ring.
+/// LOFAR's copy into a ring buffer (D14): each period (one packet per
+/// station lane) writes `block` contiguous bytes into each of `rows` rows
+/// of the ring in turn, `unit` bytes per copy, reading them from the
+/// receive buffer. docs/tlb.md section 7 derives rows and block.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RingCopy {
     pub mbps: f64,
+    /// Paged-TLB misses per copy of `unit` bytes.
     pub tlb_miss_rate: f64,
+    /// Paged-TLB misses per block written (per destination page touched).
+    pub misses_per_block: f64,
+    /// Price of one miss, ns.
+    pub miss_cost_ns: f64,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -378,7 +475,8 @@ pub fn ring_copy(
     m: &Machine,
     k: &KernelConfig,
     ring: u64,
-    streams: u32,
+    rows: u32,
+    block: u64,
     unit: u64,
     zcb: bool,
     hot: u32,
@@ -387,36 +485,50 @@ pub fn ring_copy(
     let map = Mapping::of(m, k, zcb, BufferKind::IoRing, ring);
     let h = &m.hierarchy;
     let line = m.cpu.cache_line as f64;
-    // Destination lines in use at once fit in L1 when streams x line does.
-    let dst = streams as f64 * line;
-    let reuse = (m.l1_bytes() as f64 / dst).min(1.0);
-    let mut ns = h.read_ns + unit as f64 / h.stream_mbps * 1e3;
-    ns *= 1.0 + tick_fraction(m, k, reuse) + bigmem_fraction(m, k, map);
-    let rate = match map {
+    let block = block.max(1);
+    let unit = unit.clamp(1, block);
+    let copies_per_block = block.div_ceil(unit) as f64;
+    let base = h.read_ns + unit as f64 / h.stream_mbps * 1e3;
+    let (per_block, per_access, cost) = match map {
         Mapping::Paged(page) => {
             let e = TlbPartition::of(m, &k.mm).paged;
-            // A stream stays in one page for page/unit copies, so it takes
-            // at least one miss per page; between two of its copies every
-            // other stream is written, which evicts its entry once the
-            // streams do not fit in the paged partition.
-            let per_page = (page / unit.max(1)).max(1);
-            let cycling =
-                tlb::sample_streams(e, k.mm.tlb_replacement, 1, streams, hot, rng) / streams as f64;
-            let rate = cycling.max(1.0 / per_page as f64).min(1.0);
-            // Each stream's page-table entry sits in its own line; the
-            // data in flight are the streams' current lines.
+            let r = tlb::sample_ring(e, k.mm.tlb_replacement, page, ring, rows, block, hot, rng);
+            // Between two visits of a row every row's source and
+            // destination lines stream through once: the rows' page-table
+            // lines compete with them in each cache.
+            let lines_per_block = 2.0 * (block as f64 / line).max(1.0);
             let leaf = Leaf::Random {
-                data_lines: streams as f64,
-                pte_lines: streams as f64,
-                miss_rate: rate,
+                data_lines: rows as f64 * lines_per_block,
+                pte_lines: rows as f64,
+                miss_rate: r.per_block / lines_per_block,
             };
-            ns += rate * miss_cost_ns(m, page, leaf, reuse);
-            rate
+            // Every line the copy touches is used once, so the L1 lines a
+            // miss displaces are not reused: no refetch (as for streams).
+            (r.per_block, r.per_access, miss_cost_ns(m, page, leaf, 0.0))
         }
-        _ => 0.0,
+        _ => (0.0, 0.0, 0.0),
     };
+    let rate = per_block / copies_per_block;
+    let d = Disturbance {
+        l1_reuse: 0.0,
+        // The receive buffer is the one stream; each row takes one block
+        // per period, too little for the prefetcher to follow.
+        streams: 1.0,
+        paged_refills: match map {
+            Mapping::Paged(page) => {
+                let e = TlbPartition::of(m, &k.mm).paged as f64;
+                let src_pages = (rows as u64 * block).div_ceil(page) as f64;
+                e.min(rows as f64 + src_pages + hot as f64) * (1.0 - per_access).max(0.0)
+            }
+            _ => 0.0,
+        },
+        refill_ns: cost,
+    };
+    let ns = (base + rate * cost) * (1.0 + interruption_fraction(m, k, map, &d));
     RingCopy {
         mbps: unit as f64 / ns * 1e3,
         tlb_miss_rate: rate,
+        misses_per_block: per_block,
+        miss_cost_ns: cost,
     }
 }

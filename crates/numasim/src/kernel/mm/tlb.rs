@@ -204,6 +204,80 @@ pub fn sample_streams(
     tlb.misses as f64
 }
 
+/// Misses of LOFAR's ring copy (D14), sampled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RingMisses {
+    /// Misses per block written: per destination page touched.
+    pub per_block: f64,
+    /// Misses per translation (hot, source and destination pages).
+    pub per_access: f64,
+}
+
+/// Most periods measured by `sample_ring` (large pages cross rarely).
+const RING_MAX_PERIODS: u64 = 1024;
+
+/// Sampled: misses of a ring copy. The ring of `ring` bytes holds `rows`
+/// rows end to end (one per subband); each period writes `block`
+/// contiguous bytes at the row's current offset into every row in turn,
+/// reading them from a receive buffer of `rows` × `block` bytes that is
+/// reused every period, with `hot` other pages (loop text, stack) touched
+/// before each block. A row's destination page is revisited every period
+/// and changes every `page / block` periods, so the misses per block are
+/// 1 once the rows' pages do not fit the entries (round robin, LRU) and
+/// about 1 / (page / block) while they do. Warmed up over one page's worth
+/// of periods, measured over two (at most `RING_MAX_PERIODS`).
+#[allow(clippy::too_many_arguments)]
+pub fn sample_ring(
+    entries: u32,
+    policy: Replacement,
+    page: u64,
+    ring: u64,
+    rows: u32,
+    block: u64,
+    hot: u32,
+    rng: SimRng,
+) -> RingMisses {
+    let mut tlb = Tlb::new(entries, policy, rng);
+    let page = page.max(1);
+    let rows = rows.max(1) as u64;
+    let block = block.max(1);
+    let row_bytes = (ring / rows).max(block);
+    // Far from the ring in the address space.
+    let src_base = 1u64 << 44;
+    let mut blocks = 0u64;
+    let period = |tlb: &mut Tlb, p: u64| {
+        let off = p * block % row_bytes;
+        for r in 0..rows {
+            for h in 0..hot as u64 {
+                tlb.access(HOT_PAGE_BASE + h);
+            }
+            let src = src_base + r * block;
+            for vpn in src / page..=(src + block - 1) / page {
+                tlb.access(vpn);
+            }
+            let dst = r * row_bytes + off.min(row_bytes - block);
+            for vpn in dst / page..=(dst + block - 1) / page {
+                tlb.access(vpn);
+            }
+        }
+    };
+    let per_page = page.div_ceil(block);
+    let warm = per_page.min(RING_MAX_PERIODS);
+    let measured = (2 * per_page).min(RING_MAX_PERIODS);
+    for p in 0..warm {
+        period(&mut tlb, p);
+    }
+    tlb.reset_counts();
+    for p in warm..warm + measured {
+        period(&mut tlb, p);
+        blocks += rows;
+    }
+    RingMisses {
+        per_block: tlb.misses as f64 / blocks.max(1) as f64,
+        per_access: tlb.misses as f64 / tlb.accesses.max(1) as f64,
+    }
+}
+
 /// Closed form: steady misses per access for uniform random access over
 /// `pages` pages with `entries` entries, any policy that keeps `entries`
 /// distinct pages (random, FIFO, LRU under uniform references):
