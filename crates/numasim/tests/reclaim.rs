@@ -238,6 +238,18 @@ fn the_page_cache_limit_prevents_swap_only_below_the_memory_the_job_leaves_free(
 }
 
 #[test]
+fn the_limit_sweep_example_loads() {
+    // Loading resolves every case: the documented sweep stays runnable.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/altix-bigio-limit-sweep.toml"
+    );
+    if let Err(e) = numasim::scenario::Scenario::from_file(std::path::Path::new(path)) {
+        panic!("{e}");
+    }
+}
+
+#[test]
 fn the_page_cache_limit_holds_within_one_throttle_interval() {
     // Cache may overshoot the limit only by what one tick of writing adds.
     let m = small_machine(0.25);
