@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use numasim::error::{Error, InputError};
 use numasim::experiments::{self, EXPERIMENTS};
 use numasim::machine::{import, presets, Machine};
-use numasim::report::{csv, svg, table, view, Record, Summary};
+use numasim::report::{csv, svg, table, view, Record, Summary, Totals};
 use numasim::scenario::{parse_set, run, Scenario};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -306,26 +306,18 @@ fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error>
     }
     bar.finish_and_clear();
     if out.format == Format::Table {
-        println!("\n== Summary: simulated vs published");
+        println!("\n== Summary: simulated vs published, by role");
         for s in &summaries {
             println!("{s}");
         }
-        let failed: Vec<&str> = summaries
-            .iter()
-            .filter(|s| !s.passed())
-            .map(|s| s.experiment.as_str())
-            .collect();
-        println!(
-            "{} experiments in {:.2} s; {}",
-            summaries.len(),
-            t0.elapsed().as_secs_f64(),
-            if failed.is_empty() {
-                "all within their stated tolerances".to_string()
-            } else {
-                format!("outside tolerance: {}", failed.join(", "))
-            }
-        );
+        println!("\n{}", Totals::of(&summaries));
     }
+    // Wall-clock time goes to stderr: stdout is byte-identical run to run.
+    eprintln!(
+        "numasim: {} experiments in {:.2} s",
+        summaries.len(),
+        t0.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 

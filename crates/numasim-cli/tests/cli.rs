@@ -15,7 +15,16 @@ fn replay_prints_the_table_and_exits_0() {
     assert_eq!(o.status.code(), Some(0));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("mem_used_kb"), "{out}");
-    assert!(out.contains("within tolerance 51/51"), "{out}");
+    // One summary line per role: MemUsed scored, MemTotal and MemFree listed.
+    assert!(
+        out.contains("calibration  16 rows, median |Δ|") && out.contains("within tolerance 16/16"),
+        "{out}"
+    );
+    assert!(out.contains("prediction    1 row, "), "{out}");
+    assert!(
+        out.contains("input        34 rows (copied, not scored"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -26,13 +35,77 @@ fn jsonl_is_one_record_per_line_and_deterministic() {
     let text = String::from_utf8_lossy(&a.stdout);
     for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line).expect("each line is JSON");
-        for key in ["experiment", "case", "metric", "unit", "value", "paper"] {
+        for key in [
+            "experiment",
+            "case",
+            "metric",
+            "unit",
+            "value",
+            "paper",
+            "role",
+        ] {
             assert!(v.get(key).is_some(), "{key} missing in {line}");
         }
+        // A role exactly where there is a published value.
+        assert_eq!(v["paper"].is_null(), v["role"].is_null(), "{line}");
     }
     assert!(text.contains(
         r#""case":{"kernel.hashdist":0,"kernel.thash_entries":0,"node":6},"metric":"mem_used_kb""#
     ));
+    assert!(text.contains(r#""metric":"mem_total_kb","unit":"kB","value":3870656.0,"paper":3870656.0,"role":"input"}"#), "{text}");
+}
+
+#[test]
+fn replay_all_stdout_is_byte_identical_run_to_run() {
+    // Wall-clock time goes to stderr; stdout (records, summary, totals) is
+    // a function of the inputs alone.
+    let a = numasim(&["replay", "--all"]);
+    let b = numasim(&["replay", "--all"]);
+    assert_eq!(a.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&a.stdout);
+    assert!(a.stdout == b.stdout, "stdout differs between two runs");
+    assert!(text.contains("== Totals by role"), "{text}");
+    // The verdict counts calibration and prediction rows, and states inputs apart.
+    let verdict = text.lines().last().unwrap_or_default();
+    assert!(
+        verdict.contains("calibration")
+            && verdict.contains("prediction")
+            && verdict.contains("input rows not scored"),
+        "{verdict}"
+    );
+    assert!(String::from_utf8_lossy(&a.stderr).contains("experiments in"));
+}
+
+#[test]
+fn a_paper_row_without_a_role_is_bad_input() {
+    let body = "name = \"r\"\n[machine]\npreset = \"altix-hashdist-16\"\n\
+                [[run]]\nworkload = \"boot\"\nmetrics = [\"tcp_ehash_bytes\"]\n\
+                [[paper]]\nmetric = \"tcp_ehash_bytes\"\nvalue = 1\n";
+    let f = write_scenario("norole", body);
+    let o = numasim(&["run", f.to_str().unwrap()]);
+    std::fs::remove_dir_all(f.parent().unwrap()).ok();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("norole.toml")
+            && err.contains("paper[0].role")
+            && err.contains("`calibration`")
+            && err.contains("`input`")
+            && err.contains("`prediction`"),
+        "{err}"
+    );
+    let f = write_scenario(
+        "badrole",
+        &body.replace("value = 1", "value = 1\nrole = \"fit\""),
+    );
+    let o = numasim(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("paper[0].role") && err.contains("prediction"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(f.parent().unwrap()).ok();
 }
 
 #[test]

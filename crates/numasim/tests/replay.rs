@@ -2,7 +2,7 @@
 //! predictions move in the direction the papers describe.
 
 use numasim::experiments;
-use numasim::report::{Record, Summary};
+use numasim::report::{Record, Role, Summary, Totals};
 use numasim::scenario::run::run;
 
 fn replay(id: &str) -> (numasim::scenario::Scenario, Vec<Record>) {
@@ -35,9 +35,63 @@ fn value(
 fn hashdist_boot_matches_the_paper_within_tolerance() {
     let (sc, recs) = replay("hashdist-boot");
     let s = Summary::of(&sc.name, &recs, &sc.papers);
-    assert_eq!(s.compared, 51, "every row of the paper's table is compared");
-    assert_eq!(s.with_tolerance, 51);
+    // Every row of the paper's table meets a record; MemTotal and MemFree are
+    // inputs (docs/placement.md), so only the 17 MemUsed rows are scored.
+    assert_eq!(
+        s.rows.len(),
+        51,
+        "every row of the paper's table is matched"
+    );
+    assert_eq!(s.compared, 17);
+    assert_eq!(s.inputs, 34);
+    assert_eq!(s.with_tolerance, 17);
     assert!(s.passed(), "{s}");
+}
+
+#[test]
+fn inputs_are_listed_but_never_counted_as_matches() {
+    let (sc, mut recs) = replay("hashdist-boot");
+    // Break every input row: the scored figures must not move.
+    let before = Summary::of(&sc.name, &recs, &sc.papers);
+    for r in recs.iter_mut().filter(|r| r.role == Some(Role::Input)) {
+        r.value = r.value.map(|v| v * 2.0);
+    }
+    let after = Summary::of(&sc.name, &recs, &sc.papers);
+    assert_eq!(
+        (after.compared, after.within, after.with_tolerance),
+        (before.compared, before.within, before.with_tolerance)
+    );
+    assert!(after.passed(), "{after}");
+    assert!(after.role(Role::Input).rows == 34);
+    // A scored row out of tolerance fails the experiment, and says which role.
+    let r = recs
+        .iter_mut()
+        .find(|r| r.role == Some(Role::Prediction))
+        .unwrap();
+    r.value = r.value.map(|v| v * 2.0);
+    let broken = Summary::of(&sc.name, &recs, &sc.papers);
+    assert!(!broken.passed());
+    assert!(broken.passed_role(Role::Calibration));
+    assert!(!broken.passed_role(Role::Prediction));
+    let totals = Totals::of(&[broken]);
+    assert_eq!(totals.failed, vec![(sc.name.clone(), Role::Prediction)]);
+}
+
+#[test]
+fn every_record_with_a_paper_value_has_a_role_and_no_other_does() {
+    let (_, recs) = replay("hashdist-boot");
+    for r in &recs {
+        assert_eq!(r.paper.is_some(), r.role.is_some(), "{r:?}");
+    }
+    let roles = |role| recs.iter().filter(|r| r.role == Some(role)).count();
+    assert_eq!(
+        (
+            roles(Role::Calibration),
+            roles(Role::Prediction),
+            roles(Role::Input)
+        ),
+        (16, 1, 34)
+    );
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub fn to_csv(records: &[Record]) -> String {
         out.push(',');
         out.push_str(&quote(k));
     }
-    out.push_str(",metric,unit,value,paper\n");
+    out.push_str(",metric,unit,value,paper,role\n");
     let num = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     for r in records {
         out.push_str(&quote(&r.experiment));
@@ -38,11 +38,12 @@ pub fn to_csv(records: &[Record]) -> String {
             );
         }
         out.push_str(&format!(
-            ",{},{},{},{}\n",
+            ",{},{},{},{},{}\n",
             quote(&r.metric),
             quote(&r.unit),
             num(r.value),
-            num(r.paper)
+            num(r.paper),
+            r.role.map(|x| x.as_str()).unwrap_or_default()
         ));
     }
     out

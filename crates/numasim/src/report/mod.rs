@@ -8,6 +8,6 @@ pub mod table;
 pub mod timeline;
 pub mod view;
 
-pub use record::Record;
-pub use summary::Summary;
+pub use record::{Record, Role};
+pub use summary::{Summary, Totals};
 pub use timeline::Artifact;

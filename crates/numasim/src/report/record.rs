@@ -4,6 +4,49 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
+use std::fmt;
+
+/// What a published value is to the model. Only calibration and prediction
+/// rows are scored; an input agrees with the paper by construction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// A machine parameter was fitted to this figure: agreement checks the
+    /// arithmetic of the fit, not the model.
+    Calibration,
+    /// The value was copied into the machine or the workload (or follows
+    /// from such a value alone), so it cannot disagree.
+    Input,
+    /// Nothing was fitted to it: the model's own answer.
+    Prediction,
+}
+
+impl Role {
+    /// The `role` values a `[[paper]]` row may take, in scoreboard order.
+    pub const NAMES: &'static [(&'static str, Role)] = &[
+        ("calibration", Role::Calibration),
+        ("prediction", Role::Prediction),
+        ("input", Role::Input),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Calibration => "calibration",
+            Role::Input => "input",
+            Role::Prediction => "prediction",
+        }
+    }
+
+    /// Whether rows of this role count against the tolerance.
+    pub fn scored(self) -> bool {
+        self != Role::Input
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
@@ -16,6 +59,8 @@ pub struct Record {
     pub value: Option<f64>,
     /// The published value, where one exists.
     pub paper: Option<f64>,
+    /// The published value's role; `Some` exactly when `paper` is.
+    pub role: Option<Role>,
 }
 
 impl Record {
@@ -33,6 +78,7 @@ impl Record {
             unit: unit.to_string(),
             value: Some(value),
             paper: None,
+            role: None,
         }
     }
 
@@ -78,13 +124,14 @@ impl Serialize for OrderedCase<'_> {
 
 impl Serialize for Record {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(6))?;
+        let mut m = s.serialize_map(Some(7))?;
         m.serialize_entry("experiment", &self.experiment)?;
         m.serialize_entry("case", &OrderedCase(&self.case))?;
         m.serialize_entry("metric", &self.metric)?;
         m.serialize_entry("unit", &self.unit)?;
         m.serialize_entry("value", &self.value)?;
         m.serialize_entry("paper", &self.paper)?;
+        m.serialize_entry("role", &self.role.map(Role::as_str))?;
         m.end()
     }
 }
@@ -106,10 +153,12 @@ mod tests {
             "kB",
             39088.0,
         );
+        assert!(r.to_json_line().ends_with(r#""paper":null,"role":null}"#));
         r.paper = Some(39088.0);
+        r.role = Some(Role::Calibration);
         assert_eq!(
             r.to_json_line(),
-            r#"{"experiment":"hashdist-boot","case":{"kernel.hashdist":1,"node":3},"metric":"mem_used_kb","unit":"kB","value":39088.0,"paper":39088.0}"#
+            r#"{"experiment":"hashdist-boot","case":{"kernel.hashdist":1,"node":3},"metric":"mem_used_kb","unit":"kB","value":39088.0,"paper":39088.0,"role":"calibration"}"#
         );
     }
 }

@@ -1,100 +1,289 @@
-//! How far an experiment's simulated values are from the published ones.
+//! How far an experiment's simulated values are from the published ones,
+//! kept apart by role: a calibration row agrees because a parameter was
+//! fitted to it, an input row because it was copied in; only predictions
+//! test the model. Inputs are listed, never counted as matches.
 
-use super::Record;
+use super::{Record, Role};
 use crate::scenario::PaperRow;
 use std::fmt;
+
+/// One record that has a published value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compared {
+    pub role: Role,
+    /// (simulated − paper) / |paper|.
+    pub deviation: f64,
+    pub tolerance: Option<f64>,
+    /// The metric and case, for the worst-row pointer.
+    pub what: String,
+}
+
+impl Compared {
+    pub fn within(&self) -> bool {
+        self.tolerance.is_some_and(|t| self.deviation.abs() <= t)
+    }
+}
+
+/// The figures of one role, over one experiment or many.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoleStats {
+    pub role: Role,
+    pub rows: usize,
+    pub with_tolerance: usize,
+    pub within: usize,
+    pub median_abs_dev: f64,
+    /// The largest |deviation|, signed, and where (`experiment: metric [case]`
+    /// in totals, `metric [case]` per experiment).
+    pub worst: Option<(f64, String)>,
+}
+
+impl RoleStats {
+    fn of<'a>(role: Role, rows: impl Iterator<Item = (&'a str, &'a Compared)>) -> RoleStats {
+        let mut s = RoleStats {
+            role,
+            rows: 0,
+            with_tolerance: 0,
+            within: 0,
+            median_abs_dev: 0.0,
+            worst: None,
+        };
+        let mut devs = Vec::new();
+        for (prefix, c) in rows.filter(|(_, c)| c.role == role) {
+            s.rows += 1;
+            s.with_tolerance += usize::from(c.tolerance.is_some());
+            s.within += usize::from(c.within());
+            devs.push(c.deviation.abs());
+            if s.worst
+                .as_ref()
+                .is_none_or(|(w, _)| c.deviation.abs() > w.abs())
+            {
+                s.worst = Some((c.deviation, format!("{prefix}{}", c.what)));
+            }
+        }
+        s.median_abs_dev = median(&mut devs);
+        s
+    }
+
+    /// "calibration  16 rows, median |Δ| 0.2%, within tolerance 16/16; worst
+    /// +1.6% at …"; in totals, with "in N experiments" after the count.
+    fn line(&self, experiments: Option<usize>) -> String {
+        let mut rows = format!("{:<11} {:>3} row", self.role.as_str(), self.rows);
+        if self.rows != 1 {
+            rows.push('s');
+        }
+        if let Some(n) = experiments {
+            rows += &format!(" in {n} experiment{}", if n == 1 { "" } else { "s" });
+        }
+        let worst = self
+            .worst
+            .as_ref()
+            .map(|(d, w)| format!("worst {:+.1}% at {w}", d * 100.0))
+            .unwrap_or_default();
+        if !self.role.scored() {
+            let max = self.worst.as_ref().map_or(0.0, |(d, _)| d.abs());
+            return format!(
+                "{rows} (copied, not scored; largest |Δ| {:.1}%)",
+                max * 100.0
+            );
+        }
+        format!(
+            "{rows}, median |Δ| {:.1}%, within tolerance {}/{}; {worst}",
+            self.median_abs_dev * 100.0,
+            self.within,
+            self.with_tolerance
+        )
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     pub experiment: String,
-    /// Records with a published value.
+    /// Scored records (calibration and prediction) with a published value.
     pub compared: usize,
     /// Of those, how many have a stated tolerance and lie within it.
     pub within: usize,
     pub with_tolerance: usize,
-    pub mean_abs_dev: f64,
-    /// The worst deviation and the record it belongs to (metric, case).
-    pub worst: Option<(f64, String)>,
+    /// Records whose published value is an input (listed, not scored).
+    pub inputs: usize,
+    /// Every record with a published value, in record order.
+    pub rows: Vec<Compared>,
 }
 
 impl Summary {
     pub fn of(experiment: &str, records: &[Record], papers: &[PaperRow]) -> Summary {
-        let mut s = Summary {
-            experiment: experiment.into(),
-            compared: 0,
-            within: 0,
-            with_tolerance: 0,
-            mean_abs_dev: 0.0,
-            worst: None,
-        };
-        let mut sum = 0.0;
+        let mut rows = Vec::new();
         for r in records {
             let Some(d) = r.deviation() else { continue };
-            s.compared += 1;
-            sum += d.abs();
-            if let Some(tol) = tolerance_of(r, papers) {
-                s.with_tolerance += 1;
-                if d.abs() <= tol {
-                    s.within += 1;
-                }
-            }
-            if s.worst.as_ref().is_none_or(|(w, _)| d.abs() > w.abs()) {
-                let case: Vec<String> = r
-                    .case
-                    .iter()
-                    .map(|(k, v)| format!("{k}={}", super::table::fmt_json(v)))
-                    .collect();
-                s.worst = Some((d, format!("{} [{}]", r.metric, case.join(", "))));
-            }
+            let case: Vec<String> = r
+                .case
+                .iter()
+                .map(|(k, v)| format!("{k}={}", super::table::fmt_json(v)))
+                .collect();
+            let role = match (r.role, paper_of(r, papers)) {
+                (Some(role), _) => role,
+                (None, Some(p)) => p.role,
+                // Built without `attach_paper`: nothing says it was fitted.
+                (None, None) => Role::Prediction,
+            };
+            rows.push(Compared {
+                role,
+                deviation: d,
+                tolerance: paper_of(r, papers).and_then(|p| p.tolerance),
+                what: format!("{} [{}]", r.metric, case.join(", ")),
+            });
         }
-        if s.compared > 0 {
-            s.mean_abs_dev = sum / s.compared as f64;
+        let scored = || rows.iter().filter(|c| c.role.scored());
+        Summary {
+            experiment: experiment.into(),
+            compared: scored().count(),
+            within: scored().filter(|c| c.within()).count(),
+            with_tolerance: scored().filter(|c| c.tolerance.is_some()).count(),
+            inputs: rows.len() - scored().count(),
+            rows,
         }
-        s
     }
 
-    /// All values with a stated tolerance lie within it.
+    /// The figures of one role (zero rows if the experiment has none).
+    pub fn role(&self, role: Role) -> RoleStats {
+        RoleStats::of(role, self.rows.iter().map(|c| ("", c)))
+    }
+
+    /// Every scored value with a stated tolerance lies within it.
     pub fn passed(&self) -> bool {
         self.within == self.with_tolerance
     }
+
+    /// Whether the scored rows of `role` all lie within their tolerance.
+    pub fn passed_role(&self, role: Role) -> bool {
+        let s = self.role(role);
+        s.within == s.with_tolerance
+    }
+}
+
+/// The paper row a record was matched to.
+fn paper_of<'a>(r: &Record, papers: &'a [PaperRow]) -> Option<&'a PaperRow> {
+    papers.iter().find(|p| {
+        p.metric == r.metric
+            && Some(p.value) == r.paper
+            && p.case.iter().all(|(k, v)| {
+                r.case_value(k)
+                    .is_some_and(|rv| rv.as_f64().zip(v.as_f64()).map_or(rv == v, |(a, b)| a == b))
+            })
+    })
 }
 
 /// The tolerance of the paper row a record was matched to.
 pub fn tolerance_of(r: &Record, papers: &[PaperRow]) -> Option<f64> {
-    papers
-        .iter()
-        .find(|p| {
-            p.metric == r.metric
-                && Some(p.value) == r.paper
-                && p.case.iter().all(|(k, v)| {
-                    r.case_value(k).is_some_and(|rv| {
-                        rv.as_f64().zip(v.as_f64()).map_or(rv == v, |(a, b)| a == b)
-                    })
-                })
-        })
-        .and_then(|p| p.tolerance)
+    paper_of(r, papers).and_then(|p| p.tolerance)
 }
 
 impl fmt::Display for Summary {
+    /// One line per role present, under the experiment's name.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.compared == 0 {
-            return write!(
-                f,
-                "{:<28} no published values (prediction only)",
-                self.experiment
-            );
+        if self.rows.is_empty() {
+            return write!(f, "{:<28} no published values", self.experiment);
         }
+        write!(f, "{}", self.experiment)?;
+        for (_, role) in Role::NAMES {
+            let s = self.role(*role);
+            if s.rows > 0 {
+                write!(f, "\n  {}", s.line(None))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The scoreboard over many experiments: one line per role, then the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Totals {
+    pub experiments: usize,
+    pub by_role: Vec<(RoleStats, usize)>,
+    /// Experiments with a calibration or prediction row outside tolerance.
+    pub failed: Vec<(String, Role)>,
+}
+
+impl Totals {
+    pub fn of(summaries: &[Summary]) -> Totals {
+        let by_role = Role::NAMES
+            .iter()
+            .map(|(_, role)| {
+                // Each worst-row pointer starts with its experiment.
+                let labelled: Vec<(String, &Compared)> = summaries
+                    .iter()
+                    .flat_map(|s| s.rows.iter().map(|c| (format!("{}: ", s.experiment), c)))
+                    .collect();
+                let stats = RoleStats::of(*role, labelled.iter().map(|(e, c)| (e.as_str(), *c)));
+                let in_exps = summaries
+                    .iter()
+                    .filter(|s| s.rows.iter().any(|c| c.role == *role))
+                    .count();
+                (stats, in_exps)
+            })
+            .collect();
+        let mut failed = Vec::new();
+        for s in summaries {
+            for (_, role) in Role::NAMES.iter().filter(|(_, r)| r.scored()) {
+                if !s.passed_role(*role) {
+                    failed.push((s.experiment.clone(), *role));
+                }
+            }
+        }
+        Totals {
+            experiments: summaries.len(),
+            by_role,
+            failed,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.failed.is_empty()
+    }
+}
+
+impl fmt::Display for Totals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "== Totals by role")?;
+        for (s, exps) in &self.by_role {
+            writeln!(f, "  {}", s.line(Some(*exps)))?;
+        }
+        let scored: Vec<String> = self
+            .by_role
+            .iter()
+            .filter(|(s, _)| s.role.scored())
+            .map(|(s, _)| format!("{} {}/{}", s.role, s.within, s.with_tolerance))
+            .collect();
+        let inputs = self
+            .by_role
+            .iter()
+            .find(|(s, _)| !s.role.scored())
+            .map_or(0, |(s, _)| s.rows);
         write!(
             f,
-            "{:<28} {:>3} values vs paper, mean |Δ| {:>5.1}%, within tolerance {}/{}",
-            self.experiment,
-            self.compared,
-            self.mean_abs_dev * 100.0,
-            self.within,
-            self.with_tolerance
+            "{} experiments: {} within their stated tolerances; {inputs} input rows not scored",
+            self.experiments,
+            scored.join(" and ")
         )?;
-        if let Some((d, what)) = &self.worst {
-            write!(f, "; worst {:+.1}% at {what}", d * 100.0)?;
+        if !self.failed.is_empty() {
+            let list: Vec<String> = self
+                .failed
+                .iter()
+                .map(|(e, r)| format!("{e} ({r})"))
+                .collect();
+            write!(f, "; outside tolerance: {}", list.join(", "))?;
         }
         Ok(())
     }

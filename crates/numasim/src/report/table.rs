@@ -2,7 +2,7 @@
 //! the per-row keys (node, table…), one column per metric, and beside each
 //! metric that has published values, the paper's figure and the deviation.
 
-use super::Record;
+use super::{Record, Role};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::Value as Json;
 
@@ -45,9 +45,12 @@ pub fn render(records: &[Record], case_keys: &[String]) -> String {
             if row_keys.is_empty() {
                 for r in recs {
                     let paper = match (r.paper, r.deviation()) {
-                        (Some(p), Some(d)) => {
-                            format!("   (paper {}, Δ {:+.1}%)", fmt_value(Some(p)), d * 100.0)
-                        }
+                        (Some(p), Some(d)) => format!(
+                            "   (paper {}, Δ {:+.1}%{})",
+                            fmt_value(Some(p)),
+                            d * 100.0,
+                            r.role.map(|x| format!(", {x}")).unwrap_or_default()
+                        ),
                         _ => String::new(),
                     };
                     out.push_str(&format!(
@@ -67,12 +70,22 @@ pub fn render(records: &[Record], case_keys: &[String]) -> String {
 }
 
 fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
-    let mut metrics: Vec<(String, String, bool)> = Vec::new();
+    // Per metric: name, unit, and the roles of its published values.
+    let mut metrics: Vec<(String, String, Vec<Role>)> = Vec::new();
     let mut rows: Vec<Vec<Json>> = Vec::new();
     for r in recs {
-        match metrics.iter_mut().find(|(m, _, _)| *m == r.metric) {
-            Some(m) => m.2 |= r.paper.is_some(),
-            None => metrics.push((r.metric.clone(), r.unit.clone(), r.paper.is_some())),
+        let m = match metrics.iter_mut().find(|(m, _, _)| *m == r.metric) {
+            Some(m) => m,
+            None => {
+                metrics.push((r.metric.clone(), r.unit.clone(), Vec::new()));
+                metrics.last_mut().expect("just pushed")
+            }
+        };
+        if r.paper.is_some() {
+            let role = r.role.unwrap_or(Role::Prediction);
+            if !m.2.contains(&role) {
+                m.2.push(role);
+            }
         }
         let rk: Vec<Json> = row_keys
             .iter()
@@ -85,21 +98,23 @@ fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     let mut header: Vec<String> = row_keys.to_vec();
-    for (m, unit, has_paper) in &metrics {
+    for (m, unit, roles) in &metrics {
         header.push(if unit.is_empty() {
             m.clone()
         } else {
             format!("{m} ({unit})")
         });
-        if *has_paper {
-            header.push("paper".into());
-            header.push("Δ".into());
+        // One role for the column: say it in the header; mixed: a column.
+        match roles.as_slice() {
+            [] => {}
+            [one] => header.extend([format!("paper ({one})"), "Δ".into()]),
+            _ => header.extend(["paper".into(), "Δ".into(), "role".into()]),
         }
     }
     t.set_header(header);
     for rk in &rows {
         let mut cells: Vec<Cell> = rk.iter().map(|v| Cell::new(fmt_json(v))).collect();
-        for (m, _, has_paper) in &metrics {
+        for (m, _, roles) in &metrics {
             let rec = recs.iter().find(|r| {
                 &r.metric == m
                     && row_keys
@@ -111,7 +126,7 @@ fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
                 Cell::new(rec.map(|r| fmt_value(r.value)).unwrap_or_default())
                     .set_alignment(CellAlignment::Right),
             );
-            if *has_paper {
+            if !roles.is_empty() {
                 let p = rec.and_then(|r| r.paper);
                 cells.push(
                     Cell::new(p.map(|p| fmt_value(Some(p))).unwrap_or_default())
@@ -122,6 +137,10 @@ fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
                     Cell::new(d.map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default())
                         .set_alignment(CellAlignment::Right),
                 );
+            }
+            if roles.len() > 1 {
+                let role = rec.and_then(|r| r.role).map(Role::as_str);
+                cells.push(Cell::new(role.unwrap_or_default()));
             }
         }
         t.add_row(cells);

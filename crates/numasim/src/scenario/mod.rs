@@ -15,6 +15,7 @@ use crate::error::InputError;
 use crate::kernel::KernelConfig;
 use crate::machine::{presets, Machine};
 use crate::report::view::{Better, View};
+use crate::report::Role;
 use merge::{apply_dotted, deep_merge, flatten};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -29,6 +30,8 @@ pub struct PaperRow {
     pub value: f64,
     /// Allowed relative deviation (0.10 = 10%), where the experiment states one.
     pub tolerance: Option<f64>,
+    /// Fitted to, copied in, or predicted: decides whether and how it is scored.
+    pub role: Role,
 }
 
 /// A loaded, validated scenario.
@@ -405,6 +408,16 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         .f64("value")?
         .ok_or_else(|| InputError::at("value", "missing"))?;
     let tolerance = r.nonneg_f64("tolerance")?;
+    // Required: a default would silently score a fitted or copied value as
+    // a prediction (or hide a prediction among calibrations).
+    let role = r.choice("role", Role::NAMES)?.ok_or_else(|| {
+        InputError::at(
+            "role",
+            "missing: say what the published value is to the model: `calibration` \
+             (a parameter was fitted to it), `input` (copied into the machine or \
+             workload) or `prediction` (nothing was fitted to it)",
+        )
+    })?;
     r.allow("source");
     r.allow("note");
     r.finish()?;
@@ -413,6 +426,7 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         metric,
         value,
         tolerance,
+        role,
     })
 }
 

@@ -62,6 +62,7 @@ pub fn attach_paper(records: &mut [Record], papers: &[PaperRow]) {
                     .all(|(k, v)| r.case_value(k).is_some_and(|rv| same(rv, v)))
         }) {
             r.paper = Some(p.value);
+            r.role = Some(p.role);
         }
     }
 }
