@@ -248,13 +248,19 @@ impl<C: TransferCost> Lock<C> {
         self.stats.total_hold += hold;
         self.stats.max_hold = self.stats.max_hold.max(hold);
 
+        // `extra`: the winner's own retry phase (it asks again only that
+        // long after the release reaches it) and one NACK served per
+        // other spinner.
         let (i, extra) = match self.policy {
             _ if self.waiters.is_empty() => return None,
             LockPolicy::Fifo => (0, 0),
-            LockPolicy::Unfair if self.spin_jitter_ns > 0 => (
-                self.first_to_see(h.node),
-                self.directory_ns * (self.waiters.len() as u64 - 1),
-            ),
+            LockPolicy::Unfair if self.spin_jitter_ns > 0 => {
+                let (i, phase) = self.first_to_see(h.node);
+                (
+                    i,
+                    phase + self.directory_ns * (self.waiters.len() as u64 - 1),
+                )
+            }
             LockPolicy::Unfair => (
                 self.nearest_waiter(h.node),
                 self.directory_ns * (self.waiters.len() as u64 - 1),
@@ -273,19 +279,19 @@ impl<C: TransferCost> Lock<C> {
         })
     }
 
-    /// Index of the waiter whose request reaches the line first: transfer
-    /// time plus its spin-loop phase, drawn for every waiter in queue order
-    /// (earliest queued wins an exact tie).
-    fn first_to_see(&mut self, from: usize) -> usize {
-        let mut best = (u64::MAX, 0usize);
+    /// Index of the waiter whose request reaches the line first (transfer
+    /// time plus its spin-loop phase, drawn for every waiter in queue order;
+    /// earliest queued wins an exact tie), and that winner's phase.
+    fn first_to_see(&mut self, from: usize) -> (usize, u64) {
+        let mut best = (u64::MAX, 0usize, 0u64);
         for (i, w) in self.waiters.iter().enumerate() {
-            let t =
-                self.cost.transfer_ns(from, w.node) + self.rng.random_range(0..self.spin_jitter_ns);
+            let phase = self.rng.random_range(0..self.spin_jitter_ns);
+            let t = self.cost.transfer_ns(from, w.node) + phase;
             if t < best.0 {
-                best = (t, i);
+                best = (t, i, phase);
             }
         }
-        best.1
+        (best.1, best.2)
     }
 
     /// Index of the waiter that first sees a release from `from`; ties (in
