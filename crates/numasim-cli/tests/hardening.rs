@@ -80,6 +80,17 @@ fn out_never_writes_outside_its_folder() {
     assert!(files
         .iter()
         .all(|f| f.starts_with("a.b") && !f.contains('/')));
+    // A symbolic link planted in --out is not written through.
+    #[cfg(unix)]
+    {
+        let target = d.join("target.txt");
+        std::fs::write(&target, "keep").unwrap();
+        std::fs::remove_file(out.join("a.b.csv")).unwrap();
+        std::os::unix::fs::symlink(&target, out.join("a.b.csv")).unwrap();
+        let o = numasim(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    }
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Writing a run's files into `--out DIR`. Every file name is built from the
 //! scenario's `name` (checked by [`check_stem`] when the scenario loads) and
 //! is proven, by [`OutDir::file`], to be one plain component: a direct child
-//! of DIR, so no name can write beside or outside it.
+//! of DIR, so no name can write beside or outside it; nor is a symbolic link
+//! left in DIR written through.
 
 use crate::error::{Error, InputError};
 use crate::report::{csv, svg, table, view, Artifact, Record};
@@ -74,6 +75,13 @@ impl<'a> OutDir<'a> {
 
     fn write(&self, file: &str, content: &str) -> Result<PathBuf, Error> {
         let path = self.file(file)?;
+        // A link left in DIR would carry the write elsewhere: refuse it.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Input(InputError::new(format!(
+                "refusing to write through the symbolic link {}",
+                path.display()
+            ))));
+        }
         std::fs::write(&path, content).map_err(|e| self.io(e))?;
         Ok(path)
     }
