@@ -148,7 +148,7 @@ impl Step {
                     v => v.unwrap_or(8),
                 };
                 let samples = match r.u64("samples")? {
-                    // Host time is linear in samples (docs/bigmem.md).
+                    // Host time is linear in samples (docs/tlb.md: bounds).
                     Some(s) if !(1000..=1_000_000).contains(&s) => {
                         return Err(InputError::at(
                             r.key("samples"),
