@@ -6,12 +6,36 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use numasim::error::{Error, InputError};
 use numasim::experiments::{self, EXPERIMENTS};
 use numasim::machine::{import, presets, Machine};
-use numasim::report::{csv, svg, table, view, Record, Summary, Totals};
+use numasim::report::{csv, table, view, Record, Summary, Totals};
 use numasim::scenario::{parse_set, run, Scenario};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+
+// A closed stdout (`numasim replay --list | head -5`) ends the program
+// quietly, as grep and rg do, where std's print macros would panic. These
+// shadow std's `print!`/`println!` for this whole file.
+macro_rules! print {
+    ($($t:tt)*) => { emit(format_args!($($t)*)) };
+}
+macro_rules! println {
+    () => { emit(format_args!("\n")) };
+    ($($t:tt)*) => { emit(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+/// Write to stdout; on a broken pipe exit 0 at once (the reader has all it
+/// wanted), on any other write error exit 1 with the reason.
+fn emit(args: std::fmt::Arguments) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|_| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        let _ = writeln!(std::io::stderr(), "numasim: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -200,7 +224,6 @@ fn run_and_print(
     let (records, artifacts) = run::run_with_artifacts(sc, sets, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let elapsed = t0.elapsed();
-    let mut stdout = std::io::stdout().lock();
     let keys = sc.varied_keys();
     let text = match out.format {
         Format::Table => {
@@ -214,17 +237,9 @@ fn run_and_print(
         Format::Jsonl => records.iter().map(|r| r.to_json_line() + "\n").collect(),
         Format::Csv => csv::to_csv(&records),
     };
-    let _ = stdout.write_all(text.as_bytes());
+    print!("{text}");
     if let Some(dir) = &out.out {
-        write_outputs(dir, sc, &records, &keys)?;
-        for a in &artifacts {
-            std::fs::write(dir.join(&a.file), &a.content).map_err(|e| {
-                Error::Input(InputError::new(format!(
-                    "cannot write to {}: {e}",
-                    dir.display()
-                )))
-            })?;
-        }
+        numasim::report::out::OutDir::new(dir).write_all(sc, &records, &keys, &artifacts)?;
     }
     eprintln!(
         "numasim: {} — {} records in {:.1} ms",
@@ -246,47 +261,6 @@ fn run_and_print(
         );
     }
     Ok(records)
-}
-
-fn write_outputs(
-    dir: &Path,
-    sc: &Scenario,
-    records: &[Record],
-    keys: &[String],
-) -> Result<(), Error> {
-    let io = |e: std::io::Error| {
-        Error::Input(InputError::new(format!(
-            "cannot write to {}: {e}",
-            dir.display()
-        )))
-    };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let base = dir.join(&sc.name);
-    let jsonl: String = records.iter().map(|r| r.to_json_line() + "\n").collect();
-    std::fs::write(base.with_extension("jsonl"), jsonl).map_err(io)?;
-    std::fs::write(base.with_extension("csv"), csv::to_csv(records)).map_err(io)?;
-    let txt = table::render(records, keys) + &view::render_all(&sc.views, records);
-    std::fs::write(base.with_extension("txt"), txt).map_err(io)?;
-    for (i, v) in sc.views.iter().enumerate() {
-        let file = dir.join(format!("{}-view-{}.csv", sc.name, i + 1));
-        std::fs::write(file, v.to_csv(records)).map_err(io)?;
-    }
-    let mut metrics: Vec<&str> = records.iter().map(|r| r.metric.as_str()).collect();
-    metrics.dedup();
-    for m in metrics {
-        if let Some(svg) = svg::node_bars(records, m, keys, &format!("{} — {m} by node", sc.name))
-        {
-            std::fs::write(dir.join(format!("{}-{m}.svg", sc.name)), svg).map_err(io)?;
-        } else if let Some(svg) = svg::sweep_lines(records, m, keys, &format!("{} — {m}", sc.name))
-        {
-            std::fs::write(dir.join(format!("{}-{m}.svg", sc.name)), svg).map_err(io)?;
-        } else if let Some(svg) =
-            svg::size_lines(records, m, keys, &format!("{} — {m} by size", sc.name))
-        {
-            std::fs::write(dir.join(format!("{}-{m}.svg", sc.name)), svg).map_err(io)?;
-        }
-    }
-    Ok(())
 }
 
 fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error> {

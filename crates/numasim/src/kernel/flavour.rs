@@ -138,7 +138,8 @@ impl MmKnobs {
 
     /// TLB entries the Big Memory group pins.
     pub fn bigmem_entries(&self) -> u32 {
-        (self.bigmem_mb / 256) as u32
+        // Saturate, never wrap: TlbPartition::new refuses more than the TLB holds.
+        u32::try_from(self.bigmem_mb / 256).unwrap_or(u32::MAX)
     }
 
     pub fn knob_json(&self, knob: &str) -> Option<Json> {

@@ -1,9 +1,10 @@
 //! Reading a machine TOML into [`Machine`] (all validation in one place) and
 //! writing one back. See `docs/machine.md` for the format.
 
+use super::distance::MAX_DISTANCE;
 use super::*;
 use crate::scenario::size::format_size;
-use crate::scenario::table::{value_u64, TableReader};
+use crate::scenario::table::{value_u32_in, TableReader};
 use toml::{Table, Value};
 
 /// Defaults for optional physical parameters; documented in `docs/machine.md`.
@@ -28,6 +29,14 @@ mod default {
     pub const BUFFER_HEAD_BYTES: u64 = 128;
     pub const FS_BLOCK: u64 = 4096;
 }
+
+/// Upper bounds on sizes the model allocates or loops over in proportion
+/// (docs/machine.md, docs/tlb.md): a TLB holds one slot per entry; 4 KiB is
+/// a page on most machines, far above any cache line shipped (32 to 256 B).
+pub const MAX_TLB_ENTRIES: u32 = 1 << 16;
+pub const MAX_CACHE_LINE: u32 = 4096;
+/// Disks or controllers in one machine (Altix A3700 in [ALTIX04]: 256 disks).
+pub const MAX_IO_DEVICES: u32 = 1 << 20;
 
 pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let mut r = TableReader::new("", t);
@@ -54,25 +63,31 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
             (spec, d)
         }
         Some(mut dr) => {
-            let local = dr.u64("local")?.unwrap_or(default::LOCAL_DISTANCE as u64) as u32;
+            // SLIT distances are one byte; reading them as u32 in 0..=255
+            // refuses what a cast would wrap.
+            let local = dr
+                .u32_in("local", 0, MAX_DISTANCE)?
+                .unwrap_or(default::LOCAL_DISTANCE);
             let matrix = dr.list("matrix", |v| match v {
-                Value::Array(row) => row.iter().map(|x| value_u64(x).map(|x| x as u32)).collect(),
+                Value::Array(row) => row
+                    .iter()
+                    .map(|x| value_u32_in(x, 0, MAX_DISTANCE))
+                    .collect(),
                 other => Err(format!(
                     "expected a row (list of numbers), found {}",
                     crate::scenario::table::describe(other)
                 )),
             })?;
-            let groups = dr.u64_list("groups")?;
-            let levels = dr.u64_list("levels")?;
-            let remote = dr.u64("remote")?;
+            let groups = dr.u32_list_in("groups", 1, MAX_NODES as u32)?;
+            let levels = dr.u32_list_in("levels", 0, MAX_DISTANCE)?;
+            let remote = dr.u32_in("remote", 0, MAX_DISTANCE)?;
             let spec = match (matrix, groups, levels, remote) {
                 (Some(m), None, None, None) => DistanceSpec::Matrix(m),
-                (None, Some(g), Some(l), None) => DistanceSpec::Hierarchy {
-                    groups: g.into_iter().map(|x| x as u32).collect(),
-                    levels: l.into_iter().map(|x| x as u32).collect(),
-                },
+                (None, Some(groups), Some(levels), None) => {
+                    DistanceSpec::Hierarchy { groups, levels }
+                }
                 (None, None, None, remote) => DistanceSpec::Flat {
-                    remote: remote.map(|x| x as u32).unwrap_or(default::REMOTE_DISTANCE),
+                    remote: remote.unwrap_or(default::REMOTE_DISTANCE),
                 },
                 _ => {
                     return Err(InputError::at(
@@ -241,6 +256,8 @@ fn read_nodes(r: &mut TableReader, page_size: u64) -> Result<Vec<Node>, InputErr
             format!("has {} entries but nodes = {n}", cpus.len()),
         ));
     }
+    // Any one node above MAX_CPUS makes the (saturating) total exceed it
+    // too, so every count fits the u32 it is stored in.
     let total_cpus: u64 = cpus.iter().fold(0u64, |a, &c| a.saturating_add(c));
     if total_cpus == 0 {
         return Err(InputError::at("cpus_per_node", "the machine has no CPU"));
@@ -295,7 +312,7 @@ fn read_nodes(r: &mut TableReader, page_size: u64) -> Result<Vec<Node>, InputErr
         .into_iter()
         .zip(mem)
         .map(|(c, m)| Node {
-            cpus: c as u32,
+            cpus: u32::try_from(c).unwrap_or(u32::MAX),
             mem_bytes: m,
         })
         .collect())
@@ -312,7 +329,9 @@ fn read_cpu(r: &mut TableReader) -> Result<Cpu, InputError> {
     };
     let model = c.str("model")?.unwrap_or("generic").to_string();
     let clock_mhz = positive(&mut c, "clock_mhz")?.unwrap_or(default::CLOCK_MHZ);
-    let cache_line = c.u64("cache_line")?.unwrap_or(default::CACHE_LINE);
+    let cache_line = c
+        .u32_in("cache_line", 8, MAX_CACHE_LINE)?
+        .unwrap_or(default::CACHE_LINE as u32);
     if !cache_line.is_power_of_two() {
         return Err(InputError::at(
             c.key("cache_line"),
@@ -328,14 +347,17 @@ fn read_cpu(r: &mut TableReader) -> Result<Cpu, InputError> {
             let mut cr = TableReader::new("", t);
             let cache = (|| -> Result<Cache, InputError> {
                 let level = cr
-                    .u64("level")?
+                    .u32_in("level", 1, 4)?
                     .ok_or_else(|| InputError::at("level", "missing"))?
-                    as u8;
+                    as u8; // 1..=4 fits
                 let size = cr
                     .size("size")?
                     .ok_or_else(|| InputError::at("size", "missing"))?;
                 let latency_cycles = cr.nonneg_f64("latency_cycles")?.unwrap_or(0.0);
-                let shared_by = cr.u64("shared_by")?.unwrap_or(1).max(1) as u32;
+                let shared_by = cr
+                    .u32_in("shared_by", 0, MAX_CPUS as u32)?
+                    .unwrap_or(1)
+                    .max(1);
                 Ok(Cache {
                     level,
                     size,
@@ -356,7 +378,7 @@ fn read_cpu(r: &mut TableReader) -> Result<Cpu, InputError> {
     Ok(Cpu {
         model,
         clock_mhz,
-        cache_line: cache_line as u32,
+        cache_line,
         caches,
     })
 }
@@ -374,13 +396,26 @@ fn read_tlb(r: &mut TableReader, page_size: u64) -> Result<Tlb, InputError> {
             miss_l1_lines: 0.0,
         });
     };
-    let entries = t.u64("entries")?.unwrap_or(default::TLB_ENTRIES);
-    if entries == 0 {
-        return Err(InputError::at(
-            t.key("entries"),
-            "a TLB needs at least one entry",
-        ));
-    }
+    // The TLB model keeps one slot per entry (kernel/mm/tlb.rs), so the
+    // count is bounded: docs/tlb.md.
+    let entries = match t.u64("entries")? {
+        Some(0) => {
+            return Err(InputError::at(
+                t.key("entries"),
+                "a TLB needs at least one entry",
+            ))
+        }
+        Some(e) if e > MAX_TLB_ENTRIES as u64 => {
+            return Err(InputError::at(
+                t.key("entries"),
+                format!(
+                    "{e}: allowed 1..{MAX_TLB_ENTRIES} (the largest TLBs shipped hold a few \
+                     thousand entries)"
+                ),
+            ))
+        }
+        v => v.map_or(default::TLB_ENTRIES as u32, |e| e as u32), // <= MAX_TLB_ENTRIES
+    };
     let mut page_sizes = t
         .size_list("page_sizes")?
         .unwrap_or_else(|| vec![page_size]);
@@ -401,8 +436,8 @@ fn read_tlb(r: &mut TableReader, page_size: u64) -> Result<Tlb, InputError> {
             ],
         )?
         .unwrap_or(TlbRefill::Hardware);
-    let kernel_entries = t.u64("kernel_entries")?.unwrap_or(0);
-    let device_entries = t.u64("device_entries")?.unwrap_or(0);
+    let kernel_entries = t.u32_in("kernel_entries", 0, entries - 1)?.unwrap_or(0);
+    let device_entries = t.u32_in("device_entries", 0, entries - 1)?.unwrap_or(0);
     if kernel_entries + device_entries >= entries {
         return Err(InputError::at(
             t.key("kernel_entries"),
@@ -413,13 +448,7 @@ fn read_tlb(r: &mut TableReader, page_size: u64) -> Result<Tlb, InputError> {
             ),
         ));
     }
-    let walk_levels = t.u64("walk_levels")?.unwrap_or(4);
-    if !(1..=6).contains(&walk_levels) {
-        return Err(InputError::at(
-            t.key("walk_levels"),
-            format!("{walk_levels}: allowed 1..6"),
-        ));
-    }
+    let walk_levels = t.u32_in("walk_levels", 1, 6)?.unwrap_or(4);
     let miss_l1_lines = match t.nonneg_f64("miss_l1_lines")? {
         Some(x) if x > 1e6 => {
             return Err(InputError::at(
@@ -431,13 +460,13 @@ fn read_tlb(r: &mut TableReader, page_size: u64) -> Result<Tlb, InputError> {
     };
     t.finish()?;
     Ok(Tlb {
-        entries: entries as u32,
+        entries,
         page_sizes,
         miss_ns,
         refill,
-        kernel_entries: kernel_entries as u32,
-        device_entries: device_entries as u32,
-        walk_levels: walk_levels as u32,
+        kernel_entries,
+        device_entries,
+        walk_levels,
         miss_l1_lines,
     })
 }
@@ -464,19 +493,11 @@ fn read_io(r: &mut TableReader, nodes: usize) -> Result<Io, InputError> {
     let Some(mut t) = r.table("io")? else {
         return Ok(Io::default());
     };
+    // Checked before narrowing: node 2^32 must not become node 0.
     let io_nodes: Vec<u32> = t
-        .u64_list("io_nodes")?
-        .unwrap_or_default()
-        .into_iter()
-        .map(|x| x as u32)
-        .collect();
-    if let Some(bad) = io_nodes.iter().find(|&&x| x as usize >= nodes) {
-        return Err(InputError::at(
-            t.key("io_nodes"),
-            format!("node {bad} does not exist (nodes 0..{})", nodes - 1),
-        ));
-    }
-    let controllers = t.u64("controllers")?.unwrap_or(0) as u32;
+        .u32_list_in("io_nodes", 0, nodes as u32 - 1)?
+        .unwrap_or_default();
+    let controllers = t.u32_in("controllers", 0, MAX_IO_DEVICES)?.unwrap_or(0);
     let disks = t
         .list("disks", |v| {
             let Value::Table(tab) = v else {
@@ -485,7 +506,7 @@ fn read_io(r: &mut TableReader, nodes: usize) -> Result<Io, InputError> {
             let mut dr = TableReader::new("", tab);
             let g = (|| -> Result<DiskGroup, InputError> {
                 Ok(DiskGroup {
-                    count: dr.u64("count")?.unwrap_or(1) as u32,
+                    count: dr.u32_in("count", 0, MAX_IO_DEVICES)?.unwrap_or(1),
                     kind: dr.str("kind")?.unwrap_or("disk").to_string(),
                     mibps: dr
                         .nonneg_f64("mibps")?
@@ -563,13 +584,9 @@ fn read_boot(r: &mut TableReader, arch: Arch, nodes: &[Node]) -> Result<BootFoot
         b.percpu_area = t.size("percpu_area")?.unwrap_or(0);
         b.node_reserved = t.size("node_reserved")?.unwrap_or(0);
         b.kernel_reserved = t.size("kernel_reserved")?.unwrap_or(0);
-        b.boot_node = t.u64("boot_node")?.unwrap_or(first as u64) as u32;
-        if b.boot_node as usize >= nodes.len() {
-            return Err(InputError::at(
-                t.key("boot_node"),
-                format!("node {} does not exist", b.boot_node),
-            ));
-        }
+        b.boot_node = t
+            .u32_in("boot_node", 0, nodes.len() as u32 - 1)?
+            .unwrap_or(first as u32);
         t.finish()?;
     }
     if nodes[b.boot_node as usize].cpus == 0 || nodes[b.boot_node as usize].mem_bytes == 0 {

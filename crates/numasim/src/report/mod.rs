@@ -1,6 +1,7 @@
 //! Tidy records and their views: tables, CSV, JSONL, SVG plots.
 
 pub mod csv;
+pub mod out;
 pub mod record;
 pub mod summary;
 pub mod svg;

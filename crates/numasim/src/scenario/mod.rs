@@ -111,6 +111,8 @@ impl Scenario {
         r.finish()?;
         let mut r = TableReader::new("", &doc);
         let name = r.str("name")?.unwrap_or("scenario").to_string();
+        // The name is the stem of every file --out writes (report/out.rs).
+        crate::report::out::check_stem(&name).map_err(|m| InputError::at("name", m))?;
         let description = r.str("description")?.unwrap_or("").to_string();
         let seed = r.u64("seed")?.unwrap_or(1);
         let cases = match doc.remove("case") {
@@ -320,26 +322,12 @@ impl Scenario {
         let preset = inline.remove("preset");
         let mut base = match preset {
             None => Table::new(),
+            Some(Value::String(p)) if p.ends_with(".toml") || p.contains('/') => {
+                self.machine_file(&p)?
+            }
             Some(Value::String(p)) => {
-                let (text, file) = if p.ends_with(".toml") || p.contains('/') {
-                    let path = match &self.dir {
-                        Some(d) if Path::new(&p).is_relative() => d.join(&p),
-                        _ => PathBuf::from(&p),
-                    };
-                    let text = std::fs::read_to_string(&path).map_err(|e| {
-                        InputError::at(
-                            "machine.preset",
-                            format!("cannot read machine file {}: {e}", path.display()),
-                        )
-                    })?;
-                    (text, path.display().to_string())
-                } else {
-                    (
-                        presets::preset_text(&p)?.to_string(),
-                        format!("machines/{p}.toml"),
-                    )
-                };
-                text.parse::<Table>().map_err(|e| {
+                let file = format!("machines/{p}.toml");
+                presets::preset_text(&p)?.parse::<Table>().map_err(|e| {
                     InputError::new(format!("not valid TOML: {e}")).in_file(file.clone())
                 })?
             }
@@ -355,6 +343,34 @@ impl Scenario {
         };
         deep_merge(&mut base, inline);
         Machine::from_table(&base).map_err(|e| e.under("machine"))
+    }
+}
+
+impl Scenario {
+    /// Read a machine file named by `preset` and validate it on its own, so
+    /// that a bad value in it is reported against that file (not the
+    /// scenario), even where the scenario overrides it or a neighbouring key
+    /// (`memory` drops the file's `mem_per_node` in the merge). Only keys the
+    /// file leaves out ("missing") are left for the scenario to supply.
+    fn machine_file(&self, p: &str) -> Result<Table, InputError> {
+        let path = match &self.dir {
+            Some(d) if Path::new(p).is_relative() => d.join(p),
+            _ => PathBuf::from(p),
+        };
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            InputError::at(
+                "machine.preset",
+                format!("cannot read machine file {file}: {e}"),
+            )
+        })?;
+        let table = text
+            .parse::<Table>()
+            .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(file.clone()))?;
+        match Machine::from_table(&table) {
+            Err(e) if !e.message.starts_with("missing") => Err(e.in_file(file)),
+            _ => Ok(table),
+        }
     }
 }
 

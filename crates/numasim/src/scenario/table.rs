@@ -73,6 +73,42 @@ impl<'a> TableReader<'a> {
         }
     }
 
+    /// A whole number in `lo..=hi`: the checked form of a narrowing read,
+    /// so `2^32 + 64` is refused with the key and range, never wrapped to 64.
+    pub fn u64_in(
+        &mut self,
+        key: &'static str,
+        lo: u64,
+        hi: u64,
+    ) -> Result<Option<u64>, InputError> {
+        match self.u64(key)? {
+            Some(v) if v < lo || v > hi => Err(self.err(key, format!("{v}: allowed {lo}..{hi}"))),
+            v => Ok(v),
+        }
+    }
+
+    /// As [`TableReader::u64_in`], for fields stored as `u32`.
+    pub fn u32_in(
+        &mut self,
+        key: &'static str,
+        lo: u32,
+        hi: u32,
+    ) -> Result<Option<u32>, InputError> {
+        Ok(self
+            .u64_in(key, lo.into(), hi.into())?
+            .map(|v| u32::try_from(v).unwrap_or(hi)))
+    }
+
+    /// A list of whole numbers, each in `lo..=hi`, as `u32`.
+    pub fn u32_list_in(
+        &mut self,
+        key: &'static str,
+        lo: u32,
+        hi: u32,
+    ) -> Result<Option<Vec<u32>>, InputError> {
+        self.list(key, |v| value_u32_in(v, lo, hi))
+    }
+
     pub fn f64(&mut self, key: &'static str) -> Result<Option<f64>, InputError> {
         match self.raw(key) {
             None => Ok(None),
@@ -231,6 +267,15 @@ pub fn value_u64(v: &Value) -> Result<u64, String> {
             "expected a non-negative whole number, found {}",
             describe(other)
         )),
+    }
+}
+
+/// One whole number in `lo..=hi`, as `u32` (list items, matrix rows).
+pub fn value_u32_in(v: &Value, lo: u32, hi: u32) -> Result<u32, String> {
+    let x = value_u64(v)?;
+    match u32::try_from(x) {
+        Ok(x) if (lo..=hi).contains(&x) => Ok(x),
+        _ => Err(format!("{x}: allowed {lo}..{hi}")),
     }
 }
 

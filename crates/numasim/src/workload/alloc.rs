@@ -42,7 +42,7 @@ impl Alloc {
         machine: &Machine,
         runaway: bool,
     ) -> Result<Alloc, InputError> {
-        let horizon_s = horizon_key(r)?;
+        let horizon_s = horizon_key(r, machine)?;
         if runaway {
             let task = task_key(r, "runaway")?;
             let cpu = cpu_key(r, machine)?;

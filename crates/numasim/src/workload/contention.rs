@@ -65,8 +65,36 @@ fn counts(
                 format!("{n}: allowed 1..{total} (the machine's CPUs)"),
             ));
         }
+        if n > MAX_SWEEP_CPUS {
+            return Err(InputError::at(
+                r.key(key),
+                format!("{n}: allowed 1..{MAX_SWEEP_CPUS} (docs/contention.md: bounds)"),
+            ));
+        }
     }
     Ok(list)
+}
+
+/// Bounds on simulated work, checked at load time so no step runs for
+/// minutes (docs/contention.md: bounds).
+pub const MAX_SWEEP_CPUS: u64 = 4096;
+
+/// Refuse a step whose simulated work, `work` in the units of `what`,
+/// exceeds `max`.
+fn work_bound(
+    r: &TableReader,
+    key: &str,
+    work: u128,
+    max: u128,
+    what: &str,
+) -> Result<(), InputError> {
+    if work > max {
+        return Err(InputError::at(
+            r.key(key),
+            format!("{what} = {work}: allowed at most {max} (docs/contention.md: bounds)"),
+        ));
+    }
+    Ok(())
 }
 
 fn positive_u64(r: &mut TableReader, key: &'static str, d: u64) -> Result<u64, InputError> {
@@ -141,10 +169,19 @@ impl Step {
             "tick" => Step::Tick {
                 cpus: counts(r, "cpus", machine, Some(all))?,
             },
-            "gettimeofday" => Step::Gtod {
-                threads: counts(r, "threads", machine, None)?,
-                calls: bounded(r, "calls", 200, 1, 100_000)?,
-            },
+            "gettimeofday" => {
+                let threads = counts(r, "threads", machine, None)?;
+                let calls = bounded(r, "calls", 200, 1, 100_000)?;
+                let t = *threads.iter().max().unwrap_or(&1) as u128;
+                work_bound(
+                    r,
+                    "calls",
+                    t * t * calls as u128,
+                    1 << 26,
+                    "threads² × calls",
+                )?;
+                Step::Gtod { threads, calls }
+            }
             "fault-touch" | "devzero" => {
                 let key = if name == "devzero" {
                     "processes"
@@ -173,6 +210,17 @@ impl Step {
                     return Err(InputError::at(r.key("bytes"), "less than one page"));
                 }
                 let sample = positive_u64(r, "sample", memory::DEFAULT_SAMPLE)?;
+                let n = *list.iter().max().unwrap_or(&1) as u128;
+                match name {
+                    "devzero" => work_bound(
+                        r,
+                        "sample",
+                        n * n * sample as u128,
+                        1 << 28,
+                        "processes² × sample",
+                    )?,
+                    _ => work_bound(r, "sample", n * sample as u128, 1 << 20, "threads × sample")?,
+                }
                 if name == "devzero" {
                     Step::Devzero {
                         processes: list,
@@ -213,15 +261,25 @@ impl Step {
                 ops: bounded(r, "ops", 100, 1, 100_000)?,
                 work_ns: bounded(r, "work_ns", 2000, 0, 1_000_000_000)?,
             },
-            "spinlock" => Step::Spinlock {
-                cpus: counts(r, "cpus", machine, Some(all))?
-                    .into_iter()
-                    .max()
-                    .unwrap_or(all),
-                hold_ns: bounded(r, "hold_ns", 200, 0, 1_000_000_000)?,
-                think_ns: bounded(r, "think_ns", 0, 0, 1_000_000_000)?,
-                duration_us: bounded(r, "duration_us", 10_000, 1, 1_000_000)?,
-            },
+            "spinlock" => {
+                let step = Step::Spinlock {
+                    cpus: counts(r, "cpus", machine, Some(all))?
+                        .into_iter()
+                        .max()
+                        .unwrap_or(all),
+                    hold_ns: bounded(r, "hold_ns", 200, 0, 1_000_000_000)?,
+                    think_ns: bounded(r, "think_ns", 0, 0, 1_000_000_000)?,
+                    duration_us: bounded(r, "duration_us", 10_000, 1, 1_000_000)?,
+                };
+                if let Step::Spinlock {
+                    cpus, duration_us, ..
+                } = step
+                {
+                    let work = cpus as u128 * duration_us as u128;
+                    work_bound(r, "duration_us", work, 100_000_000, "cpus × duration_us")?;
+                }
+                step
+            }
             _ => return Ok(None),
         }))
     }

@@ -54,6 +54,10 @@ fn node_list(
     Ok(list.map(|l| l.into_iter().map(|n| n as u32).collect()))
 }
 
+/// The most threads one touch step simulates: the largest single-image SGI
+/// machines ran 4096 CPUs; the cost is linear in threads.
+pub const MAX_TOUCH_THREADS: usize = 4096;
+
 impl Touch {
     /// Keys: `bytes` (per thread), and the threads as `threads = N` (CPUs 0..N),
     /// `cpus = [..]`, or `nodes = [..]` (one thread on every CPU of those
@@ -108,6 +112,17 @@ impl Touch {
             return Err(InputError::at(
                 "nodes",
                 "those nodes have no CPUs to run threads",
+            ));
+        }
+        // Each thread is simulated (about 0.2 ms of host time apiece).
+        if cpus.len() > MAX_TOUCH_THREADS {
+            return Err(InputError::at(
+                "threads",
+                format!(
+                    "{} threads: allowed 1..{MAX_TOUCH_THREADS} (numasim's bound on simulated \
+                     threads, docs/placement.md)",
+                    cpus.len()
+                ),
             ));
         }
         let want = bytes_per_thread as u128 * cpus.len() as u128;
