@@ -133,11 +133,7 @@ const ANON_CMPXCHG_STAGES: [Stage; 8] = concat(&[&[Sem, Work], &lru_add!(), &[Se
 pub fn anon_ptl(lru: Scope) -> FaultPath {
     FaultPath {
         stages: &ANON_PTL_STAGES,
-        locks: if lru == Scope::Global {
-            &[Scope::Global, Scope::Global]
-        } else {
-            &[Scope::Global, Scope::PerNode]
-        },
+        locks: lock_scopes(lru),
         lines: lru_lines(lru),
     }
 }
@@ -146,12 +142,17 @@ pub fn anon_ptl(lru: Scope) -> FaultPath {
 pub fn anon_cmpxchg(lru: Scope) -> FaultPath {
     FaultPath {
         stages: &ANON_CMPXCHG_STAGES,
-        locks: if lru == Scope::Global {
-            &[Scope::Global, Scope::Global]
-        } else {
-            &[Scope::Global, Scope::PerNode]
-        },
+        locks: lock_scopes(lru),
         lines: lru_lines(lru),
+    }
+}
+
+/// Lock 0 is global (`page_table_lock`, the superblock lock); lock 1 is the
+/// LRU lock, with `lru`'s scope.
+fn lock_scopes(lru: Scope) -> &'static [Scope] {
+    match lru {
+        Scope::Global => &[Scope::Global, Scope::Global],
+        Scope::PerNode => &[Scope::Global, Scope::PerNode],
     }
 }
 
@@ -200,11 +201,7 @@ pub fn devzero_fault(locked: bool, lru: Scope) -> FaultPath {
         } else {
             &DEVZERO_LOCKED_STAGES[3..]
         },
-        locks: if lru == Scope::Global {
-            &[Scope::Global, Scope::Global]
-        } else {
-            &[Scope::Global, Scope::PerNode]
-        },
+        locks: lock_scopes(lru),
         lines: if lru == Scope::Global {
             &[Scope::Global; 4]
         } else {
