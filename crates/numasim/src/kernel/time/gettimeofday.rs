@@ -3,13 +3,15 @@
 //! then `cmpxchg` the shared word from the old value to the new one; if
 //! another CPU changed it in between, the `cmpxchg` fails and the whole
 //! sequence is retried (so time never goes backwards). A failed `cmpxchg`
-//! still takes the line exclusively. The structure follows mainline 2.6
-//! `time_interpolator_get_counter()` as the spec describes it.
+//! still takes the line exclusively. The loop is mainline 2.6
+//! `time_interpolator_get_counter()` (`kernel/timer.c`); its early return
+//! when the last value is ahead of the clock never fires with one
+//! synchronised clock source, so it is left out.
 //!
 //! A failed `cmpxchg` leaves the line, with the current value, in the
 //! caller's cache, so the retry's load is a hit unless another CPU has taken
-//! the line meanwhile; the load-then-`cmpxchg` of a first attempt is a
-//! shared fetch and an upgrade (engine/cacheline.rs).
+//! the line meanwhile. Every other access (a first load, a `cmpxchg` after
+//! the line was taken) is one hand-off of the line to this CPU.
 //!
 //! N CPUs call it back to back; the model reports the mean time per call.
 //! They do not start in lock step: each begins at a uniform moment within
@@ -89,16 +91,6 @@ pub fn simulate(machine: &Machine, threads: u64, calls: u64, seed: u64) -> GtodR
         q.push(*s, (c, Step::Enter)).expect("empty queue");
     }
     while let Some((now, (c, step))) = q.pop() {
-        // An access to the word: a hit if this CPU still holds the line,
-        // else wait for it (`Granted` resumes).
-        let access = |c: usize, now: Time, held_by: &mut Option<usize>, word: &mut _| {
-            if *held_by == Some(c) {
-                return Some(now);
-            }
-            *held_by = None;
-            let w: &mut crate::engine::Lock<_> = word;
-            w.acquire(now, c, node[c])
-        };
         let (at, next) = match step {
             Step::Enter => {
                 let (t, s) = xtime.read_begin(now + syscall, c, node[c]);
@@ -106,10 +98,17 @@ pub fn simulate(machine: &Machine, threads: u64, calls: u64, seed: u64) -> GtodR
                 (t, Step::Load)
             }
             Step::Load | Step::Cmpxchg => {
+                // A hit if this CPU still holds the line, else ask for it
+                // (a waiter is resumed by `Granted` when it arrives).
                 pending[c] = step;
-                match access(c, now, &mut held_by, &mut word) {
-                    Some(t) => (t, Step::Granted),
-                    None => continue,
+                if held_by == Some(c) {
+                    (now, Step::Granted)
+                } else {
+                    held_by = None;
+                    match word.acquire(now, c, node[c]) {
+                        Some(t) => (t, Step::Granted),
+                        None => continue,
+                    }
                 }
             }
             Step::Granted => {
