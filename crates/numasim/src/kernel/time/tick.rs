@@ -171,3 +171,33 @@ fn after_adjust(knobs: &ContentionKnobs) -> Step {
         ProfCpuMask::None => Step::Done,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stagger_fills_the_period_evenly_for_a_power_of_two() {
+        // ia64_cpu_local_tick(): CPUs 0..2^k land on the 2^k slots of the
+        // period, each once.
+        let period = 1 << 20;
+        for k in 0..10u32 {
+            let n = 1u64 << k;
+            let mut shifts: Vec<u64> = (0..n).map(|c| stagger_shift(c, period)).collect();
+            shifts.sort_unstable();
+            let want: Vec<u64> = (0..n).map(|i| i * period / n).collect();
+            assert_eq!(shifts, want, "{n} CPUs");
+        }
+    }
+
+    #[test]
+    fn bringup_phases_are_seeded_and_inside_the_period() {
+        let a = phases(TickPhase::Bringup, 64, 1000, 7);
+        assert_eq!(a, phases(TickPhase::Bringup, 64, 1000, 7));
+        assert_ne!(a, phases(TickPhase::Bringup, 64, 1000, 8));
+        assert!(a.iter().all(|d| d.as_ns() < 1000));
+        assert!(phases(TickPhase::Aligned, 64, 1000, 7)
+            .iter()
+            .all(|d| d.as_ns() == 0));
+    }
+}
