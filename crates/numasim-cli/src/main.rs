@@ -118,6 +118,17 @@ enum Command {
         #[command(subcommand)]
         import: Option<MachinesCmd>,
     },
+    /// The workloads a [[run]] step can name: keys (type, unit, default, range), metrics, an example.
+    #[command(
+        after_help = "Examples:\n  numasim workloads              every workload, one line each\n  numasim workloads touch        the keys, metrics and an example step of `touch`\n  numasim workloads --markdown   the reference docs/scenario.md holds"
+    )]
+    Workloads {
+        /// A workload to describe in full.
+        name: Option<String>,
+        /// Print the reference as Markdown (the generated part of docs/scenario.md).
+        #[arg(long, conflicts_with = "name")]
+        markdown: bool,
+    },
     /// Measure this host with the papers' micro-benchmarks; --out writes it as a machine.
     #[command(
         after_help = "Example:\n  numasim probe --quick --out host.toml\n  then: [machine] preset = \"host.toml\" in a scenario. See docs/probe.md."
@@ -202,6 +213,7 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             }
         }
         Command::Machines { name, import } => machines(name, import),
+        Command::Workloads { name, markdown } => workloads(name, markdown),
         Command::Probe { args, format } => probe(&args, format),
     }
 }
@@ -351,6 +363,37 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                     m.description
                 );
             }
+        }
+    }
+    Ok(())
+}
+
+fn workloads(name: Option<String>, markdown: bool) -> Result<(), Error> {
+    use numasim::workload::spec;
+    if markdown {
+        print!("{}", spec::reference_markdown());
+        return Ok(());
+    }
+    match name {
+        Some(n) => {
+            let s = spec::find(&n).ok_or_else(|| {
+                let hint =
+                    numasim::scenario::table::nearest(&n, spec::WORKLOADS.iter().map(|s| s.name))
+                        .map(|x| format!(" Did you mean `{x}`?"))
+                        .unwrap_or_default();
+                let all: Vec<&str> = spec::WORKLOADS.iter().map(|s| s.name).collect();
+                InputError::new(format!(
+                    "no workload `{n}`.{hint} Workloads: {}.",
+                    all.join(", ")
+                ))
+            })?;
+            print!("{}", spec::text(s));
+        }
+        None => {
+            for s in spec::WORKLOADS {
+                println!("{:<18} {}", s.name, s.about);
+            }
+            println!("\n`numasim workloads NAME` shows a workload's keys, metrics and an example step; docs/scenario.md has them all.");
         }
     }
     Ok(())

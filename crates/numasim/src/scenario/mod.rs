@@ -243,7 +243,7 @@ impl Scenario {
         };
         let mut kr = TableReader::new("kernel", ktable);
         let kernel = KernelConfig::read(&mut kr, &machine)?;
-        kr.finish()?;
+        kr.finish().map_err(step_key_hint)?;
         let steps: Vec<Table> = match doc.get("run") {
             Some(Value::Array(items)) => items
                 .iter()
@@ -492,6 +492,28 @@ fn read_view(v: &Value) -> Result<View, InputError> {
     })
 }
 
+/// An unknown `[kernel]` key that is a workload step's key (`policy`,
+/// `bytes`) is said to belong in a `[[run]]` step.
+fn step_key_hint(mut e: InputError) -> InputError {
+    let Some(key) = e.key.as_deref().and_then(|k| k.strip_prefix("kernel.")) else {
+        return e;
+    };
+    let owners: Vec<&str> = crate::workload::WORKLOADS
+        .iter()
+        .filter(|s| s.param(key).is_some())
+        .map(|s| s.name)
+        .collect();
+    if !owners.is_empty() {
+        e.message.push_str(&format!(
+            " `{key}` is a key of a [[run]] step, not of [kernel]: workload {} \
+             (`numasim workloads {}`).",
+            owners.join(", "),
+            owners[0]
+        ));
+    }
+    e
+}
+
 /// Per-row keys workloads add to records beyond the case and step keys
 /// (`node` from touch/meminfo, `table` from boot). A workload that adds a
 /// new one lists it here so views may pivot on it.
@@ -506,11 +528,9 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
     for c in cases {
         for step in &c.steps {
             let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
-            let all = crate::workload::WORKLOADS
-                .iter()
-                .find(|(n, _, _)| *n == name)
-                .map(|(_, m, _)| *m)
-                .unwrap_or(&[]);
+            let all = crate::workload::spec::find(name)
+                .map(|s| s.metric_names())
+                .unwrap_or_default();
             let produced: Vec<String> = match step.get("metrics") {
                 Some(Value::Array(l)) => l
                     .iter()
