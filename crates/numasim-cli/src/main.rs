@@ -259,6 +259,8 @@ fn run_and_print(
         records.len(),
         elapsed.as_secs_f64() * 1e3
     );
+    // Metrics are checked at load time; a row can still miss when a --set
+    // changed the case keys it names.
     for p in run::unmatched_papers(&records, &sc.papers) {
         let case: Vec<String> = p
             .case
@@ -266,10 +268,15 @@ fn run_and_print(
             .map(|(k, v)| format!("{k} = {}", numasim::report::table::fmt_json(v)))
             .collect();
         eprintln!(
-            "numasim: warning: {}: [[paper]] {} at {{ {} }} matches no record (a --set changed the case?)",
+            "numasim: warning: {}: [[paper]] {} at {{ {} }} matches no record{}",
             sc.source,
             p.metric,
-            case.join(", ")
+            case.join(", "),
+            if sets.is_empty() {
+                " (no case has those keys and values)"
+            } else {
+                " (a --set changed the keys it names)"
+            }
         );
     }
     Ok(records)

@@ -192,6 +192,24 @@ impl Scenario {
         for (i, v) in sc.views.iter().enumerate() {
             check_view(v, &sc, &resolved).map_err(|e| e.under(&format!("view[{i}]")))?;
         }
+        // A [[paper]] metric no step reports is a typo, refused like a
+        // view's (it would otherwise match nothing and score nothing).
+        let metrics = produced_metrics(&resolved);
+        for (i, p) in sc.papers.iter().enumerate() {
+            if !metrics.contains(&p.metric) {
+                let hint = table::nearest(&p.metric, metrics.iter().map(String::as_str))
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                return Err(InputError::at(
+                    format!("paper[{i}].metric"),
+                    format!(
+                        "`{}` is not a metric of this scenario's steps{hint}; allowed: {}",
+                        p.metric,
+                        metrics.join(", ")
+                    ),
+                ));
+            }
+        }
         Ok(sc)
     }
 
@@ -521,6 +539,34 @@ const ROW_KEYS: &[&str] = &["node", "table"];
 
 /// A view may only name what the scenario produces: a metric of one of its
 /// steps, and keys that its records carry.
+/// The metrics the scenario's steps report (after their `metrics` filters).
+fn produced_metrics(cases: &[ResolvedCase]) -> Vec<String> {
+    let mut metrics: Vec<String> = Vec::new();
+    for c in cases {
+        for step in &c.steps {
+            let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
+            let produced: Vec<String> = match step.get("metrics") {
+                Some(Value::Array(l)) => l
+                    .iter()
+                    .filter_map(|m| m.as_str().map(str::to_string))
+                    .collect(),
+                _ => crate::workload::spec::find(name)
+                    .map(|s| s.metric_names())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            };
+            for m in produced {
+                if !metrics.contains(&m) {
+                    metrics.push(m);
+                }
+            }
+        }
+    }
+    metrics
+}
+
 fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), InputError> {
     let mut metrics: Vec<String> = Vec::new();
     let mut keys: Vec<String> = sc.varied_keys();
