@@ -247,7 +247,11 @@ fn run_and_print(
         Format::Table => {
             let mut s = String::new();
             if header {
-                s.push_str(&format!("== {} — {}\n", sc.name, sc.description));
+                // No dangling "— " when the scenario has no description.
+                match sc.description.trim() {
+                    "" => s.push_str(&format!("== {}\n", sc.name)),
+                    d => s.push_str(&format!("== {} — {d}\n", sc.name)),
+                }
             }
             // The scenario's [[view]] pivots follow the per-case tables.
             s + &table::render(&records, &keys) + &view::render_all(&sc.views, &records)
@@ -257,7 +261,19 @@ fn run_and_print(
     };
     print!("{text}");
     if let Some(dir) = &out.out {
-        numasim::report::out::OutDir::new(dir).write_all(sc, &records, &keys, &artifacts)?;
+        let written =
+            numasim::report::out::OutDir::new(dir).write_all(sc, &records, &keys, &artifacts)?;
+        // Say what --out wrote, so the user need not list the folder.
+        let names: Vec<String> = written
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        eprintln!(
+            "numasim: wrote {} files to {}: {}",
+            names.len(),
+            dir.display(),
+            names.join(", ")
+        );
     }
     eprintln!(
         "numasim: {} — {} records in {:.1} ms",

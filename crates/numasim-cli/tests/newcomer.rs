@@ -350,3 +350,26 @@ fn machines_list_fits_its_columns() {
         assert!(!l.contains("KiB "), "{l}");
     }
 }
+
+#[test]
+fn out_says_what_it_wrote_and_a_title_without_description_has_no_dash() {
+    let d = tmp("out");
+    let f = d.join("s.toml");
+    std::fs::write(
+        &f,
+        "name = \"t\"\n[machine]\npreset = \"altix-hashdist-16\"\n[[run]]\nworkload = \"meminfo\"\n",
+    )
+    .unwrap();
+    let out = d.join("res");
+    let o = numasim(&["run", f.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("wrote ") && e.contains("t.jsonl") && e.contains("t.csv"),
+        "{e}"
+    );
+    let n = std::fs::read_dir(&out).unwrap().count();
+    assert!(e.contains(&format!("wrote {n} files to")), "{e}");
+    let title = text(&o.stdout).lines().next().unwrap().to_string();
+    assert_eq!(title, "== t");
+}
