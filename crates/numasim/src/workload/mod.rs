@@ -244,8 +244,9 @@ pub fn check_keys(spec: &spec::Spec, step: &Table) -> Result<(), InputError> {
     let key = unknown
         .first()
         .or(missing.first())
+        .or(spec.one_of.first())
         .copied()
-        .unwrap_or(spec.one_of[0]);
+        .unwrap_or("workload");
     Err(InputError::at(
         key,
         format!(
