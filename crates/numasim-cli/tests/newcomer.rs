@@ -368,6 +368,7 @@ fn out_says_what_it_wrote_and_a_title_without_description_has_no_dash() {
         e.contains("wrote ") && e.contains("t.jsonl") && e.contains("t.csv"),
         "{e}"
     );
+    // Each file once: the count said is the count in the folder.
     let n = std::fs::read_dir(&out).unwrap().count();
     assert!(e.contains(&format!("wrote {n} files to")), "{e}");
     let title = text(&o.stdout).lines().next().unwrap().to_string();
