@@ -48,7 +48,8 @@ Examples:
   numasim machines import --numactl hw.txt > mybox.toml
   numasim probe --quick --out host.toml measure this host and write it as a machine
 
-Exit status: 0 success, 2 bad input (the message names the file and key), 1 internal error.
+Exit status: 0 success, 2 bad input (the message names the file and key), 1 internal error,
+130 probe interrupted (Ctrl-C).
 Docs: README.md, docs/*.md.";
 
 #[derive(Parser)]
@@ -111,12 +112,26 @@ enum Command {
         #[command(flatten)]
         output: Output,
     },
-    /// List the built-in machines, print one as TOML, or import a real one.
+    /// List the built-in machines, print one as TOML, check a machine file, or import a real one.
+    #[command(
+        after_help = "Examples:\n  numasim machines                    the built-in machines\n  numasim machines altix-512          one preset as TOML\n  numasim machines ./my-machine.toml  check a machine file; print it back with every default filled in"
+    )]
     Machines {
-        /// A preset to print as TOML.
+        /// A preset to print as TOML, or a machine file (a path) to check and print.
         name: Option<String>,
         #[command(subcommand)]
         import: Option<MachinesCmd>,
+    },
+    /// The workloads a [[run]] step can name: keys (type, unit, default, range), metrics, an example.
+    #[command(
+        after_help = "Examples:\n  numasim workloads              every workload, one line each\n  numasim workloads touch        the keys, metrics and an example step of `touch`\n  numasim workloads --markdown   the reference docs/scenario.md holds"
+    )]
+    Workloads {
+        /// A workload to describe in full.
+        name: Option<String>,
+        /// Print the reference as Markdown (the generated part of docs/scenario.md).
+        #[arg(long, conflicts_with = "name")]
+        markdown: bool,
     },
     /// Measure this host with the papers' micro-benchmarks; --out writes it as a machine.
     #[command(
@@ -202,6 +217,7 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             }
         }
         Command::Machines { name, import } => machines(name, import),
+        Command::Workloads { name, markdown } => workloads(name, markdown),
         Command::Probe { args, format } => probe(&args, format),
     }
 }
@@ -217,8 +233,10 @@ fn run_and_print(
     // not one); only for scenarios long enough to need it.
     let bar = indicatif::ProgressBar::new(sc.cases.len() as u64);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} cases, {elapsed}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} cases, {elapsed} elapsed, ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let (records, artifacts) = run::run_with_artifacts(sc, sets, &|| bar.inc(1))?;
@@ -229,7 +247,11 @@ fn run_and_print(
         Format::Table => {
             let mut s = String::new();
             if header {
-                s.push_str(&format!("== {} — {}\n", sc.name, sc.description));
+                // No dangling "— " when the scenario has no description.
+                match sc.description.trim() {
+                    "" => s.push_str(&format!("== {}\n", sc.name)),
+                    d => s.push_str(&format!("== {} — {d}\n", sc.name)),
+                }
             }
             // The scenario's [[view]] pivots follow the per-case tables.
             s + &table::render(&records, &keys) + &view::render_all(&sc.views, &records)
@@ -239,7 +261,19 @@ fn run_and_print(
     };
     print!("{text}");
     if let Some(dir) = &out.out {
-        numasim::report::out::OutDir::new(dir).write_all(sc, &records, &keys, &artifacts)?;
+        let written =
+            numasim::report::out::OutDir::new(dir).write_all(sc, &records, &keys, &artifacts)?;
+        // Say what --out wrote, so the user need not list the folder.
+        let names: Vec<String> = written
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        eprintln!(
+            "numasim: wrote {} files to {}: {}",
+            names.len(),
+            dir.display(),
+            names.join(", ")
+        );
     }
     eprintln!(
         "numasim: {} — {} records in {:.1} ms",
@@ -247,6 +281,8 @@ fn run_and_print(
         records.len(),
         elapsed.as_secs_f64() * 1e3
     );
+    // Metrics are checked at load time; a row can still miss when a --set
+    // changed the case keys it names.
     for p in run::unmatched_papers(&records, &sc.papers) {
         let case: Vec<String> = p
             .case
@@ -254,10 +290,15 @@ fn run_and_print(
             .map(|(k, v)| format!("{k} = {}", numasim::report::table::fmt_json(v)))
             .collect();
         eprintln!(
-            "numasim: warning: {}: [[paper]] {} at {{ {} }} matches no record (a --set changed the case?)",
+            "numasim: warning: {}: [[paper]] {} at {{ {} }} matches no record{}",
             sc.source,
             p.metric,
-            case.join(", ")
+            case.join(", "),
+            if sets.is_empty() {
+                " (no case has those keys and values)"
+            } else {
+                " (a --set changed the keys it names)"
+            }
         );
     }
     Ok(records)
@@ -266,10 +307,13 @@ fn run_and_print(
 fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error> {
     let bar = indicatif::ProgressBar::new(EXPERIMENTS.len() as u64);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} {msg}, {elapsed} elapsed, ETA {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let t0 = Instant::now();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut summaries = Vec::new();
     for (id, _) in EXPERIMENTS {
         bar.set_message(id.to_string());
@@ -277,6 +321,17 @@ fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error>
         let records = bar.suspend(|| run_and_print(&sc, sets, out, true))?;
         summaries.push(Summary::of(&sc.name, &records, &sc.papers));
         bar.inc(1);
+        // indicatif draws nothing when stderr is not a terminal (a CI log,
+        // nohup): there, one line per finished experiment with an estimate.
+        if !tty {
+            let done = summaries.len();
+            let spent = t0.elapsed().as_secs_f64();
+            let left = spent / done as f64 * (EXPERIMENTS.len() - done) as f64;
+            eprintln!(
+                "numasim: [{done}/{}] {id} done; {spent:.1} s elapsed, about {left:.0} s left",
+                EXPERIMENTS.len()
+            );
+        }
     }
     bar.finish_and_clear();
     if out.format == Format::Table {
@@ -333,6 +388,21 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
         return Ok(());
     }
     match name {
+        // A path (a separator, a .toml suffix, or an existing file) is a
+        // machine file to check; anything else names a preset.
+        Some(n) if n.contains('/') || n.ends_with(".toml") || Path::new(&n).is_file() => {
+            let text = std::fs::read_to_string(&n)
+                .map_err(|e| InputError::new(format!("cannot read {n}: {e}")))?;
+            let m = Machine::from_toml_str(&text, &n)?;
+            print!("{}", m.to_toml_string());
+            eprintln!(
+                "numasim: {n}: a valid machine `{}`: {} nodes, {} CPUs, {}",
+                m.name,
+                m.node_count(),
+                m.cpu_count(),
+                mem_label(m.mem_bytes())
+            );
+        }
         Some(n) => {
             print!("{}", presets::preset_text(&n)?);
         }
@@ -347,7 +417,7 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                     "{n:<20} {:>6} {:>6} {:>10}  {}",
                     m.node_count(),
                     m.cpu_count(),
-                    numasim::scenario::size::format_size(m.mem_bytes()).replace(' ', ""),
+                    mem_label(m.mem_bytes()),
                     m.description
                 );
             }
@@ -356,10 +426,65 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
     Ok(())
 }
 
+/// Memory in the largest binary unit that keeps it at least 1, with one
+/// decimal where it is not whole: "59.2 GiB" fits the column where
+/// "62097440 KiB" did not.
+fn mem_label(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn workloads(name: Option<String>, markdown: bool) -> Result<(), Error> {
+    use numasim::workload::spec;
+    if markdown {
+        print!("{}", spec::reference_markdown());
+        return Ok(());
+    }
+    match name {
+        Some(n) => {
+            let s = spec::find(&n).ok_or_else(|| {
+                let hint =
+                    numasim::scenario::table::nearest(&n, spec::WORKLOADS.iter().map(|s| s.name))
+                        .map(|x| format!(" Did you mean `{x}`?"))
+                        .unwrap_or_default();
+                let all: Vec<&str> = spec::WORKLOADS.iter().map(|s| s.name).collect();
+                InputError::new(format!(
+                    "no workload `{n}`.{hint} Workloads: {}.",
+                    all.join(", ")
+                ))
+            })?;
+            print!("{}", spec::text(s));
+        }
+        None => {
+            for s in spec::WORKLOADS {
+                println!("{:<18} {}", s.name, s.about);
+            }
+            println!("\n`numasim workloads NAME` shows a workload's keys, metrics and an example step; docs/scenario.md has them all.");
+        }
+    }
+    Ok(())
+}
+
 fn probe(args: &numasim_probe::ProbeArgs, format: Format) -> Result<(), Error> {
-    let report = numasim_probe::run(args).map_err(|e| match e.is_bad_input() {
-        true => Error::Input(InputError::new(format!("probe: {e}"))),
-        false => Error::Internal(format!("probe: {e}")),
+    let report = numasim_probe::run(args).map_err(|e| match e {
+        // Ctrl-C (or SIGTERM) is the user's choice, not a bug: a plain
+        // message and the shell's status for an interrupt, 128 + SIGINT.
+        numasim_probe::ProbeError::Interrupted => {
+            eprintln!("numasim: {e}");
+            std::process::exit(130);
+        }
+        e if e.is_bad_input() => Error::Input(InputError::new(format!("probe: {e}"))),
+        e => Error::Internal(format!("probe: {e}")),
     })?;
     let text = match format {
         Format::Table => table::render(&report.records, &[]),

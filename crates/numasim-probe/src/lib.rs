@@ -114,7 +114,8 @@ pub enum ProbeError {
     Input(String),
     /// A measurement or the host failed us (exit status 1).
     Internal(String),
-    /// SIGINT/SIGTERM arrived; temporary files were removed (exit status 1).
+    /// SIGINT/SIGTERM arrived; temporary files were removed (the command
+    /// exits 130 with a plain message: an interrupt is not a bug).
     Interrupted,
 }
 

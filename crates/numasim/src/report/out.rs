@@ -111,8 +111,14 @@ impl<'a> OutDir<'a> {
             let file = format!("{name}-view-{}.csv", i + 1);
             written.push(self.write(&file, &v.to_csv(records))?);
         }
-        let mut metrics: Vec<&str> = records.iter().map(|r| r.metric.as_str()).collect();
-        metrics.dedup();
+        // Each metric once, in first-seen order (records interleave metrics
+        // row by row, so `dedup()` alone drew every plot once per row).
+        let mut metrics: Vec<&str> = Vec::new();
+        for r in records {
+            if !metrics.contains(&r.metric.as_str()) {
+                metrics.push(&r.metric);
+            }
+        }
         for m in metrics {
             let plot = svg::node_bars(records, m, keys, &format!("{name} — {m} by node"))
                 .or_else(|| svg::sweep_lines(records, m, keys, &format!("{name} — {m}")))

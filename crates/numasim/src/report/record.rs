@@ -61,6 +61,9 @@ pub struct Record {
     pub paper: Option<f64>,
     /// The published value's role; `Some` exactly when `paper` is.
     pub role: Option<Role>,
+    /// False when a `--set` changed the machine or kernel this record's case
+    /// was measured on: the published value is shown but not compared.
+    pub comparable: bool,
 }
 
 impl Record {
@@ -79,6 +82,7 @@ impl Record {
             value: Some(value),
             paper: None,
             role: None,
+            comparable: true,
         }
     }
 
@@ -101,7 +105,11 @@ impl Record {
     }
 
     /// Deviation of the simulated value from the paper, as a fraction of the paper value.
+    /// `None` where there is none, or the record is not comparable.
     pub fn deviation(&self) -> Option<f64> {
+        if !self.comparable {
+            return None;
+        }
         match (self.value, self.paper) {
             (Some(v), Some(p)) if p != 0.0 => Some((v - p) / p.abs()),
             (Some(v), Some(_)) => Some(if v == 0.0 { 0.0 } else { f64::INFINITY }),
@@ -124,7 +132,7 @@ impl Serialize for OrderedCase<'_> {
 
 impl Serialize for Record {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(7))?;
+        let mut m = s.serialize_map(Some(7 + usize::from(!self.comparable)))?;
         m.serialize_entry("experiment", &self.experiment)?;
         m.serialize_entry("case", &OrderedCase(&self.case))?;
         m.serialize_entry("metric", &self.metric)?;
@@ -132,6 +140,11 @@ impl Serialize for Record {
         m.serialize_entry("value", &self.value)?;
         m.serialize_entry("paper", &self.paper)?;
         m.serialize_entry("role", &self.role.map(Role::as_str))?;
+        // Only on records a --set made incomparable, so the ordinary
+        // record keeps the seven keys of the contract.
+        if !self.comparable {
+            m.serialize_entry("comparable", &false)?;
+        }
         m.end()
     }
 }

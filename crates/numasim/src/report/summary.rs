@@ -120,12 +120,20 @@ pub struct Summary {
     pub inputs: usize,
     /// Every record with a published value, in record order.
     pub rows: Vec<Compared>,
+    /// Records with a published value that a `--set` made incomparable:
+    /// in no role's score, counted here.
+    pub not_comparable: usize,
 }
 
 impl Summary {
     pub fn of(experiment: &str, records: &[Record], papers: &[PaperRow]) -> Summary {
         let mut rows = Vec::new();
+        let mut not_comparable = 0;
         for r in records {
+            if r.paper.is_some() && !r.comparable {
+                not_comparable += 1;
+                continue;
+            }
             let Some(d) = r.deviation() else { continue };
             let case: Vec<String> = r
                 .case
@@ -153,6 +161,7 @@ impl Summary {
             with_tolerance: scored().filter(|c| c.tolerance.is_some()).count(),
             inputs: rows.len() - scored().count(),
             rows,
+            not_comparable,
         }
     }
 
@@ -193,7 +202,7 @@ pub fn tolerance_of(r: &Record, papers: &[PaperRow]) -> Option<f64> {
 impl fmt::Display for Summary {
     /// One line per role present, under the experiment's name.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.rows.is_empty() {
+        if self.rows.is_empty() && self.not_comparable == 0 {
             return write!(f, "{:<28} no published values", self.experiment);
         }
         write!(f, "{}", self.experiment)?;
@@ -203,8 +212,23 @@ impl fmt::Display for Summary {
                 write!(f, "\n  {}", s.line(None))?;
             }
         }
+        if self.not_comparable > 0 {
+            write!(f, "\n  {}", not_comparable_line(self.not_comparable, None))?;
+        }
         Ok(())
     }
+}
+
+/// "not comparable  3 rows (…)": rows a --set took out of every score.
+fn not_comparable_line(rows: usize, experiments: Option<usize>) -> String {
+    let mut s = format!(
+        "not comparable {rows:>3} row{}",
+        if rows == 1 { "" } else { "s" }
+    );
+    if let Some(n) = experiments {
+        s += &format!(" in {n} experiment{}", if n == 1 { "" } else { "s" });
+    }
+    s + " (a --set changed the machine or kernel they were measured on; in no role's score)"
 }
 
 /// The scoreboard over many experiments: one line per role, then the verdict.
@@ -214,6 +238,8 @@ pub struct Totals {
     pub by_role: Vec<(RoleStats, usize)>,
     /// Experiments with a calibration or prediction row outside tolerance.
     pub failed: Vec<(String, Role)>,
+    /// Rows a `--set` made incomparable, and in how many experiments.
+    pub not_comparable: (usize, usize),
 }
 
 impl Totals {
@@ -246,6 +272,10 @@ impl Totals {
             experiments: summaries.len(),
             by_role,
             failed,
+            not_comparable: (
+                summaries.iter().map(|s| s.not_comparable).sum(),
+                summaries.iter().filter(|s| s.not_comparable > 0).count(),
+            ),
         }
     }
 
@@ -259,6 +289,10 @@ impl fmt::Display for Totals {
         writeln!(f, "== Totals by role")?;
         for (s, exps) in &self.by_role {
             writeln!(f, "  {}", s.line(Some(*exps)))?;
+        }
+        let (nc, nc_exps) = self.not_comparable;
+        if nc > 0 {
+            writeln!(f, "  {}", not_comparable_line(nc, Some(nc_exps)))?;
         }
         let scored: Vec<String> = self
             .by_role
@@ -277,6 +311,9 @@ impl fmt::Display for Totals {
             self.experiments,
             scored.join(" and ")
         )?;
+        if nc > 0 {
+            write!(f, "; {nc} rows not comparable (--set)")?;
+        }
         if !self.failed.is_empty() {
             let list: Vec<String> = self
                 .failed

@@ -45,6 +45,10 @@ pub fn render(records: &[Record], case_keys: &[String]) -> String {
             if row_keys.is_empty() {
                 for r in recs {
                     let paper = match (r.paper, r.deviation()) {
+                        (Some(p), _) if !r.comparable => format!(
+                            "   (paper {}, not comparable: a --set changed this case)",
+                            fmt_value(Some(p))
+                        ),
                         (Some(p), Some(d)) => format!(
                             "   (paper {}, Δ {:+.1}%{})",
                             fmt_value(Some(p)),
@@ -132,11 +136,15 @@ fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
                     Cell::new(p.map(|p| fmt_value(Some(p))).unwrap_or_default())
                         .set_alignment(CellAlignment::Right),
                 );
-                let d = rec.and_then(|r| r.deviation());
-                cells.push(
-                    Cell::new(d.map(|d| format!("{:+.1}%", d * 100.0)).unwrap_or_default())
-                        .set_alignment(CellAlignment::Right),
-                );
+                let d = match rec {
+                    Some(r) if r.paper.is_some() && !r.comparable => "n/c".to_string(),
+                    Some(r) => r
+                        .deviation()
+                        .map(|d| format!("{:+.1}%", d * 100.0))
+                        .unwrap_or_default(),
+                    None => String::new(),
+                };
+                cells.push(Cell::new(d).set_alignment(CellAlignment::Right));
             }
             if roles.len() > 1 {
                 let role = rec.and_then(|r| r.role).map(Role::as_str);

@@ -192,6 +192,24 @@ impl Scenario {
         for (i, v) in sc.views.iter().enumerate() {
             check_view(v, &sc, &resolved).map_err(|e| e.under(&format!("view[{i}]")))?;
         }
+        // A [[paper]] metric no step reports is a typo, refused like a
+        // view's (it would otherwise match nothing and score nothing).
+        let metrics = produced_metrics(&resolved);
+        for (i, p) in sc.papers.iter().enumerate() {
+            if !metrics.contains(&p.metric) {
+                let hint = table::nearest(&p.metric, metrics.iter().map(String::as_str))
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                return Err(InputError::at(
+                    format!("paper[{i}].metric"),
+                    format!(
+                        "`{}` is not a metric of this scenario's steps{hint}; allowed: {}",
+                        p.metric,
+                        metrics.join(", ")
+                    ),
+                ));
+            }
+        }
         Ok(sc)
     }
 
@@ -243,7 +261,7 @@ impl Scenario {
         };
         let mut kr = TableReader::new("kernel", ktable);
         let kernel = KernelConfig::read(&mut kr, &machine)?;
-        kr.finish()?;
+        kr.finish().map_err(step_key_hint)?;
         let steps: Vec<Table> = match doc.get("run") {
             Some(Value::Array(items)) => items
                 .iter()
@@ -492,6 +510,28 @@ fn read_view(v: &Value) -> Result<View, InputError> {
     })
 }
 
+/// An unknown `[kernel]` key that is a workload step's key (`policy`,
+/// `bytes`) is said to belong in a `[[run]]` step.
+fn step_key_hint(mut e: InputError) -> InputError {
+    let Some(key) = e.key.as_deref().and_then(|k| k.strip_prefix("kernel.")) else {
+        return e;
+    };
+    let owners: Vec<&str> = crate::workload::WORKLOADS
+        .iter()
+        .filter(|s| s.param(key).is_some())
+        .map(|s| s.name)
+        .collect();
+    if !owners.is_empty() {
+        e.message.push_str(&format!(
+            " `{key}` is a key of a [[run]] step, not of [kernel]: workload {} \
+             (`numasim workloads {}`).",
+            owners.join(", "),
+            owners[0]
+        ));
+    }
+    e
+}
+
 /// Per-row keys workloads add to records beyond the case and step keys
 /// (`node` from touch/meminfo, `table` from boot). A workload that adds a
 /// new one lists it here so views may pivot on it.
@@ -499,6 +539,34 @@ const ROW_KEYS: &[&str] = &["node", "table"];
 
 /// A view may only name what the scenario produces: a metric of one of its
 /// steps, and keys that its records carry.
+/// The metrics the scenario's steps report (after their `metrics` filters).
+fn produced_metrics(cases: &[ResolvedCase]) -> Vec<String> {
+    let mut metrics: Vec<String> = Vec::new();
+    for c in cases {
+        for step in &c.steps {
+            let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
+            let produced: Vec<String> = match step.get("metrics") {
+                Some(Value::Array(l)) => l
+                    .iter()
+                    .filter_map(|m| m.as_str().map(str::to_string))
+                    .collect(),
+                _ => crate::workload::spec::find(name)
+                    .map(|s| s.metric_names())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect(),
+            };
+            for m in produced {
+                if !metrics.contains(&m) {
+                    metrics.push(m);
+                }
+            }
+        }
+    }
+    metrics
+}
+
 fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), InputError> {
     let mut metrics: Vec<String> = Vec::new();
     let mut keys: Vec<String> = sc.varied_keys();
@@ -506,11 +574,9 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
     for c in cases {
         for step in &c.steps {
             let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
-            let all = crate::workload::WORKLOADS
-                .iter()
-                .find(|(n, _, _)| *n == name)
-                .map(|(_, m, _)| *m)
-                .unwrap_or(&[]);
+            let all = crate::workload::spec::find(name)
+                .map(|s| s.metric_names())
+                .unwrap_or_default();
             let produced: Vec<String> = match step.get("metrics") {
                 Some(Value::Array(l)) => l
                     .iter()

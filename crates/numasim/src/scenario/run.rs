@@ -29,7 +29,19 @@ pub fn run_with_artifacts(
             let case = sc
                 .resolve(i, sets)
                 .map_err(|e| e.in_file(sc.source.clone()))?;
-            let r = run_case_with_artifacts(&sc.name, &case).map_err(|e| e.in_file(&sc.source));
+            let mut r = run_case_with_artifacts(&sc.name, &case).map_err(|e| e.in_file(&sc.source));
+            // A --set that changes the machine or kernel of this case makes
+            // its published values incomparable (a seed is only a draw).
+            if sets.iter().any(|(k, _)| k != "seed") {
+                let plain = sc
+                    .resolve(i, &[])
+                    .map_err(|e| e.in_file(sc.source.clone()))?;
+                if plain.machine != case.machine || plain.kernel != case.kernel {
+                    if let Ok((recs, _)) = &mut r {
+                        recs.iter_mut().for_each(|rec| rec.comparable = false);
+                    }
+                }
+            }
             case_done();
             r
         })

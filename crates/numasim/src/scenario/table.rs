@@ -219,6 +219,11 @@ impl<'a> TableReader<'a> {
         }
     }
 
+    /// The keys asked for so far.
+    pub fn known_keys(&self) -> Vec<&'static str> {
+        self.known.iter().copied().collect()
+    }
+
     /// Refuse every key that no getter asked for.
     pub fn finish(self) -> Result<(), InputError> {
         for key in self.table.keys() {

@@ -5,8 +5,6 @@ use super::Sim;
 use crate::error::Error;
 use crate::report::Record;
 
-pub const METRICS: &[&str] = &["bcfree_freed_gb"];
-
 pub fn bcfree_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
     let rec = sim.recorder();
     let (booted, vm) = sim.vm()?;

@@ -7,26 +7,6 @@ use crate::kernel::mm::Use;
 use crate::report::Record;
 use serde_json::json;
 
-pub const BOOT_METRICS: &[&str] = &[
-    "hash_bytes",
-    "hash_requested_bytes",
-    "tcp_ehash_bytes",
-    "tcp_ehash_requested_bytes",
-    "max_node_hash_fraction",
-    "hash_nodes",
-    "initcall_node",
-];
-
-pub const MEMINFO_METRICS: &[&str] = &[
-    "mem_total_kb",
-    "mem_free_kb",
-    "mem_used_kb",
-    "hash_kb",
-    "page_cache_kb",
-    "slab_kb",
-    "anon_kb",
-];
-
 pub fn boot_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
     let rec = sim.recorder();
     let booted = sim.booted()?;

@@ -19,19 +19,6 @@ use rayon::prelude::*;
 use serde_json::json;
 use toml::Value;
 
-pub const TICK_METRICS: &[&str] = &["tick_work_fraction", "forward_progress", "boots"];
-pub const GTOD_METRICS: &[&str] = &[
-    "time_per_call_ns",
-    "slowdown_vs_one",
-    "cmpxchg_attempts_per_call",
-];
-pub const FAULT_METRICS: &[&str] = &["touch_time_s", "lock_wait_fraction", "faults_per_s"];
-pub const DEVZERO_METRICS: &[&str] = &["faults_per_s", "improvement"];
-pub const HUGETLB_METRICS: &[&str] =
-    &["zero_time_s", "speedup_vs_one", "lock_hold_s", "hugetlb_gb"];
-pub const PAGECACHE_METRICS: &[&str] = &["insertions_per_s", "counter_share_of_time_pct"];
-pub const SPINLOCK_METRICS: &[&str] = &["acquisitions_per_s", "max_wait_us", "starved_nodes"];
-
 /// A count or a list of counts under `key`, each 1..=the machine's CPUs.
 fn counts(
     r: &mut TableReader,
@@ -310,7 +297,7 @@ impl Step {
                         "fraction",
                         1.0 - r.tick_work_fraction,
                     ));
-                    out.push(rec.record(&row, "boots", "0/1", f64::from(u8::from(r.boots))));
+                    out.push(rec.record(&row, "boots", "flag", f64::from(u8::from(r.boots))));
                 }
                 out
             }

@@ -9,8 +9,6 @@ use crate::machine::Machine;
 use crate::report::Record;
 use crate::scenario::table::TableReader;
 
-pub const METRICS: &[&str] = &["held_gb", "held_in_swap_gb"];
-
 #[derive(Debug, Clone)]
 pub struct Hold {
     pub task: String,

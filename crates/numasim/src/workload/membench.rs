@@ -15,17 +15,6 @@ use crate::scenario::table::{value_size, TableReader};
 use serde_json::Value as Json;
 use toml::Value;
 
-pub const STREAM_METRICS: &[&str] = &["copy_mbps", "tlb_misses_per_pass"];
-pub const RANDOM_METRICS: &[&str] = &["random_mbps", "ns_per_read", "tlb_miss_rate"];
-pub const GTOD_METRICS: &[&str] = &["time_per_call_us"];
-pub const SELFISH_METRICS: &[&str] = &["noise_cpu_pct", "detours_per_s", "fpu_gflops"];
-pub const RING_METRICS: &[&str] = &[
-    "memcpy_mbps",
-    "tlb_miss_rate",
-    "tlb_misses_per_block",
-    "tlb_miss_ns",
-];
-
 pub const WORKLOAD_NAMES: &[&str] = &[
     "stream-copy",
     "random-read",

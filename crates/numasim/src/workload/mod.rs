@@ -10,6 +10,7 @@ pub mod contention;
 pub mod hold;
 pub mod membench;
 pub mod read;
+pub mod spec;
 pub mod touch;
 pub mod vmstat;
 pub mod write;
@@ -26,124 +27,7 @@ use crate::scenario::ResolvedCase;
 use serde_json::Value as Json;
 use toml::Table;
 
-/// (name, metrics it can report, one-line description) of every workload.
-pub const WORKLOADS: &[(&str, &[&str], &str)] = &[
-    (
-        "boot",
-        boot::BOOT_METRICS,
-        "boot to a shell; report the boot-time hash tables",
-    ),
-    (
-        "meminfo",
-        boot::MEMINFO_METRICS,
-        "per-node MemTotal/MemFree/MemUsed, as /sys/devices/system/node/node*/meminfo",
-    ),
-    (
-        "touch",
-        touch::METRICS,
-        "threads first-touch memory under a policy; report where it landed",
-    ),
-    (
-        "read",
-        read::METRICS,
-        "one process reads a file through the page cache (buffered I/O)",
-    ),
-    (
-        "vmstat",
-        vmstat::METRICS,
-        "machine-wide counters: kswapd wake-ups, nodes full of page cache",
-    ),
-    (
-        "hold",
-        hold::METRICS,
-        "a task takes anonymous memory and keeps it (memory + swap)",
-    ),
-    (
-        "write",
-        write::METRICS,
-        "a task writes a file with buffered I/O while the clock runs: reclaim, swap, OOM",
-    ),
-    (
-        "alloc",
-        alloc::METRICS,
-        "threads first-touch anonymous memory while the clock runs: stalls, swap, spill",
-    ),
-    (
-        "runaway",
-        alloc::RUNAWAY_METRICS,
-        "a task allocates without end until the OOM killer stops it (or never)",
-    ),
-    (
-        "bcfree",
-        bcfree::METRICS,
-        "SGI's bcfree command: drop every clean, unmapped page-cache page",
-    ),
-    (
-        "tick",
-        contention::TICK_METRICS,
-        "every CPU's timer tick and its shared-line work (profiler, timer adjust)",
-    ),
-    (
-        "gettimeofday",
-        contention::GTOD_METRICS,
-        "threads call gettimeofday() back to back (cmpxchg on a shared word)",
-    ),
-    (
-        "fault-touch",
-        contention::FAULT_METRICS,
-        "threads of one process first-touch anonymous memory (mmap_sem, page_table_lock)",
-    ),
-    (
-        "devzero",
-        contention::DEVZERO_METRICS,
-        "one process per CPU faults in a private /dev/zero mapping (superblock lock)",
-    ),
-    (
-        "hugetlb",
-        contention::HUGETLB_METRICS,
-        "map huge pages and zero them: prefault in one thread or on fault in parallel",
-    ),
-    (
-        "pagecache-count",
-        contention::PAGECACHE_METRICS,
-        "CPUs insert and remove page-cache pages, updating the page count",
-    ),
-    (
-        "spinlock",
-        contention::SPINLOCK_METRICS,
-        "every CPU loops on one spinlock with a short critical section",
-    ),
-    (
-        "zcb",
-        zcb::METRICS,
-        "a Zepto compute binary's exec/brk/mmap/munmap/ptrace in Big Memory (BG/P)",
-    ),
-    (
-        "stream-copy",
-        membench::STREAM_METRICS,
-        "copy one half of a buffer to the other, pass after pass (TLB, prefetch, tick)",
-    ),
-    (
-        "random-read",
-        membench::RANDOM_METRICS,
-        "random reads within a buffer: caches and TLB misses (sampled TLB)",
-    ),
-    (
-        "gettimeofday-cost",
-        membench::GTOD_METRICS,
-        "one core calls gettimeofday() as a system call or in user space",
-    ),
-    (
-        "selfish",
-        membench::SELFISH_METRICS,
-        "Selfish detour benchmark and an L1-resident FMA loop: OS noise",
-    ),
-    (
-        "ring-copy",
-        membench::RING_METRICS,
-        "LOFAR: copy blocks into the rows of a ring buffer (a TLB miss per row visit)",
-    ),
-];
+pub use spec::WORKLOADS;
 
 /// The state steps share within one case.
 pub struct Sim<'a> {
@@ -232,7 +116,7 @@ fn step_name(step: &Table) -> Result<&str, InputError> {
 fn names() -> String {
     WORKLOADS
         .iter()
-        .map(|(n, _, _)| format!("`{n}`"))
+        .map(|s| format!("`{}`", s.name))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -266,8 +150,8 @@ fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<Str
 /// Check a step before anything runs.
 pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> {
     let name = step_name(step)?;
-    let Some((_, metrics, _)) = WORKLOADS.iter().find(|(n, _, _)| *n == name) else {
-        let hint = crate::scenario::table::nearest(name, WORKLOADS.iter().map(|(n, _, _)| *n))
+    let Some(spec) = spec::find(name) else {
+        let hint = crate::scenario::table::nearest(name, WORKLOADS.iter().map(|s| s.name))
             .map(|n| format!(" Did you mean `{n}`?"))
             .unwrap_or_default();
         return Err(InputError::at(
@@ -275,6 +159,8 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
             format!("no workload `{name}`.{hint} Workloads: {}.", names()),
         ));
     };
+    check_keys(spec, step)?;
+    let metrics = &spec.metric_names();
     let mut r = TableReader::new("", step);
     r.allow("workload");
     metric_filter(&mut r, metrics)?;
@@ -310,6 +196,96 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
     r.finish()
 }
 
+/// The step's keys against the registry, before the workload's own reader:
+/// unknown keys are named beside missing required ones, so a misspelt
+/// required key (`byte = "1 GB"`) reads as what it is.
+pub fn check_keys(spec: &spec::Spec, step: &Table) -> Result<(), InputError> {
+    let valid: Vec<&str> = spec::COMMON
+        .iter()
+        .chain(spec.params)
+        .map(|p| p.key)
+        .collect();
+    let unknown: Vec<&str> = step
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !valid.contains(k))
+        .collect();
+    let missing: Vec<&str> = spec
+        .params
+        .iter()
+        .filter(|p| p.default == spec::Default::Required && !step.contains_key(p.key))
+        .map(|p| p.key)
+        .collect();
+    let given_one = spec
+        .one_of
+        .iter()
+        .filter(|k| step.contains_key(**k))
+        .count();
+    if unknown.is_empty() && missing.is_empty() && (spec.one_of.is_empty() || given_one == 1) {
+        return Ok(());
+    }
+    let mut parts = Vec::new();
+    for k in &unknown {
+        let hint = crate::scenario::table::nearest(k, valid.iter().copied())
+            .map(|n| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
+        parts.push(format!("unknown key `{k}`{hint}"));
+    }
+    for k in &missing {
+        let about = spec.param(k).map(|p| p.about).unwrap_or_default();
+        parts.push(format!("missing `{k}` ({about})"));
+    }
+    if !spec.one_of.is_empty() && given_one != 1 {
+        parts.push(format!(
+            "give exactly one of `{}`",
+            spec.one_of.join("`, `")
+        ));
+    }
+    let key = unknown
+        .first()
+        .or(missing.first())
+        .or(spec.one_of.first())
+        .copied()
+        .unwrap_or("workload");
+    Err(InputError::at(
+        key,
+        format!(
+            "{} in a `{}` step. Keys of `{}`: {} (`numasim workloads {}`).",
+            parts.join("; "),
+            spec.name,
+            spec.name,
+            valid.join(", "),
+            spec.name
+        ),
+    ))
+}
+
+/// Parse a step with its workload's own reader and return what it read
+/// (as `Debug` text) and the keys it asked for: the registry's tests compare
+/// these with `spec::WORKLOADS`.
+pub fn parse_for_test(
+    step: &Table,
+    machine: &Machine,
+) -> Result<(String, Vec<&'static str>), InputError> {
+    let name = step_name(step)?;
+    let mut r = TableReader::new("", step);
+    r.allow("workload");
+    let parsed = match name {
+        "touch" => format!("{:?}", touch::Touch::from_step(&mut r, machine)?),
+        "read" => format!("{:?}", read::Read::from_step(&mut r, machine)?),
+        "hold" => format!("{:?}", hold::Hold::from_step(&mut r, machine)?),
+        "write" => format!("{:?}", write::Write::from_step(&mut r, machine)?),
+        "alloc" => format!("{:?}", alloc::Alloc::from_step(&mut r, machine, false)?),
+        "runaway" => format!("{:?}", alloc::Alloc::from_step(&mut r, machine, true)?),
+        "zcb" => format!("{:?}", zcb::Zcb::from_step(&mut r)?),
+        other if membench::WORKLOAD_NAMES.contains(&other) => {
+            format!("{:?}", membench::Step::from_step(other, &mut r, machine)?)
+        }
+        other => format!("{:?}", contention::Step::from_step(other, &mut r, machine)?),
+    };
+    Ok((parsed, r.known_keys()))
+}
+
 /// Run every step of one case, in order.
 pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Error> {
     run_case_with_artifacts(experiment, case).map(|(r, _)| r)
@@ -341,12 +317,10 @@ fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Reco
     let mut r = TableReader::new("", step);
     r.allow("workload");
     let name = step_name(step)?;
-    let allowed = WORKLOADS
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, m, _)| *m)
-        .unwrap_or(&[]);
-    let filter = metric_filter(&mut r, allowed)?;
+    let allowed = spec::find(name)
+        .map(|s| s.metric_names())
+        .unwrap_or_default();
+    let filter = metric_filter(&mut r, &allowed)?;
     let records = match name {
         "boot" => boot::boot_records(sim)?,
         "meminfo" => boot::meminfo_records(sim)?,

@@ -10,8 +10,6 @@ use crate::machine::Machine;
 use crate::report::Record;
 use crate::scenario::table::TableReader;
 
-pub const METRICS: &[&str] = &["reader_node_excess_pages", "read_oom"];
-
 #[derive(Debug, Clone)]
 pub struct Read {
     pub bytes: u64,
@@ -59,7 +57,7 @@ impl Read {
         );
         let Ok(res) = res else {
             // Not enough memory for the cache: reclaim is not modelled yet.
-            return Ok(vec![rec.record(&[], "read_oom", "0/1", 1.0)]);
+            return Ok(vec![rec.record(&[], "read_oom", "flag", 1.0)]);
         };
         // Pages this read put on each node; the reader's node against the
         // median of the others.
@@ -77,7 +75,7 @@ impl Read {
                 "pages",
                 per[node].saturating_sub(median) as f64,
             ),
-            rec.record(&[], "read_oom", "0/1", 0.0),
+            rec.record(&[], "read_oom", "flag", 0.0),
         ])
     }
 }

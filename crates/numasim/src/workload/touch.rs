@@ -15,14 +15,6 @@ use serde_json::json;
 /// Rounds in which concurrent threads advance (see `Touch::run`).
 const TOUCH_ROUNDS: u64 = 64;
 
-pub const METRICS: &[&str] = &[
-    "touched_kb",
-    "job_remote_fraction",
-    "max_thread_remote_fraction",
-    "job_slowdown",
-    "oom",
-];
-
 #[derive(Debug, Clone)]
 pub struct Touch {
     /// The CPU each thread runs on.
@@ -251,7 +243,7 @@ impl Touch {
         ));
         out.push(rec.record(&[], "max_thread_remote_fraction", "fraction", worst));
         out.push(rec.record(&[], "job_slowdown", "x", slowdown));
-        out.push(rec.record(&[], "oom", "0/1", f64::from(u8::from(oom))));
+        out.push(rec.record(&[], "oom", "flag", f64::from(u8::from(oom))));
         Ok(out)
     }
 }

@@ -7,8 +7,6 @@ use crate::error::Error;
 use crate::kernel::mm::Use;
 use crate::report::Record;
 
-pub const METRICS: &[&str] = &["kswapd_woken", "kswapd_wakeups", "nodes_full_of_page_cache"];
-
 pub fn vmstat_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
     let rec = sim.recorder();
     let booted = sim.booted()?;
@@ -25,7 +23,12 @@ pub fn vmstat_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
         .count();
     let wakeups = mm.kswapd_wakeups();
     Ok(vec![
-        rec.record(&[], "kswapd_woken", "0/1", f64::from(u8::from(wakeups > 0))),
+        rec.record(
+            &[],
+            "kswapd_woken",
+            "flag",
+            f64::from(u8::from(wakeups > 0)),
+        ),
         rec.record(&[], "kswapd_wakeups", "count", wakeups as f64),
         rec.record(&[], "nodes_full_of_page_cache", "nodes", full as f64),
     ])

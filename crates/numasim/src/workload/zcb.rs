@@ -33,20 +33,6 @@ use crate::report::Record;
 use crate::scenario::size::parse_size;
 use crate::scenario::table::TableReader;
 
-pub const METRICS: &[&str] = &[
-    "bigmem_chunks",
-    "bigmem_used_mb",
-    "bigmem_free_mb",
-    "bigmem_largest_free_mb",
-    "paged_mb",
-    "tlb_bigmem_entries",
-    "tlb_paged_entries",
-    "tlb_installs",
-    "tlb_removals",
-    "tlb_misses",
-    "tlb_temp_installs",
-];
-
 /// Most operations in one step (keeps the loop and the message short).
 const MAX_OPS: usize = 100_000;
 /// Most time slices in one `timeslice` op.
