@@ -328,10 +328,22 @@ impl PageAlloc {
         what: Use,
         allowed: Option<&[bool]>,
     ) -> Result<Placement, AllocError> {
-        let zl = self.zonelist_within(node, allowed);
-        let short = self.available_in(&zl, gfp) < pages;
+        // Without a cpuset the cached zonelist is walked in place (lent out
+        // and put back): copying it made every allocation cost nodes.
+        let zl: Box<[u32]> = match allowed {
+            None => {
+                self.zonelist(node);
+                self.zonelists[node].take().expect("built just above")
+            }
+            Some(_) => self.zonelist_within(node, allowed).into_boxed_slice(),
+        };
+        let short = !self.has_available(&zl, gfp, pages);
         let gfp = self.pressure_pass(gfp, short);
-        self.take_along(&zl, pages, gfp, what)
+        let r = self.take_along(&zl, pages, gfp, what);
+        if allowed.is_none() {
+            self.zonelists[node] = Some(zl);
+        }
+        r
     }
 
     /// Wanted pages per node (e.g. an interleave's shares), each share
@@ -381,6 +393,19 @@ impl PageAlloc {
             .collect()
     }
 
+    /// Whether the nodes of `zl` together can give `pages`; stops at the
+    /// first prefix that can (usually the local node), so a fitting
+    /// allocation does not cost a pass over every node.
+    fn has_available(&self, zl: &[u32], gfp: Gfp, pages: u64) -> bool {
+        let mut sum = 0u64;
+        for &c in zl {
+            sum = sum.saturating_add(self.available(c as usize, gfp));
+            if sum >= pages {
+                return true;
+            }
+        }
+        pages == 0
+    }
     fn available_in(&self, zl: &[u32], gfp: Gfp) -> u64 {
         zl.iter()
             .map(|&c| self.available(c as usize, gfp))
@@ -411,7 +436,7 @@ impl PageAlloc {
         gfp: Gfp,
         what: Use,
     ) -> Result<Placement, AllocError> {
-        if self.available_in(zl, gfp) < pages {
+        if !self.has_available(zl, gfp, pages) {
             return Err(AllocError::NoMemory { pages });
         }
         let mut left = pages;
