@@ -247,6 +247,9 @@ fn run_and_print(
         records.len(),
         elapsed.as_secs_f64() * 1e3
     );
+    for w in run::incomplete_runs(&records) {
+        eprintln!("numasim: warning: {w}");
+    }
     for p in run::unmatched_papers(&records, &sc.papers) {
         let case: Vec<String> = p
             .case

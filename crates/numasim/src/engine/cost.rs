@@ -102,7 +102,10 @@ enum CostRepr {
     Dense(Vec<u64>),
     /// `ns[0]` within a node, `ns[k + 1]` for smallest common group k,
     /// `ns[groups.len() + 1]` for none.
-    Groups { groups: Vec<u32>, ns: Vec<u64> },
+    Groups {
+        groups: Vec<u32>,
+        ns: Vec<u64>,
+    },
 }
 
 impl CostTable {

@@ -205,7 +205,12 @@ impl<C: TransferCost> Lock<C> {
         debug_assert!(
             !matches!(self.holder, Some(h) if h.cpu == cpu)
                 && self.waiters.iter().all(|w| w.cpu != cpu)
-                && self.spinners.per_node.iter().flatten().all(|w| w.cpu != cpu),
+                && self
+                    .spinners
+                    .per_node
+                    .iter()
+                    .flatten()
+                    .all(|w| w.cpu != cpu),
             "cpu {cpu} asked for a lock it already holds or waits for"
         );
         if self.holder.is_some() {

@@ -197,7 +197,10 @@ impl Machine {
     /// level (same rounding as `line_transfer_ns`), not a nodes² table.
     pub fn line_cost_table(&self) -> CostTable {
         let n = self.node_count();
-        match (self.distances.nested_groups(), self.distances.group_levels()) {
+        match (
+            self.distances.nested_groups(),
+            self.distances.group_levels(),
+        ) {
             (Some(groups), Some(levels)) => {
                 let local = self.distances.local() as f64;
                 let ns = std::iter::once(self.distances.local())

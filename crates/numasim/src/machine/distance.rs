@@ -36,7 +36,10 @@ pub struct Distances {
 enum Repr {
     /// `groups` nested group sizes (empty: flat), `levels[k]` the distance
     /// of two nodes whose smallest common group is k (last: none).
-    Groups { groups: Vec<u32>, levels: Vec<u32> },
+    Groups {
+        groups: Vec<u32>,
+        levels: Vec<u32>,
+    },
     Dense(Vec<u16>),
 }
 
