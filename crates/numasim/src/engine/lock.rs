@@ -320,7 +320,7 @@ impl<C: TransferCost> Lock<C> {
             } else {
                 0
             };
-            if best.map_or(true, |(t, ..)| ns + phase < t) {
+            if best.is_none_or(|(t, ..)| ns + phase < t) {
                 best = Some((ns + phase, a, b, phase));
             }
             a = b;
