@@ -283,6 +283,9 @@ fn run_and_print(
     );
     // Metrics are checked at load time; a row can still miss when a --set
     // changed the case keys it names.
+    for w in run::incomplete_runs(&records) {
+        eprintln!("numasim: warning: {w}");
+    }
     for p in run::unmatched_papers(&records, &sc.papers) {
         let case: Vec<String> = p
             .case

@@ -124,13 +124,13 @@ fn counts_that_cost_time_are_bounded() {
             "workload = \"touch\"\nthreads = 1000000\nbytes = \"4 KiB\"",
             "threads",
         ),
-        ("workload = \"gettimeofday\"\nthreads = [10000]", "threads"),
+        ("workload = \"gettimeofday\"\nthreads = [20000]", "threads"),
         (
-            "workload = \"gettimeofday\"\nthreads = [512]\ncalls = 100000",
+            "workload = \"gettimeofday\"\nthreads = [512]\ncalls = 100001",
             "calls",
         ),
         (
-            "workload = \"devzero\"\nprocesses = [4096]\nbytes = \"4 MiB\"\nsample = 1000",
+            "workload = \"devzero\"\nprocesses = [4096]\nbytes = \"4 MiB\"\nsample = 100000",
             "sample",
         ),
         (

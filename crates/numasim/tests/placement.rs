@@ -236,3 +236,28 @@ fn zonelists_are_nearest_first() {
         assert!(d.windows(2).all(|w| w[0] <= w[1]), "node {node}: {d:?}");
     }
 }
+
+/// The zonelist written out from nested groups is the one sorting by
+/// (distance, node counted up from the owner) gives, on a machine whose
+/// node count is not a multiple of its largest group.
+#[test]
+fn nested_group_zonelists_equal_the_sorted_order() {
+    let mut t: toml::Table = numasim::machine::presets::preset_text("altix-512")
+        .unwrap()
+        .parse()
+        .unwrap();
+    t.insert("nodes".into(), 200.into());
+    let m = Machine::from_table(&t).unwrap();
+    let mut mm = PageAlloc::new(&m, 17);
+    let n = m.node_count();
+    for node in [0usize, 1, 63, 64, 130, 199] {
+        let mut want: Vec<u32> = (0..n as u32).collect();
+        want.sort_by_key(|&j| {
+            (
+                m.distances.get(node, j as usize),
+                (j as usize + n - node) % n,
+            )
+        });
+        assert_eq!(mm.zonelist(node), &want[..], "node {node}");
+    }
+}

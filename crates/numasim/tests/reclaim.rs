@@ -361,3 +361,47 @@ fn vm_runs_are_deterministic() {
         .collect();
     assert_eq!(a, b);
 }
+
+/// A write cut short by its simulated-time horizon is reported as
+/// incomplete (a record and a warning line), never as a plain
+/// `completed = 0`; one that finishes reports no horizon.
+#[test]
+fn a_run_stopped_by_its_horizon_is_reported_incomplete() {
+    let mut sc = experiments::load("altix-bigio").unwrap();
+    sc.cases.truncate(2); // default (killed) and swap-quarter (completes)
+    let full = run::run(&sc, &[]).unwrap();
+    let incomplete = |r: &[Record], case: &str| {
+        r.iter()
+            .find(|x| {
+                x.metric == "incomplete_at_s"
+                    && x.case_value("config").and_then(|v| v.as_str()) == Some(case)
+            })
+            .map(|x| x.value)
+    };
+    // The record is kept even though the step's `metrics` omits it only
+    // when the run was cut short.
+    assert_eq!(
+        incomplete(&full, "default"),
+        None,
+        "killed is not cut short"
+    );
+    assert_eq!(incomplete(&full, "swap-quarter"), None);
+    assert!(run::incomplete_runs(&full).is_empty());
+    let text = include_str!("../../../experiments/altix-bigio.toml")
+        .replace("cpu = 0\n", "cpu = 0\nhorizon_s = 5\n");
+    let mut short = numasim::scenario::Scenario::from_str(&text, "short.toml", None).unwrap();
+    short.cases.truncate(2);
+    let cut = run::run(&short, &[]).unwrap();
+    assert_eq!(incomplete(&cut, "swap-quarter"), Some(Some(5.0)));
+    assert_eq!(
+        value(&cut, "config", "swap-quarter", "completed"),
+        Some(0.0)
+    );
+    let warnings = run::incomplete_runs(&cut);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("config = \"swap-quarter\"") && w.contains("5 s")),
+        "{warnings:?}"
+    );
+}

@@ -14,6 +14,15 @@ use std::sync::Arc;
 pub trait TransferCost {
     /// The transfer time in whole nanoseconds.
     fn transfer_ns(&self, from_node: usize, to_node: usize) -> u64;
+    /// Nested node-group sizes (nodes `a` and `b` share a level-k group
+    /// when `a / groups[k] == b / groups[k]`) such that the cost between
+    /// two distinct nodes depends only on the smallest group they share;
+    /// `Some(&[])` when every remote node costs the same. Resources use it
+    /// to treat the waiters at one distance as one group; `None` (the
+    /// default): no such structure is known.
+    fn nested_groups(&self) -> Option<&[u32]> {
+        None
+    }
 }
 
 impl<T: TransferCost + ?Sized> TransferCost for &T {
@@ -21,17 +30,26 @@ impl<T: TransferCost + ?Sized> TransferCost for &T {
     fn transfer_ns(&self, from: usize, to: usize) -> u64 {
         (**self).transfer_ns(from, to)
     }
+    fn nested_groups(&self) -> Option<&[u32]> {
+        (**self).nested_groups()
+    }
 }
 impl<T: TransferCost + ?Sized> TransferCost for Rc<T> {
     #[inline]
     fn transfer_ns(&self, from: usize, to: usize) -> u64 {
         (**self).transfer_ns(from, to)
     }
+    fn nested_groups(&self) -> Option<&[u32]> {
+        (**self).nested_groups()
+    }
 }
 impl<T: TransferCost + ?Sized> TransferCost for Arc<T> {
     #[inline]
     fn transfer_ns(&self, from: usize, to: usize) -> u64 {
         (**self).transfer_ns(from, to)
+    }
+    fn nested_groups(&self) -> Option<&[u32]> {
+        (**self).nested_groups()
     }
 }
 
@@ -64,14 +82,30 @@ impl TransferCost for UniformCost {
             self.remote_ns
         }
     }
+    fn nested_groups(&self) -> Option<&[u32]> {
+        Some(&[])
+    }
 }
 
-/// A dense `n × n` table of transfer costs, precomputed once so that hot
-/// paths do a single indexed load instead of float arithmetic.
+/// Transfer costs between every pair of `n` nodes, precomputed once so hot
+/// paths do no float arithmetic: dense `n × n` for an arbitrary function,
+/// or per group level for a machine whose distances follow nested groups
+/// (a few entries instead of nodes², which at 8,192 nodes is 512 MiB).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CostTable {
     n: usize,
-    ns: Vec<u64>,
+    repr: CostRepr,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CostRepr {
+    Dense(Vec<u64>),
+    /// `ns[0]` within a node, `ns[k + 1]` for smallest common group k,
+    /// `ns[groups.len() + 1]` for none.
+    Groups {
+        groups: Vec<u32>,
+        ns: Vec<u64>,
+    },
 }
 
 impl CostTable {
@@ -90,7 +124,25 @@ impl CostTable {
                 ns.push(f(a, b));
             }
         }
-        CostTable { n, ns }
+        CostTable {
+            n,
+            repr: CostRepr::Dense(ns),
+        }
+    }
+
+    /// Costs that follow nested `groups` (see
+    /// [`TransferCost::nested_groups`]): `ns[0]` within a node, `ns[k + 1]`
+    /// between nodes whose smallest common group is level k, the last
+    /// between nodes in no common group (`groups.len() + 2` entries).
+    ///
+    /// # Panics
+    /// If `ns` has the wrong length (a bug in the caller).
+    pub fn from_groups(n: usize, groups: Vec<u32>, ns: Vec<u64>) -> Self {
+        assert_eq!(ns.len(), groups.len() + 2, "one cost per level");
+        CostTable {
+            n,
+            repr: CostRepr::Groups { groups, ns },
+        }
     }
 
     /// Number of nodes.
@@ -109,7 +161,23 @@ impl TransferCost for CostTable {
             "node {from} or {to} outside a {}-node cost table",
             self.n
         );
-        self.ns[from * self.n + to]
+        match &self.repr {
+            CostRepr::Dense(ns) => ns[from * self.n + to],
+            CostRepr::Groups { ns, .. } if from == to => ns[0],
+            CostRepr::Groups { groups, ns } => {
+                let k = groups
+                    .iter()
+                    .position(|&g| from / g as usize == to / g as usize)
+                    .unwrap_or(groups.len());
+                ns[k + 1]
+            }
+        }
+    }
+    fn nested_groups(&self) -> Option<&[u32]> {
+        match &self.repr {
+            CostRepr::Groups { groups, .. } => Some(groups),
+            CostRepr::Dense(_) => None,
+        }
     }
 }
 

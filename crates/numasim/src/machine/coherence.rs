@@ -192,8 +192,30 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
 impl Machine {
     /// Line-transfer costs between every pair of nodes, precomputed for
     /// [`CacheLine`](crate::engine::CacheLine) and [`Lock`](crate::engine::Lock).
+    ///
+    /// A machine whose distances follow nested groups gets one entry per
+    /// level (same rounding as `line_transfer_ns`), not a nodes² table.
     pub fn line_cost_table(&self) -> CostTable {
-        CostTable::from_fn_f64(self.node_count(), |a, b| self.line_transfer_ns(a, b))
+        let n = self.node_count();
+        match (
+            self.distances.nested_groups(),
+            self.distances.group_levels(),
+        ) {
+            (Some(groups), Some(levels)) => {
+                let local = self.distances.local() as f64;
+                let ns = std::iter::once(self.distances.local())
+                    .chain(levels.iter().copied())
+                    .map(|d| {
+                        crate::engine::Dur::from_ns_f64(
+                            self.interconnect.line_transfer_ns * (d as f64 / local),
+                        )
+                        .as_ns()
+                    })
+                    .collect();
+                CostTable::from_groups(n, groups.to_vec(), ns)
+            }
+            _ => CostTable::from_fn_f64(n, |a, b| self.line_transfer_ns(a, b)),
+        }
     }
     /// Nanoseconds to zero `bytes` from a CPU on `cpu_node` into memory on
     /// `mem_node`, alone on its node's memory.

@@ -21,12 +21,35 @@ pub enum DistanceSpec {
 /// Largest distance a SLIT can express.
 pub const MAX_DISTANCE: u32 = 255;
 
-/// A dense, validated distance matrix.
-#[derive(Debug, Clone, PartialEq)]
+/// Validated node distances, kept in the structure they were given in: a
+/// flat or nested-group machine answers `get` from its few levels (a
+/// 8,192-node matrix would be 128 MiB and nodes² to build); only an
+/// explicit matrix is stored dense.
+#[derive(Debug, Clone)]
 pub struct Distances {
     n: usize,
     local: u32,
-    d: Vec<u16>,
+    repr: Repr,
+}
+
+#[derive(Debug, Clone)]
+enum Repr {
+    /// `groups` nested group sizes (empty: flat), `levels[k]` the distance
+    /// of two nodes whose smallest common group is k (last: none).
+    Groups {
+        groups: Vec<u32>,
+        levels: Vec<u32>,
+    },
+    Dense(Vec<u16>),
+}
+
+/// Equal when every entry is equal, whatever the representation.
+impl PartialEq for Distances {
+    fn eq(&self, o: &Self) -> bool {
+        self.n == o.n
+            && self.local == o.local
+            && (0..self.n).all(|i| (0..self.n).all(|j| self.get(i, j) == o.get(i, j)))
+    }
 }
 
 impl Distances {
@@ -63,7 +86,6 @@ impl Distances {
             }
             _ => {}
         }
-        let mut d = vec![0u16; n * n];
         match spec {
             DistanceSpec::Flat { remote } => {
                 if *remote < local && n > 1 {
@@ -72,11 +94,14 @@ impl Distances {
                         format!("remote distance {remote} is smaller than local {local}"),
                     ));
                 }
-                for i in 0..n {
-                    for j in 0..n {
-                        d[i * n + j] = if i == j { local } else { *remote } as u16;
-                    }
-                }
+                return Ok(Self {
+                    n,
+                    local,
+                    repr: Repr::Groups {
+                        groups: Vec::new(),
+                        levels: vec![*remote],
+                    },
+                });
             }
             DistanceSpec::Hierarchy { groups, levels } => {
                 if levels.len() != groups.len() + 1 {
@@ -112,20 +137,14 @@ impl Distances {
                         "no level may be nearer than `local`",
                     ));
                 }
-                for i in 0..n {
-                    for j in 0..n {
-                        let v = if i == j {
-                            local
-                        } else {
-                            let k = groups
-                                .iter()
-                                .position(|&g| i / g as usize == j / g as usize)
-                                .unwrap_or(groups.len());
-                            levels[k]
-                        };
-                        d[i * n + j] = v as u16;
-                    }
-                }
+                return Ok(Self {
+                    n,
+                    local,
+                    repr: Repr::Groups {
+                        groups: groups.clone(),
+                        levels: levels.clone(),
+                    },
+                });
             }
             DistanceSpec::Matrix(m) => {
                 if m.len() != n {
@@ -166,7 +185,6 @@ impl Distances {
                                 format!("entry [{i}][{j}] = {v} is too large"),
                             ));
                         }
-                        d[i * n + j] = v as u16;
                     }
                 }
                 for i in 0..n {
@@ -184,7 +202,15 @@ impl Distances {
                 }
             }
         }
-        Ok(Self { n, local, d })
+        let d = match spec {
+            DistanceSpec::Matrix(m) => m.iter().flatten().map(|&v| v as u16).collect(),
+            _ => unreachable!("flat and nested groups returned above"),
+        };
+        Ok(Self {
+            n,
+            local,
+            repr: Repr::Dense(d),
+        })
     }
 
     pub fn nodes(&self) -> usize {
@@ -195,7 +221,28 @@ impl Distances {
     }
     #[inline]
     pub fn get(&self, from: usize, to: usize) -> u32 {
-        self.d[from * self.n + to] as u32
+        match &self.repr {
+            _ if from == to => self.local,
+            Repr::Groups { groups, levels } => levels[level_of(groups, from, to)],
+            Repr::Dense(d) => d[from * self.n + to] as u32,
+        }
+    }
+    /// Nested group sizes when the distances follow them (flat: none):
+    /// the distance between two nodes then depends only on the smallest
+    /// group both are in. `None` for an explicit matrix.
+    pub fn nested_groups(&self) -> Option<&[u32]> {
+        match &self.repr {
+            Repr::Groups { groups, .. } => Some(groups),
+            Repr::Dense(_) => None,
+        }
+    }
+    /// With [`nested_groups`](Self::nested_groups): the distance at each
+    /// group level, then between nodes in no common group.
+    pub fn group_levels(&self) -> Option<&[u32]> {
+        match &self.repr {
+            Repr::Groups { levels, .. } => Some(levels),
+            Repr::Dense(_) => None,
+        }
     }
     /// Distance relative to local: 1.0 on the node, e.g. 2.9 on Wildfire remote.
     #[inline]
@@ -203,13 +250,21 @@ impl Distances {
         self.get(from, to) as f64 / self.local as f64
     }
     pub fn row(&self, from: usize) -> impl Iterator<Item = u32> + '_ {
-        self.d[from * self.n..(from + 1) * self.n]
-            .iter()
-            .map(|&v| v as u32)
+        (0..self.n).map(move |to| self.get(from, to))
     }
     pub fn to_matrix(&self) -> Vec<Vec<u32>> {
         (0..self.n).map(|i| self.row(i).collect()).collect()
     }
+}
+
+/// Index of the smallest of the nested `groups` holding both distinct
+/// nodes, `groups.len()` when none does.
+#[inline]
+pub fn level_of(groups: &[u32], a: usize, b: usize) -> usize {
+    groups
+        .iter()
+        .position(|&g| a / g as usize == b / g as usize)
+        .unwrap_or(groups.len())
 }
 
 #[cfg(test)]

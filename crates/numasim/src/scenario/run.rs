@@ -57,6 +57,30 @@ pub fn run_with_artifacts(
     Ok((out, files))
 }
 
+/// One line per case that stopped at its simulated-time horizon with work
+/// left (`incomplete_at_s` set): its other records describe only the part
+/// that ran, and `completed = 0` must not be read as a result.
+pub fn incomplete_runs(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r.metric == "incomplete_at_s")
+        .filter_map(|r| {
+            let at = r.value?;
+            let case: Vec<String> = r.case.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            let case = if case.is_empty() {
+                String::new()
+            } else {
+                format!(" {{ {} }}", case.join(", "))
+            };
+            Some(format!(
+                "{}:{case} stopped at the {at} s simulated-time horizon with work left \
+                 (incomplete; raise horizon_s)",
+                r.experiment,
+            ))
+        })
+        .collect()
+}
+
 fn same(a: &Json, b: &Json) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => x == y,

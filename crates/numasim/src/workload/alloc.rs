@@ -5,7 +5,7 @@
 //! never stops allocating.
 
 use super::hold::{nodes_key, task_key};
-use super::write::{cpu_key, delta, horizon_key, timeline_artifacts};
+use super::write::{cpu_key, delta, horizon_key, incomplete_at, timeline_artifacts};
 use super::Sim;
 use crate::error::{Error, InputError};
 use crate::kernel::mm::vm::{Actor, Job, TICK_NS};
@@ -140,6 +140,7 @@ impl Alloc {
             let max_stall = actors.iter().map(|a| a.max_stall_ns).fold(0.0, f64::max);
             vec![
                 rec.record(&[], "completed", "flag", f64::from(u8::from(done))),
+                incomplete_at(&rec, !done, self.horizon_s),
                 rec.record(&[], "max_stall_s", "s", max_stall * 1e-9),
                 rec.record(&[], "swap_out_gb", "GiB", to_gb(st.swap_out_pages)),
                 rec.record(

@@ -348,8 +348,13 @@ fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Reco
         }
         other => return Err(InputError::at("workload", format!("no workload `{other}`")).into()),
     };
+    // A run cut short by its horizon says so even when `metrics` leaves
+    // the record out: its other values cover only the part that ran.
     Ok(records
         .into_iter()
-        .filter(|rec| filter.as_ref().is_none_or(|f| f.contains(&rec.metric)))
+        .filter(|rec| {
+            filter.as_ref().is_none_or(|f| f.contains(&rec.metric))
+                || (rec.metric == "incomplete_at_s" && rec.value.is_some())
+        })
         .collect())
 }

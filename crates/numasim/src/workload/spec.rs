@@ -351,6 +351,7 @@ pub static WORKLOADS: &[Spec] = &[
         one_of: &[],
         metrics: &[
             m("completed", FLAG, "1 if the write finished within horizon_s"),
+            m("incomplete_at_s", "s", "the horizon at which a cut-short run stopped (null if it ended on its own)"),
             m("oom_kills", "count", "tasks the OOM killer killed"),
             m("swap_out_gb", "GiB", "swapped out"),
             m("swap_in_gb", "GiB", "swapped in"),
@@ -376,6 +377,7 @@ pub static WORKLOADS: &[Spec] = &[
         one_of: &[],
         metrics: &[
             m("completed", FLAG, "1 if every thread finished within horizon_s"),
+            m("incomplete_at_s", "s", "the horizon at which a cut-short run stopped (null if it ended on its own)"),
             m("max_stall_s", "s", "longest allocation stall"),
             m("swap_out_gb", "GiB", "swapped out"),
             m("remote_alloc_fraction", "fraction", "share placed off the thread's node"),

@@ -172,6 +172,9 @@ impl Write {
         let gib = (1u64 << 30) as f64;
         let to_gb = |p: u64| p as f64 * page as f64 / gib;
         let completed = a.left == 0 && vm.tasks[task].killed_at_ns.is_none();
+        // Neither done nor killed: the simulated clock ran out first, and
+        // every rate below covers only the part that ran.
+        let cut_short = a.left > 0 && vm.tasks[task].killed_at_ns.is_none();
         let end = a.done_at_ns.unwrap_or(vm.now_ns);
         // Both rates are taken over the swapping phase if there is one
         // ([ALTIX04] speaks of I/O "during this phase"), else the whole run,
@@ -196,6 +199,7 @@ impl Write {
         let hw = vm.disk.bytes_per_s() / gib;
         let records = vec![
             rec.record(&[], "completed", "flag", f64::from(u8::from(completed))),
+            incomplete_at(&rec, cut_short, self.horizon_s),
             rec.record(&[], "oom_kills", "count", st.oom_kills as f64),
             rec.record(&[], "swap_out_gb", "GiB", to_gb(st.swap_out_pages)),
             rec.record(&[], "swap_in_gb", "GiB", to_gb(st.swap_in_pages)),
@@ -228,4 +232,13 @@ impl Write {
         timeline_artifacts(sim, "write")?;
         Ok(records)
     }
+}
+
+/// `incomplete_at_s`: the simulated second at which a run that still had
+/// work was stopped by `horizon_s` (its other records describe only the part
+/// that ran), null when it ended on its own. The CLI warns on stderr.
+pub fn incomplete_at(rec: &super::Recorder<'_>, cut_short: bool, horizon_s: u64) -> Record {
+    let mut r = rec.record(&[], "incomplete_at_s", "s", 0.0);
+    r.value = cut_short.then_some(horizon_s as f64);
+    r
 }

@@ -87,16 +87,30 @@ pub fn split(total: u64, weights: &[u64]) -> Vec<u64> {
         return vec![0; weights.len()];
     }
     let total = total.min(sum);
-    let mut parts: Vec<u64> = weights
-        .iter()
-        .map(|&w| (total as u128 * w as u128 / sum as u128) as u64)
-        .collect();
+    // Runs every tick over every node: 64-bit arithmetic where the product
+    // fits (it nearly always does), and the remainders from the quotients
+    // rather than a 128-bit modulo each.
+    let share = |w: u64| match total.checked_mul(w) {
+        Some(x) => (x / sum, (x % sum) as u128),
+        None => {
+            let x = total as u128 * w as u128;
+            ((x / sum as u128) as u64, x % sum as u128)
+        }
+    };
+    let mut parts = Vec::with_capacity(weights.len());
+    let mut rems = Vec::new();
+    for &w in weights {
+        let (q, r) = share(w);
+        parts.push(q);
+        rems.push(r);
+    }
     let mut left = total - parts.iter().sum::<u64>();
+    if left == 0 {
+        return parts;
+    }
     let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by_key(|&i| {
-        let rem = (total as u128 * weights[i] as u128) % sum as u128;
-        (std::cmp::Reverse(rem), i)
-    });
+    // Keys are distinct (index last), so an unstable sort orders alike.
+    order.sort_unstable_by_key(|&i| (std::cmp::Reverse(rems[i]), i));
     for i in order {
         if left == 0 {
             break;
