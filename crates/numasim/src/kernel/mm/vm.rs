@@ -149,6 +149,14 @@ pub struct Vm {
     pub now_ns: u64,
     /// Dirty page-cache pages per node (never more than the node's cache).
     pub dirty: Vec<u64>,
+    /// Sum of `dirty`, and the tasks' swap-cache pages per node and in
+    /// all: kept as they change, so that machine-wide reclaim and the
+    /// dirty limit cost nothing per node when nothing moves.
+    pub(super) dirty_total: u64,
+    pub(super) swapcache_node: Vec<u64>,
+    pub(super) swapcache_total: u64,
+    /// Buffers reused by every reclaim pass (per-node weights and shares).
+    pub(super) scratch: super::vmscan::Scratch,
     /// Clean page-cache pages on the node's `reclaim_list` (B5).
     pub listed: Vec<u64>,
     pub tasks: Vec<Task>,
@@ -212,6 +220,10 @@ impl Vm {
             page,
             now_ns: 0,
             dirty: vec![0; n],
+            dirty_total: 0,
+            swapcache_node: vec![0; n],
+            swapcache_total: 0,
+            scratch: Default::default(),
             listed: if kernel.vm.reclaim_list {
                 cache
             } else {
@@ -339,7 +351,11 @@ impl Vm {
             *a = 0;
         }
         let cached: u64 = t.swapcache.iter().sum();
-        t.swapcache.iter_mut().for_each(|c| *c = 0);
+        for (n, c) in t.swapcache.iter_mut().enumerate() {
+            self.swapcache_node[n] -= *c;
+            *c = 0;
+        }
+        self.swapcache_total -= cached;
         self.swap.release(t.swapped + cached);
         t.swapped = 0;
         t.source_ahead = 0;
@@ -421,8 +437,7 @@ impl Vm {
         if let Job::Write { from_anon, spread } = a.job {
             // balance_dirty_pages(): wait for writeback, not for memory.
             let limit = mm.total_present() * self.sys.dirty_ratio as u64 / 100;
-            let dirty: u64 = self.dirty.iter().sum();
-            want = want.min(limit.saturating_sub(dirty));
+            want = want.min(limit.saturating_sub(self.dirty_total));
             if from_anon && want > 0 {
                 want = self.read_source(mm, a, want, &mut blocked);
             }
@@ -495,7 +510,10 @@ impl Vm {
             for &(n, c) in &p.parts {
                 // Read-only source pages stay in the swap cache, keeping their slot.
                 let n = n as usize;
-                t.swapcache[n] += c.min(t.anon[n] - t.swapcache[n]);
+                let k = c.min(t.anon[n] - t.swapcache[n]);
+                t.swapcache[n] += k;
+                self.swapcache_node[n] += k;
+                self.swapcache_total += k;
             }
             t.swapped -= got;
             t.swapped_ahead -= got;
@@ -602,7 +620,10 @@ impl Vm {
     /// anonymous pages as the task's.
     fn placed(&mut self, task: usize, n: usize, pages: u64, what: Use) {
         match what {
-            Use::PageCache => self.dirty[n] += pages,
+            Use::PageCache => {
+                self.dirty[n] += pages;
+                self.dirty_total += pages;
+            }
             Use::Anon => self.tasks[task].anon[n] += pages,
             _ => {}
         }
@@ -743,6 +764,21 @@ impl Vm {
                     t.source_ahead, t.swapped_ahead, t.swapped
                 ));
             }
+        }
+        if self.dirty_total != self.dirty.iter().sum::<u64>() {
+            return Err("dirty pages: the running sum differs from the nodes'".into());
+        }
+        for n in 0..mm.node_count() {
+            let c: u64 = self.tasks.iter().map(|t| t.swapcache[n]).sum();
+            if c != self.swapcache_node[n] {
+                return Err(format!(
+                    "node {n}: swap-cache running sum {} != {c}",
+                    self.swapcache_node[n]
+                ));
+            }
+        }
+        if self.swapcache_total != self.swapcache_node.iter().sum::<u64>() {
+            return Err("swap cache: the running total differs from the nodes'".into());
         }
         let sw: u64 = self
             .tasks
