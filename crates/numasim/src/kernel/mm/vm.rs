@@ -14,6 +14,8 @@ use crate::kernel::block::Disk;
 use crate::kernel::config::{KernelConfig, Spread};
 use crate::kernel::sysctl_vm::{Lru, VmSysctl};
 use crate::machine::Machine;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// One tick of simulated time. Short against every delay modelled (the 30 ms
 /// throttle, the 5 s and 10 s OOM rules), long enough to batch pages.
@@ -156,7 +158,7 @@ pub struct Vm {
     pub(super) swapcache_node: Vec<u64>,
     pub(super) swapcache_total: u64,
     /// Buffers reused by every reclaim pass (per-node weights and shares).
-    pub(super) scratch: super::vmscan::Scratch,
+    pub(super) scratch: Option<Box<super::vmscan::Scratch>>,
     /// Clean page-cache pages on the node's `reclaim_list` (B5).
     pub listed: Vec<u64>,
     pub tasks: Vec<Task>,
@@ -223,7 +225,7 @@ impl Vm {
             dirty_total: 0,
             swapcache_node: vec![0; n],
             swapcache_total: 0,
-            scratch: Default::default(),
+            scratch: None,
             listed: if kernel.vm.reclaim_list {
                 cache
             } else {
@@ -367,15 +369,66 @@ impl Vm {
         let end = self.now_ns.saturating_add(horizon_ns);
         let swapped_before = self.stats.first_swap_out_ns.is_some();
         self.sample(mm);
+        let mut first_tick = true;
+        // Threads that act this tick, in index order, and those asleep in a
+        // reclaim sweep or a throttle until a time: a sleeping thread costs
+        // nothing per tick (thousands sleep for seconds at a time).
+        let mut ready: Vec<usize> = Vec::with_capacity(actors.len());
+        let mut next: Vec<usize> = Vec::with_capacity(actors.len());
+        let mut asleep: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        for (i, a) in actors.iter().enumerate() {
+            if a.done_at_ns.is_none() {
+                if a.busy_until_ns > self.now_ns {
+                    asleep.push(Reverse((a.busy_until_ns, i)));
+                } else {
+                    ready.push(i);
+                }
+            }
+        }
         while self.now_ns < end && actors.iter().any(|a| a.done_at_ns.is_none()) {
+            let kills_before = self.kills.len();
+            let swapped_at_start = self.stats.first_swap_out_ns.is_some();
             self.disk.start_step(TICK_NS as f64 * 1e-9);
             self.kswapd(mm);
-            for a in actors.iter_mut() {
-                self.act(mm, a);
+            let woke = ready.len();
+            while let Some(&Reverse((t, i))) = asleep.peek() {
+                if t > self.now_ns {
+                    break;
+                }
+                asleep.pop();
+                ready.push(i);
             }
+            if ready.len() > woke {
+                ready.sort_unstable();
+            }
+            next.clear();
+            for &i in &ready {
+                let a = &mut actors[i];
+                self.act(mm, a);
+                if a.done_at_ns.is_some() {
+                    continue;
+                }
+                if a.busy_until_ns > self.now_ns {
+                    asleep.push(Reverse((a.busy_until_ns, i)));
+                } else {
+                    next.push(i);
+                }
+            }
+            std::mem::swap(&mut ready, &mut next);
             self.flush(mm);
             self.swap_oom_tick(mm);
             self.now_ns += TICK_NS;
+            if self.now_ns.is_multiple_of(SAMPLE_NS) {
+                self.sample(mm);
+            }
+            // Only a first swap-out or a kill (or a task killed before the
+            // run) changes an actor here: skip the pass over every thread
+            // on the other ticks.
+            let first_swap = !swapped_at_start && self.stats.first_swap_out_ns.is_some();
+            if !(first_tick || first_swap || self.kills.len() != kills_before) {
+                continue;
+            }
+            first_tick = false;
             for a in actors.iter_mut() {
                 if !swapped_before
                     && self.stats.first_swap_out_ns.is_some()
@@ -387,9 +440,6 @@ impl Vm {
                     a.done_at_ns = Some(self.now_ns);
                     a.end_stall();
                 }
-            }
-            if self.now_ns.is_multiple_of(SAMPLE_NS) {
-                self.sample(mm);
             }
         }
         for a in actors.iter_mut() {

@@ -248,11 +248,13 @@ impl Vm {
         let max_scan = sweep;
         // Apply, node by node, in proportion to what each node holds; the
         // per-node weights are gathered only for what moves.
-        let mut k = std::mem::take(&mut self.scratch);
+        let mut k = self.scratch.take().unwrap_or_default();
         k.nodes.clear();
-        match node {
-            Some(n) => k.nodes.push(n),
-            None => k.nodes.extend(0..mm.node_count()),
+        if freed_clean + drop_cached + to_swap + to_write > 0 {
+            match node {
+                Some(n) => k.nodes.push(n),
+                None => k.nodes.extend(0..mm.node_count()),
+            }
         }
         let mut weights =
             |amount: u64, v: &mut Vec<u64>, out: &mut Vec<u64>, f: &dyn Fn(usize) -> u64| {
@@ -314,7 +316,7 @@ impl Vm {
         self.stats.scanned_pages += scanned;
         self.swap_oom.count(attempts, swapped);
         let freed = fc.iter().sum::<u64>() + dc.iter().sum::<u64>() + swapped;
-        self.scratch = k;
+        self.scratch = Some(k);
         Shrunk {
             scanned,
             freed,
