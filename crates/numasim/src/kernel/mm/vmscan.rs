@@ -145,17 +145,19 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
     let order = &mut scratch.order;
     order.clear();
     order.extend(0..weights.len());
-    // Keys are distinct (index last), so an unstable sort orders alike.
-    order.sort_unstable_by_key(|&i| (std::cmp::Reverse(rems[i]), i));
-    for &i in order.iter() {
-        if left == 0 {
-            break;
-        }
-        if parts[i] < weights[i] {
-            parts[i] += 1;
-            left -= 1;
-        }
+    // The `left` largest remainders get one page each. Their sum is
+    // `left * sum` with each under `sum`, so more than `left` are non-zero
+    // and every one of the top `left` can take a page (non-zero remainder:
+    // its part is under its weight). Keys are distinct (index last), so
+    // selecting them (linear) picks the same set a full sort would.
+    let k = left as usize;
+    order.select_nth_unstable_by_key(k - 1, |&i| (std::cmp::Reverse(rems[i]), i));
+    for &i in &order[..k] {
+        debug_assert!(parts[i] < weights[i]);
+        parts[i] += 1;
+        left -= 1;
     }
+    debug_assert_eq!(left, 0);
 }
 
 impl Vm {
