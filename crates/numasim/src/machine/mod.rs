@@ -19,8 +19,9 @@ pub use hierarchy::{Hierarchy, Noise, SyscallCosts};
 
 use crate::error::InputError;
 
-/// Largest node count numasim accepts: the dense distance matrix and per-node
-/// zonelists grow as nodes², and 8192 nodes is already 64 Mi entries.
+/// Largest node count numasim accepts: an explicit distance matrix (and the
+/// zonelists sorted from it) grows as nodes², and 8192 nodes is already
+/// 64 Mi entries; nested-group machines keep neither.
 pub const MAX_NODES: usize = 8192;
 /// Largest CPU count: per-CPU state is small, but a bound keeps a typo
 /// (`cpus_per_node = 1000000`) from exhausting memory.

@@ -101,8 +101,7 @@ pub fn simulate(
             let from = booted
                 .mm
                 .zonelist(node)
-                .iter()
-                .map(|&m| m as usize)
+                .map(|m| m as usize)
                 .find(|&m| free[m] > 0)
                 .expect("`want` is capped by the pool");
             free[from] -= 1;

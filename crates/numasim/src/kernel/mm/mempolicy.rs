@@ -159,12 +159,7 @@ pub fn alloc_block(
         }
         // The block must come from the set, nearest-first from the CPU's node.
         let allowed = mask(n, set);
-        let zl: Vec<u32> = mm
-            .zonelist(node)
-            .iter()
-            .copied()
-            .filter(|&c| allowed[c as usize])
-            .collect();
+        let zl: Vec<u32> = mm.zonelist(node).filter(|&c| allowed[c as usize]).collect();
         let mut last = Err(AllocError::NoMemory { pages: 1 << order });
         for c in zl {
             last = mm.alloc_on_node(c as usize, 1 << order, gfp, what);

@@ -7,6 +7,7 @@
 //! a zone split would change no placement modelled here.
 
 use crate::machine::Machine;
+use std::sync::Arc;
 
 /// What a page is used for; per-node meminfo breaks usage down by this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -58,6 +59,12 @@ pub enum Gfp {
     Min,
     /// `GFP_ATOMIC`: may dip to half of `pages_min` (`ALLOC_HARDER|ALLOC_HIGH`).
     Atomic,
+}
+
+impl Gfp {
+    fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// When kswapd is woken ([ALTIX04] B1).
@@ -132,8 +139,19 @@ pub enum AllocError {
 pub struct PageAlloc {
     page_size: u64,
     nodes: Vec<NodeUse>,
-    /// Nearest-first node order per node, built on first use.
-    zonelists: Vec<Option<Box<[u32]>>>,
+    /// Machine-wide sums kept as nodes change, so that asking "is there
+    /// room anywhere" or "how much is free" costs nothing per node: free
+    /// pages, pages above each `Gfp`'s watermark, pages per `Use`.
+    free_total: u64,
+    present_total: u64,
+    avail_total: [u64; 4],
+    used_total: [u64; 8],
+    /// Nested-group machines: the group sizes, innermost first; a zonelist
+    /// is then a walk computed from them and never stored (nodes² entries
+    /// at 8,192 nodes were 270 MiB).
+    groups: Option<Arc<[u32]>>,
+    /// Other machines: nearest-first node order per node, built on first use.
+    zonelists: Vec<Option<Arc<[u32]>>>,
     distances: crate::machine::Distances,
     max_order: u32,
     /// Times an allocation found every node of its zonelist below
@@ -156,15 +174,89 @@ impl PageAlloc {
                 }
             })
             .collect();
-        PageAlloc {
+        let d = &machine.distances;
+        // The structural walk is nearest-first only when distances grow
+        // outward level by level (every preset); otherwise sort per node.
+        let groups = match (d.nested_groups(), d.group_levels()) {
+            (Some(groups), Some(levels))
+                if levels.windows(2).all(|w| w[0] < w[1])
+                    && levels.first().is_none_or(|&l| l > d.local()) =>
+            {
+                Some(Arc::from(groups))
+            }
+            _ => None,
+        };
+        let mut pa = PageAlloc {
             page_size: machine.page_size,
             nodes,
-            zonelists: vec![None; machine.node_count()],
+            free_total: 0,
+            present_total: 0,
+            avail_total: [0; 4],
+            used_total: [0; 8],
+            zonelists: if groups.is_some() {
+                Vec::new()
+            } else {
+                vec![None; machine.node_count()]
+            },
+            groups,
             distances: machine.distances.clone(),
             max_order,
             kswapd_wakeups: 0,
             kswapd_trigger: KswapdTrigger::PerNode,
+        };
+        pa.recount();
+        pa
+    }
+
+    /// The machine-wide sums, from scratch.
+    fn recount(&mut self) {
+        self.free_total = 0;
+        self.present_total = self.nodes.iter().map(|n| n.present).sum();
+        self.avail_total = [0; 4];
+        self.used_total = [0; 8];
+        for i in 0..self.nodes.len() {
+            self.count_node(i, true);
         }
+    }
+
+    /// Add (or remove) node `i`'s share of the machine-wide sums; callers
+    /// remove it before changing the node and add it back after.
+    #[inline]
+    fn count_node(&mut self, i: usize, add: bool) {
+        let n = &self.nodes[i];
+        let avail = [
+            n.free,
+            n.free.saturating_sub(n.watermark[1]),
+            n.free.saturating_sub(n.watermark[0]),
+            n.free.saturating_sub(n.watermark[0] / 2),
+        ];
+        let (free, used) = (n.free, n.used_by);
+        if add {
+            self.free_total += free;
+            for k in 0..4 {
+                self.avail_total[k] += avail[k];
+            }
+            for k in 0..8 {
+                self.used_total[k] += used[k];
+            }
+        } else {
+            self.free_total -= free;
+            for k in 0..4 {
+                self.avail_total[k] -= avail[k];
+            }
+            for k in 0..8 {
+                self.used_total[k] -= used[k];
+            }
+        }
+    }
+
+    /// Pages above `gfp`'s watermark, summed over every node.
+    pub fn total_available(&self, gfp: Gfp) -> u64 {
+        self.avail_total[gfp.index()]
+    }
+    /// Pages held for `what`, summed over every node.
+    pub fn total_used(&self, what: Use) -> u64 {
+        self.used_total[what.index()]
     }
 
     pub fn page_size(&self) -> u64 {
@@ -205,10 +297,10 @@ impl PageAlloc {
         }
     }
     pub fn total_free(&self) -> u64 {
-        self.nodes.iter().map(|n| n.free).sum()
+        self.free_total
     }
     pub fn total_present(&self) -> u64 {
-        self.nodes.iter().map(|n| n.present).sum()
+        self.present_total
     }
     /// Pages needed to hold `bytes`.
     pub fn pages_for(&self, bytes: u64) -> u64 {
@@ -236,6 +328,7 @@ impl PageAlloc {
                 min.saturating_add(min / 2),
             ];
         }
+        self.recount();
     }
 
     /// Free pages the node can give to a request of this kind.
@@ -255,52 +348,31 @@ impl PageAlloc {
     /// order is by node number counted up from `node` (wrapping), which
     /// spreads the fallback load of different nodes over different
     /// neighbours — the intent of `find_next_best_node()`'s load penalty.
-    pub fn zonelist(&mut self, node: usize) -> &[u32] {
+    pub fn zonelist(&mut self, node: usize) -> ZoneWalk {
+        if let Some(groups) = &self.groups {
+            return ZoneWalk::nested(node, self.nodes.len(), groups.clone());
+        }
         if self.zonelists[node].is_none() {
             let n = self.nodes.len();
             let d = &self.distances;
-            let order = match (d.nested_groups(), d.group_levels()) {
-                // Nested groups with distances growing outward: each level
-                // is its group less the inner one, and within it the
-                // wrapped order from `node` is the nodes above it, then
-                // those below: written out directly, no sort (n log n
-                // per node was nodes² log nodes for a boot).
-                (Some(groups), Some(levels))
-                    if levels.windows(2).all(|w| w[0] < w[1])
-                        && levels.first().is_none_or(|&l| l > d.local()) =>
-                {
-                    let mut order: Vec<u32> = Vec::with_capacity(n);
-                    order.push(node as u32);
-                    let (mut lo, mut hi) = (node, node + 1);
-                    for g in groups.iter().map(|&g| g as usize).chain([usize::MAX]) {
-                        let (glo, ghi) = if g == usize::MAX {
-                            (0, n)
-                        } else {
-                            (node / g * g, (node / g * g + g).min(n))
-                        };
-                        order.extend((hi..ghi).map(|j| j as u32));
-                        order.extend((glo..lo).map(|j| j as u32));
-                        (lo, hi) = (glo, ghi.max(hi));
-                    }
-                    order
-                }
-                _ => {
-                    let mut order: Vec<u32> = (0..n as u32).collect();
-                    order.sort_by_key(|&j| (d.get(node, j as usize), (j as usize + n - node) % n));
-                    order
-                }
-            };
-            debug_assert_eq!(order.len(), n);
-            self.zonelists[node] = Some(order.into_boxed_slice());
+            let mut order: Vec<u32> = (0..n as u32).collect();
+            order.sort_by_key(|&j| (d.get(node, j as usize), (j as usize + n - node) % n));
+            self.zonelists[node] = Some(order.into());
         }
-        self.zonelists[node].as_deref().unwrap_or(&[])
+        let order = self.zonelists[node].clone().expect("built just above");
+        ZoneWalk::Listed { order, at: 0 }
     }
 
     fn take(&mut self, node: usize, pages: u64, what: Use) {
+        if pages == 0 {
+            return;
+        }
+        self.count_node(node, false);
         let n = &mut self.nodes[node];
         debug_assert!(n.free >= pages);
         n.free -= pages;
         n.used_by[what.index()] += pages;
+        self.count_node(node, true);
     }
 
     /// Reserve pages on one node, or fail: bootmem's `alloc_bootmem_node()`
@@ -337,8 +409,7 @@ impl PageAlloc {
             });
         }
         let pages = 1u64 << order;
-        let zl: Vec<u32> = self.zonelist(node).to_vec();
-        for cand in zl {
+        for cand in self.zonelist(node) {
             if self.available(cand as usize, gfp) >= pages {
                 return self.alloc_on_node(cand as usize, pages, gfp, what);
             }
@@ -358,22 +429,22 @@ impl PageAlloc {
         what: Use,
         allowed: Option<&[bool]>,
     ) -> Result<Placement, AllocError> {
-        // Without a cpuset the cached zonelist is walked in place (lent out
-        // and put back): copying it made every allocation cost nodes.
-        let zl: Box<[u32]> = match allowed {
-            None => {
-                self.zonelist(node);
-                self.zonelists[node].take().expect("built just above")
-            }
-            Some(_) => self.zonelist_within(node, allowed).into_boxed_slice(),
+        // Without a cpuset every node is in the walk: whether it can give
+        // the pages is the machine-wide sum, and the walk is never copied.
+        let zl: Option<Vec<u32>> = allowed.map(|_| self.zonelist_within(node, allowed));
+        let fits = |pa: &mut PageAlloc, gfp: Gfp| match &zl {
+            None => pa.total_available(gfp) >= pages,
+            Some(zl) => pa.has_available(zl, gfp, pages),
         };
-        let short = !self.has_available(&zl, gfp, pages);
+        let short = !fits(self, gfp);
         let gfp = self.pressure_pass(gfp, short);
-        let r = self.take_along(&zl, pages, gfp, what);
-        if allowed.is_none() {
-            self.zonelists[node] = Some(zl);
+        if !fits(self, gfp) {
+            return Err(AllocError::NoMemory { pages });
         }
-        r
+        Ok(match zl {
+            None => self.alloc_upto(node, pages, gfp, what),
+            Some(zl) => self.take_along(zl.into_iter(), pages, gfp, what),
+        })
     }
 
     /// Wanted pages per node (e.g. an interleave's shares), each share
@@ -387,10 +458,14 @@ impl PageAlloc {
         allowed: Option<&[bool]>,
     ) -> Result<Placement, AllocError> {
         let want: u64 = shares.iter().map(|&(_, p)| p).sum();
-        let all = self.zonelist_within(0, allowed);
-        let short = self.available_in(&all, gfp) < want;
+        let all = allowed.map(|_| self.zonelist_within(0, allowed));
+        let room = |pa: &PageAlloc, gfp: Gfp| match &all {
+            None => pa.total_available(gfp),
+            Some(all) => pa.available_in(all, gfp),
+        };
+        let short = room(self, gfp) < want;
         let gfp = self.pressure_pass(gfp, short);
-        if self.available_in(&all, gfp) < want {
+        if room(self, gfp) < want {
             return Err(AllocError::NoMemory { pages: want });
         }
         let mut out = Placement::default();
@@ -406,9 +481,10 @@ impl PageAlloc {
         }
         for (node, pages) in spill {
             let zl = self.zonelist_within(node, allowed);
-            let p = self
-                .take_along(&zl, pages, gfp, what)
-                .map_err(|_| AllocError::NoMemory { pages: want })?;
+            if !self.has_available(&zl, gfp, pages) {
+                return Err(AllocError::NoMemory { pages: want });
+            }
+            let p = self.take_along(zl.into_iter(), pages, gfp, what);
             out.merge(&p);
         }
         Ok(out)
@@ -417,8 +493,6 @@ impl PageAlloc {
     /// `node`'s zonelist, restricted to `allowed` nodes where given.
     fn zonelist_within(&mut self, node: usize, allowed: Option<&[bool]>) -> Vec<u32> {
         self.zonelist(node)
-            .iter()
-            .copied()
             .filter(|&c| allowed.is_none_or(|a| a[c as usize]))
             .collect()
     }
@@ -457,30 +531,31 @@ impl PageAlloc {
         }
     }
 
-    /// Take `pages` along a node order, each node down to its watermark for
-    /// `gfp`; all or nothing.
+    /// Take up to `pages` along a node order, each node down to its
+    /// watermark for `gfp`. Stops when the request is met or when no node
+    /// has room left (the machine-wide sum says so), so a walk past nodes
+    /// that are all full costs nothing.
     fn take_along(
         &mut self,
-        zl: &[u32],
+        zl: impl Iterator<Item = u32>,
         pages: u64,
         gfp: Gfp,
         what: Use,
-    ) -> Result<Placement, AllocError> {
-        if !self.has_available(zl, gfp, pages) {
-            return Err(AllocError::NoMemory { pages });
-        }
+    ) -> Placement {
         let mut left = pages;
         let mut p = Placement::default();
-        for &cand in zl {
-            if left == 0 {
+        for cand in zl {
+            if left == 0 || self.avail_total[gfp.index()] == 0 {
                 break;
             }
             let take = self.available(cand as usize, gfp).min(left);
-            self.take(cand as usize, take, what);
-            p.add(cand as usize, take);
-            left -= take;
+            if take > 0 {
+                self.take(cand as usize, take, what);
+                p.add(cand as usize, take);
+                left -= take;
+            }
         }
-        Ok(p)
+        p
     }
 
     /// Free pages `node` can give to a request of this kind.
@@ -491,23 +566,11 @@ impl PageAlloc {
     /// As many of `pages` as `node`'s zonelist can give at this watermark,
     /// nearest first; never fails (the timed VM's allocation passes).
     pub fn alloc_upto(&mut self, node: usize, pages: u64, gfp: Gfp, what: Use) -> Placement {
-        // Lent out and put back, not copied: the walk usually stops at the
-        // first node, a copy cost every node.
-        self.zonelist(node);
-        let zl = self.zonelists[node].take().expect("built just above");
-        let mut left = pages;
-        let mut p = Placement::default();
-        for &cand in zl.iter() {
-            if left == 0 {
-                break;
-            }
-            let take = self.available(cand as usize, gfp).min(left);
-            self.take(cand as usize, take, what);
-            p.add(cand as usize, take);
-            left -= take;
+        if pages == 0 || self.avail_total[gfp.index()] == 0 {
+            return Placement::default();
         }
-        self.zonelists[node] = Some(zl);
-        p
+        let zl = self.zonelist(node);
+        self.take_along(zl, pages, gfp, what)
     }
 
     /// As many of `pages` as `node` itself can give at this watermark.
@@ -519,27 +582,39 @@ impl PageAlloc {
 
     /// Pages freed on one node (reclaim, exit, swap-out).
     pub fn free_on_node(&mut self, node: usize, pages: u64, what: Use) {
-        let mut p = Placement::default();
-        p.add(node, pages);
-        self.free(&p, what);
+        if pages == 0 {
+            return;
+        }
+        let held = self.nodes[node].used_by[what.index()];
+        assert!(
+            held >= pages,
+            "freeing {pages} {what:?} pages on node {node} that holds {held}"
+        );
+        self.count_node(node, false);
+        let n = &mut self.nodes[node];
+        n.used_by[what.index()] -= pages;
+        n.free += pages;
+        self.count_node(node, true);
     }
 
     /// Give pages back (`__free_pages()`).
     pub fn free(&mut self, placement: &Placement, what: Use) {
         for &(node, pages) in &placement.parts {
-            let n = &mut self.nodes[node as usize];
-            let held = n.used_by[what.index()];
-            assert!(
-                held >= pages,
-                "freeing {pages} {what:?} pages on node {node} that holds {held}"
-            );
-            n.used_by[what.index()] -= pages;
-            n.free += pages;
+            self.free_on_node(node as usize, pages, what);
         }
     }
 
-    /// Conservation: on every node, free plus used equals present.
+    /// Conservation: on every node, free plus used equals present; the
+    /// machine-wide sums agree with the nodes.
     pub fn check_conservation(&self) -> Result<(), String> {
+        let mut again = self.clone();
+        again.recount();
+        if (again.free_total, again.avail_total, again.used_total)
+            != (self.free_total, self.avail_total, self.used_total)
+            || again.present_total != self.present_total
+        {
+            return Err("machine-wide page sums differ from the nodes'".into());
+        }
         for (i, n) in self.nodes.iter().enumerate() {
             let used: u64 = n.used_by.iter().sum();
             if used + n.free != n.present {
@@ -550,5 +625,98 @@ impl PageAlloc {
             }
         }
         Ok(())
+    }
+}
+
+/// A zonelist: the nodes `__alloc_pages()` tries for an allocation on one
+/// node, nearest first. On a nested-group machine it is computed as it is
+/// walked: the node, then each level's group less the inner one, within a
+/// level the nodes above the inner group then those below (wrapped order
+/// from the node, which spreads the fallback load of different nodes over
+/// different neighbours — the intent of `find_next_best_node()`'s load
+/// penalty). Nothing per node is stored, and a walk that stops early costs
+/// only the nodes it passed.
+#[derive(Debug, Clone)]
+pub enum ZoneWalk {
+    Nested {
+        first: Option<u32>,
+        above: std::ops::Range<usize>,
+        below: std::ops::Range<usize>,
+        lo: usize,
+        hi: usize,
+        node: usize,
+        n: usize,
+        groups: Arc<[u32]>,
+        level: usize,
+    },
+    Listed {
+        order: Arc<[u32]>,
+        at: usize,
+    },
+}
+
+impl ZoneWalk {
+    fn nested(node: usize, n: usize, groups: Arc<[u32]>) -> ZoneWalk {
+        ZoneWalk::Nested {
+            first: Some(node as u32),
+            above: 0..0,
+            below: 0..0,
+            lo: node,
+            hi: node + 1,
+            node,
+            n,
+            groups,
+            level: 0,
+        }
+    }
+}
+
+impl Iterator for ZoneWalk {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        match self {
+            ZoneWalk::Listed { order, at } => {
+                let r = order.get(*at).copied();
+                *at += 1;
+                r
+            }
+            ZoneWalk::Nested {
+                first,
+                above,
+                below,
+                lo,
+                hi,
+                node,
+                n,
+                groups,
+                level,
+            } => {
+                if let Some(f) = first.take() {
+                    return Some(f);
+                }
+                loop {
+                    if let Some(j) = above.next() {
+                        return Some(j as u32);
+                    }
+                    if let Some(j) = below.next() {
+                        return Some(j as u32);
+                    }
+                    if *level > groups.len() {
+                        return None;
+                    }
+                    let (glo, ghi) = match groups.get(*level) {
+                        Some(&g) => {
+                            let g = g as usize;
+                            (*node / g * g, (*node / g * g + g).min(*n))
+                        }
+                        None => (0, *n),
+                    };
+                    *above = *hi..ghi;
+                    *below = glo..*lo;
+                    (*lo, *hi) = (glo, ghi.max(*hi));
+                    *level += 1;
+                }
+            }
+        }
     }
 }

@@ -14,6 +14,8 @@ use crate::kernel::block::Disk;
 use crate::kernel::config::{KernelConfig, Spread};
 use crate::kernel::sysctl_vm::{Lru, VmSysctl};
 use crate::machine::Machine;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// One tick of simulated time. Short against every delay modelled (the 30 ms
 /// throttle, the 5 s and 10 s OOM rules), long enough to batch pages.
@@ -149,6 +151,14 @@ pub struct Vm {
     pub now_ns: u64,
     /// Dirty page-cache pages per node (never more than the node's cache).
     pub dirty: Vec<u64>,
+    /// Sum of `dirty`, and the tasks' swap-cache pages per node and in
+    /// all: kept as they change, so that machine-wide reclaim and the
+    /// dirty limit cost nothing per node when nothing moves.
+    pub(super) dirty_total: u64,
+    pub(super) swapcache_node: Vec<u64>,
+    pub(super) swapcache_total: u64,
+    /// Buffers reused by every reclaim pass (per-node weights and shares).
+    pub(super) scratch: Option<Box<super::vmscan::Scratch>>,
     /// Clean page-cache pages on the node's `reclaim_list` (B5).
     pub listed: Vec<u64>,
     pub tasks: Vec<Task>,
@@ -212,6 +222,10 @@ impl Vm {
             page,
             now_ns: 0,
             dirty: vec![0; n],
+            dirty_total: 0,
+            swapcache_node: vec![0; n],
+            swapcache_total: 0,
+            scratch: None,
             listed: if kernel.vm.reclaim_list {
                 cache
             } else {
@@ -339,7 +353,11 @@ impl Vm {
             *a = 0;
         }
         let cached: u64 = t.swapcache.iter().sum();
-        t.swapcache.iter_mut().for_each(|c| *c = 0);
+        for (n, c) in t.swapcache.iter_mut().enumerate() {
+            self.swapcache_node[n] -= *c;
+            *c = 0;
+        }
+        self.swapcache_total -= cached;
         self.swap.release(t.swapped + cached);
         t.swapped = 0;
         t.source_ahead = 0;
@@ -351,15 +369,66 @@ impl Vm {
         let end = self.now_ns.saturating_add(horizon_ns);
         let swapped_before = self.stats.first_swap_out_ns.is_some();
         self.sample(mm);
+        let mut first_tick = true;
+        // Threads that act this tick, in index order, and those asleep in a
+        // reclaim sweep or a throttle until a time: a sleeping thread costs
+        // nothing per tick (thousands sleep for seconds at a time).
+        let mut ready: Vec<usize> = Vec::with_capacity(actors.len());
+        let mut next: Vec<usize> = Vec::with_capacity(actors.len());
+        let mut asleep: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        for (i, a) in actors.iter().enumerate() {
+            if a.done_at_ns.is_none() {
+                if a.busy_until_ns > self.now_ns {
+                    asleep.push(Reverse((a.busy_until_ns, i)));
+                } else {
+                    ready.push(i);
+                }
+            }
+        }
         while self.now_ns < end && actors.iter().any(|a| a.done_at_ns.is_none()) {
+            let kills_before = self.kills.len();
+            let swapped_at_start = self.stats.first_swap_out_ns.is_some();
             self.disk.start_step(TICK_NS as f64 * 1e-9);
             self.kswapd(mm);
-            for a in actors.iter_mut() {
-                self.act(mm, a);
+            let woke = ready.len();
+            while let Some(&Reverse((t, i))) = asleep.peek() {
+                if t > self.now_ns {
+                    break;
+                }
+                asleep.pop();
+                ready.push(i);
             }
+            if ready.len() > woke {
+                ready.sort_unstable();
+            }
+            next.clear();
+            for &i in &ready {
+                let a = &mut actors[i];
+                self.act(mm, a);
+                if a.done_at_ns.is_some() {
+                    continue;
+                }
+                if a.busy_until_ns > self.now_ns {
+                    asleep.push(Reverse((a.busy_until_ns, i)));
+                } else {
+                    next.push(i);
+                }
+            }
+            std::mem::swap(&mut ready, &mut next);
             self.flush(mm);
             self.swap_oom_tick(mm);
             self.now_ns += TICK_NS;
+            if self.now_ns.is_multiple_of(SAMPLE_NS) {
+                self.sample(mm);
+            }
+            // Only a first swap-out or a kill (or a task killed before the
+            // run) changes an actor here: skip the pass over every thread
+            // on the other ticks.
+            let first_swap = !swapped_at_start && self.stats.first_swap_out_ns.is_some();
+            if !(first_tick || first_swap || self.kills.len() != kills_before) {
+                continue;
+            }
+            first_tick = false;
             for a in actors.iter_mut() {
                 if !swapped_before
                     && self.stats.first_swap_out_ns.is_some()
@@ -371,9 +440,6 @@ impl Vm {
                     a.done_at_ns = Some(self.now_ns);
                     a.end_stall();
                 }
-            }
-            if self.now_ns.is_multiple_of(SAMPLE_NS) {
-                self.sample(mm);
             }
         }
         for a in actors.iter_mut() {
@@ -421,8 +487,7 @@ impl Vm {
         if let Job::Write { from_anon, spread } = a.job {
             // balance_dirty_pages(): wait for writeback, not for memory.
             let limit = mm.total_present() * self.sys.dirty_ratio as u64 / 100;
-            let dirty: u64 = self.dirty.iter().sum();
-            want = want.min(limit.saturating_sub(dirty));
+            want = want.min(limit.saturating_sub(self.dirty_total));
             if from_anon && want > 0 {
                 want = self.read_source(mm, a, want, &mut blocked);
             }
@@ -495,7 +560,10 @@ impl Vm {
             for &(n, c) in &p.parts {
                 // Read-only source pages stay in the swap cache, keeping their slot.
                 let n = n as usize;
-                t.swapcache[n] += c.min(t.anon[n] - t.swapcache[n]);
+                let k = c.min(t.anon[n] - t.swapcache[n]);
+                t.swapcache[n] += k;
+                self.swapcache_node[n] += k;
+                self.swapcache_total += k;
             }
             t.swapped -= got;
             t.swapped_ahead -= got;
@@ -602,7 +670,10 @@ impl Vm {
     /// anonymous pages as the task's.
     fn placed(&mut self, task: usize, n: usize, pages: u64, what: Use) {
         match what {
-            Use::PageCache => self.dirty[n] += pages,
+            Use::PageCache => {
+                self.dirty[n] += pages;
+                self.dirty_total += pages;
+            }
             Use::Anon => self.tasks[task].anon[n] += pages,
             _ => {}
         }
@@ -743,6 +814,21 @@ impl Vm {
                     t.source_ahead, t.swapped_ahead, t.swapped
                 ));
             }
+        }
+        if self.dirty_total != self.dirty.iter().sum::<u64>() {
+            return Err("dirty pages: the running sum differs from the nodes'".into());
+        }
+        for n in 0..mm.node_count() {
+            let c: u64 = self.tasks.iter().map(|t| t.swapcache[n]).sum();
+            if c != self.swapcache_node[n] {
+                return Err(format!(
+                    "node {n}: swap-cache running sum {} != {c}",
+                    self.swapcache_node[n]
+                ));
+            }
+        }
+        if self.swapcache_total != self.swapcache_node.iter().sum::<u64>() {
+            return Err("swap cache: the running total differs from the nodes'".into());
         }
         let sw: u64 = self
             .tasks

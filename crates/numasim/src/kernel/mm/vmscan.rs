@@ -82,9 +82,43 @@ pub struct Shrunk {
 /// Split `total` over `weights` in proportion, exactly, each part at most
 /// its weight (largest remainder).
 pub fn split(total: u64, weights: &[u64]) -> Vec<u64> {
+    let mut parts = Vec::new();
+    split_into(total, weights, &mut parts, &mut SplitScratch::default());
+    parts
+}
+
+/// Buffers `split_into` reuses between calls.
+#[derive(Debug, Clone, Default)]
+pub struct SplitScratch {
+    rems: Vec<u128>,
+    order: Vec<usize>,
+}
+
+/// Buffers a reclaim pass reuses (it runs per thread per tick, and at a
+/// thousand threads fresh vectors per pass were a third of the run).
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    nodes: Vec<usize>,
+    clean: Vec<u64>,
+    dirty: Vec<u64>,
+    cached: Vec<u64>,
+    anon: Vec<u64>,
+    fc: Vec<u64>,
+    dc: Vec<u64>,
+    sw: Vec<u64>,
+    dw: Vec<u64>,
+    owned: Vec<u64>,
+    parts: Vec<u64>,
+    split: SplitScratch,
+}
+
+/// [`split`] into `parts` (cleared first), reusing `scratch`.
+pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &mut SplitScratch) {
+    parts.clear();
     let sum: u64 = weights.iter().sum();
     if sum == 0 || total == 0 {
-        return vec![0; weights.len()];
+        parts.resize(weights.len(), 0);
+        return;
     }
     let total = total.min(sum);
     // Runs every tick over every node: 64-bit arithmetic where the product
@@ -97,8 +131,8 @@ pub fn split(total: u64, weights: &[u64]) -> Vec<u64> {
             ((x / sum as u128) as u64, x % sum as u128)
         }
     };
-    let mut parts = Vec::with_capacity(weights.len());
-    let mut rems = Vec::new();
+    let rems = &mut scratch.rems;
+    rems.clear();
     for &w in weights {
         let (q, r) = share(w);
         parts.push(q);
@@ -106,21 +140,24 @@ pub fn split(total: u64, weights: &[u64]) -> Vec<u64> {
     }
     let mut left = total - parts.iter().sum::<u64>();
     if left == 0 {
-        return parts;
+        return;
     }
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    // Keys are distinct (index last), so an unstable sort orders alike.
-    order.sort_unstable_by_key(|&i| (std::cmp::Reverse(rems[i]), i));
-    for i in order {
-        if left == 0 {
-            break;
-        }
-        if parts[i] < weights[i] {
-            parts[i] += 1;
-            left -= 1;
-        }
+    let order = &mut scratch.order;
+    order.clear();
+    order.extend(0..weights.len());
+    // The `left` largest remainders get one page each. Their sum is
+    // `left * sum` with each under `sum`, so more than `left` are non-zero
+    // and every one of the top `left` can take a page (non-zero remainder:
+    // its part is under its weight). Keys are distinct (index last), so
+    // selecting them (linear) picks the same set a full sort would.
+    let k = left as usize;
+    order.select_nth_unstable_by_key(k - 1, |&i| (std::cmp::Reverse(rems[i]), i));
+    for &i in &order[..k] {
+        debug_assert!(parts[i] < weights[i]);
+        parts[i] += 1;
+        left -= 1;
     }
-    parts
+    debug_assert_eq!(left, 0);
 }
 
 impl Vm {
@@ -141,29 +178,26 @@ impl Vm {
         mode: ShrinkMode,
         cpu_budget_ns: f64,
     ) -> Shrunk {
-        let nodes: Vec<usize> = match node {
-            Some(n) => vec![n],
-            None => (0..mm.node_count()).collect(),
+        // Totals first, from the running sums (no pass over the nodes):
+        // most passes on a starved machine free nothing and stop here.
+        let (c, d, sc, a) = match node {
+            Some(n) => {
+                let sc = self.swapcache_node[n];
+                (
+                    self.clean(mm, n),
+                    self.dirty[n],
+                    sc,
+                    mm.node(n).used_by[Use::Anon.index()] - sc,
+                )
+            }
+            None => (
+                mm.total_used(Use::PageCache) - self.dirty_total,
+                self.dirty_total,
+                self.swapcache_total,
+                mm.total_used(Use::Anon) - self.swapcache_total,
+            ),
         };
-        let clean: Vec<u64> = nodes.iter().map(|&n| self.clean(mm, n)).collect();
-        let dirty: Vec<u64> = nodes.iter().map(|&n| self.dirty[n]).collect();
-        // Anonymous pages still holding a swap slot (swap cache) leave
-        // without I/O; the others need a slot and a write.
-        let cached: Vec<u64> = nodes
-            .iter()
-            .map(|&n| self.tasks.iter().map(|t| t.swapcache[n]).sum())
-            .collect();
-        let anon: Vec<u64> = nodes
-            .iter()
-            .zip(&cached)
-            .map(|(&n, &c)| mm.node(n).used_by[Use::Anon.index()] - c)
-            .collect();
-        let (c, d, a, sc) = (
-            clean.iter().sum::<u64>() as f64,
-            dirty.iter().sum::<u64>() as f64,
-            anon.iter().sum::<u64>() as f64,
-            cached.iter().sum::<u64>() as f64,
-        );
+        let (c, d, a, sc) = (c as f64, d as f64, a as f64, sc as f64);
         let t = c + d + a + sc;
         if t == 0.0 || want == 0 {
             return Shrunk::default();
@@ -214,32 +248,62 @@ impl Vm {
             .min(want - freed_clean - drop_cached);
         let to_write = if mode.write_dirty { per(d) } else { 0 };
         let max_scan = sweep;
-        // Apply, node by node, in proportion to what each node holds.
-        let fc = split(freed_clean, &clean);
-        let dc = split(drop_cached, &cached);
-        let sw = split(to_swap, &anon);
-        let dw = split(to_write, &dirty);
-        for (i, &n) in nodes.iter().enumerate() {
-            if fc[i] > 0 {
+        // Apply, node by node, in proportion to what each node holds; the
+        // per-node weights are gathered only for what moves.
+        let mut k = self.scratch.take().unwrap_or_default();
+        k.nodes.clear();
+        if freed_clean + drop_cached + to_swap + to_write > 0 {
+            match node {
+                Some(n) => k.nodes.push(n),
+                None => k.nodes.extend(0..mm.node_count()),
+            }
+        }
+        let mut weights =
+            |amount: u64, v: &mut Vec<u64>, out: &mut Vec<u64>, f: &dyn Fn(usize) -> u64| {
+                v.clear();
+                out.clear();
+                if amount > 0 {
+                    v.extend(k.nodes.iter().map(|&n| f(n)));
+                    split_into(amount, v, out, &mut k.split);
+                }
+            };
+        weights(freed_clean, &mut k.clean, &mut k.fc, &|n| self.clean(mm, n));
+        weights(drop_cached, &mut k.cached, &mut k.dc, &|n| {
+            self.swapcache_node[n]
+        });
+        weights(to_swap, &mut k.anon, &mut k.sw, &|n| {
+            mm.node(n).used_by[Use::Anon.index()] - self.swapcache_node[n]
+        });
+        weights(to_write, &mut k.dirty, &mut k.dw, &|n| self.dirty[n]);
+        let at = |v: &Vec<u64>, i: usize| v.get(i).copied().unwrap_or(0);
+        for i in 0..k.nodes.len() {
+            let n = k.nodes[i];
+            let fc = at(&k.fc, i);
+            if fc > 0 {
                 // Listed pages are clean pages; drop them from the list in
                 // proportion (the list is a subset of the clean pages).
-                let l = (self.listed[n] as u128 * fc[i] as u128 / clean[i].max(1) as u128) as u64;
+                let l = (self.listed[n] as u128 * fc as u128 / k.clean[i].max(1) as u128) as u64;
                 self.listed[n] -= l.min(self.listed[n]);
-                mm.free_on_node(n, fc[i], Use::PageCache);
+                mm.free_on_node(n, fc, Use::PageCache);
             }
-            if dc[i] > 0 {
-                self.drop_swapcache_node(mm, n, dc[i]);
+            let dc = at(&k.dc, i);
+            if dc > 0 {
+                self.drop_swapcache_node(mm, n, dc, &mut k);
             }
-            if sw[i] > 0 {
-                self.swap_out_node(mm, n, sw[i]);
+            let sw = at(&k.sw, i);
+            if sw > 0 {
+                self.swap_out_node(mm, n, sw, &mut k);
             }
-            if dw[i] > 0 {
-                self.dirty[n] -= dw[i];
+            let dw = at(&k.dw, i);
+            if dw > 0 {
+                self.dirty[n] -= dw;
+                self.dirty_total -= dw;
                 if self.sys.reclaim_list && self.sys.reclaim_list_rejoin {
-                    self.listed[n] += dw[i];
+                    self.listed[n] += dw;
                 }
             }
         }
+        let (fc, dc, sw, dw) = (&k.fc, &k.dc, &k.sw, &k.dw);
         let swapped = sw.iter().sum::<u64>();
         let written = dw.iter().sum::<u64>();
         self.disk.transfer(swapped + written, self.page);
@@ -254,6 +318,7 @@ impl Vm {
         self.stats.scanned_pages += scanned;
         self.swap_oom.count(attempts, swapped);
         let freed = fc.iter().sum::<u64>() + dc.iter().sum::<u64>() + swapped;
+        self.scratch = Some(k);
         Shrunk {
             scanned,
             freed,
@@ -268,29 +333,30 @@ impl Vm {
 
     /// Free `pages` swap-cache pages of node `n` (their data is on swap
     /// already), in proportion to each task's share.
-    fn drop_swapcache_node(&mut self, mm: &mut PageAlloc, n: usize, pages: u64) {
-        let owned: Vec<u64> = self.tasks.iter().map(|t| t.swapcache[n]).collect();
-        let parts = split(pages, &owned);
-        for (t, &p) in parts.iter().enumerate() {
+    fn drop_swapcache_node(&mut self, mm: &mut PageAlloc, n: usize, pages: u64, k: &mut Scratch) {
+        k.owned.clear();
+        k.owned.extend(self.tasks.iter().map(|t| t.swapcache[n]));
+        split_into(pages, &k.owned, &mut k.parts, &mut k.split);
+        for (t, &p) in k.parts.iter().enumerate() {
             self.tasks[t].swapcache[n] -= p;
             self.tasks[t].anon[n] -= p;
             self.tasks[t].swapped += p;
         }
+        self.swapcache_node[n] -= pages;
+        self.swapcache_total -= pages;
         mm.free_on_node(n, pages, Use::Anon);
     }
 
     /// Swap out `pages` anonymous pages of node `n`, taken from its tasks in
     /// proportion to what each has there.
-    fn swap_out_node(&mut self, mm: &mut PageAlloc, n: usize, pages: u64) {
-        let owned: Vec<u64> = self
-            .tasks
-            .iter()
-            .map(|t| t.anon[n] - t.swapcache[n])
-            .collect();
-        let parts = split(pages, &owned);
+    fn swap_out_node(&mut self, mm: &mut PageAlloc, n: usize, pages: u64, k: &mut Scratch) {
+        k.owned.clear();
+        k.owned
+            .extend(self.tasks.iter().map(|t| t.anon[n] - t.swapcache[n]));
+        split_into(pages, &k.owned, &mut k.parts, &mut k.split);
         let got = self.swap.take(pages);
         debug_assert_eq!(got, pages);
-        for (t, &p) in parts.iter().enumerate() {
+        for (t, &p) in k.parts.iter().enumerate() {
             let t = &mut self.tasks[t];
             t.anon[n] -= p;
             t.swapped += p;

@@ -13,12 +13,12 @@ impl Vm {
     pub(super) fn flush(&mut self, mm: &PageAlloc) {
         let _ = mm;
         let budget = self.disk.pages_left(self.page);
-        let dirty: u64 = self.dirty.iter().sum();
-        let w = budget.min(dirty);
+        let w = budget.min(self.dirty_total);
         if w == 0 {
             return;
         }
         let parts = split(w, &self.dirty);
+        self.dirty_total -= w;
         for (n, &p) in parts.iter().enumerate() {
             self.dirty[n] -= p;
             if self.sys.reclaim_list && self.sys.reclaim_list_rejoin {
