@@ -45,7 +45,7 @@ pub fn node_bars(
         .fold(0.0f64, f64::max)
         .max(1.0);
     // One legend line per case under the axis.
-    let legend = 18.0 * cases.len() as f64;
+    let legend = 18.0 * legend_lines(cases.len(), recs.iter().copied()) as f64;
     let (w, h, left, top, bottom) = (900.0, 400.0 + legend, 70.0, 40.0, 50.0 + legend);
     let plot_w = w - left - 20.0;
     let plot_h = h - top - bottom;
@@ -53,7 +53,8 @@ pub fn node_bars(
     let bar_w = (group_w * 0.8 / cases.len() as f64).max(0.5);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+        escape(title)
     );
     let ax = YAxis::linear(0.0, max);
     s += &ax.draw(left, w - 20.0 - left, top, plot_h);
@@ -103,7 +104,17 @@ pub fn node_bars(
         s += &format!(
             "<text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
             x + 14.0,
-            label.join(", ")
+            escape(&label.join(", "))
+        );
+    }
+    if recs.iter().any(|r| r.paper.is_some()) {
+        let y = top + plot_h + 54.0 + 18.0 * cases.len() as f64;
+        s += &format!(
+            "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"black\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{y:.1}\">{PAPER_LEGEND}</text>\n",
+            left + 10.0,
+            y - 4.0,
+            y - 4.0,
+            left + 14.0
         );
     }
     s += "</svg>\n";
@@ -242,14 +253,15 @@ fn line_plot(
     };
     let fx = |x: f64| if logx { x.log2() } else { x };
     let (x0, x1) = (fx(xmin), fx(xmax).max(fx(xmin) + 1e-9));
-    let legend = 18.0 * cases.len() as f64;
+    let legend = 18.0 * legend_lines(cases.len(), pts.iter().map(|(r, _, _)| *r)) as f64;
     let (w, h, left, top, bottom) = (900.0, 420.0 + legend, 80.0, 40.0, 60.0 + legend);
     let (pw, ph) = (w - left - 30.0, h - top - bottom);
     let px = |x: f64| left + pw * (fx(x) - x0) / (x1 - x0).max(1e-9);
     let py = |y: f64| ax.y(y, top, ph);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+        escape(title)
     );
     s += &ax.draw(left, pw, top, ph);
     let mut xs: Vec<(f64, &str)> = pts.iter().map(|(_, x, l)| (*x, l.as_str())).collect();
@@ -284,8 +296,10 @@ fn line_plot(
 }
 
 /// One polyline per case through its (x, value) points, published values
-/// ringed in black, and a legend below the plot. `px`/`py` map data to
-/// pixels.
+/// ringed in black, and a legend below the plot: a line per case, one for
+/// the paper's rings if any are drawn. A case whose line lies within a
+/// pixel of an earlier one's is drawn dashed and says so in the legend, so
+/// it cannot hide the other unnoticed. `px`/`py` map data to pixels.
 #[allow(clippy::too_many_arguments)]
 fn case_lines(
     points: &[(&Record, f64)],
@@ -297,50 +311,104 @@ fn case_lines(
     left: f64,
     legend_top: f64,
 ) -> String {
+    // Lines closer than their own width hide each other.
+    const LINE_W: f64 = 2.0;
+    // Per case, its points in pixels (x, y, paper y), left to right.
+    let lines: Vec<Vec<(f64, f64, Option<f64>)>> = cases
+        .iter()
+        .map(|c| {
+            let mut line: Vec<(f64, f64, Option<f64>)> = points
+                .iter()
+                .filter(|(r, _)| r.case_of(case_keys) == *c)
+                .map(|&(r, x)| (px(x), py(r.value.unwrap_or(0.0)), r.paper.map(py)))
+                .collect();
+            line.sort_by(|a, b| a.0.total_cmp(&b.0));
+            line
+        })
+        .collect();
+    let same = |a: &[(f64, f64, Option<f64>)], b: &[(f64, f64, Option<f64>)]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(p, q)| (p.0 - q.0).abs() < LINE_W && (p.1 - q.1).abs() < LINE_W)
+    };
+    let labels: Vec<String> = cases
+        .iter()
+        .map(|c| {
+            let l: Vec<String> = c
+                .iter()
+                .map(|(k, v)| format!("{k}={}", fmt_json(v)))
+                .collect();
+            escape(&if l.is_empty() {
+                metric.to_string()
+            } else {
+                l.join(", ")
+            })
+        })
+        .collect();
     let mut s = String::new();
-    for (ci, c) in cases.iter().enumerate() {
+    let mut paper = false;
+    for (ci, line) in lines.iter().enumerate() {
         let color = COLORS[ci % COLORS.len()];
-        let mut line: Vec<(f64, f64, Option<f64>)> = points
-            .iter()
-            .filter(|(r, _)| r.case_of(case_keys) == *c)
-            .map(|&(r, x)| (x, r.value.unwrap_or(0.0), r.paper))
-            .collect();
-        line.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let under = (0..ci).find(|&cj| same(&lines[cj], line));
         let path: Vec<String> = line
             .iter()
-            .map(|&(x, y, _)| format!("{:.1},{:.1}", px(x), py(y)))
+            .map(|&(x, y, _)| format!("{x:.1},{y:.1}"))
             .collect();
         s += &format!(
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>\n",
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{} points=\"{}\"/>\n",
+            if under.is_some() {
+                " stroke-dasharray=\"6 6\""
+            } else {
+                ""
+            },
             path.join(" ")
         );
-        for &(x, y, p) in &line {
-            s += &format!(
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>\n",
-                px(x),
-                py(y)
-            );
+        for &(x, y, p) in line {
+            s += &format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>\n");
             if let Some(p) = p {
+                paper = true;
                 s += &format!(
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
-                    px(x),
-                    py(p)
+                    "<circle cx=\"{x:.1}\" cy=\"{p:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n"
                 );
             }
         }
-        let label: Vec<String> = c
-            .iter()
-            .map(|(k, v)| format!("{k}={}", fmt_json(v)))
-            .collect();
+        let note = under
+            .map(|cj| format!(" (coincides with {}: drawn dashed over it)", labels[cj]))
+            .unwrap_or_default();
         let y = legend_top + 18.0 * ci as f64;
         s += &format!(
-            "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
+            "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}{note}</text>\n",
             y - 9.0,
             left + 14.0,
-            if label.is_empty() { metric.to_string() } else { label.join(", ") }
+            labels[ci]
+        );
+    }
+    if paper {
+        let y = legend_top + 18.0 * cases.len() as f64;
+        s += &format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{y:.1}\">{PAPER_LEGEND}</text>\n",
+            left + 5.0,
+            y - 4.0,
+            left + 14.0
         );
     }
     s
+}
+
+/// The legend line for the black marks that show published values.
+pub const PAPER_LEGEND: &str = "published value (paper)";
+
+/// Legend lines under a plot: one per case, one more for the paper's
+/// marks when any record has a published value.
+fn legend_lines<'a>(cases: usize, recs: impl IntoIterator<Item = &'a Record>) -> usize {
+    cases + usize::from(recs.into_iter().any(|r| r.paper.is_some()))
+}
+
+fn escape(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// A y axis: its ends in axis units (log10 of the value on a log axis) and
@@ -545,6 +613,59 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    #[test]
+    fn coinciding_series_are_noted() {
+        let keys = vec!["kernel".to_string()];
+        let mut recs = sweep("2.4", |n| 1000.0 * n);
+        recs.extend(sweep("2.6", |n| 1000.0 * n));
+        recs.extend(sweep("altix", |n| 3000.0 * n));
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        let notes: Vec<&str> = svg.lines().filter(|l| l.contains("coincides")).collect();
+        assert_eq!(notes.len(), 1, "{svg}");
+        assert!(
+            notes[0].contains("kernel=2.6 (coincides with kernel=2.4"),
+            "{}",
+            notes[0]
+        );
+        assert_eq!(svg.matches("stroke-dasharray").count(), 1);
+        // Apart, no note.
+        let mut recs = sweep("2.4", |n| 1000.0 * n);
+        recs.extend(sweep("2.6", |n| 1000.0 * n * n));
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        assert!(
+            !svg.contains("coincides") && !svg.contains("dasharray"),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn paper_marks_have_a_legend_entry() {
+        let keys = vec!["kernel".to_string()];
+        let mut recs = sweep("2.4", |n| 1000.0 * n);
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        assert!(!svg.contains(PAPER_LEGEND));
+        recs[3].paper = Some(9000.0);
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        assert_eq!(svg.matches(PAPER_LEGEND).count(), 1, "{svg}");
+        // Bars: the paper's value is a black tick.
+        let mut bars: Vec<Record> = (0..4u64)
+            .map(|n| {
+                Record::new(
+                    "t",
+                    vec![("kernel".into(), json!("a")), ("node".into(), json!(n))],
+                    "mem_used_kb",
+                    "kB",
+                    100.0 * n as f64,
+                )
+            })
+            .collect();
+        let svg = node_bars(&bars, "mem_used_kb", &keys, "t").unwrap();
+        assert!(!svg.contains(PAPER_LEGEND));
+        bars[1].paper = Some(120.0);
+        let svg = node_bars(&bars, "mem_used_kb", &keys, "t").unwrap();
+        assert_eq!(svg.matches(PAPER_LEGEND).count(), 1, "{svg}");
     }
 
     #[test]
