@@ -46,7 +46,7 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
     let (top1, h1) = (40.0, 200.0);
     let top2 = top1 + h1 + 50.0;
     let h2 = (nodes as f64 * 2.0).clamp(100.0, 512.0);
-    let h = top2 + h2 + 60.0;
+    let h = top2 + h2 + 70.0;
     let x = |t_ns: u64| left + plot_w * (t_ns as f64 * 1e-9) / t_max.max(1e-9);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h:.0}\" font-family=\"sans-serif\" font-size=\"12\">\n\
@@ -107,7 +107,7 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
     }
     // Heat map: page cache's share of each node over time (white to blue).
     s += &format!(
-        "<text x=\"{left}\" y=\"{:.0}\">page cache share of each node's memory (node 0 at top)</text>\n",
+        "<text x=\"{left}\" y=\"{:.0}\">page cache share of each node's memory</text>\n",
         top2 - 8.0
     );
     let row_h = h2 / nodes as f64;
@@ -129,31 +129,93 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
             if share < 0.02 {
                 continue;
             }
-            let c = (255.0 * (1.0 - share)) as u8;
             s += &format!(
-                "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.2}\" fill=\"rgb({c},{c},255)\"/>\n",
+                "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.2}\" fill=\"{}\"/>\n",
                 top2 + row_h * n as f64,
                 (x1 - x0).max(0.5),
-                row_h.max(0.5)
+                row_h.max(0.5),
+                share_color(share)
             );
         }
     }
+    let bottom = top2 + h2;
     s += &format!(
         "<rect x=\"{left}\" y=\"{top2}\" width=\"{plot_w}\" height=\"{h2}\" fill=\"none\" stroke=\"#999\"/>\n\
-         <text x=\"{}\" y=\"{:.0}\" text-anchor=\"end\">{} nodes</text>\n\
-         <text x=\"{left}\" y=\"{:.0}\">0 s</text><text x=\"{}\" y=\"{:.0}\" text-anchor=\"end\">{t_max:.0} s</text>\n</svg>\n",
-        left - 5.0,
+         <text x=\"{lx:.1}\" y=\"{:.0}\" text-anchor=\"end\">node 0</text>\n\
+         <text x=\"{lx:.1}\" y=\"{bottom:.0}\" text-anchor=\"end\">node {}</text>\n\
+         <text x=\"{left}\" y=\"{:.0}\">0 s</text><text x=\"{:.1}\" y=\"{:.0}\" text-anchor=\"end\">{t_max:.0} s</text>\n",
         top2 + 12.0,
-        nodes,
-        top2 + h2 + 18.0,
+        nodes - 1,
+        bottom + 18.0,
         left + plot_w,
-        top2 + h2 + 18.0
+        bottom + 18.0,
+        lx = left - 5.0,
+    );
+    // The heat map's colour scale: the same mapping as the cells, 0 to 100%.
+    let (sx, sy, sw) = (left + plot_w - 240.0, bottom + 30.0, 160.0);
+    s += &format!(
+        "<defs><linearGradient id=\"{SCALE_ID}\"><stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"1\" stop-color=\"{}\"/></linearGradient></defs>\n\
+         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">page cache share</text>\n\
+         <rect x=\"{sx:.1}\" y=\"{sy:.1}\" width=\"{sw}\" height=\"10\" fill=\"url(#{SCALE_ID})\" stroke=\"#999\"/>\n\
+         <text x=\"{sx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">0%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">50%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">100%</text>\n</svg>\n",
+        share_color(0.0),
+        share_color(1.0),
+        sx - 8.0,
+        sy + 9.0,
+        sy + 24.0,
+        sx + sw / 2.0,
+        sy + 24.0,
+        sx + sw,
+        sy + 24.0,
     );
     Some(s)
+}
+
+/// The id of the heat map's colour-scale gradient.
+const SCALE_ID: &str = "page-cache-share";
+
+/// Heat-map colour of a page-cache share in 0..=1: white to blue.
+fn share_color(share: f64) -> String {
+    let c = (255.0 * (1.0 - share.clamp(0.0, 1.0))) as u8;
+    format!("rgb({c},{c},255)")
 }
 
 fn escape(t: &str) -> String {
     t.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Sample> {
+        (0..3u64)
+            .map(|t| Sample {
+                t_ns: t * 1_000_000_000,
+                // Node 0 fills with page cache; node 1 stays free.
+                nodes: vec![[100 - 40 * t, 0, 40 * t, 0], [100, 0, 0, 0]],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_heat_map_has_a_colour_scale_matching_its_cells() {
+        let svg = to_svg(&samples(), 4096, "t").unwrap();
+        // The scale runs through the same colours as the cells, 0 to 100%.
+        let scale = format!(
+            "<stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"1\" stop-color=\"{}\"/>",
+            share_color(0.0),
+            share_color(1.0)
+        );
+        assert!(svg.contains(&scale), "{svg}");
+        assert!(svg.contains(&format!("fill=\"url(#{SCALE_ID})\"")));
+        assert!(svg.contains(">0%<") && svg.contains(">100%<"));
+        // A cell at 80% page cache is drawn in the scale's colour for 80%.
+        assert!(
+            svg.contains(&format!("fill=\"{}\"", share_color(0.8))),
+            "{svg}"
+        );
+    }
 }
