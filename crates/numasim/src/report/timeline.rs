@@ -5,11 +5,19 @@
 
 use crate::kernel::mm::vm::Sample;
 
-/// A file a run produces beside its records; `--out DIR` writes it.
+/// A file a run produces beside its records; `--out DIR` writes it, named
+/// after the scenario, the keys by which this case differs from the others
+/// (known only once every case has run: [`super::out::case_names`]) and
+/// `kind`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Artifact {
-    pub file: String,
+    /// The case that made it: its varied keys, as its records carry them.
+    pub case: Vec<(String, serde_json::Value)>,
+    /// What it is, the end of its file name: `write-timeline.svg`.
+    pub kind: String,
     pub content: String,
+    /// Where in `content` the case's name goes (an SVG's title), if anywhere.
+    pub name_at: Option<usize>,
 }
 
 const KINDS: [&str; 4] = ["free", "anon", "page_cache", "slab"];
@@ -34,8 +42,9 @@ pub fn to_csv(samples: &[Sample], page: u64) -> String {
     s
 }
 
-/// The SVG; None for fewer than two samples.
-pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
+/// The SVG, titled `title`, and the offset in it where the title ends
+/// (where a case's name can be added); None for fewer than two samples.
+pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<(String, usize)> {
     if samples.len() < 2 {
         return None;
     }
@@ -50,9 +59,11 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
     let x = |t_ns: u64| left + plot_w * (t_ns as f64 * 1e-9) / t_max.max(1e-9);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h:.0}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}",
         escape(title)
     );
+    let title_end = s.len();
+    s += "</text>\n";
     // Machine totals, stacked: slab, page cache, anon, free from the bottom.
     let totals: Vec<[f64; 4]> = samples
         .iter()
@@ -168,7 +179,7 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
         sx + sw,
         sy + 24.0,
     );
-    Some(s)
+    Some((s, title_end))
 }
 
 /// The id of the heat map's colour-scale gradient.
@@ -180,7 +191,7 @@ fn share_color(share: f64) -> String {
     format!("rgb({c},{c},255)")
 }
 
-fn escape(t: &str) -> String {
+pub(crate) fn escape(t: &str) -> String {
     t.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -202,7 +213,7 @@ mod tests {
 
     #[test]
     fn the_heat_map_has_a_colour_scale_matching_its_cells() {
-        let svg = to_svg(&samples(), 4096, "t").unwrap();
+        let (svg, _) = to_svg(&samples(), 4096, "t").unwrap();
         // The scale runs through the same colours as the cells, 0 to 100%.
         let scale = format!(
             "<stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"1\" stop-color=\"{}\"/>",
