@@ -238,7 +238,10 @@ fn a_view_prints_a_grid_and_writes_csv_without_changing_jsonl() {
     assert_eq!(o.status.code(), Some(0));
     let csv = std::fs::read_to_string(dir.join("v-view-1.csv")).unwrap();
     assert!(
-        csv.starts_with("processes,2.4,2.4 paper,2.4 loss vs altix %,altix,altix paper\n"),
+        csv.starts_with(
+            "processes,kernel.devzero=2.4,kernel.devzero=2.4 paper,\
+             kernel.devzero=2.4 loss vs altix %,kernel.devzero=altix,kernel.devzero=altix paper\n"
+        ),
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 3, "{csv}");
