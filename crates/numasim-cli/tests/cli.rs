@@ -238,7 +238,10 @@ fn a_view_prints_a_grid_and_writes_csv_without_changing_jsonl() {
     assert_eq!(o.status.code(), Some(0));
     let csv = std::fs::read_to_string(dir.join("v-view-1.csv")).unwrap();
     assert!(
-        csv.starts_with("processes,2.4,2.4 paper,2.4 loss vs altix %,altix,altix paper\n"),
+        csv.starts_with(
+            "processes,kernel.devzero=2.4,kernel.devzero=2.4 paper,\
+             kernel.devzero=2.4 loss vs altix %,kernel.devzero=altix,kernel.devzero=altix paper\n"
+        ),
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 3, "{csv}");
@@ -332,5 +335,50 @@ fn bgp_replay_writes_a_bandwidth_by_size_plot() {
     let svg = std::fs::read_to_string(dir.join("bgp-random-access-random_mbps.svg")).unwrap();
     assert!(svg.contains("size (log scale)") && svg.contains("kernel=linux-4k"));
     assert!(svg.contains(">16 MB<"), "sizes labelled as written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cases_name_step_keys_they_do_not_set_by_their_value_not_null() {
+    // Each case overrides a different step key; the other keeps the step's.
+    let f = write_scenario(
+        "nulls",
+        "name = \"overrides\"\n[machine]\npreset = \"epyc-2s-nps4\"\n\
+         [[case]]\nbytes = \"1 GiB\"\n[[case]]\npolicy = \"interleave\"\n\
+         [[run]]\nworkload = \"touch\"\nnodes = [0, 1]\nbytes = \"3 GiB\"\npolicy = \"local\"\n",
+    );
+    let o = numasim(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("null"), "{out}");
+    assert!(out.contains("bytes = 1 GiB, policy = local"), "{out}");
+    assert!(out.contains("bytes = 3 GiB, policy = interleave"), "{out}");
+    std::fs::remove_dir_all(f.parent().unwrap()).ok();
+}
+
+#[test]
+fn timeline_files_are_named_by_what_tells_cases_apart() {
+    let dir = std::env::temp_dir().join(format!("numasim-cli-names-{}", std::process::id()));
+    let o = numasim(&["replay", "altix-bigio", "--out", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("timeline"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "altix-bigio-default-write-timeline.csv",
+            "altix-bigio-default-write-timeline.svg",
+            "altix-bigio-page-cache-limit-write-timeline.csv",
+            "altix-bigio-page-cache-limit-write-timeline.svg",
+            "altix-bigio-swap-quarter-write-timeline.csv",
+            "altix-bigio-swap-quarter-write-timeline.svg",
+        ]
+    );
+    let svg = std::fs::read_to_string(dir.join("altix-bigio-default-write-timeline.svg")).unwrap();
+    assert!(svg.contains("memory per node over time (config = default)</text>"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -45,7 +45,7 @@ pub fn node_bars(
         .fold(0.0f64, f64::max)
         .max(1.0);
     // One legend line per case under the axis.
-    let legend = 18.0 * cases.len() as f64;
+    let legend = 18.0 * legend_lines(cases.len(), recs.iter().copied()) as f64;
     let (w, h, left, top, bottom) = (900.0, 400.0 + legend, 70.0, 40.0, 50.0 + legend);
     let plot_w = w - left - 20.0;
     let plot_h = h - top - bottom;
@@ -53,29 +53,18 @@ pub fn node_bars(
     let bar_w = (group_w * 0.8 / cases.len() as f64).max(0.5);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+        escape(title)
     );
-    for i in 0..=4 {
-        let v = max * i as f64 / 4.0;
-        let y = top + plot_h - plot_h * i as f64 / 4.0;
-        s += &format!(
-            "<line x1=\"{left}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n",
-            w - 20.0
-        );
-        s += &format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
-            left - 6.0,
-            y + 4.0,
-            super::table::fmt_value(Some(v.round()))
-        );
-    }
+    let ax = YAxis::linear(0.0, max);
+    s += &ax.draw(left, w - 20.0 - left, top, plot_h);
     for r in &recs {
         let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
         let k: Vec<(String, Json)> = r.case_of(case_keys);
         let ci = cases.iter().position(|c| *c == k).unwrap_or(0);
         let x = left + node * group_w + group_w * 0.1 + ci as f64 * bar_w;
         if let Some(v) = r.value {
-            let bh = plot_h * v / max;
+            let bh = top + plot_h - ax.y(v, top, plot_h);
             s += &format!(
                 "<rect x=\"{x:.2}\" y=\"{:.2}\" width=\"{bar_w:.2}\" height=\"{bh:.2}\" fill=\"{}\"/>\n",
                 top + plot_h - bh,
@@ -83,7 +72,7 @@ pub fn node_bars(
             );
         }
         if let Some(p) = r.paper {
-            let y = top + plot_h - plot_h * p / max;
+            let y = ax.y(p, top, plot_h);
             s += &format!("<line x1=\"{x:.2}\" x2=\"{:.2}\" y1=\"{y:.2}\" y2=\"{y:.2}\" stroke=\"black\" stroke-width=\"2\"/>\n", x + bar_w);
         }
     }
@@ -115,7 +104,17 @@ pub fn node_bars(
         s += &format!(
             "<text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
             x + 14.0,
-            label.join(", ")
+            escape(&label.join(", "))
+        );
+    }
+    if recs.iter().any(|r| r.paper.is_some()) {
+        let y = top + plot_h + 54.0 + 18.0 * cases.len() as f64;
+        s += &format!(
+            "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"black\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{y:.1}\">{PAPER_LEGEND}</text>\n",
+            left + 10.0,
+            y - 4.0,
+            y - 4.0,
+            left + 14.0
         );
     }
     s += "</svg>\n";
@@ -241,9 +240,8 @@ fn line_plot(
         (a.min(*x), b.max(*x))
     });
     let logx = axes.logx;
-    let logy = ymin > 0.0 && ymax / ymin >= axes.logy_span;
-    let (y0, y1) = if logy {
-        (ymin.log10().floor(), ymax.log10().ceil())
+    let ax = if ymin > 0.0 && ymax / ymin >= axes.logy_span {
+        YAxis::log(ymin, ymax)
     } else {
         let lo = ymin.min(0.0);
         let hi = if ymax > lo && ymax - lo >= axes.min_y_span {
@@ -251,34 +249,21 @@ fn line_plot(
         } else {
             lo + 1.0
         };
-        (lo, hi)
+        YAxis::linear(lo, hi)
     };
     let fx = |x: f64| if logx { x.log2() } else { x };
     let (x0, x1) = (fx(xmin), fx(xmax).max(fx(xmin) + 1e-9));
-    let legend = 18.0 * cases.len() as f64;
+    let legend = 18.0 * legend_lines(cases.len(), pts.iter().map(|(r, _, _)| *r)) as f64;
     let (w, h, left, top, bottom) = (900.0, 420.0 + legend, 80.0, 40.0, 60.0 + legend);
     let (pw, ph) = (w - left - 30.0, h - top - bottom);
     let px = |x: f64| left + pw * (fx(x) - x0) / (x1 - x0).max(1e-9);
-    let py = |y: f64| {
-        let v = if logy { y.max(1e-300).log10() } else { y };
-        top + ph - ph * (v - y0) / (y1 - y0).max(1e-12)
-    };
+    let py = |y: f64| ax.y(y, top, ph);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{title}</text>\n"
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+        escape(title)
     );
-    for i in 0..=4 {
-        let v = y0 + (y1 - y0) * i as f64 / 4.0;
-        let label = if logy { 10f64.powf(v) } else { v };
-        let y = top + ph - ph * i as f64 / 4.0;
-        s += &format!(
-            "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
-            left + pw,
-            left - 6.0,
-            y + 4.0,
-            super::table::fmt_value(Some(label))
-        );
-    }
+    s += &ax.draw(left, pw, top, ph);
     let mut xs: Vec<(f64, &str)> = pts.iter().map(|(_, x, l)| (*x, l.as_str())).collect();
     xs.sort_by(|a, b| a.0.total_cmp(&b.0));
     xs.dedup_by(|a, b| a.0 == b.0);
@@ -311,8 +296,10 @@ fn line_plot(
 }
 
 /// One polyline per case through its (x, value) points, published values
-/// ringed in black, and a legend below the plot. `px`/`py` map data to
-/// pixels.
+/// ringed in black, and a legend below the plot: a line per case, one for
+/// the paper's rings if any are drawn. A case whose line lies within a
+/// pixel of an earlier one's is drawn dashed and says so in the legend, so
+/// it cannot hide the other unnoticed. `px`/`py` map data to pixels.
 #[allow(clippy::too_many_arguments)]
 fn case_lines(
     points: &[(&Record, f64)],
@@ -324,48 +311,373 @@ fn case_lines(
     left: f64,
     legend_top: f64,
 ) -> String {
+    // Lines closer than their own width hide each other.
+    const LINE_W: f64 = 2.0;
+    // Per case, its points in pixels (x, y, paper y), left to right.
+    let lines: Vec<Vec<(f64, f64, Option<f64>)>> = cases
+        .iter()
+        .map(|c| {
+            let mut line: Vec<(f64, f64, Option<f64>)> = points
+                .iter()
+                .filter(|(r, _)| r.case_of(case_keys) == *c)
+                .map(|&(r, x)| (px(x), py(r.value.unwrap_or(0.0)), r.paper.map(py)))
+                .collect();
+            line.sort_by(|a, b| a.0.total_cmp(&b.0));
+            line
+        })
+        .collect();
+    let same = |a: &[(f64, f64, Option<f64>)], b: &[(f64, f64, Option<f64>)]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(p, q)| (p.0 - q.0).abs() < LINE_W && (p.1 - q.1).abs() < LINE_W)
+    };
+    let labels: Vec<String> = cases
+        .iter()
+        .map(|c| {
+            let l: Vec<String> = c
+                .iter()
+                .map(|(k, v)| format!("{k}={}", fmt_json(v)))
+                .collect();
+            escape(&if l.is_empty() {
+                metric.to_string()
+            } else {
+                l.join(", ")
+            })
+        })
+        .collect();
     let mut s = String::new();
-    for (ci, c) in cases.iter().enumerate() {
+    let mut paper = false;
+    for (ci, line) in lines.iter().enumerate() {
         let color = COLORS[ci % COLORS.len()];
-        let mut line: Vec<(f64, f64, Option<f64>)> = points
-            .iter()
-            .filter(|(r, _)| r.case_of(case_keys) == *c)
-            .map(|&(r, x)| (x, r.value.unwrap_or(0.0), r.paper))
-            .collect();
-        line.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let under = (0..ci).find(|&cj| same(&lines[cj], line));
         let path: Vec<String> = line
             .iter()
-            .map(|&(x, y, _)| format!("{:.1},{:.1}", px(x), py(y)))
+            .map(|&(x, y, _)| format!("{x:.1},{y:.1}"))
             .collect();
         s += &format!(
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>\n",
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{} points=\"{}\"/>\n",
+            if under.is_some() {
+                " stroke-dasharray=\"6 6\""
+            } else {
+                ""
+            },
             path.join(" ")
         );
-        for &(x, y, p) in &line {
-            s += &format!(
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{color}\"/>\n",
-                px(x),
-                py(y)
-            );
+        for &(x, y, p) in line {
+            s += &format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>\n");
             if let Some(p) = p {
+                paper = true;
                 s += &format!(
-                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
-                    px(x),
-                    py(p)
+                    "<circle cx=\"{x:.1}\" cy=\"{p:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n"
                 );
             }
         }
-        let label: Vec<String> = c
-            .iter()
-            .map(|(k, v)| format!("{k}={}", fmt_json(v)))
-            .collect();
+        let note = under
+            .map(|cj| format!(" (coincides with {}: drawn dashed over it)", labels[cj]))
+            .unwrap_or_default();
         let y = legend_top + 18.0 * ci as f64;
         s += &format!(
-            "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}</text>\n",
+            "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{y:.1}\">{}{note}</text>\n",
             y - 9.0,
             left + 14.0,
-            if label.is_empty() { metric.to_string() } else { label.join(", ") }
+            labels[ci]
+        );
+    }
+    if paper {
+        let y = legend_top + 18.0 * cases.len() as f64;
+        s += &format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{y:.1}\">{PAPER_LEGEND}</text>\n",
+            left + 5.0,
+            y - 4.0,
+            left + 14.0
         );
     }
     s
+}
+
+/// The legend line for the black marks that show published values.
+pub const PAPER_LEGEND: &str = "published value (paper)";
+
+/// Legend lines under a plot: one per case, one more for the paper's
+/// marks when any record has a published value.
+fn legend_lines<'a>(cases: usize, recs: impl IntoIterator<Item = &'a Record>) -> usize {
+    cases + usize::from(recs.into_iter().any(|r| r.paper.is_some()))
+}
+
+fn escape(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A y axis: its ends in axis units (log10 of the value on a log axis) and
+/// its tick values, each with its label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YAxis {
+    pub log: bool,
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<(f64, String)>,
+}
+
+impl YAxis {
+    /// A linear axis covering `lo..=hi` in whole steps of 1, 2 or 5 × 10^k,
+    /// four to nine of them.
+    pub fn linear(lo: f64, hi: f64) -> YAxis {
+        let hi = if hi > lo { hi } else { lo + 1.0 };
+        // The largest 1-2-5 step that still gives four intervals; the next
+        // larger one is at most 2.5 times as big, so there are under ten.
+        let e = (hi - lo).log10().floor() as i32;
+        let intervals = |step: f64| ((hi / step - 1e-9).ceil() - (lo / step + 1e-9).floor()) as i64;
+        let step = (e - 2..=e)
+            .rev()
+            .flat_map(|e| [5.0, 2.0, 1.0].map(|m| m * 10f64.powi(e)))
+            .find(|&step| intervals(step) >= 4)
+            .unwrap_or(10f64.powi(e - 2));
+        // Whole multiples of the step, so labels carry no rounding noise.
+        let (k0, k1) = (
+            (lo / step + 1e-9).floor() as i64,
+            (hi / step - 1e-9).ceil() as i64,
+        );
+        let ticks = (k0..=k1)
+            .map(|k| {
+                let v = k as f64 * step;
+                (v, si_label(v, step))
+            })
+            .collect();
+        YAxis {
+            log: false,
+            lo: k0 as f64 * step,
+            hi: k1 as f64 * step,
+            ticks,
+        }
+    }
+
+    /// A log10 axis from the decade at or below `lo` to the one at or above
+    /// `hi` (both > 0), a tick at each power of ten (every other one past
+    /// ten decades), and at 2 and 5 × too when it spans a single decade.
+    pub fn log(lo: f64, hi: f64) -> YAxis {
+        let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        let d1 = d1.max(d0 + 1);
+        let every = if d1 - d0 > 10 { 2 } else { 1 };
+        let mut ticks = Vec::new();
+        for d in (d0..=d1).filter(|d| (d - d0) % every == 0) {
+            let p = 10f64.powi(d);
+            ticks.push((d as f64, si_label(p, p)));
+            if d1 - d0 == 1 && d < d1 {
+                for m in [2.0, 5.0] {
+                    ticks.push(((m * p).log10(), si_label(m * p, p)));
+                }
+            }
+        }
+        ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
+        YAxis {
+            log: true,
+            lo: d0 as f64,
+            hi: d1 as f64,
+            ticks,
+        }
+    }
+
+    /// Pixel row of value `v` on a plot `top..top + h` high.
+    pub fn y(&self, v: f64, top: f64, h: f64) -> f64 {
+        let a = if self.log { v.max(1e-300).log10() } else { v };
+        top + h - h * (a - self.lo) / (self.hi - self.lo).max(1e-12)
+    }
+
+    /// Grid lines and labels left of `left`, across `width`.
+    fn draw(&self, left: f64, width: f64, top: f64, h: f64) -> String {
+        let mut s = String::new();
+        for (a, label) in &self.ticks {
+            let y = top + h - h * (a - self.lo) / (self.hi - self.lo).max(1e-12);
+            s += &format!(
+                "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>\n",
+                left + width,
+                left - 6.0,
+                y + 4.0,
+            );
+        }
+        s
+    }
+}
+
+/// `v` with an SI prefix (k, M, G, T, P) and just the decimals that `step`
+/// (the spacing of neighbouring labels) needs: 200000 → "200k", 0.25 → "0.25".
+pub fn si_label(v: f64, step: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let (div, prefix) = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .into_iter()
+        .find(|(d, _)| v.abs() >= *d * (1.0 - 1e-9))
+        .unwrap_or((1.0, ""));
+    let decimals = (-(step / div).log10() - 1e-9).ceil().clamp(0.0, 12.0) as usize;
+    let mut s = format!("{:.*}", decimals, v / div);
+    if s.contains('.') {
+        s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    s + prefix
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A label read back: "200k" → 200000.
+    fn parse_label(l: &str) -> f64 {
+        let (num, mult) = match l.chars().last() {
+            Some('k') => (&l[..l.len() - 1], 1e3),
+            Some('M') => (&l[..l.len() - 1], 1e6),
+            Some('G') => (&l[..l.len() - 1], 1e9),
+            Some('T') => (&l[..l.len() - 1], 1e12),
+            Some('P') => (&l[..l.len() - 1], 1e15),
+            _ => (l, 1.0),
+        };
+        num.parse::<f64>().unwrap_or_else(|_| panic!("label {l:?}")) * mult
+    }
+
+    /// 1, 2 or 5 times a power of ten.
+    fn is_125(x: f64) -> bool {
+        let m = x / 10f64.powf(x.log10().floor());
+        [1.0, 2.0, 5.0, 10.0].iter().any(|c| (m - c).abs() < 1e-6)
+    }
+
+    #[test]
+    fn linear_ticks_step_by_1_2_5_and_read_back() {
+        for (lo, hi) in [
+            (0.0, 540_816.0),
+            (0.0, 2158.0),
+            (0.0, 1.0),
+            (0.0, 0.37),
+            (-3.0, 17.0),
+            (0.0, 17_782_794.1),
+            (1000.0, 1010.0),
+            (0.0, 3.1),
+            (5.0, 5.0),
+        ] {
+            let ax = YAxis::linear(lo, hi);
+            assert!(ax.lo <= lo && ax.hi >= hi, "{lo}..{hi}: {ax:?}");
+            let n = ax.ticks.len() - 1;
+            assert!((4..=9).contains(&n), "{lo}..{hi}: {n} intervals");
+            let step = ax.ticks[1].0 - ax.ticks[0].0;
+            assert!(is_125(step), "{lo}..{hi}: step {step}");
+            for (v, l) in &ax.ticks {
+                let back = parse_label(l);
+                assert!(
+                    (back - v).abs() <= 1e-9 * step.max(v.abs()),
+                    "{l} is not {v}"
+                );
+                assert!(!l.contains('e'), "{l}");
+            }
+        }
+    }
+
+    #[test]
+    fn log_ticks_are_powers_of_ten_with_si_prefixes() {
+        let ax = YAxis::log(133_656.3, 61_000_000.0);
+        let labels: Vec<&str> = ax.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["100k", "1M", "10M", "100M"]);
+        // One decade: 1-2-5 within it.
+        let ax = YAxis::log(12.0, 80.0);
+        let labels: Vec<&str> = ax.ticks.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["10", "20", "50", "100"]);
+        let ax = YAxis::log(0.003, 0.4);
+        for (a, l) in &ax.ticks {
+            assert_eq!(parse_label(l), 10f64.powf(*a), "{l}");
+        }
+    }
+
+    /// Every y-axis label of a drawn plot (right-aligned text).
+    fn y_labels(svg: &str) -> Vec<String> {
+        svg.lines()
+            .filter(|l| l.contains("text-anchor=\"end\""))
+            .filter_map(|l| l.split('>').nth(1)?.split('<').next().map(String::from))
+            .collect()
+    }
+
+    fn sweep(case: &str, v: impl Fn(f64) -> f64) -> Vec<Record> {
+        [1u64, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+            .iter()
+            .map(|&n| {
+                Record::new(
+                    "t",
+                    vec![
+                        ("kernel".into(), json!(case)),
+                        ("processes".into(), json!(n)),
+                    ],
+                    "faults_per_s",
+                    "1/s",
+                    v(n as f64),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn coinciding_series_are_noted() {
+        let keys = vec!["kernel".to_string()];
+        let mut recs = sweep("2.4", |n| 1000.0 * n);
+        recs.extend(sweep("2.6", |n| 1000.0 * n));
+        recs.extend(sweep("altix", |n| 3000.0 * n));
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        let notes: Vec<&str> = svg.lines().filter(|l| l.contains("coincides")).collect();
+        assert_eq!(notes.len(), 1, "{svg}");
+        assert!(
+            notes[0].contains("kernel=2.6 (coincides with kernel=2.4"),
+            "{}",
+            notes[0]
+        );
+        assert_eq!(svg.matches("stroke-dasharray").count(), 1);
+        // Apart, no note.
+        let mut recs = sweep("2.4", |n| 1000.0 * n);
+        recs.extend(sweep("2.6", |n| 1000.0 * n * n));
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        assert!(
+            !svg.contains("coincides") && !svg.contains("dasharray"),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn paper_marks_have_a_legend_entry() {
+        let keys = vec!["kernel".to_string()];
+        let mut recs = sweep("2.4", |n| 1000.0 * n);
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        assert!(!svg.contains(PAPER_LEGEND));
+        recs[3].paper = Some(9000.0);
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        assert_eq!(svg.matches(PAPER_LEGEND).count(), 1, "{svg}");
+        // Bars: the paper's value is a black tick.
+        let mut bars: Vec<Record> = (0..4u64)
+            .map(|n| {
+                Record::new(
+                    "t",
+                    vec![("kernel".into(), json!("a")), ("node".into(), json!(n))],
+                    "mem_used_kb",
+                    "kB",
+                    100.0 * n as f64,
+                )
+            })
+            .collect();
+        let svg = node_bars(&bars, "mem_used_kb", &keys, "t").unwrap();
+        assert!(!svg.contains(PAPER_LEGEND));
+        bars[1].paper = Some(120.0);
+        let svg = node_bars(&bars, "mem_used_kb", &keys, "t").unwrap();
+        assert_eq!(svg.matches(PAPER_LEGEND).count(), 1, "{svg}");
+    }
+
+    #[test]
+    fn drawn_axes_carry_only_1_2_5_labels() {
+        let mut recs = sweep("2.4", |n| 133_656.3 * n.sqrt());
+        recs.extend(sweep("altix", |n| 133_656.3 * n * 0.9));
+        let keys = vec!["kernel".to_string()];
+        let svg = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        let labels = y_labels(&svg);
+        assert!(labels.len() >= 3, "{labels:?}");
+        for l in &labels {
+            assert!(is_125(parse_label(l)), "{l} in {labels:?}");
+        }
+    }
 }

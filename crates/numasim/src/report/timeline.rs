@@ -5,11 +5,19 @@
 
 use crate::kernel::mm::vm::Sample;
 
-/// A file a run produces beside its records; `--out DIR` writes it.
+/// A file a run produces beside its records; `--out DIR` writes it, named
+/// after the scenario, the keys by which this case differs from the others
+/// (known only once every case has run: [`super::out::case_names`]) and
+/// `kind`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Artifact {
-    pub file: String,
+    /// The case that made it: its varied keys, as its records carry them.
+    pub case: Vec<(String, serde_json::Value)>,
+    /// What it is, the end of its file name: `write-timeline.svg`.
+    pub kind: String,
     pub content: String,
+    /// Where in `content` the case's name goes (an SVG's title), if anywhere.
+    pub name_at: Option<usize>,
 }
 
 const KINDS: [&str; 4] = ["free", "anon", "page_cache", "slab"];
@@ -34,8 +42,9 @@ pub fn to_csv(samples: &[Sample], page: u64) -> String {
     s
 }
 
-/// The SVG; None for fewer than two samples.
-pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
+/// The SVG, titled `title`, and the offset in it where the title ends
+/// (where a case's name can be added); None for fewer than two samples.
+pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<(String, usize)> {
     if samples.len() < 2 {
         return None;
     }
@@ -46,13 +55,15 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
     let (top1, h1) = (40.0, 200.0);
     let top2 = top1 + h1 + 50.0;
     let h2 = (nodes as f64 * 2.0).clamp(100.0, 512.0);
-    let h = top2 + h2 + 60.0;
+    let h = top2 + h2 + 70.0;
     let x = |t_ns: u64| left + plot_w * (t_ns as f64 * 1e-9) / t_max.max(1e-9);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h:.0}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}",
         escape(title)
     );
+    let title_end = s.len();
+    s += "</text>\n";
     // Machine totals, stacked: slab, page cache, anon, free from the bottom.
     let totals: Vec<[f64; 4]> = samples
         .iter()
@@ -107,7 +118,7 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
     }
     // Heat map: page cache's share of each node over time (white to blue).
     s += &format!(
-        "<text x=\"{left}\" y=\"{:.0}\">page cache share of each node's memory (node 0 at top)</text>\n",
+        "<text x=\"{left}\" y=\"{:.0}\">page cache share of each node's memory</text>\n",
         top2 - 8.0
     );
     let row_h = h2 / nodes as f64;
@@ -129,31 +140,93 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<String> {
             if share < 0.02 {
                 continue;
             }
-            let c = (255.0 * (1.0 - share)) as u8;
             s += &format!(
-                "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.2}\" fill=\"rgb({c},{c},255)\"/>\n",
+                "<rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.2}\" fill=\"{}\"/>\n",
                 top2 + row_h * n as f64,
                 (x1 - x0).max(0.5),
-                row_h.max(0.5)
+                row_h.max(0.5),
+                share_color(share)
             );
         }
     }
+    let bottom = top2 + h2;
     s += &format!(
         "<rect x=\"{left}\" y=\"{top2}\" width=\"{plot_w}\" height=\"{h2}\" fill=\"none\" stroke=\"#999\"/>\n\
-         <text x=\"{}\" y=\"{:.0}\" text-anchor=\"end\">{} nodes</text>\n\
-         <text x=\"{left}\" y=\"{:.0}\">0 s</text><text x=\"{}\" y=\"{:.0}\" text-anchor=\"end\">{t_max:.0} s</text>\n</svg>\n",
-        left - 5.0,
+         <text x=\"{lx:.1}\" y=\"{:.0}\" text-anchor=\"end\">node 0</text>\n\
+         <text x=\"{lx:.1}\" y=\"{bottom:.0}\" text-anchor=\"end\">node {}</text>\n\
+         <text x=\"{left}\" y=\"{:.0}\">0 s</text><text x=\"{:.1}\" y=\"{:.0}\" text-anchor=\"end\">{t_max:.0} s</text>\n",
         top2 + 12.0,
-        nodes,
-        top2 + h2 + 18.0,
+        nodes - 1,
+        bottom + 18.0,
         left + plot_w,
-        top2 + h2 + 18.0
+        bottom + 18.0,
+        lx = left - 5.0,
     );
-    Some(s)
+    // The heat map's colour scale: the same mapping as the cells, 0 to 100%.
+    let (sx, sy, sw) = (left + plot_w - 240.0, bottom + 30.0, 160.0);
+    s += &format!(
+        "<defs><linearGradient id=\"{SCALE_ID}\"><stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"1\" stop-color=\"{}\"/></linearGradient></defs>\n\
+         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">page cache share</text>\n\
+         <rect x=\"{sx:.1}\" y=\"{sy:.1}\" width=\"{sw}\" height=\"10\" fill=\"url(#{SCALE_ID})\" stroke=\"#999\"/>\n\
+         <text x=\"{sx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">0%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">50%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">100%</text>\n</svg>\n",
+        share_color(0.0),
+        share_color(1.0),
+        sx - 8.0,
+        sy + 9.0,
+        sy + 24.0,
+        sx + sw / 2.0,
+        sy + 24.0,
+        sx + sw,
+        sy + 24.0,
+    );
+    Some((s, title_end))
 }
 
-fn escape(t: &str) -> String {
+/// The id of the heat map's colour-scale gradient.
+const SCALE_ID: &str = "page-cache-share";
+
+/// Heat-map colour of a page-cache share in 0..=1: white to blue.
+fn share_color(share: f64) -> String {
+    let c = (255.0 * (1.0 - share.clamp(0.0, 1.0))) as u8;
+    format!("rgb({c},{c},255)")
+}
+
+pub(crate) fn escape(t: &str) -> String {
     t.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn samples() -> Vec<Sample> {
+        (0..3u64)
+            .map(|t| Sample {
+                t_ns: t * 1_000_000_000,
+                // Node 0 fills with page cache; node 1 stays free.
+                nodes: vec![[100 - 40 * t, 0, 40 * t, 0], [100, 0, 0, 0]],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_heat_map_has_a_colour_scale_matching_its_cells() {
+        let (svg, _) = to_svg(&samples(), 4096, "t").unwrap();
+        // The scale runs through the same colours as the cells, 0 to 100%.
+        let scale = format!(
+            "<stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"1\" stop-color=\"{}\"/>",
+            share_color(0.0),
+            share_color(1.0)
+        );
+        assert!(svg.contains(&scale), "{svg}");
+        assert!(svg.contains(&format!("fill=\"url(#{SCALE_ID})\"")));
+        assert!(svg.contains(">0%<") && svg.contains(">100%<"));
+        // A cell at 80% page cache is drawn in the scale's colour for 80%.
+        assert!(
+            svg.contains(&format!("fill=\"{}\"", share_color(0.8))),
+            "{svg}"
+        );
+    }
 }

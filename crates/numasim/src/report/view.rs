@@ -213,7 +213,8 @@ impl View {
     }
 
     /// The same grid as CSV: the group keys, the row key, then per column
-    /// its value, its paper value and (for non-baseline columns) the loss.
+    /// (`KEY=VALUE`) its value, its paper value and (for non-baseline
+    /// columns) the loss.
     pub fn to_csv(&self, records: &[Record]) -> String {
         let quote = |s: &str| {
             if s.contains([',', '"', '\n']) {
@@ -230,8 +231,10 @@ impl View {
             {
                 let mut h: Vec<String> = p.group.iter().map(|(k, _)| quote(k)).collect();
                 h.push(quote(&self.rows));
+                // Each column named by its key, not just the value (`0`, `1`).
                 for (ci, c) in p.col_labels.iter().enumerate() {
-                    h.push(quote(c));
+                    let c = format!("{}={c}", self.columns);
+                    h.push(quote(&c));
                     h.push(quote(&format!("{c} paper")));
                     if let Some(b) = base.filter(|&b| b != ci) {
                         h.push(quote(&format!("{c} loss vs {} %", p.col_labels[b])));
@@ -346,10 +349,48 @@ mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(
             lines[0],
-            "size,cnk,cnk paper,linux-4k,linux-4k paper,linux-4k loss vs cnk %,bigmem,bigmem paper,bigmem loss vs cnk %"
+            "size,kernel=cnk,kernel=cnk paper,kernel=linux-4k,kernel=linux-4k paper,kernel=linux-4k loss vs cnk %,\
+             kernel=bigmem,kernel=bigmem paper,kernel=bigmem loss vs cnk %"
         );
         assert_eq!(lines[1], "1,1000,1000,800,,20,,,");
         assert!(lines[2].starts_with("2,900,,600,500,33.33"), "{}", lines[2]);
+    }
+
+    #[test]
+    fn csv_headers_name_the_column_key() {
+        // Numeric column values (`0`, `1`) say nothing without their key.
+        let recs: Vec<Record> = [(0, 1.0), (1, 2.0)]
+            .iter()
+            .flat_map(|&(h, v)| {
+                [1u64, 2].map(|n| {
+                    Record::new(
+                        "t",
+                        vec![
+                            ("kernel.hashdist".into(), json!(h)),
+                            ("node".into(), json!(n)),
+                        ],
+                        "mem_used_kb",
+                        "kB",
+                        v * n as f64,
+                    )
+                })
+            })
+            .collect();
+        let v = View {
+            title: "t".into(),
+            metric: "mem_used_kb".into(),
+            rows: "node".into(),
+            columns: "kernel.hashdist".into(),
+            baseline: None,
+            better: Better::Lower,
+        };
+        let csv = v.to_csv(&recs);
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        assert_eq!(header[0], "node");
+        for h in &header[1..] {
+            assert!(h.starts_with("kernel.hashdist="), "{h} in {header:?}");
+        }
+        assert_eq!(header.len(), 5);
     }
 
     #[test]

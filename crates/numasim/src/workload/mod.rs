@@ -33,6 +33,8 @@ pub use spec::WORKLOADS;
 pub struct Sim<'a> {
     pub experiment: &'a str,
     pub case: &'a ResolvedCase,
+    /// The case's varied keys as records carry them ([`record_keys`]).
+    keys: &'a [(String, Json)],
     booted: Option<Booted>,
     vm: Option<Vm>,
     /// Files beside the records (timelines), written with `--out DIR`.
@@ -57,31 +59,12 @@ impl<'a> Sim<'a> {
             .get_or_insert_with(|| Vm::new(&self.case.machine, &self.case.kernel, &booted.mm));
         Ok((booted, vm))
     }
-    /// A name for this case's files: the experiment and its varied values.
-    pub fn case_slug(&self) -> String {
-        let mut s = self.experiment.to_string();
-        for (_, v) in &self.case.keys {
-            let t = match v {
-                Json::String(x) => x.clone(),
-                other => other.to_string(),
-            };
-            s.push('-');
-            s.extend(t.chars().map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' {
-                    c
-                } else {
-                    '_'
-                }
-            }));
-        }
-        s
-    }
     /// Builds this case's records; holds no borrow of the simulation, so it
     /// can be used while the booted kernel is borrowed.
     pub fn recorder(&self) -> Recorder<'a> {
         Recorder {
             experiment: self.experiment,
-            case: self.case,
+            keys: self.keys,
         }
     }
 }
@@ -90,13 +73,18 @@ impl<'a> Sim<'a> {
 #[derive(Clone, Copy)]
 pub struct Recorder<'a> {
     experiment: &'a str,
-    case: &'a ResolvedCase,
+    keys: &'a [(String, Json)],
 }
 
-impl Recorder<'_> {
+impl<'a> Recorder<'a> {
+    /// The case's varied keys, as its records carry them.
+    pub fn keys(&self) -> &'a [(String, Json)] {
+        self.keys
+    }
+
     /// A record of this case with extra per-row keys.
     pub fn record(&self, rows: &[(&str, Json)], metric: &str, unit: &str, value: f64) -> Record {
-        let mut case = self.case.keys.clone();
+        let mut case = self.keys.to_vec();
         case.extend(rows.iter().map(|(k, v)| (k.to_string(), v.clone())));
         Record::new(self.experiment, case, metric, unit, value)
     }
@@ -286,6 +274,28 @@ pub fn parse_for_test(
     Ok((parsed, r.known_keys()))
 }
 
+/// The case's varied keys with the value each has in this case. A step key
+/// another case overrides (`bytes`, `threads`) is not in the file's tables,
+/// so the scenario leaves it null where this case does not set it; its value
+/// in force is the one in this case's steps.
+pub fn record_keys(case: &ResolvedCase) -> Vec<(String, Json)> {
+    case.keys
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Json::Null => case
+                    .steps
+                    .iter()
+                    .find_map(|s| s.get(k))
+                    .map(crate::scenario::toml_to_json)
+                    .unwrap_or(Json::Null),
+                v => v.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
 /// Run every step of one case, in order.
 pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Error> {
     run_case_with_artifacts(experiment, case).map(|(r, _)| r)
@@ -296,9 +306,11 @@ pub fn run_case_with_artifacts(
     experiment: &str,
     case: &ResolvedCase,
 ) -> Result<(Vec<Record>, Vec<Artifact>), Error> {
+    let keys = record_keys(case);
     let mut sim = Sim {
         experiment,
         case,
+        keys: &keys,
         booted: None,
         vm: None,
         artifacts: Vec::new(),

@@ -67,23 +67,28 @@ pub fn cpu_key(r: &mut TableReader, machine: &Machine) -> Result<u64, InputError
 
 /// The timeline of the VM so far, as CSV and SVG files for `--out`.
 pub fn timeline_artifacts(sim: &mut Sim, step: &str) -> Result<(), Error> {
-    let slug = sim.case_slug();
+    let experiment = sim.experiment;
+    let case = sim.recorder().keys().to_vec();
     let (booted, vm) = sim.vm()?;
     let page = booted.mm.page_size();
     let csv = timeline::to_csv(&vm.timeline, page);
     let svg = timeline::to_svg(
         &vm.timeline,
         page,
-        &format!("{slug}: memory per node over time"),
+        &format!("{experiment}: memory per node over time"),
     );
     sim.artifacts.push(Artifact {
-        file: format!("{slug}-{step}-timeline.csv"),
+        case: case.clone(),
+        kind: format!("{step}-timeline.csv"),
         content: csv,
+        name_at: None,
     });
-    if let Some(svg) = svg {
+    if let Some((svg, title_end)) = svg {
         sim.artifacts.push(Artifact {
-            file: format!("{slug}-{step}-timeline.svg"),
+            case,
+            kind: format!("{step}-timeline.svg"),
             content: svg,
+            name_at: Some(title_end),
         });
     }
     Ok(())
