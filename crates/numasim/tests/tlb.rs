@@ -570,3 +570,38 @@ fn any_bgp_override_gives_a_result_or_an_error() {
         }
     }
 }
+
+/// The LRU list evicts the least recently used entry: checked against a
+/// plain model (entries ordered by last use, oldest evicted) on a stream
+/// that mixes hits, misses, a hot page and flushes, miss by miss.
+#[test]
+fn lru_evicts_the_least_recently_used_entry() {
+    use rand::RngExt;
+    let entries = 16usize;
+    let mut t = Tlb::new(entries as u32, Replacement::Lru, stream(3, "tlb", 0));
+    // Most recently used last.
+    let mut model: Vec<u64> = Vec::new();
+    let mut draw = stream(3, "lru-check", 0);
+    for i in 0..20_000u64 {
+        if i % 5_000 == 4_999 {
+            t.flush();
+            model.clear();
+        }
+        let vpn = if i % 3 == 0 {
+            1 << 50
+        } else {
+            draw.random_range(0..24u64)
+        };
+        let hit_model = if let Some(p) = model.iter().position(|&v| v == vpn) {
+            model.remove(p);
+            true
+        } else {
+            if model.len() == entries {
+                model.remove(0);
+            }
+            false
+        };
+        model.push(vpn);
+        assert_eq!(t.access(vpn), hit_model, "access {i} of page {vpn}");
+    }
+}

@@ -15,7 +15,7 @@ use crate::kernel::mm::bigmem::{self, BigMemError, ElfImage, DEFAULT_STACK_BYTES
 use crate::kernel::KernelConfig;
 use crate::machine::Machine;
 use rand::RngExt;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A multiplicative hash for page numbers: the default SipHash costs more
@@ -39,14 +39,22 @@ impl Hasher for PageHasher {
 
 type PageMap = HashMap<u64, usize, BuildHasherDefault<PageHasher>>;
 
+/// No slot (end of the LRU list).
+const NIL: u32 = u32::MAX;
+
 /// The paged partition: `entries` slots holding virtual page numbers.
 #[derive(Debug, Clone)]
 pub struct Tlb {
     slots: Vec<Option<u64>>,
-    /// Last use of each slot (LRU).
-    used: Vec<u64>,
-    /// Slots by last use, oldest first (LRU).
-    by_use: BTreeMap<u64, usize>,
+    /// LRU order as a doubly linked list threaded through the slots:
+    /// `lru_head` is the least recently used, `lru_tail` the most. A
+    /// touch moves a slot to the tail in O(1); the order is the order of
+    /// last use, so the victims are those an ordered map by last-use
+    /// time would give.
+    lru_prev: Vec<u32>,
+    lru_next: Vec<u32>,
+    lru_head: u32,
+    lru_tail: u32,
     /// Page -> slot.
     map: PageMap,
     policy: Replacement,
@@ -54,7 +62,6 @@ pub struct Tlb {
     next: usize,
     /// Slots in use: they fill in order and empty only at a flush.
     filled: usize,
-    clock: u64,
     rng: SimRng,
     pub accesses: u64,
     pub misses: u64,
@@ -65,13 +72,14 @@ impl Tlb {
         let n = entries.max(1) as usize;
         Tlb {
             slots: vec![None; n],
-            used: vec![0; n],
-            by_use: BTreeMap::new(),
+            lru_prev: vec![NIL; n],
+            lru_next: vec![NIL; n],
+            lru_head: NIL,
+            lru_tail: NIL,
             map: PageMap::with_capacity_and_hasher(n * 2, Default::default()),
             policy,
             next: 0,
             filled: 0,
-            clock: 0,
             rng,
             accesses: 0,
             misses: 0,
@@ -84,7 +92,6 @@ impl Tlb {
 
     /// Translate page `vpn`; true on a hit. A miss refills one entry.
     pub fn access(&mut self, vpn: u64) -> bool {
-        self.clock += 1;
         self.accesses += 1;
         if let Some(&s) = self.map.get(&vpn) {
             self.touch(s);
@@ -101,32 +108,65 @@ impl Tlb {
                     self.next = (self.next + 1) % self.slots.len();
                     v
                 }
-                Replacement::Lru => *self.by_use.values().next().expect("a full TLB"),
+                Replacement::Lru => self.lru_head as usize,
                 Replacement::Random => self.rng.random_range(0..self.slots.len()),
             }
         };
-        if let Some(old) = self.slots[victim].take() {
+        // A slot filled for the first time since a flush is not on the
+        // LRU list yet.
+        let linked = self.slots[victim].is_some();
+        if let Some(old) = self.slots[victim].replace(vpn) {
             self.map.remove(&old);
         }
-        self.slots[victim] = Some(vpn);
-        self.touch(victim);
+        if self.policy == Replacement::Lru {
+            if linked {
+                self.lru_unlink(victim);
+            }
+            self.lru_push_tail(victim);
+        }
         self.map.insert(vpn, victim);
         false
     }
 
+    /// A hit: the slot becomes the most recently used.
     fn touch(&mut self, slot: usize) {
-        if self.policy == Replacement::Lru {
-            self.by_use.remove(&self.used[slot]);
-            self.by_use.insert(self.clock, slot);
+        if self.policy == Replacement::Lru && self.lru_tail != slot as u32 {
+            self.lru_unlink(slot);
+            self.lru_push_tail(slot);
         }
-        self.used[slot] = self.clock;
+    }
+
+    fn lru_unlink(&mut self, slot: usize) {
+        let (p, n) = (self.lru_prev[slot], self.lru_next[slot]);
+        if p == NIL {
+            self.lru_head = n;
+        } else {
+            self.lru_next[p as usize] = n;
+        }
+        if n == NIL {
+            self.lru_tail = p;
+        } else {
+            self.lru_prev[n as usize] = p;
+        }
+    }
+
+    fn lru_push_tail(&mut self, slot: usize) {
+        self.lru_prev[slot] = self.lru_tail;
+        self.lru_next[slot] = NIL;
+        if self.lru_tail == NIL {
+            self.lru_head = slot as u32;
+        } else {
+            self.lru_next[self.lru_tail as usize] = slot as u32;
+        }
+        self.lru_tail = slot as u32;
     }
 
     /// Drop every paged entry (context switch, `munmap`).
     pub fn flush(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = None);
         self.map.clear();
-        self.by_use.clear();
+        self.lru_head = NIL;
+        self.lru_tail = NIL;
         self.next = 0;
         self.filled = 0;
     }
