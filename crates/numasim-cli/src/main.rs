@@ -239,7 +239,8 @@ fn run_and_print(
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    let (records, artifacts) = run::run_with_artifacts(sc, sets, &|| bar.inc(1))?;
+    let (records, artifacts) =
+        run::run_with_artifacts(sc, sets, out.out.is_some(), &|| bar.inc(1))?;
     bar.finish_and_clear();
     let elapsed = t0.elapsed();
     let keys = sc.varied_keys();

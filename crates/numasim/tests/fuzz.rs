@@ -392,7 +392,7 @@ type Files = Vec<(String, Vec<u8>)>;
 /// Load, run and write one scenario into `out` as `run --out` does.
 fn run_to(text: &str, source: &str, dir: Option<PathBuf>, out: &Path) -> Result<Files, Error> {
     let sc = Scenario::from_str(text, source, dir)?;
-    let (records, artifacts) = run_with_artifacts(&sc, &[], &|| {})?;
+    let (records, artifacts) = run_with_artifacts(&sc, &[], true, &|| {})?;
     let written = OutDir::new(out).write_all(&sc, &records, &sc.varied_keys(), &artifacts)?;
     for p in &written {
         assert_eq!(

@@ -13,14 +13,16 @@ use toml::Value;
 /// Run all cases with `--set` overrides; records come back in case order,
 /// so the output is the same whatever the thread count.
 pub fn run(sc: &Scenario, sets: &[(String, Value)]) -> Result<Vec<Record>, Error> {
-    run_with_artifacts(sc, sets, &|| {}).map(|(r, _)| r)
+    run_with_artifacts(sc, sets, false, &|| {}).map(|(r, _)| r)
 }
 
-/// As [`run`], also returning the files the cases made (timelines);
-/// `case_done` is called as each case finishes (for a progress bar).
+/// As [`run`], also returning the files the cases made (timelines) when
+/// `files`; `case_done` is called as each case finishes (for a progress
+/// bar).
 pub fn run_with_artifacts(
     sc: &Scenario,
     sets: &[(String, Value)],
+    files: bool,
     case_done: &(dyn Fn() + Sync),
 ) -> Result<(Vec<Record>, Vec<Artifact>), Error> {
     let per_case: Vec<Result<(Vec<Record>, Vec<Artifact>), Error>> = (0..sc.cases.len())
@@ -29,7 +31,8 @@ pub fn run_with_artifacts(
             let case = sc
                 .resolve(i, sets)
                 .map_err(|e| e.in_file(sc.source.clone()))?;
-            let mut r = run_case_with_artifacts(&sc.name, &case).map_err(|e| e.in_file(&sc.source));
+            let mut r =
+                run_case_with_artifacts(&sc.name, &case, files).map_err(|e| e.in_file(&sc.source));
             // A --set that changes the machine or kernel of this case makes
             // its published values incomparable (a seed is only a draw).
             if sets.iter().any(|(k, _)| k != "seed") {

@@ -37,8 +37,10 @@ pub struct Sim<'a> {
     keys: &'a [(String, Json)],
     booted: Option<Booted>,
     vm: Option<Vm>,
-    /// Files beside the records (timelines), written with `--out DIR`.
-    pub artifacts: Vec<Artifact>,
+    /// Files beside the records (timelines), written with `--out DIR`;
+    /// None when nobody will write them (rendering an SVG per case costs
+    /// more than some cases' simulation).
+    pub artifacts: Option<Vec<Artifact>>,
 }
 
 impl<'a> Sim<'a> {
@@ -298,13 +300,15 @@ pub fn record_keys(case: &ResolvedCase) -> Vec<(String, Json)> {
 
 /// Run every step of one case, in order.
 pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Error> {
-    run_case_with_artifacts(experiment, case).map(|(r, _)| r)
+    run_case_with_artifacts(experiment, case, false).map(|(r, _)| r)
 }
 
-/// Run every step of one case; also return the files its steps made.
+/// Run every step of one case; also return the files its steps made
+/// when `files` (else none are rendered).
 pub fn run_case_with_artifacts(
     experiment: &str,
     case: &ResolvedCase,
+    files: bool,
 ) -> Result<(Vec<Record>, Vec<Artifact>), Error> {
     let keys = record_keys(case);
     let mut sim = Sim {
@@ -313,14 +317,14 @@ pub fn run_case_with_artifacts(
         keys: &keys,
         booted: None,
         vm: None,
-        artifacts: Vec::new(),
+        artifacts: files.then(Vec::new),
     };
     let mut out = Vec::new();
     for (i, step) in case.steps.iter().enumerate() {
         // Errors found while the step runs name it, as load-time ones do.
         out.extend(run_step(&mut sim, case, step).map_err(|e| e.in_step(i))?);
     }
-    Ok((out, sim.artifacts))
+    Ok((out, sim.artifacts.unwrap_or_default()))
 }
 
 /// Run one `[[run]]` step on the case's simulated machine, keeping the

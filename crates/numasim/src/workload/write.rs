@@ -67,6 +67,9 @@ pub fn cpu_key(r: &mut TableReader, machine: &Machine) -> Result<u64, InputError
 
 /// The timeline of the VM so far, as CSV and SVG files for `--out`.
 pub fn timeline_artifacts(sim: &mut Sim, step: &str) -> Result<(), Error> {
+    if sim.artifacts.is_none() {
+        return Ok(());
+    }
     let experiment = sim.experiment;
     let case = sim.recorder().keys().to_vec();
     let (booted, vm) = sim.vm()?;
@@ -77,14 +80,15 @@ pub fn timeline_artifacts(sim: &mut Sim, step: &str) -> Result<(), Error> {
         page,
         &format!("{experiment}: memory per node over time"),
     );
-    sim.artifacts.push(Artifact {
+    let files = sim.artifacts.get_or_insert_with(Vec::new);
+    files.push(Artifact {
         case: case.clone(),
         kind: format!("{step}-timeline.csv"),
         content: csv,
         name_at: None,
     });
     if let Some((svg, title_end)) = svg {
-        sim.artifacts.push(Artifact {
+        files.push(Artifact {
             case,
             kind: format!("{step}-timeline.svg"),
             content: svg,
