@@ -90,8 +90,10 @@ pub fn split(total: u64, weights: &[u64]) -> Vec<u64> {
 /// Buffers `split_into` reuses between calls.
 #[derive(Debug, Clone, Default)]
 pub struct SplitScratch {
-    rems: Vec<u128>,
-    order: Vec<usize>,
+    /// Per part, its remainder's complement in the high half and its index
+    /// in the low: ascending order is largest remainder first, ties by
+    /// index, and comparing plain integers beats a keyed closure.
+    keys: Vec<u128>,
 }
 
 /// Buffers a reclaim pass reuses (it runs per thread per tick, and at a
@@ -124,35 +126,34 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
     // Runs every tick over every node: 64-bit arithmetic where the product
     // fits (it nearly always does), and the remainders from the quotients
     // rather than a 128-bit modulo each.
+    // A remainder is below `sum`, so it fits 64 bits.
     let share = |w: u64| match total.checked_mul(w) {
-        Some(x) => (x / sum, (x % sum) as u128),
+        Some(x) => (x / sum, x % sum),
         None => {
             let x = total as u128 * w as u128;
-            ((x / sum as u128) as u64, x % sum as u128)
+            ((x / sum as u128) as u64, (x % sum as u128) as u64)
         }
     };
-    let rems = &mut scratch.rems;
-    rems.clear();
-    for &w in weights {
+    let keys = &mut scratch.keys;
+    keys.clear();
+    for (i, &w) in weights.iter().enumerate() {
         let (q, r) = share(w);
         parts.push(q);
-        rems.push(r);
+        keys.push(((!r as u128) << 64) | i as u128);
     }
     let mut left = total - parts.iter().sum::<u64>();
     if left == 0 {
         return;
     }
-    let order = &mut scratch.order;
-    order.clear();
-    order.extend(0..weights.len());
     // The `left` largest remainders get one page each. Their sum is
     // `left * sum` with each under `sum`, so more than `left` are non-zero
     // and every one of the top `left` can take a page (non-zero remainder:
     // its part is under its weight). Keys are distinct (index last), so
     // selecting them (linear) picks the same set a full sort would.
     let k = left as usize;
-    order.select_nth_unstable_by_key(k - 1, |&i| (std::cmp::Reverse(rems[i]), i));
-    for &i in &order[..k] {
+    keys.select_nth_unstable(k - 1);
+    for &key in &keys[..k] {
+        let i = key as u64 as usize;
         debug_assert!(parts[i] < weights[i]);
         parts[i] += 1;
         left -= 1;
