@@ -405,3 +405,53 @@ fn a_run_stopped_by_its_horizon_is_reported_incomplete() {
         "{warnings:?}"
     );
 }
+
+/// `split` gives what the textbook largest-remainder method gives (floor
+/// of each share, then one page to each of the largest remainders, ties
+/// to the lower index, found by a full sort), including weights whose
+/// product with the total overflows 64 bits.
+#[test]
+fn split_matches_largest_remainder_by_full_sort() {
+    use numasim::kernel::mm::vmscan::split;
+    use rand::RngExt;
+    let mut rng = numasim::engine::stream(7, "split-check", 0);
+    for round in 0..2_000 {
+        let n = rng.random_range(1..40usize);
+        let big = round % 4 == 0;
+        let weights: Vec<u64> = (0..n)
+            .map(|_| match rng.random_range(0..4) {
+                0 => 0,
+                _ if big => rng.random_range(1u64 << 40..1u64 << 50),
+                _ => rng.random_range(1..1000),
+            })
+            .collect();
+        let sum: u64 = weights.iter().sum();
+        let total = rng.random_range(0..=sum.saturating_add(5));
+        let t = total.min(sum) as u128;
+        let mut want: Vec<u64> = weights
+            .iter()
+            .map(|&w| {
+                if sum == 0 {
+                    0
+                } else {
+                    (t * w as u128 / sum as u128) as u64
+                }
+            })
+            .collect();
+        if sum > 0 {
+            let mut order: Vec<(u128, usize)> = weights
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| (t * w as u128 % sum as u128, i))
+                .collect();
+            order.sort_by_key(|&(r, i)| (std::cmp::Reverse(r), i));
+            let left = t as u64 - want.iter().sum::<u64>();
+            for &(_, i) in &order[..left as usize] {
+                want[i] += 1;
+            }
+        }
+        let got = split(total, &weights);
+        assert_eq!(got, want, "total {total} over {weights:?}");
+        assert_eq!(got.iter().sum::<u64>(), total.min(sum));
+    }
+}
