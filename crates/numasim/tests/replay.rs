@@ -196,3 +196,28 @@ fn every_record_carries_every_varied_key() {
         Some(&serde_json::json!(1))
     );
 }
+
+/// Cases that resolve to the same machine share one built machine; an
+/// override of the machine gives another, built from the override.
+#[test]
+fn cases_on_the_same_machine_share_it() {
+    use std::sync::Arc;
+    // Cases: default, swap-quarter (machine.swap_gb = 64), page-cache-limit
+    // (kernel knobs only).
+    let sc = experiments::load("altix-bigio").unwrap();
+    let first = sc.resolve(0, &[]).unwrap().machine;
+    let swap = sc.resolve(1, &[]).unwrap().machine;
+    assert!(!Arc::ptr_eq(&first, &swap));
+    assert_eq!(swap.swap_bytes, 4 * first.swap_bytes);
+    assert!(Arc::ptr_eq(&first, &sc.resolve(2, &[]).unwrap().machine));
+    let nodes = first.node_count();
+    let sets = [(
+        "machine.nodes".to_string(),
+        toml::Value::Integer(2 * nodes as i64),
+    )];
+    let a = sc.resolve(0, &sets).unwrap().machine;
+    let b = sc.resolve(2, &sets).unwrap().machine;
+    assert!(!Arc::ptr_eq(&first, &a));
+    assert_eq!(a.node_count(), 2 * nodes);
+    assert!(Arc::ptr_eq(&a, &b));
+}

@@ -451,7 +451,7 @@ fn every_bgp_experiment_runs_on_the_same_machine() {
         let sc = experiments::load(id).unwrap();
         for i in 0..sc.cases.len() {
             let m = sc.resolve(i, &[]).unwrap().machine;
-            assert_eq!(m, base, "{id} case {i} changes the machine");
+            assert_eq!(*m, base, "{id} case {i} changes the machine");
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::report::Role;
 use merge::{apply_dotted, deep_merge, flatten};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use table::TableReader;
 use toml::{Table, Value};
 
@@ -49,6 +50,34 @@ pub struct Scenario {
     pub papers: Vec<PaperRow>,
     /// Pivot tables to print with the table format (presentation only).
     pub views: Vec<View>,
+    machines: MachineCache,
+}
+
+/// The machines this scenario's cases resolved to, by the `[machine]`
+/// table (preset name or path and inline keys, after the case's and
+/// `--set` overrides) that made each: cases on the same machine share one
+/// (built once, not once per case and again at load), and an identical
+/// table can only give an identical machine, the preset files being read
+/// only here. Shared by clones of the scenario.
+#[derive(Debug, Clone, Default)]
+struct MachineCache(Arc<Mutex<Vec<(Table, Arc<Machine>)>>>);
+
+impl MachineCache {
+    fn get(&self, key: &Table) -> Option<Arc<Machine>> {
+        let v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        v.iter().find(|(k, _)| k == key).map(|(_, m)| m.clone())
+    }
+
+    /// Keep `m` for `key` unless another thread got there first; the one
+    /// kept either way.
+    fn insert(&self, key: Table, m: Arc<Machine>) -> Arc<Machine> {
+        let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, old)) = v.iter().find(|(k, _)| *k == key) {
+            return old.clone();
+        }
+        v.push((key, m.clone()));
+        m
+    }
 }
 
 /// One case made concrete: the machine, the kernel and the steps to run.
@@ -56,7 +85,8 @@ pub struct Scenario {
 pub struct ResolvedCase {
     /// The case's varied keys, as they appear in records.
     pub keys: Vec<(String, Json)>,
-    pub machine: Machine,
+    /// Shared with the scenario's other cases on the same machine.
+    pub machine: Arc<Machine>,
     pub kernel: KernelConfig,
     pub seed: u64,
     pub steps: Vec<Table>,
@@ -183,6 +213,7 @@ impl Scenario {
             cases,
             papers,
             views,
+            machines: MachineCache::default(),
         };
         // Resolve every case now: bad input is refused before anything runs.
         let mut resolved = Vec::new();
@@ -335,7 +366,15 @@ impl Scenario {
         })
     }
 
-    fn resolve_machine(&self, inline: &Table) -> Result<Machine, InputError> {
+    fn resolve_machine(&self, inline: &Table) -> Result<Arc<Machine>, InputError> {
+        if let Some(m) = self.machines.get(inline) {
+            return Ok(m);
+        }
+        let m = Arc::new(self.build_machine(inline)?);
+        Ok(self.machines.insert(inline.clone(), m))
+    }
+
+    fn build_machine(&self, inline: &Table) -> Result<Machine, InputError> {
         let mut inline = inline.clone();
         let preset = inline.remove("preset");
         let mut base = match preset {
