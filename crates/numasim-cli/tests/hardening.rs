@@ -273,15 +273,3 @@ fn a_closed_stdout_ends_quietly() {
         assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
     }
 }
-
-#[test]
-fn the_memory_timeline_is_bounded_by_nodes_times_seconds() {
-    // A day on altix-256g's 64 nodes kept 360 MB of per-second samples.
-    let o = numasim(&["replay", "oom-never-triggers", "--set", "horizon_s=86400"]);
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("run[1].horizon_s") && err.contains("allowed 1..32768 s"),
-        "{err}"
-    );
-}

@@ -455,3 +455,30 @@ fn split_matches_largest_remainder_by_full_sort() {
         assert_eq!(got.iter().sum::<u64>(), total.min(sum));
     }
 }
+
+/// The memory timeline samples every second where nodes × seconds fit its
+/// bound (every published run: 3,600 s on 64 nodes), and otherwise every
+/// whole number of seconds that keeps it within the bound.
+#[test]
+fn the_timeline_period_keeps_it_bounded() {
+    use numasim::kernel::mm::vm::{sample_period_ns, MAX_TIMELINE_NODE_SAMPLES, SAMPLE_NS};
+    assert_eq!(sample_period_ns(64, 3_600 * SAMPLE_NS), SAMPLE_NS);
+    assert_eq!(sample_period_ns(8_192, 256 * SAMPLE_NS), SAMPLE_NS);
+    assert_eq!(sample_period_ns(8_192, 3_600 * SAMPLE_NS), 15 * SAMPLE_NS);
+    for nodes in [1usize, 7, 64, 1_000, 8_192, 65_536] {
+        for h in [1u64, 59, 3_600, 86_400] {
+            let p = sample_period_ns(nodes, h * SAMPLE_NS);
+            assert!(p % SAMPLE_NS == 0 && p >= SAMPLE_NS);
+            let samples = (h * SAMPLE_NS).div_ceil(p);
+            assert!(
+                nodes as u64 * samples <= MAX_TIMELINE_NODE_SAMPLES.max(nodes as u64),
+                "{nodes} nodes, {h} s: every {p} ns"
+            );
+            // Not coarser than it must be.
+            if p > SAMPLE_NS {
+                let finer = (h * SAMPLE_NS).div_ceil(p - SAMPLE_NS);
+                assert!(nodes as u64 * finer > MAX_TIMELINE_NODE_SAMPLES);
+            }
+        }
+    }
+}

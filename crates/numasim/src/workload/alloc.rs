@@ -31,7 +31,7 @@ impl Alloc {
         machine: &Machine,
         runaway: bool,
     ) -> Result<Alloc, InputError> {
-        let horizon_s = horizon_key(r, machine)?;
+        let horizon_s = horizon_key(r)?;
         if runaway {
             let task = task_key(r, "runaway")?;
             let cpu = cpu_key(r, machine)?;

@@ -179,8 +179,7 @@ const HORIZON: Param = p(
     "s",
     DVal("3600"),
     RInt(1, 86_400),
-    "simulated time after which the step gives up; also at most 2097152 / nodes \
-     (the per-node memory timeline)",
+    "simulated time after which the step gives up",
 );
 const CPU0: Param = p(
     "cpu",
