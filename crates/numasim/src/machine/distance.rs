@@ -46,6 +46,18 @@ enum Repr {
 /// Equal when every entry is equal, whatever the representation.
 impl PartialEq for Distances {
     fn eq(&self, o: &Self) -> bool {
+        if let (
+            Repr::Groups { groups, levels },
+            Repr::Groups {
+                groups: og,
+                levels: ol,
+            },
+        ) = (&self.repr, &o.repr)
+        {
+            if groups == og && levels == ol {
+                return self.n == o.n && self.local == o.local;
+            }
+        }
         self.n == o.n
             && self.local == o.local
             && (0..self.n).all(|i| (0..self.n).all(|j| self.get(i, j) == o.get(i, j)))
@@ -249,6 +261,35 @@ impl Distances {
     pub fn ratio(&self, from: usize, to: usize) -> f64 {
         self.get(from, to) as f64 / self.local as f64
     }
+    /// Ordered node pairs (i, j), i == j included, at each distance: from
+    /// the group sizes on a group machine (a block of g nodes holds g²
+    /// pairs; the last block may be short), entry by entry for a matrix.
+    pub fn pair_counts(&self) -> Vec<(u32, u64)> {
+        let n = self.n as u64;
+        match &self.repr {
+            Repr::Groups { groups, levels } => {
+                let same_block = |g: u64| (n / g) * g * g + (n % g) * (n % g);
+                let mut out = vec![(self.local, n)];
+                let mut inner = n;
+                for (&g, &d) in groups.iter().zip(levels) {
+                    let within = same_block(g as u64);
+                    out.push((d, within - inner));
+                    inner = within;
+                }
+                out.push((*levels.last().expect("one level at least"), n * n - inner));
+                out
+            }
+            Repr::Dense(_) => {
+                let mut counts = std::collections::BTreeMap::new();
+                for i in 0..self.n {
+                    for d in self.row(i) {
+                        *counts.entry(d).or_insert(0u64) += 1;
+                    }
+                }
+                counts.into_iter().collect()
+            }
+        }
+    }
     pub fn row(&self, from: usize) -> impl Iterator<Item = u32> + '_ {
         (0..self.n).map(move |to| self.get(from, to))
     }
@@ -318,5 +359,48 @@ mod tests {
             .contains("2×2"));
         let diag = DistanceSpec::Matrix(vec![vec![12, 20], vec![20, 10]]);
         assert!(Distances::build(2, 10, &diag).is_err());
+    }
+
+    /// Pair counts by structure agree with counting every entry, with a
+    /// short last block at each level.
+    #[test]
+    fn pair_counts_match_the_entries() {
+        let specs = [
+            (7, DistanceSpec::Flat { remote: 20 }),
+            (1, DistanceSpec::Flat { remote: 20 }),
+            (
+                50,
+                DistanceSpec::Hierarchy {
+                    groups: vec![2, 8, 32],
+                    levels: vec![15, 22, 30, 41],
+                },
+            ),
+            (
+                64,
+                DistanceSpec::Hierarchy {
+                    groups: vec![4],
+                    levels: vec![12, 12],
+                },
+            ),
+            (
+                3,
+                DistanceSpec::Matrix(vec![vec![10, 20, 30], vec![20, 10, 20], vec![30, 20, 10]]),
+            ),
+        ];
+        for (n, spec) in &specs {
+            let d = Distances::build(*n, 10, spec).unwrap();
+            let mut want = std::collections::BTreeMap::new();
+            for i in 0..*n {
+                for j in 0..*n {
+                    *want.entry(d.get(i, j)).or_insert(0u64) += 1;
+                }
+            }
+            let mut got = std::collections::BTreeMap::new();
+            for (dist, c) in d.pair_counts() {
+                *got.entry(dist).or_insert(0u64) += c;
+            }
+            got.retain(|_, c| *c > 0);
+            assert_eq!(got, want, "{n} nodes, {spec:?}");
+        }
     }
 }

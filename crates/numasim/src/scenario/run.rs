@@ -39,7 +39,9 @@ pub fn run_with_artifacts(
                 let plain = sc
                     .resolve(i, &[])
                     .map_err(|e| e.in_file(sc.source.clone()))?;
-                if plain.machine != case.machine || plain.kernel != case.kernel {
+                let same_machine = std::sync::Arc::ptr_eq(&plain.machine, &case.machine)
+                    || plain.machine == case.machine;
+                if !same_machine || plain.kernel != case.kernel {
                     if let Ok((recs, _)) = &mut r {
                         recs.iter_mut().for_each(|rec| rec.comparable = false);
                     }
