@@ -180,6 +180,8 @@ pub struct Vm {
     pub(super) scan_ns_local: Vec<f64>,
     pub(super) scan_ns_global: f64,
     rr_next: usize,
+    /// Nodes with memory, in order (round-robin spreading).
+    rr_set: Option<Vec<usize>>,
     kswapd_awake: Vec<bool>,
     pub stats: VmStats,
     pub(super) oom24: Oom24,
@@ -252,6 +254,7 @@ impl Vm {
             scan_ns_local,
             scan_ns_global,
             rr_next: 0,
+            rr_set: None,
             kswapd_awake: vec![false; n],
             stats: VmStats::default(),
             oom24: Oom24::default(),
@@ -712,24 +715,35 @@ impl Vm {
         match spread {
             Spread::Local => vec![(node, pages)],
             Spread::RoundRobin => {
-                let set: Vec<usize> = (0..mm.node_count())
-                    .filter(|&n| mm.node(n).present > 0)
-                    .collect();
+                // The nodes with memory never change after boot: listed once.
+                let set = self.rr_set.get_or_insert_with(|| {
+                    (0..mm.node_count())
+                        .filter(|&n| mm.node(n).present > 0)
+                        .collect()
+                });
                 if set.is_empty() {
                     return vec![(node, pages)];
                 }
-                let k = set.len() as u64;
-                let start = self.rr_next % set.len();
-                self.rr_next = (start + (pages % k) as usize) % set.len();
-                (0..set.len())
+                let len = set.len();
+                let k = len as u64;
+                let start = self.rr_next % len;
+                let extra = (pages % k) as usize;
+                self.rr_next = (start + extra) % len;
+                if pages < k {
+                    // One page each to the `extra` nodes from `start`,
+                    // wrapping, listed in node order as below: no pass over
+                    // the nodes that get none (most, on a big machine).
+                    let wrapped = (start + extra).saturating_sub(len);
+                    return (0..wrapped)
+                        .chain(start..(start + extra).min(len))
+                        .map(|i| (set[i], 1))
+                        .collect();
+                }
+                (0..len)
                     .map(|i| {
-                        let share = pages / k
-                            + u64::from(
-                                ((i + set.len() - start) % set.len()) < (pages % k) as usize,
-                            );
+                        let share = pages / k + u64::from(((i + len - start) % len) < extra);
                         (set[i], share)
                     })
-                    .filter(|&(_, s)| s > 0)
                     .collect()
             }
         }
