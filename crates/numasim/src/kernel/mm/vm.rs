@@ -147,6 +147,38 @@ pub struct VmStats {
     pub failed_sweep_ns: Option<f64>,
 }
 
+/// No entry yet (`Gather`).
+const NO_SLOT: u32 = u32::MAX;
+
+/// A placement gathered over many nodes, as `Placement::add` builds it
+/// (entries in first-placed order, pages summed per node), but a node's
+/// entry is found by index: a search per add was nodes² per tick when a
+/// round-robin writer touches thousands of nodes.
+struct Gather {
+    got: Placement,
+    pos: Vec<u32>,
+}
+
+impl Gather {
+    fn add(&mut self, node: usize, pages: u64) {
+        if pages == 0 {
+            return;
+        }
+        match self.pos[node] {
+            NO_SLOT => {
+                self.pos[node] = self.got.parts.len() as u32;
+                self.got.parts.push((node as u32, pages));
+            }
+            i => self.got.parts[i as usize].1 += pages,
+        }
+    }
+    fn merge(&mut self, p: &Placement) {
+        for &(n, k) in &p.parts {
+            self.add(n as usize, k);
+        }
+    }
+}
+
 /// One point of the per-node memory timeline: pages free, anonymous, page
 /// cache and slab on each node.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,6 +214,9 @@ pub struct Vm {
     rr_next: usize,
     /// Nodes with memory, in order (round-robin spreading).
     rr_set: Option<Vec<usize>>,
+    /// Per node, its entry in the placement `alloc` is gathering
+    /// ([`NO_SLOT`] between calls).
+    place_pos: Vec<u32>,
     kswapd_awake: Vec<bool>,
     pub stats: VmStats,
     pub(super) oom24: Oom24,
@@ -255,6 +290,7 @@ impl Vm {
             scan_ns_global,
             rr_next: 0,
             rr_set: None,
+            place_pos: Vec::new(),
             kswapd_awake: vec![false; n],
             stats: VmStats::default(),
             oom24: Oom24::default(),
@@ -611,10 +647,32 @@ impl Vm {
         what: Use,
         spread: Spread,
     ) -> (Placement, f64) {
-        let mut got = Placement::default();
         if pages == 0 {
-            return (got, 0.0);
+            return (Placement::default(), 0.0);
         }
+        let mut pos = std::mem::take(&mut self.place_pos);
+        pos.resize(mm.node_count(), NO_SLOT);
+        let mut got = Gather {
+            got: Placement::default(),
+            pos,
+        };
+        let blocked = self.alloc_into(mm, a, pages, what, spread, &mut got);
+        for &(n, _) in &got.got.parts {
+            got.pos[n as usize] = NO_SLOT;
+        }
+        self.place_pos = got.pos;
+        (got.got, blocked)
+    }
+
+    fn alloc_into(
+        &mut self,
+        mm: &mut PageAlloc,
+        a: &mut Actor,
+        pages: u64,
+        what: Use,
+        spread: Spread,
+        got: &mut Gather,
+    ) -> f64 {
         let mut blocked = 0.0;
         let shares = self.shares(mm, a.node, pages, spread);
         let mut short: Vec<(usize, u64)> = Vec::new();
@@ -622,13 +680,13 @@ impl Vm {
             let mut rem = p;
             let local = mm.alloc_upto_node(n, rem, Gfp::Normal, what);
             rem -= local;
-            got.add_pages(n, local);
+            got.add(n, local);
             self.placed(a.task, n, local, what);
             if rem > 0 && (self.sys.toss || self.sys.zone_reclaim_mode & 1 != 0) {
                 blocked += self.local_reclaim(mm, n, rem);
                 let more = mm.alloc_upto_node(n, rem, Gfp::Normal, what);
                 rem -= more;
-                got.add_pages(n, more);
+                got.add(n, more);
                 self.placed(a.task, n, more, what);
             }
             if rem > 0 {
@@ -642,7 +700,7 @@ impl Vm {
             }
         }
         if short.is_empty() {
-            return (got, blocked);
+            return blocked;
         }
         self.wake_kswapd(mm, &short);
         for (n, rem) in short.iter_mut() {
@@ -653,7 +711,7 @@ impl Vm {
         }
         let need: u64 = short.iter().map(|s| s.1).sum();
         if need == 0 {
-            return (got, blocked);
+            return blocked;
         }
         // try_to_free_pages(): synchronous, in the allocating thread.
         let r = self.shrink(
@@ -682,7 +740,7 @@ impl Vm {
                 self.oom_kill(mm, victim, at);
             }
         }
-        (got, blocked)
+        blocked
     }
 
     /// New pages become visible to reclaim at once: page cache as dirty,
