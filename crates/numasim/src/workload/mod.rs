@@ -56,9 +56,12 @@ impl<'a> Sim<'a> {
     pub fn vm(&mut self) -> Result<(&mut Booted, &mut Vm), Error> {
         self.booted()?;
         let booted = self.booted.as_mut().expect("just booted");
-        let vm = self
-            .vm
-            .get_or_insert_with(|| Vm::new(&self.case.machine, &self.case.kernel, &booted.mm));
+        let keep_timeline = self.artifacts.is_some();
+        let vm = self.vm.get_or_insert_with(|| {
+            let mut vm = Vm::new(&self.case.machine, &self.case.kernel, &booted.mm);
+            vm.keep_timeline = keep_timeline;
+            vm
+        });
         Ok((booted, vm))
     }
     /// Builds this case's records; holds no borrow of the simulation, so it

@@ -224,6 +224,9 @@ pub struct Vm {
     /// (time, task) of each OOM kill.
     pub kills: Vec<(u64, usize)>,
     pub timeline: Vec<Sample>,
+    /// Whether to keep `timeline` (only files are made from it; a run
+    /// whose files nobody writes skips the samples).
+    pub keep_timeline: bool,
 }
 
 /// Cache lines missed per LRU page scanned: the `struct page` and its list
@@ -297,6 +300,7 @@ impl Vm {
             swap_oom: SwapFailureOom::default(),
             kills: Vec::new(),
             timeline: Vec::new(),
+            keep_timeline: true,
         }
     }
 
@@ -504,6 +508,9 @@ impl Vm {
     }
 
     fn sample(&mut self, mm: &PageAlloc) {
+        if !self.keep_timeline {
+            return;
+        }
         if self.timeline.last().is_some_and(|s| s.t_ns == self.now_ns) {
             return;
         }
