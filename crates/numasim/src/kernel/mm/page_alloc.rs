@@ -219,17 +219,23 @@ impl PageAlloc {
         }
     }
 
-    /// Add (or remove) node `i`'s share of the machine-wide sums; callers
-    /// remove it before changing the node and add it back after.
+    /// A node's pages above each watermark (`Gfp` order).
     #[inline]
-    fn count_node(&mut self, i: usize, add: bool) {
-        let n = &self.nodes[i];
-        let avail = [
+    fn avail_of(n: &NodeUse) -> [u64; 4] {
+        [
             n.free,
             n.free.saturating_sub(n.watermark[1]),
             n.free.saturating_sub(n.watermark[0]),
             n.free.saturating_sub(n.watermark[0] / 2),
-        ];
+        ]
+    }
+
+    /// Add (or remove) node `i`'s share of the machine-wide sums (a
+    /// recount); `take` and `free_on_node` update them by the change.
+    #[inline]
+    fn count_node(&mut self, i: usize, add: bool) {
+        let n = &self.nodes[i];
+        let avail = Self::avail_of(n);
         let (free, used) = (n.free, n.used_by);
         if add {
             self.free_total += free;
@@ -367,12 +373,18 @@ impl PageAlloc {
         if pages == 0 {
             return;
         }
-        self.count_node(node, false);
+        let before = Self::avail_of(&self.nodes[node]);
         let n = &mut self.nodes[node];
         debug_assert!(n.free >= pages);
         n.free -= pages;
         n.used_by[what.index()] += pages;
-        self.count_node(node, true);
+        let after = Self::avail_of(n);
+        self.free_total -= pages;
+        self.used_total[what.index()] += pages;
+        for k in 0..4 {
+            // Less free: each watermark's room shrinks or stays.
+            self.avail_total[k] -= before[k] - after[k];
+        }
     }
 
     /// Reserve pages on one node, or fail: bootmem's `alloc_bootmem_node()`
@@ -590,11 +602,17 @@ impl PageAlloc {
             held >= pages,
             "freeing {pages} {what:?} pages on node {node} that holds {held}"
         );
-        self.count_node(node, false);
+        let before = Self::avail_of(&self.nodes[node]);
         let n = &mut self.nodes[node];
         n.used_by[what.index()] -= pages;
         n.free += pages;
-        self.count_node(node, true);
+        let after = Self::avail_of(n);
+        self.free_total += pages;
+        self.used_total[what.index()] -= pages;
+        for k in 0..4 {
+            // More free: each watermark's room grows or stays.
+            self.avail_total[k] += after[k] - before[k];
+        }
     }
 
     /// Give pages back (`__free_pages()`).
