@@ -1,6 +1,7 @@
 //! How cost grows with machine size (issue 13): boot + meminfo, the /dev/zero
 //! fault storm, concurrent gettimeofday() and toss() at 512 to 16,384 CPUs,
-//! and the reclaim-heavy altix-bigio at its published size.
+//! and the reclaim-heavy altix-bigio at its published size and at 8,192
+//! nodes.
 //! Targets: every case under 2 s at 4,096 CPUs and under 10 s at 16,384;
 //! boot of 16,384 CPUs / 64 TiB under 0.2 s.
 //! `cargo bench -p numasim --bench scale` (add `-- --quick` for one pass).
@@ -70,6 +71,14 @@ fn cases() -> Vec<(String, Scenario)> {
     let name = "altix-bigio".to_string();
     let text = include_str!("../../../experiments/altix-bigio.toml");
     v.push((name.clone(), Scenario::from_str(text, &name, None).unwrap()));
+    // The same at 16,384 CPUs: a round-robin writer over 8,192 nodes
+    // (placement gathered by index, third pass).
+    let name = "altix-bigio 8192 nodes".to_string();
+    let text = text.replace("swap_gb = 16\n", "swap_gb = 16\nnodes = 8192\n");
+    v.push((
+        name.clone(),
+        Scenario::from_str(&text, &name, None).unwrap(),
+    ));
     v
 }
 
