@@ -468,7 +468,7 @@ fn the_timeline_period_keeps_it_bounded() {
     for nodes in [1usize, 7, 64, 1_000, 8_192, 65_536] {
         for h in [1u64, 59, 3_600, 86_400] {
             let p = sample_period_ns(nodes, h * SAMPLE_NS);
-            assert!(p % SAMPLE_NS == 0 && p >= SAMPLE_NS);
+            assert!(p.is_multiple_of(SAMPLE_NS) && p >= SAMPLE_NS);
             let samples = (h * SAMPLE_NS).div_ceil(p);
             assert!(
                 nodes as u64 * samples <= MAX_TIMELINE_NODE_SAMPLES.max(nodes as u64),
