@@ -731,6 +731,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     // --- first-touch faults
     let counts = bench::thread_counts(max_threads);
     let fault_reps = plan.effort.reps;
+    let mut fault_per_s = Vec::new();
     progress.stage(&format!(
         "first-touch faults, {} in 1..{max_threads} threads",
         size_label(plan.fault_bytes)
@@ -739,6 +740,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         let r = contention::fault_threads(plan.fault_bytes as usize, t, &allowed, fault_reps)
             .map_err(internal("fault test (threads)"))?;
         check_stop()?;
+        fault_per_s.push((t, r));
         records.push(rec(
             vec![("mode", json!("threads")), ("threads", json!(t))],
             "fault_per_s",
@@ -768,6 +770,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
 
     // --- clocks and atomics
     progress.stage("gettimeofday and clock_gettime, 1..N threads at once");
+    let (mut gtod_ns, mut cgt_ns) = (Vec::new(), Vec::new());
     for &t in &counts {
         let g = contention::clock_cost(
             contention::ClockCall::Gettimeofday,
@@ -775,6 +778,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             &allowed,
             plan.effort,
         );
+        gtod_ns.push((t, g));
         records.push(rec(vec![("threads", json!(t))], "gettimeofday_ns", "ns", g));
         let c = contention::clock_cost(
             contention::ClockCall::ClockGettime,
@@ -782,6 +786,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             &allowed,
             plan.effort,
         );
+        cgt_ns.push((t, c));
         records.push(rec(
             vec![("threads", json!(t))],
             "clock_gettime_ns",
@@ -982,11 +987,19 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         caches,
         cpu_model,
         clock_mhz,
+        fault_per_s,
+        clock_gettime_ns: cgt_ns,
+        gettimeofday_ns: gtod_ns,
     };
-    let (machine, cal_notes) = calibrate::build_machine(&meas)
-        .map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
-    notes.extend(cal_notes);
-    let machine_toml = machine.to_toml_string();
+    let fit =
+        calibrate::fit(&meas).map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
+    let (machine_toml, unseen) = fit.annotated_toml();
+    notes.extend(fit.notes);
+    notes.push(format!(
+        "machine: not seen by the probe, written as defaults: {}",
+        unseen.join(", ")
+    ));
+    let machine = fit.machine;
     if let Some(out) = &args.out {
         std::fs::write(out, &machine_toml).map_err(|e| {
             ProbeError::Input(format!("--out {}: cannot write: {e}", out.display()))
