@@ -20,6 +20,8 @@ pub struct Measurements {
     pub sizes: Vec<(u64, PageKind, SizeResult)>,
     /// Bytes copied per second by every CPU of one node together.
     pub node_copy_bps: Option<f64>,
+    /// Its spread over the repetitions ((max - min) / median).
+    pub node_copy_spread: Option<f64>,
     /// (threads, ns) for the shared atomic counter.
     pub atomic_shared_ns: Vec<(usize, f64)>,
     /// (cpu node, memory node, latency ns, copy bytes/s).
@@ -547,10 +549,23 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
         ));
     }
     if m.node_copy_bps.is_some() {
+        let sp = m.node_copy_spread.unwrap_or(0.0);
+        let flag = if sp > crate::bench::SPREAD_BOUND {
+            format!(
+                "; FLAGGED: spread {:.0}% > {:.0}%",
+                sp * 100.0,
+                crate::bench::SPREAD_BOUND * 100.0
+            )
+        } else {
+            String::new()
+        };
         v.push((
             "dram",
             "bandwidth_gbps",
-            "2 x node_copy_mbps: a copy reads and writes each byte".into(),
+            format!(
+                "2 x median node_copy_mbps (spread {:.1}%): a copy reads and writes each byte{flag}",
+                sp * 100.0
+            ),
         ));
     }
     if m.atomic_shared_ns.iter().any(|(t, _)| *t == 2) {
@@ -669,7 +684,10 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
                 let i = at()?;
                 sizes[i].2.latency_ns = Some(value)
             }
-            "node_copy_mbps" => base.node_copy_bps = Some(value * 1e6),
+            "node_copy_mbps" => {
+                base.node_copy_bps = Some(value * 1e6);
+                base.node_copy_spread = v["spread"].as_f64();
+            }
             "fault_per_s" if case["mode"].as_str() == Some("threads") => base
                 .fault_per_s
                 .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),

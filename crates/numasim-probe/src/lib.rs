@@ -706,17 +706,26 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     } else {
         PageKind::Base
     };
-    let node_copy = mem::parallel_copy(
+    // Each thread copies its share in whole calls (hundreds of MiB, tens of
+    // ms each): a repetition must hold many of them, or whether the last
+    // call finished before the stop decides the figure.
+    let copy_effort = Effort {
+        rep_time: plan.effort.rep_time.max(Duration::from_millis(300)),
+        ..plan.effort
+    };
+    let copy_reps = mem::parallel_copy(
         big as usize,
         bw_page,
         nthreads,
         &home_cpus,
         multi_node.then_some(topo.nodes[home].id),
-        plan.effort,
+        copy_effort,
     )
     .map_err(internal("parallel copy"))?;
     check_stop()?;
-    records.push(rec(
+    let node_copy = bench::median(&copy_reps);
+    let node_copy_spread = bench::spread(&copy_reps);
+    let mut r = rec(
         vec![
             ("node", json!(topo.nodes[home].id)),
             ("threads", json!(nthreads)),
@@ -726,7 +735,18 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         "node_copy_mbps",
         "MB/s",
         node_copy / 1e6,
-    ));
+    );
+    r.spread = Some(node_copy_spread);
+    records.push(r);
+    if node_copy_spread > bench::SPREAD_BOUND {
+        notes.push(format!(
+            "spread: node_copy_mbps varied {:.0}% over {} repetitions (bound {:.0}%): the host is not quiet; \
+             dram.bandwidth_gbps is written from the median but flagged",
+            node_copy_spread * 100.0,
+            copy_reps.len(),
+            bench::SPREAD_BOUND * 100.0
+        ));
+    }
 
     // --- first-touch faults
     let counts = bench::thread_counts(max_threads);
@@ -981,6 +1001,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         huge_page_sizes: huge_sizes,
         sizes: sizes_out,
         node_copy_bps: Some(node_copy),
+        node_copy_spread: Some(node_copy_spread),
         atomic_shared_ns: atomic_shared,
         pairs,
         disk,

@@ -158,8 +158,9 @@ pub fn chase(buf: &[u64], mut pos: usize, steps: usize) -> usize {
 }
 
 /// Copy bandwidth with `threads` pinned threads, each copying half of its own
-/// share of one buffer to the other half; bytes copied per second, summed.
-/// `node` binds the buffer to that node first (multi-node hosts).
+/// share of one buffer to the other half; bytes copied per second, summed,
+/// one figure per repetition. `node` binds the buffer to that node first
+/// (multi-node hosts).
 pub fn parallel_copy(
     size: usize,
     page: PageKind,
@@ -167,14 +168,14 @@ pub fn parallel_copy(
     cpus: &[usize],
     node: Option<usize>,
     effort: Effort,
-) -> std::io::Result<f64> {
+) -> std::io::Result<Vec<f64>> {
     let mut m = Mapping::new(size, page)?;
     if let Some(n) = node {
         m.bind_to_node(n)?;
     }
     m.as_mut_slice().fill(1);
     let per = m.len() / threads;
-    let mut best = 0.0f64;
+    let mut rates = Vec::with_capacity(effort.reps);
     for _ in 0..effort.reps {
         let chunks: Vec<Mutex<&mut [u8]>> = m
             .as_mut_slice()
@@ -193,12 +194,12 @@ pub fn parallel_copy(
             done
         });
         let total: u64 = res.iter().map(|r| r.ops).sum();
-        best = best.max(total as f64 * 1e9 / bench::span_ns(&res) as f64);
+        rates.push(total as f64 * 1e9 / bench::span_ns(&res) as f64);
         if sys::stop_requested() {
             break;
         }
     }
-    Ok(best)
+    Ok(rates)
 }
 
 /// Latency (ns, best) and copy bandwidth (bytes/s, best) from a thread

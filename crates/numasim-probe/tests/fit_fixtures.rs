@@ -35,6 +35,7 @@ fn base() -> Measurements {
         huge_page_sizes: vec![2 << 20, 1 << 30],
         sizes: vec![],
         node_copy_bps: None,
+        node_copy_spread: None,
         atomic_shared_ns: vec![],
         pairs: vec![],
         disk: None,
@@ -191,4 +192,26 @@ fn broken_records_are_refused_with_their_line() {
         let e = measurements_from_jsonl(&format!("{good}\n{line}\n"), base()).unwrap_err();
         assert!(e.contains(needle), "{line}: {e}");
     }
+}
+
+#[test]
+fn a_noisy_bandwidth_is_flagged_not_silently_written() {
+    let text = std::fs::read_to_string(fixtures().join("runs/vm-2cpu-quick.jsonl")).unwrap();
+    let mut m = measurements_from_jsonl(&text, base()).unwrap();
+    let line = |f: &Fit| {
+        let (t, _) = f.annotated_toml();
+        t.lines()
+            .find(|l| l.starts_with("bandwidth_gbps = "))
+            .unwrap()
+            .to_string()
+    };
+    m.node_copy_spread = Some(0.02);
+    let quiet = line(&fit(&m).unwrap());
+    assert!(
+        quiet.contains("spread 2.0%") && !quiet.contains("FLAGGED"),
+        "{quiet}"
+    );
+    m.node_copy_spread = Some(0.30);
+    let noisy = line(&fit(&m).unwrap());
+    assert!(noisy.contains("FLAGGED: spread 30% > 10%"), "{noisy}");
 }

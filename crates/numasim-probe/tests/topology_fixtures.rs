@@ -24,6 +24,7 @@ fn measurements(topo: Topology) -> Measurements {
         huge_page_sizes: vec![2 << 20],
         sizes: vec![],
         node_copy_bps: Some(5e9),
+        node_copy_spread: None,
         atomic_shared_ns: vec![(1, 5.0), (2, 40.0)],
         pairs: vec![],
         disk: Some(("probed ext4".into(), 500.0)),
