@@ -37,6 +37,8 @@ pub struct Measurements {
     pub clock_gettime_ns: Vec<(usize, f64)>,
     /// (threads, ns per `gettimeofday`).
     pub gettimeofday_ns: Vec<(usize, f64)>,
+    /// Spreads of the one-thread figures above, by `"<metric> threads=1"`.
+    pub spreads: Vec<(String, f64)>,
 }
 
 impl Measurements {
@@ -139,6 +141,20 @@ impl Fit {
 }
 
 const UNSEEN: &str = "default: not seen by the probe";
+
+/// ` (spread 4.1%)`, with `; FLAGGED` past [`crate::bench::SPREAD_BOUND`]:
+/// a noisy figure is written, but never silently.
+fn spread_tag(sp: Option<f64>) -> String {
+    match sp {
+        None => String::new(),
+        Some(x) if x > crate::bench::SPREAD_BOUND => format!(
+            " (spread {:.1}%; FLAGGED: over {:.0}%)",
+            x * 100.0,
+            crate::bench::SPREAD_BOUND * 100.0
+        ),
+        Some(x) => format!(" (spread {:.1}%)", x * 100.0),
+    }
+}
 
 /// Annotate `key = value` lines of `toml` by `sources`; see [`Fit::annotated_toml`].
 pub fn annotate(
@@ -368,8 +384,9 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
                 "hierarchy",
                 "stream_mbps",
                 format!(
-                    "2 x copy_mbps at {} ({hl}): the model counts both halves",
-                    crate::bench::size_label(size)
+                    "2 x copy_mbps at {} ({hl}){}: the model counts both halves",
+                    crate::bench::size_label(size),
+                    spread_tag(Some(r.spread[0]))
                 ),
             ));
             // Clearing a page is the write half of a copy: one core writes
@@ -379,8 +396,9 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
                 "fault",
                 "zero_gbps",
                 format!(
-                    "copy_mbps at {} ({hl}): one core's write stream",
-                    crate::bench::size_label(size)
+                    "copy_mbps at {} ({hl}){}: one core's write stream",
+                    crate::bench::size_label(size),
+                    spread_tag(Some(r.spread[0]))
                 ),
             ));
         }
@@ -396,8 +414,9 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
             "hierarchy",
             "l1_copy_mbps",
             format!(
-                "2 x copy_mbps at {} ({hl}, within L1)",
-                crate::bench::size_label(size)
+                "2 x copy_mbps at {} ({hl}, within L1){}",
+                crate::bench::size_label(size),
+                spread_tag(Some(r.spread[0]))
             ),
         ));
     }
@@ -408,8 +427,9 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
                 "hierarchy",
                 "read_ns",
                 format!(
-                    "8 B / random_mbps at {} ({hl})",
-                    crate::bench::size_label(size)
+                    "8 B / random_mbps at {} ({hl}){}",
+                    crate::bench::size_label(size),
+                    spread_tag(Some(r.spread[2]))
                 ),
             ));
         }
@@ -425,19 +445,26 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
     // The clock: clock_gettime is the clock read and its conversion in user
     // space (vDSO); what gettimeofday costs beyond it is the call itself.
     let one = |v: &[(usize, f64)]| v.iter().find(|(t, _)| *t == 1).map(|x| x.1);
+    let sp = |metric: &str| {
+        let key = format!("{metric} threads=1");
+        spread_tag(m.spreads.iter().find(|(k, _)| *k == key).map(|x| x.1))
+    };
     if let Some(c) = one(&m.clock_gettime_ns) {
         mach.timer.clock_read_ns = c;
         src.push((
             "timer",
             "clock_read_ns",
-            "clock_gettime_ns, 1 thread".into(),
+            format!("clock_gettime_ns, 1 thread{}", sp("clock_gettime_ns")),
         ));
         if let Some(g) = one(&m.gettimeofday_ns) {
             mach.timer.syscall_ns = (g - c).max(0.0);
             src.push((
                 "timer",
                 "syscall_ns",
-                "gettimeofday_ns - clock_gettime_ns, 1 thread (0: a vDSO call)".into(),
+                format!(
+                    "gettimeofday_ns{} - clock_gettime_ns, 1 thread (0: a vDSO call)",
+                    sp("gettimeofday_ns")
+                ),
             ));
         }
     }
@@ -453,7 +480,8 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
                 "fault",
                 "fault_ns",
                 format!(
-                    "1e9 / fault_per_s (1 thread) = {per:.0} ns, less zeroing {zero:.0} ns and ptl_hold_ns"
+                    "1e9 / fault_per_s (1 thread{}) = {per:.0} ns, less zeroing {zero:.0} ns and ptl_hold_ns",
+                    sp("fault_per_s")
                 ),
             ));
         } else {
@@ -549,22 +577,12 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
         ));
     }
     if m.node_copy_bps.is_some() {
-        let sp = m.node_copy_spread.unwrap_or(0.0);
-        let flag = if sp > crate::bench::SPREAD_BOUND {
-            format!(
-                "; FLAGGED: spread {:.0}% > {:.0}%",
-                sp * 100.0,
-                crate::bench::SPREAD_BOUND * 100.0
-            )
-        } else {
-            String::new()
-        };
         v.push((
             "dram",
             "bandwidth_gbps",
             format!(
-                "2 x median node_copy_mbps (spread {:.1}%): a copy reads and writes each byte{flag}",
-                sp * 100.0
+                "2 x median node_copy_mbps{}: a copy reads and writes each byte",
+                spread_tag(m.node_copy_spread)
             ),
         ));
     }
@@ -644,6 +662,12 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             .ok_or_else(|| bad(&format!("`{metric}` has no finite `value`")))?;
         let case = &v["case"];
         let threads = case["threads"].as_u64().map(|t| t as usize);
+        if let (Some(sp), Some(1)) = (v["spread"].as_f64(), threads) {
+            if case["mode"].as_str().is_none_or(|m| m == "threads") {
+                base.spreads.push((format!("{metric} threads=1"), sp));
+            }
+        }
+        let sp = v["spread"].as_f64().unwrap_or(0.0);
         let page = match case["page"].as_str() {
             Some("4k") => Some(PageKind::Base),
             Some("thp") => Some(PageKind::Thp),
@@ -670,19 +694,23 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
         match metric {
             "copy_mbps" => {
                 let i = at()?;
-                sizes[i].2.copy_bps = value * 1e6
+                sizes[i].2.copy_bps = value * 1e6;
+                sizes[i].2.spread[0] = sp;
             }
             "copy_loop_mbps" => {
                 let i = at()?;
-                sizes[i].2.copy_loop_bps = value * 1e6
+                sizes[i].2.copy_loop_bps = value * 1e6;
+                sizes[i].2.spread[1] = sp;
             }
             "random_mbps" => {
                 let i = at()?;
-                sizes[i].2.random_bps = value * 1e6
+                sizes[i].2.random_bps = value * 1e6;
+                sizes[i].2.spread[2] = sp;
             }
             "mem_latency_ns" => {
                 let i = at()?;
-                sizes[i].2.latency_ns = Some(value)
+                sizes[i].2.latency_ns = Some(value);
+                sizes[i].2.spread[3] = sp;
             }
             "node_copy_mbps" => {
                 base.node_copy_bps = Some(value * 1e6);

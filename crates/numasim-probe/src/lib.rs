@@ -276,6 +276,13 @@ fn rec(case: Vec<(&str, Value)>, metric: &str, unit: &str, value: f64) -> Record
     )
 }
 
+/// A measured record with its spread over the repetitions.
+fn rec_s(case: Vec<(&str, Value)>, metric: &str, unit: &str, value: f64, spread: f64) -> Record {
+    let mut r = rec(case, metric, unit, value);
+    r.spread = Some(spread);
+    r
+}
+
 fn size_case(size: u64, page: PageKind) -> Vec<(&'static str, Value)> {
     vec![
         ("size", json!(size_label(size))),
@@ -583,11 +590,18 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             };
             check_stop()?;
             let c = || size_case(size, page);
-            records.push(rec(c(), "copy_mbps", "MB/s", r.copy_bps / 1e6));
-            records.push(rec(c(), "copy_loop_mbps", "MB/s", r.copy_loop_bps / 1e6));
-            records.push(rec(c(), "random_mbps", "MB/s", r.random_bps / 1e6));
+            let sp = r.spread;
+            records.push(rec_s(c(), "copy_mbps", "MB/s", r.copy_bps / 1e6, sp[0]));
+            records.push(rec_s(
+                c(),
+                "copy_loop_mbps",
+                "MB/s",
+                r.copy_loop_bps / 1e6,
+                sp[1],
+            ));
+            records.push(rec_s(c(), "random_mbps", "MB/s", r.random_bps / 1e6, sp[2]));
             if let Some(l) = r.latency_ns {
-                records.push(rec(c(), "mem_latency_ns", "ns", l));
+                records.push(rec_s(c(), "mem_latency_ns", "ns", l, sp[3]));
             }
             if let (Some(b), true) = (r.thp_bytes, size >= sys::HUGE_2M as u64) {
                 records.push(rec(
@@ -757,15 +771,16 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         size_label(plan.fault_bytes)
     ));
     for &t in &counts {
-        let r = contention::fault_threads(plan.fault_bytes as usize, t, &allowed, fault_reps)
+        let (r, sp) = contention::fault_threads(plan.fault_bytes as usize, t, &allowed, fault_reps)
             .map_err(internal("fault test (threads)"))?;
         check_stop()?;
         fault_per_s.push((t, r));
-        records.push(rec(
+        records.push(rec_s(
             vec![("mode", json!("threads")), ("threads", json!(t))],
             "fault_per_s",
             "faults/s",
             r,
+            sp,
         ));
     }
     progress.stage(&format!(
@@ -773,14 +788,16 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         size_label(plan.fault_bytes)
     ));
     for &t in &counts {
-        let r = contention::fault_processes(plan.fault_bytes as usize, t, &allowed, fault_reps)
-            .map_err(internal("fault test (processes)"))?;
+        let (r, sp) =
+            contention::fault_processes(plan.fault_bytes as usize, t, &allowed, fault_reps)
+                .map_err(internal("fault test (processes)"))?;
         check_stop()?;
-        records.push(rec(
+        records.push(rec_s(
             vec![("mode", json!("processes")), ("threads", json!(t))],
             "fault_per_s",
             "faults/s",
             r,
+            sp,
         ));
     }
     notes.push(format!(
@@ -792,26 +809,33 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     progress.stage("gettimeofday and clock_gettime, 1..N threads at once");
     let (mut gtod_ns, mut cgt_ns) = (Vec::new(), Vec::new());
     for &t in &counts {
-        let g = contention::clock_cost(
+        let (g, gsp) = contention::clock_cost(
             contention::ClockCall::Gettimeofday,
             t,
             &allowed,
             plan.effort,
         );
         gtod_ns.push((t, g));
-        records.push(rec(vec![("threads", json!(t))], "gettimeofday_ns", "ns", g));
-        let c = contention::clock_cost(
+        records.push(rec_s(
+            vec![("threads", json!(t))],
+            "gettimeofday_ns",
+            "ns",
+            g,
+            gsp,
+        ));
+        let (c, csp) = contention::clock_cost(
             contention::ClockCall::ClockGettime,
             t,
             &allowed,
             plan.effort,
         );
         cgt_ns.push((t, c));
-        records.push(rec(
+        records.push(rec_s(
             vec![("threads", json!(t))],
             "clock_gettime_ns",
             "ns",
             c,
+            csp,
         ));
         check_stop()?;
     }
@@ -819,15 +843,16 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     let mut atomic_shared = Vec::new();
     for &t in &counts {
         for (kind, shared) in [("shared", true), ("percpu", false)] {
-            let ns = contention::atomic_add(shared, t, &allowed, plan.effort);
+            let (ns, sp) = contention::atomic_add(shared, t, &allowed, plan.effort);
             if shared {
                 atomic_shared.push((t, ns));
             }
-            records.push(rec(
+            records.push(rec_s(
                 vec![("threads", json!(t)), ("kind", json!(kind))],
                 "atomic_add_ns",
                 "ns",
                 ns,
+                sp,
             ));
         }
         check_stop()?;
@@ -982,6 +1007,43 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         }
     }
 
+    // Every figure over the bound, named, so none is trusted silently.
+    let noisy: Vec<String> = records
+        .iter()
+        .filter(|r| r.spread.is_some_and(|s| s > bench::SPREAD_BOUND))
+        .map(|r| {
+            let case: Vec<String> = r
+                .case
+                .iter()
+                .filter(|(k, _)| k != "bytes")
+                .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), String::from)))
+                .collect();
+            format!(
+                "{} [{}] {:.0}%",
+                r.metric,
+                case.join(" "),
+                r.spread.unwrap_or(0.0) * 100.0
+            )
+        })
+        .collect();
+    if !noisy.is_empty() {
+        notes.push(format!(
+            "spread: {} of {} repeated figures varied more than {:.0}% over their repetitions: {}",
+            noisy.len(),
+            records.iter().filter(|r| r.spread.is_some()).count(),
+            bench::SPREAD_BOUND * 100.0,
+            noisy.join("; ")
+        ));
+    }
+
+    // The one-thread figures' spreads, for the machine file's comments.
+    let one_thread_spreads: Vec<(String, f64)> = records
+        .iter()
+        .filter(|r| r.case_value("threads") == Some(&json!(1)))
+        .filter(|r| r.case_value("mode").is_none_or(|m| m == "threads"))
+        .filter_map(|r| Some((format!("{} threads=1", r.metric), r.spread?)))
+        .collect();
+
     // --- calibration
     progress.stage("calibrating the machine description");
     let (cpu_model, clock_mhz) = cpu_model_and_clock();
@@ -1011,6 +1073,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         fault_per_s,
         clock_gettime_ns: cgt_ns,
         gettimeofday_ns: gtod_ns,
+        spreads: one_thread_spreads,
     };
     let fit =
         calibrate::fit(&meas).map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;

@@ -49,6 +49,7 @@ fn base() -> Measurements {
         fault_per_s: vec![],
         clock_gettime_ns: vec![],
         gettimeofday_ns: vec![],
+        spreads: vec![],
     }
 }
 
@@ -213,5 +214,26 @@ fn a_noisy_bandwidth_is_flagged_not_silently_written() {
     );
     m.node_copy_spread = Some(0.30);
     let noisy = line(&fit(&m).unwrap());
-    assert!(noisy.contains("FLAGGED: spread 30% > 10%"), "{noisy}");
+    assert!(noisy.contains("spread 30.0%; FLAGGED: over 10%"), "{noisy}");
+}
+
+/// A later run that records spreads: its one-thread fault rate varied 17%
+/// over the repetitions, so `fault_ns` is flagged; the quiet figures are not.
+#[test]
+fn recorded_spreads_reach_the_machine_comments() {
+    let text = std::fs::read_to_string(fixtures().join("runs/vm-2cpu-quick-spread.jsonl")).unwrap();
+    let f = fit(&measurements_from_jsonl(&text, base()).unwrap()).unwrap();
+    let (toml, _) = f.annotated_toml();
+    let line = |key: &str| {
+        toml.lines()
+            .find(|l| l.starts_with(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("no {key}"))
+            .to_string()
+    };
+    assert!(line("fault_ns").contains("FLAGGED"), "{}", line("fault_ns"));
+    for key in ["stream_mbps", "clock_read_ns", "read_ns", "bandwidth_gbps"] {
+        let l = line(key);
+        assert!(l.contains("(spread ") && !l.contains("FLAGGED"), "{l}");
+    }
+    assert_eq!(Machine::from_toml_str(&toml, "s").unwrap(), f.machine);
 }

@@ -34,6 +34,7 @@ fn measurements(topo: Topology) -> Measurements {
         fault_per_s: vec![],
         clock_gettime_ns: vec![],
         gettimeofday_ns: vec![],
+        spreads: vec![],
     }
 }
 
