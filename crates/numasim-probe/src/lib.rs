@@ -14,6 +14,7 @@ pub mod mem;
 pub mod scratch;
 pub mod sys;
 pub mod topology;
+pub mod validate;
 
 use bench::{size_label, Effort};
 use calibrate::Measurements;
@@ -68,6 +69,10 @@ pub struct ProbeArgs {
     /// No progress lines on stderr
     #[arg(long)]
     pub quiet: bool,
+    /// After fitting, simulate the probe's micro-benchmarks on the fitted
+    /// machine and print measured beside simulated (`probe-validate` records)
+    #[arg(long)]
+    pub validate: bool,
     /// Where the NUMA nodes are listed (sysfs)
     #[arg(
         long,
@@ -88,6 +93,7 @@ impl Default for ProbeArgs {
             max_threads: None,
             no_io: false,
             quiet: false,
+            validate: false,
             node_root: PathBuf::from("/sys/devices/system/node"),
         }
     }
@@ -1084,6 +1090,28 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         unseen.join(", ")
     ));
     let machine = fit.machine;
+    if args.validate {
+        let rows = validate::validate(&meas, &machine);
+        let cal: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.role == Some(numasim::report::Role::Calibration))
+            .filter_map(|r| r.deviation())
+            .map(f64::abs)
+            .collect();
+        notes.push(format!(
+            "validate: {} calibration rows, worst |Δ| {:.1}% (the fit's arithmetic; bound 5%)",
+            cal.len(),
+            cal.iter().copied().fold(0.0, f64::max) * 100.0
+        ));
+        if let Some((med, worst, n)) = validate::prediction_summary(&rows) {
+            notes.push(format!(
+                "validate: {n} prediction rows, median |Δ| {:.1}%, worst {:.1}%",
+                med * 100.0,
+                worst * 100.0
+            ));
+        }
+        records.extend(rows);
+    }
     if let Some(out) = &args.out {
         std::fs::write(out, &machine_toml).map_err(|e| {
             ProbeError::Input(format!("--out {}: cannot write: {e}", out.display()))

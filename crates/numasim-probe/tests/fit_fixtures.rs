@@ -237,3 +237,40 @@ fn recorded_spreads_reach_the_machine_comments() {
     }
     assert_eq!(Machine::from_toml_str(&toml, "s").unwrap(), f.machine);
 }
+
+/// `--validate` on the recorded run: the rows the fit used reproduce their
+/// measurement within 5%; the rest are predictions, summarised by |Δ|.
+#[test]
+fn validate_rows_on_the_recorded_run() {
+    use numasim::report::Role;
+    use numasim_probe::validate::{prediction_summary, validate, EXPERIMENT};
+    let text = std::fs::read_to_string(fixtures().join("runs/vm-2cpu-quick.jsonl")).unwrap();
+    let meas = measurements_from_jsonl(&text, base()).unwrap();
+    let f = fit(&meas).unwrap();
+    let rows = validate(&meas, &f.machine);
+    let cal: Vec<_> = rows
+        .iter()
+        .filter(|r| r.role == Some(Role::Calibration))
+        .collect();
+    // copy at 16 KiB (L1) and 1 GiB, random read at 16 KiB, gettimeofday at 1 thread.
+    assert_eq!(cal.len(), 4, "{cal:?}");
+    for r in &cal {
+        let d = r.deviation().unwrap();
+        assert!(d.abs() <= 0.05, "{} {:?}: {d:+.3}", r.metric, r.case);
+    }
+    assert!(rows
+        .iter()
+        .all(|r| r.experiment == EXPERIMENT && r.paper.is_some()));
+    let (median, worst, n) = prediction_summary(&rows).unwrap();
+    assert_eq!(n, rows.len() - 4);
+    assert!(median <= worst);
+    // The summary is over predictions only: a calibration row that is far
+    // off does not move it.
+    let mut skewed = rows.clone();
+    let i = skewed
+        .iter()
+        .position(|r| r.role == Some(Role::Calibration))
+        .unwrap();
+    skewed[i].value = Some(1e12);
+    assert_eq!(prediction_summary(&skewed), Some((median, worst, n)));
+}
