@@ -517,11 +517,12 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         }
     ));
     notes.push(format!(
-        "statistics: memory bandwidths and latencies (copy, copy loop, memcpy, random, chase) are the best of {} repetitions of >= {} ms; I/O the best of {}; fault rates and per-call costs (clocks, atomics) medians of {}",
+        "statistics: copy, copy loop, random, chase, fault rates and per-call costs (clocks, atomics) are medians of {} repetitions (>= {} ms each; node copy >= 300 ms) with spread = (max-min)/median, flagged above {:.0}%; memcpy reference and I/O the best of {} and {}",
         plan.effort.reps,
         plan.effort.rep_time.as_millis(),
-        plan.io_reps,
-        plan.effort.reps
+        bench::SPREAD_BOUND * 100.0,
+        plan.effort.reps,
+        plan.io_reps
     ));
     notes.push(format!(
         "threads: pinned with sched_setaffinity to CPUs {:?} (round robin)",
