@@ -153,6 +153,10 @@ enum MachinesCmd {
         /// A /sys/devices/system/node directory (or a copy of one).
         #[arg(long, group = "source")]
         sysfs: Option<PathBuf>,
+        /// With --sysfs: a /proc/meminfo to cross-check node memory with
+        /// (default: /proc/meminfo when --sysfs is the live tree).
+        #[arg(long, requires = "sysfs")]
+        meminfo: Option<PathBuf>,
         /// A file holding `numactl --hardware` output ('-' for stdin).
         #[arg(long, group = "source")]
         numactl: Option<PathBuf>,
@@ -357,6 +361,7 @@ fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error>
 fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error> {
     if let Some(MachinesCmd::Import {
         sysfs,
+        meminfo,
         numactl,
         hwloc,
         name,
@@ -375,7 +380,23 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
             }
         };
         let mut m: Machine = match (sysfs, numactl, hwloc) {
-            (Some(d), _, _) => import::from_sysfs(&d)?,
+            (Some(d), _, _) => {
+                // The live tree is checked against the live /proc/meminfo.
+                let live = std::fs::canonicalize(&d)
+                    .is_ok_and(|c| c == Path::new("/sys/devices/system/node"));
+                let meminfo = meminfo.or_else(|| live.then(|| PathBuf::from("/proc/meminfo")));
+                let text = match &meminfo {
+                    Some(p) => Some(read(p)?),
+                    None => None,
+                };
+                let from = meminfo.as_ref().map(|p| p.display().to_string());
+                let (m, notes) =
+                    import::from_sysfs_checked(&d, text.as_deref().zip(from.as_deref()))?;
+                for n in notes {
+                    eprintln!("numasim: {n}");
+                }
+                m
+            }
             (_, Some(f), _) => import::from_numactl(&read(&f)?, &f.display().to_string())?,
             (_, _, Some(f)) => import::from_hwloc_xml(&read(&f)?, &f.display().to_string())?,
             _ => {

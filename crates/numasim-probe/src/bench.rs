@@ -64,6 +64,25 @@ pub fn rates(effort: Effort, mut work: impl FnMut() -> u64) -> Vec<f64> {
     out
 }
 
+/// The largest relative spread a measurement may have and still be
+/// written into the machine unflagged: (max - min) / median over its
+/// repetitions. 10%: what a quiet host repeats within (docs/probe.md).
+pub const SPREAD_BOUND: f64 = 0.10;
+
+/// (max - min) / median of the repetitions; 0 for fewer than two.
+pub fn spread(v: &[f64]) -> f64 {
+    let m = median(v);
+    if v.len() < 2 || m <= 0.0 {
+        return 0.0;
+    }
+    let (lo, hi) = v
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+    (hi - lo) / m
+}
+
 pub fn best(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
 }
@@ -189,6 +208,17 @@ pub fn size_label(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn spread_is_range_over_median() {
+        assert_eq!(super::spread(&[]), 0.0);
+        assert_eq!(super::spread(&[5.0]), 0.0);
+        assert!((super::spread(&[9.0, 10.0, 11.0]) - 0.2).abs() < 1e-12);
+        // One wild repetition widens the spread but leaves the median.
+        let v = [20.0, 20.5, 35.0, 19.9, 20.2];
+        assert_eq!(super::median(&v), 20.2);
+        assert!(super::spread(&v) > super::SPREAD_BOUND);
+    }
+
     use super::*;
 
     #[test]

@@ -16,7 +16,7 @@ pub fn fault_threads(
     threads: usize,
     cpus: &[usize],
     reps: usize,
-) -> std::io::Result<f64> {
+) -> std::io::Result<(f64, f64)> {
     let page = sys::page_size() as usize;
     let mut rates = Vec::new();
     for _ in 0..reps {
@@ -45,7 +45,7 @@ pub fn fault_threads(
             break;
         }
     }
-    Ok(bench::median(&rates))
+    Ok((bench::median(&rates), bench::spread(&rates)))
 }
 
 /// A store the compiler cannot drop: the first write to a page faults it in.
@@ -61,7 +61,7 @@ pub fn fault_processes(
     procs: usize,
     cpus: &[usize],
     reps: usize,
-) -> std::io::Result<f64> {
+) -> std::io::Result<(f64, f64)> {
     let page = sys::page_size() as usize;
     let per = (bytes / procs).div_ceil(page) * page;
     let pages = (per / page * procs) as f64;
@@ -73,7 +73,7 @@ pub fn fault_processes(
             break;
         }
     }
-    Ok(bench::median(&rates))
+    Ok((bench::median(&rates), bench::spread(&rates)))
 }
 
 /// Which clock call to time.
@@ -85,7 +85,7 @@ pub enum ClockCall {
 
 /// ns per call seen by each of `threads` threads calling at once (mean over
 /// threads; median over repetitions).
-pub fn clock_cost(call: ClockCall, threads: usize, cpus: &[usize], effort: Effort) -> f64 {
+pub fn clock_cost(call: ClockCall, threads: usize, cpus: &[usize], effort: Effort) -> (f64, f64) {
     let mut v = Vec::new();
     for _ in 0..effort.reps {
         let (res, _) = bench::run_pinned(threads, cpus, Some(effort.rep_time), |_, stop| {
@@ -108,7 +108,7 @@ pub fn clock_cost(call: ClockCall, threads: usize, cpus: &[usize], effort: Effor
             break;
         }
     }
-    bench::median(&v)
+    (bench::median(&v), bench::spread(&v))
 }
 
 #[repr(align(128))]
@@ -116,7 +116,7 @@ struct Padded(AtomicU64);
 
 /// ns per `fetch_add` seen by each of `threads` threads: all on one shared
 /// counter (`shared = true`), or each on its own cache line (per-CPU).
-pub fn atomic_add(shared: bool, threads: usize, cpus: &[usize], effort: Effort) -> f64 {
+pub fn atomic_add(shared: bool, threads: usize, cpus: &[usize], effort: Effort) -> (f64, f64) {
     let counters: Vec<Padded> = (0..threads).map(|_| Padded(AtomicU64::new(0))).collect();
     let mut v = Vec::new();
     for _ in 0..effort.reps {
@@ -136,5 +136,5 @@ pub fn atomic_add(shared: bool, threads: usize, cpus: &[usize], effort: Effort) 
             break;
         }
     }
-    bench::median(&v)
+    (bench::median(&v), bench::spread(&v))
 }

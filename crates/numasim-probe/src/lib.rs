@@ -14,6 +14,7 @@ pub mod mem;
 pub mod scratch;
 pub mod sys;
 pub mod topology;
+pub mod validate;
 
 use bench::{size_label, Effort};
 use calibrate::Measurements;
@@ -68,6 +69,10 @@ pub struct ProbeArgs {
     /// No progress lines on stderr
     #[arg(long)]
     pub quiet: bool,
+    /// After fitting, simulate the probe's micro-benchmarks on the fitted
+    /// machine and print measured beside simulated (`probe-validate` records)
+    #[arg(long)]
+    pub validate: bool,
     /// Where the NUMA nodes are listed (sysfs)
     #[arg(
         long,
@@ -88,6 +93,7 @@ impl Default for ProbeArgs {
             max_threads: None,
             no_io: false,
             quiet: false,
+            validate: false,
             node_root: PathBuf::from("/sys/devices/system/node"),
         }
     }
@@ -274,6 +280,13 @@ fn rec(case: Vec<(&str, Value)>, metric: &str, unit: &str, value: f64) -> Record
         unit,
         value,
     )
+}
+
+/// A measured record with its spread over the repetitions.
+fn rec_s(case: Vec<(&str, Value)>, metric: &str, unit: &str, value: f64, spread: f64) -> Record {
+    let mut r = rec(case, metric, unit, value);
+    r.spread = Some(spread);
+    r
 }
 
 fn size_case(size: u64, page: PageKind) -> Vec<(&'static str, Value)> {
@@ -504,11 +517,12 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         }
     ));
     notes.push(format!(
-        "statistics: memory bandwidths and latencies (copy, copy loop, memcpy, random, chase) are the best of {} repetitions of >= {} ms; I/O the best of {}; fault rates and per-call costs (clocks, atomics) medians of {}",
+        "statistics: copy, copy loop, random, chase, fault rates and per-call costs (clocks, atomics) are medians of {} repetitions (>= {} ms each; node copy >= 300 ms) with spread = (max-min)/median, flagged above {:.0}%; memcpy reference and I/O the best of {} and {}",
         plan.effort.reps,
         plan.effort.rep_time.as_millis(),
-        plan.io_reps,
-        plan.effort.reps
+        bench::SPREAD_BOUND * 100.0,
+        plan.effort.reps,
+        plan.io_reps
     ));
     notes.push(format!(
         "threads: pinned with sched_setaffinity to CPUs {:?} (round robin)",
@@ -583,11 +597,18 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             };
             check_stop()?;
             let c = || size_case(size, page);
-            records.push(rec(c(), "copy_mbps", "MB/s", r.copy_bps / 1e6));
-            records.push(rec(c(), "copy_loop_mbps", "MB/s", r.copy_loop_bps / 1e6));
-            records.push(rec(c(), "random_mbps", "MB/s", r.random_bps / 1e6));
+            let sp = r.spread;
+            records.push(rec_s(c(), "copy_mbps", "MB/s", r.copy_bps / 1e6, sp[0]));
+            records.push(rec_s(
+                c(),
+                "copy_loop_mbps",
+                "MB/s",
+                r.copy_loop_bps / 1e6,
+                sp[1],
+            ));
+            records.push(rec_s(c(), "random_mbps", "MB/s", r.random_bps / 1e6, sp[2]));
             if let Some(l) = r.latency_ns {
-                records.push(rec(c(), "mem_latency_ns", "ns", l));
+                records.push(rec_s(c(), "mem_latency_ns", "ns", l, sp[3]));
             }
             if let (Some(b), true) = (r.thp_bytes, size >= sys::HUGE_2M as u64) {
                 records.push(rec(
@@ -706,17 +727,26 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     } else {
         PageKind::Base
     };
-    let node_copy = mem::parallel_copy(
+    // Each thread copies its share in whole calls (hundreds of MiB, tens of
+    // ms each): a repetition must hold many of them, or whether the last
+    // call finished before the stop decides the figure.
+    let copy_effort = Effort {
+        rep_time: plan.effort.rep_time.max(Duration::from_millis(300)),
+        ..plan.effort
+    };
+    let copy_reps = mem::parallel_copy(
         big as usize,
         bw_page,
         nthreads,
         &home_cpus,
         multi_node.then_some(topo.nodes[home].id),
-        plan.effort,
+        copy_effort,
     )
     .map_err(internal("parallel copy"))?;
     check_stop()?;
-    records.push(rec(
+    let node_copy = bench::median(&copy_reps);
+    let node_copy_spread = bench::spread(&copy_reps);
+    let mut r = rec(
         vec![
             ("node", json!(topo.nodes[home].id)),
             ("threads", json!(nthreads)),
@@ -726,24 +756,38 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         "node_copy_mbps",
         "MB/s",
         node_copy / 1e6,
-    ));
+    );
+    r.spread = Some(node_copy_spread);
+    records.push(r);
+    if node_copy_spread > bench::SPREAD_BOUND {
+        notes.push(format!(
+            "spread: node_copy_mbps varied {:.0}% over {} repetitions (bound {:.0}%): the host is not quiet; \
+             dram.bandwidth_gbps is written from the median but flagged",
+            node_copy_spread * 100.0,
+            copy_reps.len(),
+            bench::SPREAD_BOUND * 100.0
+        ));
+    }
 
     // --- first-touch faults
     let counts = bench::thread_counts(max_threads);
     let fault_reps = plan.effort.reps;
+    let mut fault_per_s = Vec::new();
     progress.stage(&format!(
         "first-touch faults, {} in 1..{max_threads} threads",
         size_label(plan.fault_bytes)
     ));
     for &t in &counts {
-        let r = contention::fault_threads(plan.fault_bytes as usize, t, &allowed, fault_reps)
+        let (r, sp) = contention::fault_threads(plan.fault_bytes as usize, t, &allowed, fault_reps)
             .map_err(internal("fault test (threads)"))?;
         check_stop()?;
-        records.push(rec(
+        fault_per_s.push((t, r));
+        records.push(rec_s(
             vec![("mode", json!("threads")), ("threads", json!(t))],
             "fault_per_s",
             "faults/s",
             r,
+            sp,
         ));
     }
     progress.stage(&format!(
@@ -751,14 +795,16 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         size_label(plan.fault_bytes)
     ));
     for &t in &counts {
-        let r = contention::fault_processes(plan.fault_bytes as usize, t, &allowed, fault_reps)
-            .map_err(internal("fault test (processes)"))?;
+        let (r, sp) =
+            contention::fault_processes(plan.fault_bytes as usize, t, &allowed, fault_reps)
+                .map_err(internal("fault test (processes)"))?;
         check_stop()?;
-        records.push(rec(
+        records.push(rec_s(
             vec![("mode", json!("processes")), ("threads", json!(t))],
             "fault_per_s",
             "faults/s",
             r,
+            sp,
         ));
     }
     notes.push(format!(
@@ -768,25 +814,35 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
 
     // --- clocks and atomics
     progress.stage("gettimeofday and clock_gettime, 1..N threads at once");
+    let (mut gtod_ns, mut cgt_ns) = (Vec::new(), Vec::new());
     for &t in &counts {
-        let g = contention::clock_cost(
+        let (g, gsp) = contention::clock_cost(
             contention::ClockCall::Gettimeofday,
             t,
             &allowed,
             plan.effort,
         );
-        records.push(rec(vec![("threads", json!(t))], "gettimeofday_ns", "ns", g));
-        let c = contention::clock_cost(
+        gtod_ns.push((t, g));
+        records.push(rec_s(
+            vec![("threads", json!(t))],
+            "gettimeofday_ns",
+            "ns",
+            g,
+            gsp,
+        ));
+        let (c, csp) = contention::clock_cost(
             contention::ClockCall::ClockGettime,
             t,
             &allowed,
             plan.effort,
         );
-        records.push(rec(
+        cgt_ns.push((t, c));
+        records.push(rec_s(
             vec![("threads", json!(t))],
             "clock_gettime_ns",
             "ns",
             c,
+            csp,
         ));
         check_stop()?;
     }
@@ -794,15 +850,16 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     let mut atomic_shared = Vec::new();
     for &t in &counts {
         for (kind, shared) in [("shared", true), ("percpu", false)] {
-            let ns = contention::atomic_add(shared, t, &allowed, plan.effort);
+            let (ns, sp) = contention::atomic_add(shared, t, &allowed, plan.effort);
             if shared {
                 atomic_shared.push((t, ns));
             }
-            records.push(rec(
+            records.push(rec_s(
                 vec![("threads", json!(t)), ("kind", json!(kind))],
                 "atomic_add_ns",
                 "ns",
                 ns,
+                sp,
             ));
         }
         check_stop()?;
@@ -957,6 +1014,43 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         }
     }
 
+    // Every figure over the bound, named, so none is trusted silently.
+    let noisy: Vec<String> = records
+        .iter()
+        .filter(|r| r.spread.is_some_and(|s| s > bench::SPREAD_BOUND))
+        .map(|r| {
+            let case: Vec<String> = r
+                .case
+                .iter()
+                .filter(|(k, _)| k != "bytes")
+                .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), String::from)))
+                .collect();
+            format!(
+                "{} [{}] {:.0}%",
+                r.metric,
+                case.join(" "),
+                r.spread.unwrap_or(0.0) * 100.0
+            )
+        })
+        .collect();
+    if !noisy.is_empty() {
+        notes.push(format!(
+            "spread: {} of {} repeated figures varied more than {:.0}% over their repetitions: {}",
+            noisy.len(),
+            records.iter().filter(|r| r.spread.is_some()).count(),
+            bench::SPREAD_BOUND * 100.0,
+            noisy.join("; ")
+        ));
+    }
+
+    // The one-thread figures' spreads, for the machine file's comments.
+    let one_thread_spreads: Vec<(String, f64)> = records
+        .iter()
+        .filter(|r| r.case_value("threads") == Some(&json!(1)))
+        .filter(|r| r.case_value("mode").is_none_or(|m| m == "threads"))
+        .filter_map(|r| Some((format!("{} threads=1", r.metric), r.spread?)))
+        .collect();
+
     // --- calibration
     progress.stage("calibrating the machine description");
     let (cpu_model, clock_mhz) = cpu_model_and_clock();
@@ -976,17 +1070,49 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         huge_page_sizes: huge_sizes,
         sizes: sizes_out,
         node_copy_bps: Some(node_copy),
+        node_copy_spread: Some(node_copy_spread),
         atomic_shared_ns: atomic_shared,
         pairs,
         disk,
         caches,
         cpu_model,
         clock_mhz,
+        fault_per_s,
+        clock_gettime_ns: cgt_ns,
+        gettimeofday_ns: gtod_ns,
+        spreads: one_thread_spreads,
     };
-    let (machine, cal_notes) = calibrate::build_machine(&meas)
-        .map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
-    notes.extend(cal_notes);
-    let machine_toml = machine.to_toml_string();
+    let fit =
+        calibrate::fit(&meas).map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
+    let (machine_toml, unseen) = fit.annotated_toml();
+    notes.extend(fit.notes);
+    notes.push(format!(
+        "machine: not seen by the probe, written as defaults: {}",
+        unseen.join(", ")
+    ));
+    let machine = fit.machine;
+    if args.validate {
+        let rows = validate::validate(&meas, &machine);
+        let cal: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.role == Some(numasim::report::Role::Calibration))
+            .filter_map(|r| r.deviation())
+            .map(f64::abs)
+            .collect();
+        notes.push(format!(
+            "validate: {} calibration rows, worst |Δ| {:.1}% (the fit's arithmetic; bound 5%)",
+            cal.len(),
+            cal.iter().copied().fold(0.0, f64::max) * 100.0
+        ));
+        if let Some((med, worst, n)) = validate::prediction_summary(&rows) {
+            notes.push(format!(
+                "validate: {n} prediction rows, median |Δ| {:.1}%, worst {:.1}%",
+                med * 100.0,
+                worst * 100.0
+            ));
+        }
+        records.extend(rows);
+    }
     if let Some(out) = &args.out {
         std::fs::write(out, &machine_toml).map_err(|e| {
             ProbeError::Input(format!("--out {}: cannot write: {e}", out.display()))

@@ -14,15 +14,17 @@ pub const CHASE_STRIDE: usize = 64;
 #[derive(Debug, Clone, Default)]
 pub struct SizeResult {
     /// The [BGP-BIGMEM] copy: bytes copied (half the buffer per pass) per
-    /// second with `memcpy`, best of the repetitions.
+    /// second with `memcpy`, median of the repetitions.
     pub copy_bps: f64,
-    /// The same copy written as a loop (STREAM's Copy kernel), best of the repetitions.
+    /// The same copy written as a loop (STREAM's Copy kernel), median of the repetitions.
     pub copy_loop_bps: f64,
-    /// Bytes read by random 8-byte loads per second, best of the repetitions.
+    /// Bytes read by random 8-byte loads per second, median of the repetitions.
     pub random_bps: f64,
-    /// ns per dependent load of a random cyclic chase over cache lines, best
-    /// (lowest) of the repetitions: the least disturbed by other load.
+    /// ns per dependent load of a random cyclic chase over cache lines,
+    /// median of the repetitions.
     pub latency_ns: Option<f64>,
+    /// Spreads ((max - min) / median) of the four figures above, in order.
+    pub spread: [f64; 4],
     /// Bytes of the buffer backed by transparent huge pages, where known.
     pub thp_bytes: Option<u64>,
 }
@@ -49,21 +51,24 @@ pub fn measure_size(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Resul
         ..Default::default()
     };
     let half_bytes = (plan.size / 2) as u64;
-    r.copy_bps = bench::best(&bench::rates(effort, || {
+    let v = bench::rates(effort, || {
         memcpy_halves(m.as_mut_slice());
         half_bytes
-    }));
+    });
+    (r.copy_bps, r.spread[0]) = (bench::median(&v), bench::spread(&v));
     let key = black_box(0u64);
-    r.copy_loop_bps = bench::best(&bench::rates(effort, || {
+    let v = bench::rates(effort, || {
         copy_halves(m.as_u64_mut(), key);
         half_bytes
-    }));
+    });
+    (r.copy_loop_bps, r.spread[1]) = (bench::median(&v), bench::spread(&v));
     let mut rng = Rng::new(seed);
     const BATCH: usize = 1 << 14;
-    r.random_bps = bench::best(&bench::rates(effort, || {
+    let v = bench::rates(effort, || {
         black_box(random_reads(m.as_u64(), BATCH, &mut rng));
         (BATCH * 8) as u64
-    }));
+    });
+    (r.random_bps, r.spread[2]) = (bench::median(&v), bench::spread(&v));
     if plan.latency {
         build_chase(m.as_u64_mut(), &mut rng);
         let mut pos = 0usize;
@@ -73,7 +78,8 @@ pub fn measure_size(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Resul
             STEPS as u64
         });
         black_box(pos);
-        r.latency_ns = Some(1e9 / bench::best(&steps_per_s).max(1e-9));
+        r.latency_ns = Some(1e9 / bench::median(&steps_per_s).max(1e-9));
+        r.spread[3] = bench::spread(&steps_per_s);
     }
     Ok(r)
 }
@@ -158,8 +164,9 @@ pub fn chase(buf: &[u64], mut pos: usize, steps: usize) -> usize {
 }
 
 /// Copy bandwidth with `threads` pinned threads, each copying half of its own
-/// share of one buffer to the other half; bytes copied per second, summed.
-/// `node` binds the buffer to that node first (multi-node hosts).
+/// share of one buffer to the other half; bytes copied per second, summed,
+/// one figure per repetition. `node` binds the buffer to that node first
+/// (multi-node hosts).
 pub fn parallel_copy(
     size: usize,
     page: PageKind,
@@ -167,14 +174,14 @@ pub fn parallel_copy(
     cpus: &[usize],
     node: Option<usize>,
     effort: Effort,
-) -> std::io::Result<f64> {
+) -> std::io::Result<Vec<f64>> {
     let mut m = Mapping::new(size, page)?;
     if let Some(n) = node {
         m.bind_to_node(n)?;
     }
     m.as_mut_slice().fill(1);
     let per = m.len() / threads;
-    let mut best = 0.0f64;
+    let mut rates = Vec::with_capacity(effort.reps);
     for _ in 0..effort.reps {
         let chunks: Vec<Mutex<&mut [u8]>> = m
             .as_mut_slice()
@@ -193,12 +200,12 @@ pub fn parallel_copy(
             done
         });
         let total: u64 = res.iter().map(|r| r.ops).sum();
-        best = best.max(total as f64 * 1e9 / bench::span_ns(&res) as f64);
+        rates.push(total as f64 * 1e9 / bench::span_ns(&res) as f64);
         if sys::stop_requested() {
             break;
         }
     }
-    Ok(best)
+    Ok(rates)
 }
 
 /// Latency (ns, best) and copy bandwidth (bytes/s, best) from a thread

@@ -24,12 +24,17 @@ fn measurements(topo: Topology) -> Measurements {
         huge_page_sizes: vec![2 << 20],
         sizes: vec![],
         node_copy_bps: Some(5e9),
+        node_copy_spread: None,
         atomic_shared_ns: vec![(1, 5.0), (2, 40.0)],
         pairs: vec![],
         disk: Some(("probed ext4".into(), 500.0)),
         caches: vec![],
         cpu_model: "test cpu".into(),
         clock_mhz: Some(2500.0),
+        fault_per_s: vec![],
+        clock_gettime_ns: vec![],
+        gettimeofday_ns: vec![],
+        spreads: vec![],
     }
 }
 

@@ -2,7 +2,7 @@
 //! (`tests/fixtures/import/{sysfs,numactl,hwloc}/<machine>`), and on broken
 //! copies of them.
 
-use numasim::machine::import::{from_hwloc_xml, from_numactl, from_sysfs};
+use numasim::machine::import::{from_hwloc_xml, from_numactl, from_sysfs, from_sysfs_checked};
 use numasim::machine::Machine;
 use std::path::{Path, PathBuf};
 
@@ -416,4 +416,67 @@ fn truncation_anywhere_never_panics() {
 fn hwloc_absurd_object_counts_are_refused() {
     let t = hwloc_text("two-node").replace("nbobjs=\"2\"", "nbobjs=\"18446744073709551615\"");
     assert!(hwloc_err(&t).message.contains("covers"));
+}
+
+// ---- node memory cross-checked with /proc/meminfo ----
+
+/// A Firecracker guest booted with `deferred_init=lazy` (the host of issue
+/// 20): node0's MemTotal counts only the struct pages initialised so far,
+/// /proc/meminfo's MemTotal counts all of them, 192 online 128 MiB blocks.
+#[test]
+fn sysfs_lazy_init_host_takes_proc_meminfo() {
+    let root = fixtures().join("sysfs-host/lazy-init");
+    let meminfo = std::fs::read_to_string(root.join("proc-meminfo")).unwrap();
+    let node_dir = root.join("node");
+    let plain = from_sysfs(&node_dir).unwrap();
+    let (m, notes) = from_sysfs_checked(&node_dir, Some((&meminfo, "proc-meminfo"))).unwrap();
+    assert_eq!(m.nodes[0].mem_bytes, 24684092 * 1024);
+    assert!(plain.nodes[0].mem_bytes < m.nodes[0].mem_bytes / 2);
+    let note = notes.join("\n");
+    assert!(
+        note.contains("short of proc-meminfo") && note.contains("memory blocks"),
+        "{note}"
+    );
+    // What the issue saw: the kernel sizes the dentry hash from all its
+    // memory, so the corrected machine boots with a larger hash.
+    let dentry = |m: &Machine| {
+        let cfg = numasim::kernel::config::KernelConfig::defaults(m);
+        numasim::kernel::boot::boot(m, &cfg, 1)
+            .unwrap()
+            .hash("dentry")
+            .unwrap()
+            .requested_bytes()
+    };
+    assert!(
+        dentry(&m) > dentry(&plain),
+        "{} vs {}",
+        dentry(&m),
+        dentry(&plain)
+    );
+    // Still a machine that prints and reads back unchanged.
+    let back = Machine::from_toml_str(&m.to_toml_string(), "back").unwrap();
+    assert_eq!(back.to_toml_string(), m.to_toml_string());
+}
+
+#[test]
+fn sysfs_meminfo_agreeing_and_bad() {
+    let dir = fixtures().join("sysfs/two-node");
+    let agree = "MemTotal:       65590824 kB\n";
+    let (m, notes) = from_sysfs_checked(&dir, Some((agree, "mi"))).unwrap();
+    assert_eq!(m.to_toml_string(), sysfs("two-node").to_toml_string());
+    assert!(notes[0].contains("agrees"), "{notes:?}");
+    let e = from_sysfs_checked(&dir, Some(("MemTotal: lots kB\n", "mi"))).unwrap_err();
+    assert_eq!(e.file.as_deref(), Some("mi"), "{e}");
+    assert!(e.message.contains("line 1"), "{e}");
+    // A garbage block size names its file.
+    let s = Scratch::new("two-node", "blocks");
+    let node = s.0.join("node");
+    copy_dir(&dir, &node);
+    std::fs::create_dir_all(s.0.join("memory")).unwrap();
+    std::fs::write(s.0.join("memory/block_size_bytes"), "huge\n").unwrap();
+    let e = from_sysfs_checked(&node, Some((agree, "mi"))).unwrap_err();
+    assert!(
+        e.file.as_deref().unwrap().ends_with("block_size_bytes"),
+        "{e}"
+    );
 }

@@ -64,6 +64,9 @@ pub struct Record {
     /// False when a `--set` changed the machine or kernel this record's case
     /// was measured on: the published value is shown but not compared.
     pub comparable: bool,
+    /// A measured value's spread over its repetitions, relative to the
+    /// value ((max - min) / median); only measurement tools set it.
+    pub spread: Option<f64>,
 }
 
 impl Record {
@@ -83,6 +86,7 @@ impl Record {
             paper: None,
             role: None,
             comparable: true,
+            spread: None,
         }
     }
 
@@ -132,7 +136,9 @@ impl Serialize for OrderedCase<'_> {
 
 impl Serialize for Record {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(7 + usize::from(!self.comparable)))?;
+        let mut m = s.serialize_map(Some(
+            7 + usize::from(!self.comparable) + usize::from(self.spread.is_some()),
+        ))?;
         m.serialize_entry("experiment", &self.experiment)?;
         m.serialize_entry("case", &OrderedCase(&self.case))?;
         m.serialize_entry("metric", &self.metric)?;
@@ -144,6 +150,10 @@ impl Serialize for Record {
         // record keeps the seven keys of the contract.
         if !self.comparable {
             m.serialize_entry("comparable", &false)?;
+        }
+        // Only on measured records (numasim probe): simulated ones keep the seven.
+        if let Some(sp) = self.spread {
+            m.serialize_entry("spread", &sp)?;
         }
         m.end()
     }
@@ -173,5 +183,10 @@ mod tests {
             r.to_json_line(),
             r#"{"experiment":"hashdist-boot","case":{"kernel.hashdist":1,"node":3},"metric":"mem_used_kb","unit":"kB","value":39088.0,"paper":39088.0,"role":"calibration"}"#
         );
+        // A measured record carries its spread after the contract's keys.
+        r.spread = Some(0.25);
+        assert!(r
+            .to_json_line()
+            .ends_with(r#""role":"calibration","spread":0.25}"#));
     }
 }

@@ -16,7 +16,7 @@ mod sysfs;
 pub use cpulist::{format_cpulist, parse_cpulist};
 pub use hwloc::from_hwloc_xml;
 pub use numactl::from_numactl;
-pub use sysfs::from_sysfs;
+pub use sysfs::{from_sysfs, from_sysfs_checked, MEM_TOLERANCE};
 
 use super::{Machine, Node};
 use crate::error::InputError;

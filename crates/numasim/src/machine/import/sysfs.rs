@@ -6,6 +6,12 @@
 //! `hugepages/hugepages-<size>kB` directories. `possible`, `has_cpu` and
 //! `has_memory` are checked to be well-formed lists but add nothing the
 //! per-node files do not say.
+//!
+//! Node memory is cross-checked with `/proc/meminfo` (see
+//! [`from_sysfs_checked`]): a node's `MemTotal` is the sum of its zones'
+//! managed pages, which on kernels that initialise struct pages lazily
+//! (`deferred_init=lazy`) or that hot-add memory lags far behind
+//! `totalram_pages`, the kernel's own total that sizes its hashes.
 
 use super::cpulist::parse_cpulist;
 use super::{build, name_from_source, revalidate, RawNode};
@@ -13,8 +19,28 @@ use crate::error::InputError;
 use crate::machine::Machine;
 use std::path::{Path, PathBuf};
 
-/// Import a machine from a copy of (or the live) `/sys/devices/system/node`.
+/// Import a machine from a copy of (or the live) `/sys/devices/system/node`,
+/// taking node memory from the node `meminfo` files alone.
 pub fn from_sysfs(dir: &Path) -> Result<Machine, InputError> {
+    from_sysfs_checked(dir, None).map(|(m, _)| m)
+}
+
+/// Import like [`from_sysfs`], cross-checking node memory with a
+/// `/proc/meminfo` text (`(text, where it came from)`). Returns the machine
+/// and notes saying what was compared and which value was used.
+///
+/// When the nodes' `MemTotal` lines sum to less than `/proc/meminfo`'s
+/// `MemTotal` by more than [`MEM_TOLERANCE`], the node files miss memory
+/// the kernel counts (pages not yet initialised, or hot-added): the
+/// `/proc/meminfo` total is used, split across nodes by their online memory
+/// blocks (`nodeN/memoryM` × `../memory/block_size_bytes`, where the memory
+/// physically is) or, without blocks, by their `MemTotal`. When the nodes sum
+/// to more (a container's virtualised `/proc/meminfo`), the node files are
+/// kept: the kernel's per-node counts never exceed what it manages.
+pub fn from_sysfs_checked(
+    dir: &Path,
+    meminfo: Option<(&str, &str)>,
+) -> Result<(Machine, Vec<String>), InputError> {
     let source = dir.display().to_string();
     if !dir.is_dir() {
         return Err(InputError::new(
@@ -38,6 +64,15 @@ pub fn from_sysfs(dir: &Path) -> Result<Machine, InputError> {
             parse_cpulist(&text).map_err(|m| err(&p, m))?;
         }
     }
+
+    let proc_kb = match meminfo {
+        Some((text, from)) => Some(
+            parse_proc_memtotal(text).map_err(|m| InputError::new(m).in_file(from.to_string()))?,
+        ),
+        None => None,
+    };
+    let block_bytes = read_block_size(dir)?;
+    let mut blocks: Vec<Option<u64>> = Vec::with_capacity(ids.len());
 
     let mut nodes = Vec::with_capacity(ids.len());
     let mut matrix = Vec::with_capacity(ids.len());
@@ -73,11 +108,30 @@ pub fn from_sysfs(dir: &Path) -> Result<Machine, InputError> {
         }
         matrix.push(row);
         huge.extend(hugepage_sizes(&nd.join("hugepages"))?);
+        blocks.push(match block_bytes {
+            Some(b) => Some(online_blocks(&nd)?.saturating_mul(b)),
+            None => None,
+        });
         nodes.push(RawNode {
             id,
             cpus,
             mem_bytes,
         });
+    }
+
+    let mut notes = Vec::new();
+    match (proc_kb, meminfo) {
+        (Some(total_kb), Some((_, from))) => {
+            let node_kb: Vec<u64> = nodes.iter().map(|n| n.mem_bytes / 1024).collect();
+            let weights: Option<Vec<u64>> = blocks.iter().copied().collect();
+            let (kb, note) = reconcile(&node_kb, weights.as_deref(), total_kb, from);
+            for (n, k) in nodes.iter_mut().zip(kb) {
+                n.mem_bytes = k * 1024;
+            }
+            notes.push(note);
+        }
+        _ => notes
+            .push("memory: node MemTotal not cross-checked (no /proc/meminfo given)".to_string()),
     }
 
     let mut m = build(
@@ -91,7 +145,129 @@ pub fn from_sysfs(dir: &Path) -> Result<Machine, InputError> {
     huge.sort_unstable();
     huge.dedup();
     m.tlb.page_sizes = huge;
-    revalidate(m, &source)
+    Ok((revalidate(m, &source)?, notes))
+}
+
+/// How far the nodes' `MemTotal` sum may fall short of `/proc/meminfo`'s
+/// before the node files are distrusted: the per-node and global counts
+/// are the same managed pages read at slightly different moments, so they
+/// agree to well under 1% on a settled host.
+pub const MEM_TOLERANCE: f64 = 0.02;
+
+/// Node sizes in kB from the node files (`node_kb`), optional per-node
+/// online block bytes, and `/proc/meminfo`'s `MemTotal` (`total_kb`, read
+/// from `from`). Returns the sizes used and a note saying which.
+fn reconcile(
+    node_kb: &[u64],
+    block_bytes: Option<&[u64]>,
+    total_kb: u64,
+    from: &str,
+) -> (Vec<u64>, String) {
+    let sum: u64 = node_kb.iter().sum();
+    let diff = (total_kb as f64 - sum as f64) / (total_kb.max(1) as f64);
+    if diff <= MEM_TOLERANCE {
+        let which = if diff < -MEM_TOLERANCE {
+            format!(
+                "exceeds {from} MemTotal {total_kb} kB by {:.1}% (a virtualised /proc/meminfo?); \
+                 kept the node values",
+                -diff * 100.0
+            )
+        } else {
+            format!("agrees with {from} MemTotal {total_kb} kB")
+        };
+        return (
+            node_kb.to_vec(),
+            format!("memory: node MemTotal sum {sum} kB {which}"),
+        );
+    }
+    let (weights, by): (Vec<u64>, &str) = match block_bytes {
+        Some(b) if b.iter().sum::<u64>() > 0 => (b.to_vec(), "their online memory blocks"),
+        _ => (node_kb.to_vec(), "their node MemTotal"),
+    };
+    let wsum: u128 = weights.iter().map(|&w| w as u128).sum::<u128>().max(1);
+    // Whole 4 kB pages, so the split never invents a partial page.
+    let kb: Vec<u64> = weights
+        .iter()
+        .map(|&w| ((total_kb as u128 * w as u128 / wsum) as u64) / 4 * 4)
+        .collect();
+    (
+        kb,
+        format!(
+            "memory: node MemTotal sum {sum} kB is {:.1}% short of {from} MemTotal {total_kb} kB \
+             (struct pages not yet initialised, or hot-added memory); used {total_kb} kB split across \
+             nodes by {by}",
+            diff * 100.0
+        ),
+    )
+}
+
+/// `MemTotal:  24684092 kB` from a `/proc/meminfo` text, in kB.
+fn parse_proc_memtotal(text: &str) -> Result<u64, String> {
+    for (lineno, line) in text.lines().enumerate() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.first() == Some(&"MemTotal:") {
+            return f
+                .get(1)
+                .and_then(|v| v.parse::<u64>().ok())
+                .filter(|_| f.get(2) == Some(&"kB"))
+                .filter(|kb| kb.checked_mul(1024).is_some())
+                .ok_or_else(|| {
+                    format!(
+                        "line {}: `{}` is not `MemTotal: <number> kB`",
+                        lineno + 1,
+                        line.trim()
+                    )
+                });
+        }
+    }
+    Err("has no `MemTotal: … kB` line (not a /proc/meminfo file?)".into())
+}
+
+/// `../memory/block_size_bytes` beside the node directory (hex, no `0x`), if present.
+fn read_block_size(dir: &Path) -> Result<Option<u64>, InputError> {
+    let Some(parent) = dir.parent() else {
+        return Ok(None);
+    };
+    let p = parent.join("memory").join("block_size_bytes");
+    match read_optional(&p)? {
+        None => Ok(None),
+        Some(t) => u64::from_str_radix(t.trim().trim_start_matches("0x"), 16)
+            .ok()
+            .filter(|&b| b > 0)
+            .map(Some)
+            .ok_or_else(|| {
+                err(
+                    &p,
+                    format!(
+                        "`{}` is not a block size (hex bytes, like `8000000`)",
+                        t.trim()
+                    ),
+                )
+            }),
+    }
+}
+
+/// Memory blocks `nodeN/memoryM` that are online (a block without a
+/// readable `state` counts: a copied tree may keep only the names).
+fn online_blocks(node_dir: &Path) -> Result<u64, InputError> {
+    let entries =
+        std::fs::read_dir(node_dir).map_err(|e| err(node_dir, format!("cannot list: {e}")))?;
+    let mut n = 0;
+    for e in entries {
+        let e = e.map_err(|e| err(node_dir, format!("cannot list: {e}")))?;
+        let name = e.file_name();
+        let Some(num) = name.to_str().and_then(|s| s.strip_prefix("memory")) else {
+            continue;
+        };
+        if num.parse::<u64>().is_err() {
+            continue;
+        }
+        match std::fs::read_to_string(e.path().join("state")) {
+            Ok(s) if s.trim() != "online" => {}
+            _ => n += 1,
+        }
+    }
+    Ok(n)
 }
 
 fn err(path: &Path, message: impl Into<String>) -> InputError {
@@ -228,6 +404,47 @@ mod tests {
             .unwrap_err()
             .contains("no `Node 0 MemTotal"));
         assert!(parse_meminfo("Node 0 MemTotal: 99999999999999999 kB", 0).is_err());
+    }
+
+    #[test]
+    fn memory_reconciled_with_proc_meminfo() {
+        // Agreeing totals keep the node files exactly.
+        let (kb, note) = reconcile(&[1000, 2000], None, 3010, "/proc/meminfo");
+        assert_eq!(kb, vec![1000, 2000]);
+        assert!(note.contains("agrees"), "{note}");
+        // The host in issue 20: one node, MemTotal 7694548 kB of 24684092.
+        let (kb, note) = reconcile(&[7694548], Some(&[192 << 27]), 24684092, "/proc/meminfo");
+        assert_eq!(kb, vec![24684092]);
+        assert!(
+            note.contains("68.8% short") && note.contains("memory blocks"),
+            "{note}"
+        );
+        // Two nodes split by where the memory is, not by what is initialised yet.
+        let (kb, _) = reconcile(&[1000, 7000], Some(&[4 << 27, 4 << 27]), 16000, "m");
+        assert_eq!(kb, vec![8000, 8000]);
+        // Without blocks, by MemTotal; the split never exceeds the total.
+        let (kb, note) = reconcile(&[1000, 3000], None, 8002, "m");
+        assert_eq!(kb, vec![2000, 6000]);
+        assert!(kb.iter().sum::<u64>() <= 8002 && note.contains("node MemTotal"));
+        // A container's smaller /proc/meminfo does not shrink the nodes.
+        let (kb, note) = reconcile(&[8000], None, 4000, "m");
+        assert_eq!(kb, vec![8000]);
+        assert!(note.contains("kept the node values"), "{note}");
+    }
+
+    #[test]
+    fn proc_memtotal_lines() {
+        assert_eq!(
+            parse_proc_memtotal("MemTotal:       24684092 kB\nMemFree: 1 kB\n").unwrap(),
+            24684092
+        );
+        assert!(parse_proc_memtotal("MemFree: 1 kB\n")
+            .unwrap_err()
+            .contains("no `MemTotal"));
+        assert!(parse_proc_memtotal("MemTotal: many kB\n")
+            .unwrap_err()
+            .contains("line 1"));
+        assert!(parse_proc_memtotal("MemTotal: 99999999999999999 kB").is_err());
     }
 
     #[test]
