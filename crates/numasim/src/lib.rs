@@ -5,6 +5,23 @@
 // Index loops over n×n matrices read clearer than iterator chains here.
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
 
+/// An enum whose variants are the values of a knob as written in scenario
+/// and machine files: `NAMES` (name, variant) for `TableReader::choice`,
+/// and `name()` back. Defined before the modules so every one can use it.
+macro_rules! knob_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name { $($(#[$vm])* $v),+ }
+        impl $name {
+            pub const NAMES: &'static [(&'static str, $name)] = &[$(($s, $name::$v)),+];
+            pub fn name(self) -> &'static str {
+                match self { $($name::$v => $s),+ }
+            }
+        }
+    };
+}
+
 pub mod engine;
 pub mod error;
 pub mod experiments;

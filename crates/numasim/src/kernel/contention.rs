@@ -8,20 +8,6 @@ use crate::machine::{Arch, Machine};
 use crate::scenario::table::TableReader;
 use serde_json::{json, Value as Json};
 
-macro_rules! knob_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $name { $($(#[$vm])* $v),+ }
-        impl $name {
-            pub const NAMES: &'static [(&'static str, $name)] = &[$(($s, $name::$v)),+];
-            pub fn name(self) -> &'static str {
-                match self { $($name::$v => $s),+ }
-            }
-        }
-    };
-}
-
 knob_enum! {
     /// `prof_cpu_mask` (C2): which CPUs bump a profile bin at every tick.
     ProfCpuMask { All = "all", None = "none" }

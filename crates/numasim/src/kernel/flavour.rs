@@ -15,20 +15,6 @@ use serde_json::{json, Value as Json};
 /// Size of one Big Memory TLB entry ([BGP-BIGMEM] D8).
 pub const BIGMEM_ENTRY: u64 = 256 << 20;
 
-macro_rules! knob_enum {
-    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $name { $($(#[$vm])* $v),+ }
-        impl $name {
-            pub const NAMES: &'static [(&'static str, $name)] = &[$(($s, $name::$v)),+];
-            pub fn name(self) -> &'static str {
-                match self { $($name::$v => $s),+ }
-            }
-        }
-    };
-}
-
 knob_enum! {
     /// Which kernel runs on the node.
     Flavour {

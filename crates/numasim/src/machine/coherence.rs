@@ -37,36 +37,20 @@ pub struct Timer {
     pub tick_phase: TickPhase,
 }
 
-/// Where each CPU's timer tick falls within the period, as the kernel
-/// programs it at CPU bring-up (docs/contention.md, "Tick phases").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TickPhase {
-    /// ia64 `ia64_cpu_local_tick()`: the first tick one period plus a
-    /// per-CPU stagger after the CPU's own bring-up, an instant unrelated
-    /// to the period; so phases are uniform, drawn per CPU from the seed.
-    Bringup,
-    /// The stagger shift alone (every CPU as if brought up at one instant):
-    /// evenly spread.
-    Stagger,
-    /// Every CPU at the same instant: no kernel programs this; kept to show
-    /// how much the answer depends on phases.
-    Aligned,
-}
-
-impl TickPhase {
-    /// Names as written in machine files.
-    pub const NAMES: &'static [(&'static str, TickPhase)] = &[
-        ("bringup", TickPhase::Bringup),
-        ("stagger", TickPhase::Stagger),
-        ("aligned", TickPhase::Aligned),
-    ];
-    /// The name of this phase rule.
-    pub fn name(self) -> &'static str {
-        match self {
-            TickPhase::Bringup => "bringup",
-            TickPhase::Stagger => "stagger",
-            TickPhase::Aligned => "aligned",
-        }
+knob_enum! {
+    /// Where each CPU's timer tick falls within the period, as the kernel
+    /// programs it at CPU bring-up (docs/contention.md, "Tick phases").
+    TickPhase {
+        /// ia64 `ia64_cpu_local_tick()`: the first tick one period plus a
+        /// per-CPU stagger after the CPU's own bring-up, an instant unrelated
+        /// to the period; so phases are uniform, drawn per CPU from the seed.
+        Bringup = "bringup",
+        /// The stagger shift alone (every CPU as if brought up at one
+        /// instant): evenly spread.
+        Stagger = "stagger",
+        /// Every CPU at the same instant: no kernel programs this; kept to
+        /// show how much the answer depends on phases.
+        Aligned = "aligned",
     }
 }
 
