@@ -77,11 +77,12 @@ pub struct FaultPath {
     pub lines: &'static [Scope],
 }
 
-/// Lock and line indices of the anonymous paths.
-pub mod anon {
-    /// `mm->page_table_lock`.
-    pub const PTL: usize = 0;
-    /// `pagemap_lru_lock` (stock) or the node's LRU lock (Altix).
+/// Lock and line indices every fault path uses: its own lock (0), the LRU
+/// lock (1), the LRU's lines, and the superblock counters' line.
+pub mod idx {
+    /// `mm->page_table_lock`, or the `/dev/zero` superblock lock.
+    pub const OWN_LOCK: usize = 0;
+    /// `pagemap_lru_lock` (stock 2.4), or the node's LRU lock.
     pub const LRU_LOCK: usize = 1;
     /// The inactive list head.
     pub const LRU_HEAD: usize = 0;
@@ -89,23 +90,21 @@ pub mod anon {
     pub const LRU_PREV: usize = 1;
     /// `nr_inactive_pages`.
     pub const LRU_COUNT: usize = 2;
+    /// The two counters the `/dev/zero` superblock lock guards.
+    pub const SB_COUNT: usize = 3;
 }
 
-use anon::*;
+use idx::*;
 use Stage::*;
 
 /// `lru_cache_add()`: the LRU lock around `add_page_to_inactive_list()`.
-macro_rules! lru_add {
-    () => {
-        [
-            Lock(LRU_LOCK),
-            Write(LRU_HEAD),
-            Write(LRU_PREV),
-            Write(LRU_COUNT),
-            Unlock(LRU_LOCK),
-        ]
-    };
-}
+const LRU_ADD: [Stage; 5] = [
+    Lock(LRU_LOCK),
+    Write(LRU_HEAD),
+    Write(LRU_PREV),
+    Write(LRU_COUNT),
+    Unlock(LRU_LOCK),
+];
 
 const fn concat<const N: usize>(parts: &[&[Stage]]) -> [Stage; N] {
     let mut out = [Work; N];
@@ -123,18 +122,30 @@ const fn concat<const N: usize>(parts: &[&[Stage]]) -> [Stage; N] {
 }
 
 const ANON_PTL_STAGES: [Stage; 14] = concat(&[
-    &[Sem, Lock(PTL), PtlWork, Unlock(PTL), Work, Lock(PTL)],
-    &lru_add!(),
-    &[PtlWork, Unlock(PTL), Sem],
+    &[
+        Sem,
+        Lock(OWN_LOCK),
+        PtlWork,
+        Unlock(OWN_LOCK),
+        Work,
+        Lock(OWN_LOCK),
+    ],
+    &LRU_ADD,
+    &[PtlWork, Unlock(OWN_LOCK), Sem],
 ]);
-const ANON_CMPXCHG_STAGES: [Stage; 8] = concat(&[&[Sem, Work], &lru_add!(), &[Sem]]);
+const ANON_CMPXCHG_STAGES: [Stage; 8] = concat(&[&[Sem, Work], &LRU_ADD, &[Sem]]);
+
+/// `mmap()` of `/dev/zero` with the superblock lock: the section that
+/// updates its two counters, also taken once per fault.
+pub const DEVZERO_SETUP: &[Stage] = &[Lock(OWN_LOCK), Write(SB_COUNT), Unlock(OWN_LOCK)];
+const DEVZERO_LOCKED_STAGES: [Stage; 9] = concat(&[DEVZERO_SETUP, &[Work], &LRU_ADD]);
 
 /// Stock 2.4.21 anonymous write fault with `lru` LRU lists.
 pub fn anon_ptl(lru: Scope) -> FaultPath {
     FaultPath {
         stages: &ANON_PTL_STAGES,
         locks: lock_scopes(lru),
-        lines: lru_lines(lru),
+        lines: line_scopes(lru),
     }
 }
 
@@ -143,54 +154,9 @@ pub fn anon_cmpxchg(lru: Scope) -> FaultPath {
     FaultPath {
         stages: &ANON_CMPXCHG_STAGES,
         locks: lock_scopes(lru),
-        lines: lru_lines(lru),
+        lines: line_scopes(lru),
     }
 }
-
-/// Lock 0 is global (`page_table_lock`, the superblock lock); lock 1 is the
-/// LRU lock, with `lru`'s scope.
-fn lock_scopes(lru: Scope) -> &'static [Scope] {
-    match lru {
-        Scope::Global => &[Scope::Global, Scope::Global],
-        Scope::PerNode => &[Scope::Global, Scope::PerNode],
-    }
-}
-
-fn lru_lines(lru: Scope) -> &'static [Scope] {
-    match lru {
-        Scope::Global => &[Scope::Global; 3],
-        Scope::PerNode => &[Scope::PerNode; 3],
-    }
-}
-
-/// `/dev/zero`: the superblock lock (0) and its counters' line (0).
-pub mod devzero {
-    pub const SB: usize = 0;
-    pub const SB_COUNT: usize = 0;
-    /// Lock and line indices of the LRU, after the superblock's.
-    pub const LRU_LOCK: usize = 1;
-    pub const LRU_HEAD: usize = 1;
-    pub const LRU_PREV: usize = 2;
-    pub const LRU_COUNT: usize = 3;
-}
-
-const DEVZERO_LOCKED_STAGES: [Stage; 9] = [
-    Lock(devzero::SB),
-    Write(devzero::SB_COUNT),
-    Unlock(devzero::SB),
-    Work,
-    Lock(devzero::LRU_LOCK),
-    Write(devzero::LRU_HEAD),
-    Write(devzero::LRU_PREV),
-    Write(devzero::LRU_COUNT),
-    Unlock(devzero::LRU_LOCK),
-];
-/// `mmap()` of `/dev/zero` with the superblock lock: one more section.
-pub const DEVZERO_SETUP: &[Stage] = &[
-    Lock(devzero::SB),
-    Write(devzero::SB_COUNT),
-    Unlock(devzero::SB),
-];
 
 /// A private `/dev/zero` fault, with the superblock lock (2.4, 2.6) or
 /// without it (Altix), and `lru` LRU lists.
@@ -199,19 +165,31 @@ pub fn devzero_fault(locked: bool, lru: Scope) -> FaultPath {
         stages: if locked {
             &DEVZERO_LOCKED_STAGES
         } else {
-            &DEVZERO_LOCKED_STAGES[3..]
+            &DEVZERO_LOCKED_STAGES[DEVZERO_SETUP.len()..]
         },
         locks: lock_scopes(lru),
-        lines: if lru == Scope::Global {
-            &[Scope::Global; 4]
-        } else {
-            &[
-                Scope::Global,
-                Scope::PerNode,
-                Scope::PerNode,
-                Scope::PerNode,
-            ]
-        },
+        lines: line_scopes(lru),
+    }
+}
+
+/// The path's own lock is global; the LRU lock has `lru`'s scope.
+fn lock_scopes(lru: Scope) -> &'static [Scope] {
+    match lru {
+        Scope::Global => &[Scope::Global, Scope::Global],
+        Scope::PerNode => &[Scope::Global, Scope::PerNode],
+    }
+}
+
+/// The LRU's lines have `lru`'s scope; the superblock counters are global.
+fn line_scopes(lru: Scope) -> &'static [Scope] {
+    match lru {
+        Scope::Global => &[Scope::Global; 4],
+        Scope::PerNode => &[
+            Scope::PerNode,
+            Scope::PerNode,
+            Scope::PerNode,
+            Scope::Global,
+        ],
     }
 }
 
