@@ -133,10 +133,10 @@ impl<C: TransferCost> CacheLine<C> {
     /// `cmpxchg`); returns when the line is exclusive in its cache.
     pub fn write(&mut self, now: Time, cpu: usize, node: usize) -> Time {
         self.stats.writes += 1;
-        let (from, latency, invalidated) = match &self.state {
+        let (latency, invalidated) = match &self.state {
             LineState::Exclusive { cpu: c, .. } if *c == cpu => return self.hit(now),
-            LineState::Exclusive { node: o, .. } => (Source::Owner, self.forward_ns(*o, node), 1),
-            LineState::Memory => (Source::Home, self.ns(self.home, node), 0),
+            LineState::Exclusive { node: o, .. } => (self.forward_ns(*o, node), 1),
+            LineState::Memory => (self.ns(self.home, node), 0),
             LineState::Shared(s) => {
                 let others = s.iter().filter(|&&(c, _)| c != cpu);
                 let n_others = others.clone().count() as u64;
@@ -149,12 +149,12 @@ impl<C: TransferCost> CacheLine<C> {
                     })
                     .max()
                     .unwrap_or(0);
-                (Source::Home, acks.max(self.ns(self.home, node)), n_others)
+                (acks.max(self.ns(self.home, node)), n_others)
             }
         };
         self.stats.invalidations += invalidated;
         self.state = LineState::Exclusive { cpu, node };
-        self.miss(now, from, latency, true)
+        self.miss(now, latency, true)
     }
 
     /// `cpu` on `node` reads the line at `now`; returns when the data is in
@@ -170,17 +170,17 @@ impl<C: TransferCost> CacheLine<C> {
                 let latency = self.forward_ns(o, node);
                 // The owner's copy moves (and is written back): a transient
                 // state like an ownership transfer.
-                self.miss(now, Source::Owner, latency, true)
+                self.miss(now, latency, true)
             }
             LineState::Memory => {
                 self.state = LineState::Shared(vec![(cpu, node)]);
                 let latency = self.ns(self.home, node);
-                self.miss(now, Source::Home, latency, false)
+                self.miss(now, latency, false)
             }
             LineState::Shared(s) => {
                 s.push((cpu, node));
                 let latency = self.ns(self.home, node);
-                self.miss(now, Source::Home, latency, false)
+                self.miss(now, latency, false)
             }
         }
     }
@@ -208,21 +208,21 @@ impl<C: TransferCost> CacheLine<C> {
     }
 
     /// Serve a miss: directory occupancy, NACKs of the requests in flight,
-    /// the previous holder's copy (for data from an owner), the transfer.
-    /// `transient` misses move ownership and make later requests wait.
-    fn miss(&mut self, now: Time, from: Source, latency: u64, transient: bool) -> Time {
+    /// the previous holder's copy, the transfer. `transient` misses move
+    /// ownership (or a dirty copy): they wait for the line's latest copy to
+    /// have arrived, and later requests wait for them. A read of a clean
+    /// line comes from memory at once.
+    fn miss(&mut self, now: Time, latency: u64, transient: bool) -> Time {
         while self.in_flight.front().is_some_and(|&t| t <= now) {
             self.in_flight.pop_front();
         }
         let waiting = self.in_flight.len() as u64;
         let served = now.max(self.directory_free) + Dur(self.directory_ns);
         self.directory_free = served;
-        // Data held in a cache leaves it only once it has arrived there;
-        // clean data comes from memory at once.
-        let start = match from {
-            Source::Owner => served.max(self.ready),
-            Source::Home if transient => served.max(self.ready),
-            Source::Home => served,
+        let start = if transient {
+            served.max(self.ready)
+        } else {
+            served
         } + Dur(waiting * self.directory_ns);
         let done = start + Dur(latency);
         self.stats.transfers += 1;
@@ -252,15 +252,6 @@ impl<C: TransferCost> CacheLine<C> {
     pub fn stats(&self) -> &LineStats {
         &self.stats
     }
-}
-
-/// Where a miss's data comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Source {
-    /// Home memory (clean), or the directory itself (an upgrade).
-    Home,
-    /// The cache that owns a dirty copy.
-    Owner,
 }
 
 #[cfg(test)]

@@ -93,11 +93,12 @@ pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64, seed: u64
     let node: Vec<usize> = (0..cpus)
         .map(|c| machine.cpu_node(c).unwrap_or(0))
         .collect();
-    let phase_of = phases(machine.timer.tick_phase, cpus, period.as_ns(), seed);
-    let phase = |c: usize| phase_of[c];
+    let phase = phases(machine.timer.tick_phase, cpus, period.as_ns(), seed);
+    // When CPU c's tick k is raised.
+    let tick_at = |c: usize, k: u64| Time::ZERO + phase[c] + Dur(period.as_ns() * k);
     let mut q = EventQueue::with_capacity(n);
     for c in 0..n {
-        q.push(Time::ZERO + phase(c), (c, Step::Tick(0)))
+        q.push(tick_at(c, 0), (c, Step::Tick(0)))
             .expect("empty queue");
     }
     let mut started = vec![Time::ZERO; n];
@@ -116,11 +117,8 @@ pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64, seed: u64
         let next = match step {
             Step::Tick(k) => {
                 if k + 1 < TICKS {
-                    q.push(
-                        Time::ZERO + phase(c) + Dur(period.as_ns() * (k + 1)),
-                        (c, Step::Tick(k + 1)),
-                    )
-                    .expect("future");
+                    q.push(tick_at(c, k + 1), (c, Step::Tick(k + 1)))
+                        .expect("future");
                 }
                 if working[c] {
                     pending[c] += 1;
@@ -152,7 +150,7 @@ pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64, seed: u64
     }
     // The last tick's work must end before the tick after it is raised.
     for c in 0..n {
-        let deadline = Time::ZERO + phase(c) + Dur(period.as_ns() * TICKS);
+        let deadline = tick_at(c, TICKS);
         if last_done[c] > deadline || pending[c] > 0 || working[c] {
             late = true;
         }
