@@ -24,6 +24,7 @@ macro_rules! knob_enum {
 
 pub mod engine;
 pub mod error;
+pub mod drivers;
 pub mod experiments;
 pub mod kernel;
 pub mod machine;

@@ -10,12 +10,14 @@ pub mod coherence;
 pub mod distance;
 pub mod hierarchy;
 pub mod import;
+pub mod pci;
 pub mod presets;
 mod toml_io;
 
 pub use coherence::{Coherence, FaultCosts, Timer};
 pub use distance::{DistanceSpec, Distances};
 pub use hierarchy::{Hierarchy, Noise, SyscallCosts};
+pub use pci::PciBus;
 
 use crate::error::InputError;
 
@@ -191,6 +193,8 @@ pub struct Machine {
     pub hierarchy: Hierarchy,
     pub syscall: SyscallCosts,
     pub noise: Noise,
+    /// `[pci]`: the I/O bus and chipset path (pci.rs, drivers/pci).
+    pub pci: PciBus,
 }
 
 impl Machine {

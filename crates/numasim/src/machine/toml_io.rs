@@ -143,6 +143,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let swap_bytes = read_swap(&mut r, &io)?;
     let (coherence, timer, fault) = super::coherence::read(&mut r)?;
     let (hierarchy, syscall, noise) = super::hierarchy::read(&mut r, &cpu, &memory)?;
+    let pci = super::pci::read(&mut r)?;
     r.finish()?;
 
     Ok(Machine {
@@ -167,6 +168,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         hierarchy,
         syscall,
         noise,
+        pci,
     })
 }
 
@@ -757,5 +759,6 @@ pub(super) fn write_machine(m: &Machine) -> String {
     t.insert("boot".into(), b.into());
     super::coherence::write(m, &mut t);
     super::hierarchy::write(m, &mut t);
+    super::pci::write(m, &mut t);
     toml::to_string(&t).expect("a TOML table always serialises")
 }

@@ -1,0 +1,231 @@
+//! A PCI bus behind one node's I/O chipset, and the DMA writes its devices
+//! send into memory ([ALTIX04] G1–G4; docs/pci.md).
+//!
+//! [`IoPath`] is the shared part a driver model builds on: the bus (one
+//! FIFO [`Server`]: every master's burst and every PIO transaction holds
+//! it in turn), the I/O node's link into the fabric, and each target
+//! node's memory (servers too). A DMA write is accepted by the chipset
+//! when its bus transfer ends, crosses to the node's hub, travels the
+//! fabric to its target node (`Machine::fabric_one_way_ns`, the same
+//! distances as memory latency), is written by that node's memory and is
+//! acknowledged back to the hub. A write with the barrier attribute (SGI's
+//! chipsets set it on writes to consistent memory and on interrupts) waits
+//! at the hub until every write accepted before it is acknowledged.
+//!
+//! The path has no clock of its own: the driver model owns the event
+//! queue, wraps [`DmaEv`] in its own event enum and hands each back to
+//! [`IoPath::handle`] when it is due, so resource submissions stay in time
+//! order.
+
+pub mod dma;
+pub mod pio;
+
+use crate::engine::{Dur, Server, Time};
+use crate::error::InputError;
+use crate::machine::Machine;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A stage of one DMA write, due at the time it was scheduled for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DmaEv {
+    /// The write reached the I/O node's hub.
+    AtHub(Write),
+    /// The write reached its target node's memory controller.
+    AtMemory(Write),
+    /// Its acknowledgement reached the I/O node's hub.
+    Acked { seq: u64 },
+}
+
+/// One DMA write in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Write {
+    /// Acceptance order at the chipset.
+    pub seq: u64,
+    pub target: u32,
+    pub bytes: u32,
+    /// Ordered after every earlier write (consistent memory, interrupts).
+    pub barrier: bool,
+    /// The model's token, returned in a [`Landed`] notice; `None`: no notice.
+    pub tag: Option<u64>,
+}
+
+/// A tagged write's arrival: in memory at `in_memory`, its
+/// acknowledgement back at the I/O node's hub at `acked`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Landed {
+    pub tag: u64,
+    pub in_memory: Time,
+    pub acked: Time,
+}
+
+/// The bus and DMA path of one I/O node; see the module documentation.
+#[derive(Debug)]
+pub struct IoPath<'m> {
+    machine: &'m Machine,
+    /// The node whose chipset the bus hangs off.
+    pub node: usize,
+    pub bus: Server,
+    /// The I/O node's link into the fabric (writes to other nodes).
+    link: Server,
+    /// Memory of each node written so far.
+    mem: BTreeMap<u32, Server>,
+    next_seq: u64,
+    unacked: BTreeSet<u64>,
+    /// Barrier writes at the hub waiting for earlier acknowledgements.
+    parked: Vec<Write>,
+    /// Bytes of DMA written to memory (conservation checks, rates).
+    pub bytes_written: u64,
+}
+
+impl<'m> IoPath<'m> {
+    pub fn new(machine: &'m Machine, node: usize) -> Self {
+        IoPath {
+            machine,
+            node,
+            bus: Server::new(machine.pci.bytes_per_s()),
+            link: Server::new(machine.interconnect.link_gbps * 1e9),
+            mem: BTreeMap::new(),
+            next_seq: 0,
+            unacked: BTreeSet::new(),
+            parked: Vec::new(),
+            bytes_written: 0,
+        }
+    }
+
+    pub fn machine(&self) -> &'m Machine {
+        self.machine
+    }
+
+    /// One-way crossing between the chipset and its hub.
+    pub fn bridge(&self) -> Dur {
+        Dur::from_ns_f64(self.machine.pci.bridge_ns)
+    }
+
+    /// Fabric one-way time between two nodes.
+    pub fn fabric(&self, a: usize, b: usize) -> Dur {
+        Dur::from_ns_f64(self.machine.fabric_one_way_ns(a, b))
+    }
+
+    /// The chipset accepts a DMA write at `now` (its bus transfer ended,
+    /// or the chipset made it: an interrupt). Returns its first stage.
+    pub fn accept(
+        &mut self,
+        now: Time,
+        target: usize,
+        bytes: u32,
+        barrier: bool,
+        tag: Option<u64>,
+    ) -> (Time, DmaEv) {
+        let w = Write {
+            seq: self.next_seq,
+            target: target as u32,
+            bytes,
+            barrier,
+            tag,
+        };
+        self.next_seq += 1;
+        self.unacked.insert(w.seq);
+        (now + self.bridge(), DmaEv::AtHub(w))
+    }
+
+    /// True when every write accepted before `seq` is acknowledged.
+    pub fn acked_below(&self, seq: u64) -> bool {
+        self.unacked.first().is_none_or(|&s| s >= seq)
+    }
+
+    /// Writes accepted and not yet acknowledged.
+    pub fn in_flight(&self) -> usize {
+        self.unacked.len()
+    }
+
+    /// Handle one due stage at `now`: push later stages to `next`, and a
+    /// notice for each tagged write that reached memory to `landed`.
+    pub fn handle(
+        &mut self,
+        now: Time,
+        ev: DmaEv,
+        next: &mut Vec<(Time, DmaEv)>,
+        landed: &mut Vec<Landed>,
+    ) {
+        match ev {
+            DmaEv::AtHub(w) => {
+                if w.barrier && !self.acked_below(w.seq) {
+                    self.parked.push(w);
+                } else {
+                    self.leave_hub(now, w, next, landed);
+                }
+            }
+            DmaEv::AtMemory(w) => self.write_memory(now, w, next, landed),
+            DmaEv::Acked { seq } => {
+                self.unacked.remove(&seq);
+                // Release parked barriers in acceptance order, each once
+                // everything before it is acknowledged.
+                self.parked.sort_by_key(|w| w.seq);
+                while let Some(&w) = self.parked.first() {
+                    if !self.acked_below(w.seq) {
+                        break;
+                    }
+                    self.parked.remove(0);
+                    self.leave_hub(now, w, next, landed);
+                }
+            }
+        }
+    }
+
+    fn leave_hub(
+        &mut self,
+        now: Time,
+        w: Write,
+        next: &mut Vec<(Time, DmaEv)>,
+        landed: &mut Vec<Landed>,
+    ) {
+        let target = w.target as usize;
+        if target == self.node {
+            self.write_memory(now, w, next, landed);
+        } else {
+            let sent = self.link.submit(now, w.bytes as u64);
+            next.push((sent + self.fabric(self.node, target), DmaEv::AtMemory(w)));
+        }
+    }
+
+    fn write_memory(
+        &mut self,
+        now: Time,
+        w: Write,
+        next: &mut Vec<(Time, DmaEv)>,
+        landed: &mut Vec<Landed>,
+    ) {
+        let rate = self.machine.memory.bandwidth_gbps * 1e9;
+        let done = self
+            .mem
+            .entry(w.target)
+            .or_insert_with(|| Server::new(rate))
+            .submit(now, w.bytes as u64);
+        self.bytes_written += w.bytes as u64;
+        let acked = done + self.fabric(w.target as usize, self.node);
+        next.push((acked, DmaEv::Acked { seq: w.seq }));
+        if let Some(tag) = w.tag {
+            landed.push(Landed {
+                tag,
+                in_memory: done,
+                acked,
+            });
+        }
+    }
+}
+
+/// Check a node id given under `key` against the machine.
+pub fn node_in(machine: &Machine, key: &str, node: u64) -> Result<usize, InputError> {
+    let n = machine.node_count() as u64;
+    if node >= n {
+        return Err(InputError::at(
+            key,
+            format!(
+                "node {node} does not exist: machine `{}` has nodes 0..{}",
+                machine.name,
+                n - 1
+            ),
+        ));
+    }
+    Ok(node as usize)
+}
