@@ -63,6 +63,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         include_str!("../../../experiments/altix-pagecache-counter.toml"),
     ),
     (
+        "altix-pio",
+        include_str!("../../../experiments/altix-pio.toml"),
+    ),
+    (
+        "altix-dma-placement",
+        include_str!("../../../experiments/altix-dma-placement.toml"),
+    ),
+    (
         "wildfire-spinlock",
         include_str!("../../../experiments/wildfire-spinlock.toml"),
     ),

@@ -232,6 +232,47 @@ const fn counts(key: &'static str, default: Default, about: &'static str) -> Par
     )
 }
 
+const PCI_DEVICE_NODE: Param = p(
+    "device_node",
+    Int,
+    "",
+    DVal("0"),
+    RText("0 .. nodes − 1"),
+    "node whose I/O chipset the device's bus hangs off",
+);
+const PCI_CPU: Param = p(
+    "cpu",
+    Int,
+    "",
+    DText("the first CPU of the device's node"),
+    RText("0 .. the machine's CPUs − 1"),
+    "the CPU that drives the device",
+);
+const PCI_LOAD: Param = p(
+    "load",
+    StrList,
+    "",
+    DVal("[\"idle\"]"),
+    RText("`idle`, `busy` (a name or a list)"),
+    "`busy`: a second bus master streams DMA writes as fast as the bus allows",
+);
+const PCI_OPS: Param = p(
+    "ops",
+    Int,
+    "",
+    DVal("200"),
+    RInt(1, 100_000),
+    "operations timed, one after another with random gaps",
+);
+const PCI_DMA_NODES: Param = p(
+    "dma_nodes",
+    IntList,
+    "",
+    DText("every node"),
+    RText("node ids 0 .. nodes − 1"),
+    "nodes the background DMA writes go to, in turn",
+);
+
 const FLAG: &str = "flag";
 
 pub static WORKLOADS: &[Spec] = &[
@@ -642,6 +683,71 @@ pub static WORKLOADS: &[Spec] = &[
         example_machine: "bgp-node",
         example_kernel: "",
         example: "workload = \"ring-copy\"\nring = \"256 MB\"\n",
+    },
+    Spec {
+        name: "pio-read",
+        about: "a CPU times PIO reads of a device register, normal (DMA flushed after the read, sn2) or relaxed, on an idle bus or beside a DMA stream",
+        params: &[
+            PCI_DEVICE_NODE,
+            PCI_CPU,
+            p("pio", StrList, "", DVal("[\"normal\", \"relaxed\"]"), RText("`normal`, `relaxed` (a name or a list)"), "read routine: `readX()` or `readX_relaxed()`"),
+            PCI_LOAD,
+            PCI_OPS,
+            PCI_DMA_NODES,
+        ],
+        one_of: &[],
+        metrics: &[
+            m("time_ns", "ns", "mean time of one read (rows `pio`, `load`)"),
+            m("time_max_ns", "ns", "slowest read"),
+            m("dma_mbps", "MB/s", "background DMA written to memory meanwhile"),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"pio-read\"\nload = [\"idle\", \"busy\"]\nops = 50\n",
+    },
+    Spec {
+        name: "pio-flush",
+        about: "a CPU posts PIO writes and orders them: a PIO read, a relaxed read, or sn_mmiob() polling the local hub",
+        params: &[
+            PCI_DEVICE_NODE,
+            PCI_CPU,
+            p("pio_flush", StrList, "", DVal("[\"pio-read\", \"relaxed-read\", \"mmiob\"]"), RText("`pio-read`, `relaxed-read`, `mmiob` (a name or a list)"), "how the writes are ordered"),
+            p("writes", Int, "", DVal("5"), RInt(0, 1000), "posted writes before the ordering step"),
+            PCI_LOAD,
+            PCI_OPS,
+            PCI_DMA_NODES,
+        ],
+        one_of: &[],
+        metrics: &[
+            m("time_ns", "ns", "mean time of the writes and their ordering (rows `pio_flush`, `load`)"),
+            m("chipset_read_ns", "ns", "one poll of the local hub's register with nothing pending"),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"pio-flush\"\nops = 50\n",
+    },
+    Spec {
+        name: "dma-iops",
+        about: "a storage adapter drives I/Os against command/status rings from pci_alloc_consistent() on its node or a remote one",
+        params: &[
+            PCI_DEVICE_NODE,
+            PCI_CPU,
+            p("dma_alloc", StrList, "", DVal("[\"local\", \"remote\"]"), RText("`local`, `remote` (a name or a list)"), "where the rings are: the device's node or each of `remote_nodes`"),
+            p("remote_nodes", IntList, "", DText("the nearest node at each distance from the device"), RText("node ids other than the device's"), "ring nodes for `remote`, one row each"),
+            p("io_size", Size, "B", DVal("\"4 KiB\""), RText("1 byte .. 16 MiB"), "data each I/O DMA-writes into memory"),
+            p("queue_depth", Counts, "", DVal("1"), RInt(1, 256), "I/Os outstanding, one row each"),
+            p("ios", Int, "", DVal("2000"), RInt(1, 100_000), "I/Os completed; more than the largest queue_depth"),
+            p("device_ns", Float, "ns", DVal("5000.0"), Range::Float(0.0, 1e9), "the adapter's processing per command"),
+            p("host_ns", Float, "ns", DVal("5000.0"), Range::Float(0.0, 1e9), "CPU time per completion (interrupt, midlayer, next submission)"),
+        ],
+        one_of: &[],
+        metrics: &[
+            m("iops", "1/s", "I/Os per second (rows `dma_alloc`, `ring_node`, `distance`, `queue_depth`)"),
+            m("io_latency_us", "us", "mean time from writing a command to handling its completion"),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"dma-iops\"\nremote_nodes = [1, 255]\nios = 200\n",
     },
 ];
 

@@ -1,0 +1,396 @@
+//! PCI workloads ([ALTIX04] G1–G4; docs/pci.md): `pio-read` times PIO
+//! reads, `pio-flush` times the ways of ordering posted PIO writes,
+//! `dma-iops` drives I/Os against consistent DMA rings placed locally or
+//! remotely. Each sweeps the lists its step gives, one row per point.
+
+use super::Sim;
+use crate::drivers::pci::dma::{self, DmaAlloc};
+use crate::drivers::pci::pio::{self, Load, Op, PioFlush, PioRead};
+use crate::drivers::pci::node_in;
+use crate::error::{Error, InputError};
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::table::TableReader;
+use rayon::prelude::*;
+use serde_json::json;
+use toml::Value;
+
+pub const WORKLOAD_NAMES: &[&str] = &["pio-read", "pio-flush", "dma-iops"];
+
+/// Where the device sits and which CPU drives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    pub device_node: usize,
+    pub cpu_node: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    PioRead {
+        at: Placement,
+        pio: Vec<PioRead>,
+        load: Vec<Load>,
+        ops: u32,
+        dma_nodes: Vec<usize>,
+    },
+    PioFlush {
+        at: Placement,
+        methods: Vec<PioFlush>,
+        writes: u32,
+        load: Vec<Load>,
+        ops: u32,
+        dma_nodes: Vec<usize>,
+    },
+    DmaIops {
+        at: Placement,
+        dma_alloc: Vec<DmaAlloc>,
+        remote_nodes: Vec<usize>,
+        io_size: u64,
+        queue_depth: Vec<u32>,
+        ios: u32,
+        device_ns: f64,
+        host_ns: f64,
+    },
+}
+
+/// A name or a list of names from `options`; `default` when absent.
+fn names<T: Copy>(
+    r: &mut TableReader,
+    key: &'static str,
+    options: &[(&'static str, T)],
+    default: &[T],
+) -> Result<Vec<T>, InputError> {
+    let allowed = || {
+        options
+            .iter()
+            .map(|(n, _)| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let one = |v: &Value| -> Result<T, String> {
+        let Value::String(s) = v else {
+            return Err(format!(
+                "expected one of {}, found {}",
+                allowed(),
+                crate::scenario::table::describe(v)
+            ));
+        };
+        options
+            .iter()
+            .find(|(n, _)| n == s)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| {
+                let hint = crate::scenario::table::nearest(s, options.iter().map(|(n, _)| *n))
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                format!("`{s}` is not allowed{hint}; allowed: {}", allowed())
+            })
+    };
+    let list = match r.raw(key) {
+        None => return Ok(default.to_vec()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| one(v).map_err(|m| format!("item {i}: {m}")))
+            .collect::<Result<Vec<T>, String>>(),
+        Some(v) => one(v).map(|t| vec![t]),
+    }
+    .map_err(|m| InputError::at(r.key(key), m))?;
+    if list.is_empty() {
+        return Err(InputError::at(r.key(key), "give at least one"));
+    }
+    Ok(list)
+}
+
+fn int(r: &mut TableReader, key: &'static str, d: u64, lo: u64, hi: u64) -> Result<u64, InputError> {
+    Ok(r.u64_in(key, lo, hi)?.unwrap_or(d))
+}
+
+fn ns(r: &mut TableReader, key: &'static str, d: f64) -> Result<f64, InputError> {
+    match r.nonneg_f64(key)? {
+        Some(x) if x > 1e9 => Err(InputError::at(
+            r.key(key),
+            format!("{x} ns: allowed 0 .. 1000000000 (1 s)"),
+        )),
+        v => Ok(v.unwrap_or(d)),
+    }
+}
+
+fn placement(r: &mut TableReader, m: &Machine) -> Result<Placement, InputError> {
+    let device_node = match r.u64("device_node")? {
+        Some(n) => node_in(m, &r.key("device_node"), n)?,
+        None => 0,
+    };
+    let cpu_node = match r.u64("cpu")? {
+        Some(c) => m.cpu_node(c).ok_or_else(|| {
+            InputError::at(
+                r.key("cpu"),
+                format!("CPU {c} does not exist: allowed 0..{}", m.cpu_count() - 1),
+            )
+        })?,
+        None => device_node,
+    };
+    Ok(Placement {
+        device_node,
+        cpu_node,
+    })
+}
+
+fn node_list(
+    r: &mut TableReader,
+    key: &'static str,
+    m: &Machine,
+) -> Result<Option<Vec<usize>>, InputError> {
+    let Some(list) = r.u64_list(key)? else {
+        return Ok(None);
+    };
+    if list.is_empty() {
+        return Err(InputError::at(r.key(key), "give at least one node"));
+    }
+    let k = r.key(key);
+    list.into_iter()
+        .map(|n| node_in(m, &k, n))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// The nearest node at each distance from `from` other than local, in
+/// order of distance: one remote placement per hop count.
+pub fn one_node_per_distance(m: &Machine, from: usize) -> Vec<usize> {
+    let mut seen: Vec<(u32, usize)> = Vec::new();
+    for n in 0..m.node_count() {
+        let d = m.distances.get(from, n);
+        if n != from && !seen.iter().any(|&(sd, _)| sd == d) {
+            seen.push((d, n));
+        }
+    }
+    seen.sort();
+    seen.into_iter().map(|(_, n)| n).collect()
+}
+
+impl Step {
+    pub fn from_step(name: &str, r: &mut TableReader, m: &Machine) -> Result<Option<Step>, InputError> {
+        let all: Vec<usize> = (0..m.node_count()).collect();
+        Ok(Some(match name {
+            "pio-read" => Step::PioRead {
+                at: placement(r, m)?,
+                pio: names(r, "pio", PioRead::NAMES, &[PioRead::Normal, PioRead::Relaxed])?,
+                load: names(r, "load", Load::NAMES, &[Load::Idle])?,
+                ops: int(r, "ops", 200, 1, 100_000)? as u32,
+                dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
+            },
+            "pio-flush" => Step::PioFlush {
+                at: placement(r, m)?,
+                methods: names(r, "pio_flush", PioFlush::NAMES, &[
+                    PioFlush::PioRead,
+                    PioFlush::RelaxedRead,
+                    PioFlush::Mmiob,
+                ])?,
+                writes: int(r, "writes", 5, 0, 1000)? as u32,
+                load: names(r, "load", Load::NAMES, &[Load::Idle])?,
+                ops: int(r, "ops", 200, 1, 100_000)? as u32,
+                dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
+            },
+            "dma-iops" => {
+                let at = placement(r, m)?;
+                let dma_alloc = names(r, "dma_alloc", DmaAlloc::NAMES, &[
+                    DmaAlloc::Local,
+                    DmaAlloc::Remote,
+                ])?;
+                let remote_nodes = match node_list(r, "remote_nodes", m)? {
+                    Some(l) => {
+                        if let Some(&n) = l.iter().find(|&&n| n == at.device_node) {
+                            return Err(InputError::at(
+                                r.key("remote_nodes"),
+                                format!("node {n} is the device's node, not a remote one"),
+                            ));
+                        }
+                        l
+                    }
+                    None => one_node_per_distance(m, at.device_node),
+                };
+                if dma_alloc.contains(&DmaAlloc::Remote) && remote_nodes.is_empty() {
+                    return Err(InputError::at(
+                        r.key("dma_alloc"),
+                        "`remote` needs a second node; the machine has one",
+                    ));
+                }
+                let io_size = r.size("io_size")?.unwrap_or(4096);
+                if !(1..=16 << 20).contains(&io_size) {
+                    return Err(InputError::at(
+                        r.key("io_size"),
+                        format!("{io_size} bytes: allowed 1 byte .. 16 MiB"),
+                    ));
+                }
+                let queue_depth: Vec<u32> = match r.raw("queue_depth") {
+                    None => vec![1],
+                    Some(Value::Array(_)) => r.u64_list("queue_depth")?.unwrap_or_default(),
+                    Some(_) => vec![r.u64("queue_depth")?.unwrap_or(1)],
+                }
+                .into_iter()
+                .map(|q| {
+                    if (1..=256).contains(&q) {
+                        Ok(q as u32)
+                    } else {
+                        Err(InputError::at(r.key("queue_depth"), format!("{q}: allowed 1..256")))
+                    }
+                })
+                .collect::<Result<_, _>>()?;
+                if queue_depth.is_empty() {
+                    return Err(InputError::at(r.key("queue_depth"), "give at least one"));
+                }
+                let ios = int(r, "ios", 2000, 1, 100_000)? as u32;
+                let qmax = *queue_depth.iter().max().unwrap_or(&1);
+                if ios <= qmax {
+                    return Err(InputError::at(
+                        r.key("ios"),
+                        format!("{ios}: must exceed the largest queue_depth ({qmax}) to measure a steady state"),
+                    ));
+                }
+                Step::DmaIops {
+                    at,
+                    dma_alloc,
+                    remote_nodes,
+                    io_size,
+                    queue_depth,
+                    ios,
+                    device_ns: ns(r, "device_ns", 5000.0)?,
+                    host_ns: ns(r, "host_ns", 5000.0)?,
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let rec = sim.recorder();
+        let m = &sim.case.machine;
+        let seed = sim.case.seed;
+        let setup = |at: &Placement, load: Load, ops: u32, dma_nodes: &[usize]| pio::Setup {
+            device_node: at.device_node,
+            cpu_node: at.cpu_node,
+            load,
+            dma_nodes: dma_nodes.to_vec(),
+            ops,
+            seed,
+        };
+        let mut out = Vec::new();
+        match self {
+            Step::PioRead {
+                at,
+                pio,
+                load,
+                ops,
+                dma_nodes,
+            } => {
+                let pts: Vec<(PioRead, Load)> = pio
+                    .iter()
+                    .flat_map(|&p| load.iter().map(move |&l| (p, l)))
+                    .collect();
+                let res: Vec<_> = pts
+                    .par_iter()
+                    .map(|&(p, l)| pio::simulate(m, &setup(at, l, *ops, dma_nodes), Op::Read(p)))
+                    .collect();
+                for (&(p, l), r) in pts.iter().zip(res) {
+                    let row = [("pio", json!(p.name())), ("load", json!(l.name()))];
+                    out.push(rec.record(&row, "time_ns", "ns", r.mean_ns));
+                    out.push(rec.record(&row, "time_max_ns", "ns", r.max_ns));
+                    out.push(rec.record(&row, "dma_mbps", "MB/s", r.dma_mbps));
+                }
+            }
+            Step::PioFlush {
+                at,
+                methods,
+                writes,
+                load,
+                ops,
+                dma_nodes,
+            } => {
+                let mut pts: Vec<(Option<PioFlush>, Load)> = Vec::new();
+                for &l in load {
+                    pts.extend(methods.iter().map(|&f| (Some(f), l)));
+                    pts.push((None, l));
+                }
+                let res: Vec<_> = pts
+                    .par_iter()
+                    .map(|&(f, l)| {
+                        // None: one poll of the hub's register with nothing
+                        // pending, the "(local chipset read alone)" row.
+                        let op = match f {
+                            Some(method) => Op::Flush {
+                                method,
+                                writes: *writes,
+                            },
+                            None => Op::Flush {
+                                method: PioFlush::Mmiob,
+                                writes: 0,
+                            },
+                        };
+                        pio::simulate(m, &setup(at, l, *ops, dma_nodes), op)
+                    })
+                    .collect();
+                for (&(f, l), r) in pts.iter().zip(res) {
+                    match f {
+                        Some(f) => {
+                            let row = [("pio_flush", json!(f.name())), ("load", json!(l.name()))];
+                            out.push(rec.record(&row, "time_ns", "ns", r.mean_ns));
+                        }
+                        None => {
+                            let row = [("load", json!(l.name()))];
+                            out.push(rec.record(&row, "chipset_read_ns", "ns", r.mean_ns));
+                        }
+                    }
+                }
+            }
+            Step::DmaIops {
+                at,
+                dma_alloc,
+                remote_nodes,
+                io_size,
+                queue_depth,
+                ios,
+                device_ns,
+                host_ns,
+            } => {
+                let mut pts: Vec<(DmaAlloc, usize, u32)> = Vec::new();
+                for &q in queue_depth {
+                    for &a in dma_alloc {
+                        match a {
+                            DmaAlloc::Local => pts.push((a, at.device_node, q)),
+                            DmaAlloc::Remote => pts.extend(remote_nodes.iter().map(|&n| (a, n, q))),
+                        }
+                    }
+                }
+                let res: Vec<_> = pts
+                    .par_iter()
+                    .map(|&(_, ring_node, q)| {
+                        dma::simulate(
+                            m,
+                            &dma::Setup {
+                                device_node: at.device_node,
+                                cpu_node: at.cpu_node,
+                                ring_node,
+                                io_size: *io_size,
+                                queue_depth: q,
+                                ios: *ios,
+                                device_ns: *device_ns,
+                                host_ns: *host_ns,
+                            },
+                        )
+                    })
+                    .collect();
+                for (&(a, n, q), r) in pts.iter().zip(res) {
+                    let row = [
+                        ("dma_alloc", json!(a.name())),
+                        ("ring_node", json!(n)),
+                        ("distance", json!(m.distances.get(at.device_node, n))),
+                        ("queue_depth", json!(q)),
+                    ];
+                    out.push(rec.record(&row, "iops", "1/s", r.iops));
+                    out.push(rec.record(&row, "io_latency_us", "us", r.latency_us));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
