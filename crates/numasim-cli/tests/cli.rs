@@ -382,3 +382,38 @@ fn timeline_files_are_named_by_what_tells_cases_apart() {
     assert!(svg.contains("memory per node over time (config = default)</text>"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn pci_bad_input_exits_2_naming_file_and_key() {
+    let dir = std::env::temp_dir().join(format!("numasim-cli-pci-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, step, key) in [
+        (
+            "method.toml",
+            "workload = \"pio-flush\"\npio_flush = \"fence\"\n",
+            "pio_flush",
+        ),
+        (
+            "size.toml",
+            "workload = \"dma-iops\"\nio_size = -512\n",
+            "io_size",
+        ),
+        (
+            "node.toml",
+            "workload = \"dma-iops\"\ndevice_node = 4096\n",
+            "device_node",
+        ),
+    ] {
+        let f = dir.join(name);
+        std::fs::write(
+            &f,
+            format!("[machine]\npreset = \"altix-512\"\n[[run]]\n{step}"),
+        )
+        .unwrap();
+        let o = numasim(&["run", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(name) && err.contains(key), "{name}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -22,9 +22,9 @@ macro_rules! knob_enum {
     };
 }
 
+pub mod drivers;
 pub mod engine;
 pub mod error;
-pub mod drivers;
 pub mod experiments;
 pub mod kernel;
 pub mod machine;

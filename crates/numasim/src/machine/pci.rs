@@ -113,7 +113,9 @@ pub(super) fn read(r: &mut TableReader) -> Result<PciBus, InputError> {
         p.bus_mhz = mhz;
     }
     p.bus_bytes = t.u32_in("bus_bytes", 1, 64)?.unwrap_or(p.bus_bytes);
-    p.latency_timer = t.u32_in("latency_timer", 1, 255)?.unwrap_or(p.latency_timer);
+    p.latency_timer = t
+        .u32_in("latency_timer", 1, 255)?
+        .unwrap_or(p.latency_timer);
     p.pio_clocks = t.u32_in("pio_clocks", 1, 255)?.unwrap_or(p.pio_clocks);
     p.pio_read_ns = ns(&mut t, "pio_read_ns", p.pio_read_ns)?;
     p.bridge_ns = ns(&mut t, "bridge_ns", p.bridge_ns)?;

@@ -5,8 +5,8 @@
 
 use super::Sim;
 use crate::drivers::pci::dma::{self, DmaAlloc};
-use crate::drivers::pci::pio::{self, Load, Op, PioFlush, PioRead};
 use crate::drivers::pci::node_in;
+use crate::drivers::pci::pio::{self, Load, Op, PioFlush, PioRead};
 use crate::error::{Error, InputError};
 use crate::machine::Machine;
 use crate::report::Record;
@@ -102,7 +102,13 @@ fn names<T: Copy>(
     Ok(list)
 }
 
-fn int(r: &mut TableReader, key: &'static str, d: u64, lo: u64, hi: u64) -> Result<u64, InputError> {
+fn int(
+    r: &mut TableReader,
+    key: &'static str,
+    d: u64,
+    lo: u64,
+    hi: u64,
+) -> Result<u64, InputError> {
     Ok(r.u64_in(key, lo, hi)?.unwrap_or(d))
 }
 
@@ -169,23 +175,33 @@ pub fn one_node_per_distance(m: &Machine, from: usize) -> Vec<usize> {
 }
 
 impl Step {
-    pub fn from_step(name: &str, r: &mut TableReader, m: &Machine) -> Result<Option<Step>, InputError> {
+    pub fn from_step(
+        name: &str,
+        r: &mut TableReader,
+        m: &Machine,
+    ) -> Result<Option<Step>, InputError> {
         let all: Vec<usize> = (0..m.node_count()).collect();
         Ok(Some(match name {
             "pio-read" => Step::PioRead {
                 at: placement(r, m)?,
-                pio: names(r, "pio", PioRead::NAMES, &[PioRead::Normal, PioRead::Relaxed])?,
+                pio: names(
+                    r,
+                    "pio",
+                    PioRead::NAMES,
+                    &[PioRead::Normal, PioRead::Relaxed],
+                )?,
                 load: names(r, "load", Load::NAMES, &[Load::Idle])?,
                 ops: int(r, "ops", 200, 1, 100_000)? as u32,
                 dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
             },
             "pio-flush" => Step::PioFlush {
                 at: placement(r, m)?,
-                methods: names(r, "pio_flush", PioFlush::NAMES, &[
-                    PioFlush::PioRead,
-                    PioFlush::RelaxedRead,
-                    PioFlush::Mmiob,
-                ])?,
+                methods: names(
+                    r,
+                    "pio_flush",
+                    PioFlush::NAMES,
+                    &[PioFlush::PioRead, PioFlush::RelaxedRead, PioFlush::Mmiob],
+                )?,
                 writes: int(r, "writes", 5, 0, 1000)? as u32,
                 load: names(r, "load", Load::NAMES, &[Load::Idle])?,
                 ops: int(r, "ops", 200, 1, 100_000)? as u32,
@@ -193,10 +209,12 @@ impl Step {
             },
             "dma-iops" => {
                 let at = placement(r, m)?;
-                let dma_alloc = names(r, "dma_alloc", DmaAlloc::NAMES, &[
-                    DmaAlloc::Local,
-                    DmaAlloc::Remote,
-                ])?;
+                let dma_alloc = names(
+                    r,
+                    "dma_alloc",
+                    DmaAlloc::NAMES,
+                    &[DmaAlloc::Local, DmaAlloc::Remote],
+                )?;
                 let remote_nodes = match node_list(r, "remote_nodes", m)? {
                     Some(l) => {
                         if let Some(&n) = l.iter().find(|&&n| n == at.device_node) {
@@ -232,7 +250,10 @@ impl Step {
                     if (1..=256).contains(&q) {
                         Ok(q as u32)
                     } else {
-                        Err(InputError::at(r.key("queue_depth"), format!("{q}: allowed 1..256")))
+                        Err(InputError::at(
+                            r.key("queue_depth"),
+                            format!("{q}: allowed 1..256"),
+                        ))
                     }
                 })
                 .collect::<Result<_, _>>()?;

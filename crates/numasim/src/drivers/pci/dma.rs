@@ -90,7 +90,9 @@ struct State<'m> {
 
 impl State<'_> {
     fn push(&mut self, at: Time, ev: Ev) {
-        self.q.push(at, ev).expect("stages are scheduled at or after now");
+        self.q
+            .push(at, ev)
+            .expect("stages are scheduled at or after now");
     }
     fn ns(x: f64) -> Dur {
         Dur::from_ns_f64(x)
@@ -240,7 +242,11 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
     let measured = st.completed.saturating_sub(setup.queue_depth) as f64;
     let span = (st.last_at - st.warm_at).as_ns() as f64;
     IopsResult {
-        iops: if span > 0.0 { measured / span * 1e9 } else { 0.0 },
+        iops: if span > 0.0 {
+            measured / span * 1e9
+        } else {
+            0.0
+        },
         latency_us: st.latency_sum as f64 / st.completed.max(1) as f64 / 1e3,
     }
 }

@@ -63,7 +63,10 @@ knob_enum! {
 pub enum Op {
     Read(PioRead),
     /// `writes` posted writes, then `method` to order them.
-    Flush { method: PioFlush, writes: u32 },
+    Flush {
+        method: PioFlush,
+        writes: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +99,9 @@ enum Ev {
     /// The background master asks for the bus again.
     MasterRequest,
     OpStart,
-    WriteAtChipset { last: bool },
+    WriteAtChipset {
+        last: bool,
+    },
     ReadAtChipset,
     ReadDone,
     ForceIntAtChipset,
@@ -145,7 +150,9 @@ impl State<'_> {
         Dur::from_ns_f64(self.m.pci.uc_store_ns)
     }
     fn push(&mut self, at: Time, ev: Ev) {
-        self.q.push(at, ev).expect("stages are scheduled at or after now");
+        self.q
+            .push(at, ev)
+            .expect("stages are scheduled at or after now");
     }
     fn dma(&mut self, stages: Vec<(Time, DmaEv)>) {
         for (t, e) in stages {
@@ -233,8 +240,9 @@ impl State<'_> {
                 // arrival and puts it on the bus behind what is queued.
                 self.path.bus.submit(now, self.m.pci.pio_bytes());
                 if last {
-                    self.last_ack =
-                        now + self.path.bridge() + self.path.fabric(self.s.device_node, self.s.cpu_node);
+                    self.last_ack = now
+                        + self.path.bridge()
+                        + self.path.fabric(self.s.device_node, self.s.cpu_node);
                     if let Op::Flush {
                         method: PioFlush::Mmiob,
                         ..
@@ -256,7 +264,10 @@ impl State<'_> {
                 let occupancy = Dur::for_bytes(hold, self.path.bus.rate());
                 let wait = (done - now).as_ns().saturating_sub(occupancy.as_ns());
                 let idle = self.m.chipset_read_ns()
-                    + 2.0 * self.m.fabric_one_way_ns(self.s.cpu_node, self.s.device_node)
+                    + 2.0
+                        * self
+                            .m
+                            .fabric_one_way_ns(self.s.cpu_node, self.s.device_node)
                     + self.m.pci.pio_read_ns;
                 let back = self.read_issued + Dur::from_ns_f64(idle) + Dur::from_ns(wait);
                 self.push(back.max(now), Ev::ReadDone);
@@ -285,7 +296,9 @@ impl State<'_> {
             }
             Ev::InterruptOut => {
                 // Everything the chipset accepted until now is ahead of it.
-                let (t, e) = self.path.accept(now, self.s.device_node, 8, true, Some(FLAG));
+                let (t, e) = self
+                    .path
+                    .accept(now, self.s.device_node, 8, true, Some(FLAG));
                 self.push(t, Ev::Dma(e));
             }
             Ev::FlagSeen => self.finish_op(now),

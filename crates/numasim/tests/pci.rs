@@ -1,0 +1,204 @@
+//! PCI ordering and DMA placement on Altix ([ALTIX04] G1–G4): the
+//! calibration rows hold, the mechanisms move the way they must, runs are
+//! deterministic, and bad input names its key.
+
+use numasim::error::InputError;
+use numasim::experiments;
+use numasim::report::{Record, Summary};
+use numasim::scenario::run::run;
+use numasim::scenario::Scenario;
+use serde_json::json;
+
+fn replay(id: &str) -> (Scenario, Vec<Record>) {
+    let sc = experiments::load(id).unwrap();
+    let recs = run(&sc, &[]).unwrap();
+    (sc, recs)
+}
+
+fn value(recs: &[Record], metric: &str, keys: &[(&str, serde_json::Value)]) -> f64 {
+    recs.iter()
+        .find(|r| r.metric == metric && keys.iter().all(|(k, v)| r.case_value(k) == Some(v)))
+        .and_then(|r| r.value)
+        .unwrap_or_else(|| panic!("no {metric} at {keys:?}"))
+}
+
+fn scenario(step: &str) -> Result<Scenario, InputError> {
+    Scenario::from_str(
+        &format!("name = \"t\"\nseed = 1\n[machine]\npreset = \"altix-512\"\n[[run]]\n{step}"),
+        "t.toml",
+        None,
+    )
+}
+
+#[test]
+fn altix_pio_calibration_rows_hold() {
+    let (sc, recs) = replay("altix-pio");
+    let s = Summary::of(&sc.name, &recs, &sc.papers);
+    assert_eq!(s.compared, 3, "{s}");
+    assert!(s.passed(), "{s}");
+}
+
+#[test]
+fn relaxed_reads_beat_normal_ones_idle_and_busy() {
+    let (_, recs) = replay("altix-pio");
+    for load in ["idle", "busy"] {
+        let n = value(
+            &recs,
+            "time_ns",
+            &[("pio", json!("normal")), ("load", json!(load))],
+        );
+        let r = value(
+            &recs,
+            "time_ns",
+            &[("pio", json!("relaxed")), ("load", json!(load))],
+        );
+        assert!(r < n, "{load}: relaxed {r} vs normal {n}");
+    }
+    // Both wait for the bus behind DMA bursts; only the normal read also
+    // waits for the DMA writes to reach memory.
+    let t = |p: &str, l: &str| value(&recs, "time_ns", &[("pio", json!(p)), ("load", json!(l))]);
+    assert!(t("relaxed", "busy") > t("relaxed", "idle"));
+    assert!(
+        t("normal", "busy") - t("normal", "idle") > t("relaxed", "busy") - t("relaxed", "idle"),
+        "the flush should add to what a busy bus costs"
+    );
+}
+
+#[test]
+fn mmiob_is_the_cheapest_way_to_order_posted_writes() {
+    let (_, recs) = replay("altix-pio");
+    for load in ["idle", "busy"] {
+        let t = |m: &str| {
+            value(
+                &recs,
+                "time_ns",
+                &[("pio_flush", json!(m)), ("load", json!(load))],
+            )
+        };
+        let (pio, relaxed, mmiob) = (t("pio-read"), t("relaxed-read"), t("mmiob"));
+        assert!(
+            mmiob < relaxed && relaxed < pio,
+            "{load}: {mmiob} {relaxed} {pio}"
+        );
+        // sn_mmiob() polls the local hub at least once.
+        let chipset = value(&recs, "chipset_read_ns", &[("load", json!(load))]);
+        assert!(
+            mmiob >= chipset,
+            "{load}: mmiob {mmiob} < one poll {chipset}"
+        );
+    }
+}
+
+#[test]
+fn the_flush_waits_longer_for_dma_to_farther_memory() {
+    let at = |nodes: &str| {
+        let sc = scenario(&format!(
+            "workload = \"pio-read\"\nload = \"busy\"\nops = 100\ndma_nodes = {nodes}\n"
+        ))
+        .unwrap();
+        let recs = run(&sc, &[]).unwrap();
+        let t = |p: &str| value(&recs, "time_ns", &[("pio", json!(p))]);
+        let mbps = value(&recs, "dma_mbps", &[("pio", json!("normal"))]);
+        (t("normal"), t("relaxed"), mbps)
+    };
+    let (near_n, near_r, near_mbps) = at("[0]");
+    let (far_n, far_r, far_mbps) = at("[255]");
+    assert!(far_n > near_n, "normal read: near {near_n}, far {far_n}");
+    // A relaxed read does not wait for the DMA writes at all.
+    assert!(
+        (far_r - near_r).abs() < 1.0,
+        "relaxed: near {near_r}, far {far_r}"
+    );
+    // The background load is a real stream at (just under) the bus rate.
+    let bus = 133.0 * 8.0;
+    for m in [near_mbps, far_mbps] {
+        assert!(
+            m > 0.85 * bus && m <= bus * 1.001,
+            "background DMA {m} MB/s, bus {bus}"
+        );
+    }
+}
+
+#[test]
+fn local_dma_rings_beat_remote_ones_more_so_at_more_hops() {
+    let (_, recs) = replay("altix-dma-placement");
+    for q in [1, 16] {
+        let local = value(
+            &recs,
+            "iops",
+            &[("dma_alloc", json!("local")), ("queue_depth", json!(q))],
+        );
+        let mut last = local;
+        for d in [19, 23, 27, 31, 35] {
+            let remote = value(
+                &recs,
+                "iops",
+                &[
+                    ("dma_alloc", json!("remote")),
+                    ("distance", json!(d)),
+                    ("queue_depth", json!(q)),
+                ],
+            );
+            assert!(
+                remote < last,
+                "qd {q}: distance {d}: {remote} not below {last}"
+            );
+            last = remote;
+        }
+    }
+}
+
+#[test]
+fn runs_are_deterministic() {
+    for id in ["altix-pio", "altix-dma-placement"] {
+        let (_, a) = replay(id);
+        let (_, b) = replay(id);
+        let j = |r: &[Record]| {
+            r.iter()
+                .map(|x| serde_json::to_string(x).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(j(&a), j(&b), "{id}");
+    }
+}
+
+fn bad(step: &str) -> InputError {
+    scenario(step).expect_err("should be refused")
+}
+
+#[test]
+fn bad_input_names_the_key() {
+    let e = bad("workload = \"pio-read\"\npio = \"fast\"\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].pio"), "{e}");
+    assert!(e.message.contains("relaxed"), "{e}");
+    let e = bad("workload = \"pio-flush\"\npio_flush = [\"mmiob\", \"barrier\"]\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].pio_flush"), "{e}");
+    assert!(e.message.contains("mmiob"), "{e}");
+    let e = bad("workload = \"pio-flush\"\nwrites = -5\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].writes"), "{e}");
+    let e = bad("workload = \"dma-iops\"\nio_size = -4096\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].io_size"), "{e}");
+    assert!(e.message.contains("negative"), "{e}");
+    let e = bad("workload = \"dma-iops\"\nio_size = \"-4 KiB\"\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].io_size"), "{e}");
+    let e = bad("workload = \"pio-read\"\ndevice_node = 256\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].device_node"), "{e}");
+    assert!(e.message.contains("does not exist"), "{e}");
+    let e = bad("workload = \"dma-iops\"\nremote_nodes = [3, 999]\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].remote_nodes"), "{e}");
+    let e = bad("workload = \"dma-iops\"\nremote_nodes = [0]\n");
+    assert!(e.message.contains("device's node"), "{e}");
+    let e = bad("workload = \"dma-iops\"\nqueue_depth = 32\nios = 32\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].ios"), "{e}");
+    assert_eq!(e.file.as_deref(), Some("t.toml"));
+}
+
+#[test]
+fn bad_machine_pci_values_name_the_key() {
+    let body = "name = \"t\"\n[machine]\npreset = \"altix-512\"\n[machine.pci]\nbridge_ns = -3\n[[run]]\nworkload = \"pio-read\"\n";
+    let e = Scenario::from_str(body, "t.toml", None).expect_err("negative time");
+    assert!(
+        e.key.as_deref().unwrap_or("").ends_with("pci.bridge_ns"),
+        "{e}"
+    );
+}
