@@ -212,7 +212,7 @@ impl State<'_> {
                     Op::Flush { method, writes } => {
                         let mut t = now;
                         for k in 0..writes {
-                            t = t + self.uc_store();
+                            t += self.uc_store();
                             let at = t + self.to_chipset();
                             self.push(
                                 at,
