@@ -183,3 +183,47 @@ proptest! {
         let _ = run(&sc, &sets);
     }
 }
+
+const PCI_KEYS: &[&str] = &[
+    "machine.nodes",
+    "machine.pci.bus_mhz",
+    "machine.pci.bus_bytes",
+    "machine.pci.latency_timer",
+    "machine.pci.pio_clocks",
+    "machine.pci.pio_read_ns",
+    "machine.pci.bridge_ns",
+    "machine.pci.flush_ns",
+    "machine.pci.uc_store_ns",
+    "machine.timer.clock_read_ns",
+    "machine.interconnect.link_gbps",
+    "device_node",
+    "cpu",
+    "ops",
+    "writes",
+    "load",
+    "pio",
+    "pio_flush",
+    "io_size",
+    "queue_depth",
+    "ios",
+    "device_ns",
+    "host_ns",
+];
+
+const PCI_BASE: &str = "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"1 GiB\"\n\
+                    [[run]]\nworkload = \"pio-read\"\nload = \"busy\"\nops = 20\ndevice_node = 1\ncpu = 0\n\
+                    [[run]]\nworkload = \"pio-flush\"\nops = 20\nwrites = 5\nload = [\"idle\", \"busy\"]\n\
+                    [[run]]\nworkload = \"dma-iops\"\nios = 50\nqueue_depth = 2\nio_size = 4096\ndevice_ns = 100.0\nhost_ns = 100.0\n";
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+    #[test]
+    fn pci_overrides_give_a_result_or_an_error(sets in prop::collection::vec((prop::sample::select(PCI_KEYS), value()), 1..4)) {
+        let sc = Scenario::from_str(PCI_BASE, "t.toml", None).unwrap();
+        let sets: Vec<(String, Value)> = sets.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        if sets.iter().any(|(k, v)| k == "machine.nodes" && v.as_integer().is_some_and(|i| i > 64)) {
+            return Ok(());
+        }
+        let _ = run(&sc, &sets);
+    }
+}

@@ -160,6 +160,46 @@ fn node_list(
         .map(Some)
 }
 
+/// Events a row may simulate (DMA bursts, mostly): about a second of CPU
+/// at most, whatever the bus and sizes (docs/pci.md, Speed).
+pub const MAX_BURSTS: u128 = 1 << 22;
+
+/// Refuse `ops` operations beside a busy master when they would take more
+/// than [`MAX_BURSTS`] of its bursts: an upper estimate of one operation
+/// (every path at the machine's largest distance) over one burst's time.
+fn bound_busy_ops(
+    r: &TableReader,
+    m: &Machine,
+    ops: u32,
+    writes: u32,
+    busy: bool,
+) -> Result<(), InputError> {
+    if !busy {
+        return Ok(());
+    }
+    let p = &m.pci;
+    let far = (0..m.node_count())
+        .map(|n| m.mem_latency_ns(0, n))
+        .fold(0.0, f64::max);
+    let op_ns = 2.0 * m.chipset_read_ns()
+        + 4.0 * far
+        + p.pio_read_ns
+        + p.flush_ns
+        + 4.0 * p.bridge_ns
+        + p.uc_store_ns * (writes as f64 + 2.0)
+        + (writes as f64 + 2.0) * p.pio_bytes() as f64 / p.bytes_per_s() * 1e9
+        + 2_000.0;
+    let burst_ns = (p.burst_bytes() as f64 / p.bytes_per_s() * 1e9).max(1e-3);
+    let bursts = (ops as f64 * (op_ns / burst_ns + 1.0)).ceil();
+    if bursts > MAX_BURSTS as f64 {
+        return Err(InputError::at(
+            r.key("ops"),
+            format!("{ops} operations beside a busy bus are about {bursts:.0} DMA bursts: allowed at most {MAX_BURSTS} (fewer ops, or a longer latency_timer)"),
+        ));
+    }
+    Ok(())
+}
+
 /// The nearest node at each distance from `from` other than local, in
 /// order of distance: one remote placement per hop count.
 pub fn one_node_per_distance(m: &Machine, from: usize) -> Vec<usize> {
@@ -262,6 +302,13 @@ impl Step {
                 }
                 let ios = int(r, "ios", 2000, 1, 100_000)? as u32;
                 let qmax = *queue_depth.iter().max().unwrap_or(&1);
+                let bursts = ios as u128 * io_size.div_ceil(m.pci.burst_bytes().max(1)) as u128;
+                if bursts > MAX_BURSTS {
+                    return Err(InputError::at(
+                        r.key("ios"),
+                        format!("{ios} I/Os of {io_size} bytes are {bursts} DMA bursts: allowed at most {MAX_BURSTS} (fewer or smaller I/Os)"),
+                    ));
+                }
                 if ios <= qmax {
                     return Err(InputError::at(
                         r.key("ios"),

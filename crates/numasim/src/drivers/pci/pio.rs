@@ -252,8 +252,13 @@ impl State<'_> {
                         let from = self.poll_from.as_ns() as f64;
                         let need = self.last_ack.as_ns() as f64 - from;
                         let crn = self.m.chipset_read_ns();
-                        let polls = ((need / crn + 0.5).ceil()).max(1.0);
-                        let done = Time::from_ns((from + polls * crn).round() as u64);
+                        let done = if crn > 0.0 {
+                            let polls = ((need / crn + 0.5).ceil()).max(1.0);
+                            Time::from_ns((from + polls * crn).round() as u64)
+                        } else {
+                            // Free polls see the last acknowledgement arrive.
+                            self.last_ack
+                        };
                         self.push(done.max(now), Ev::FlagSeen);
                     }
                 }
