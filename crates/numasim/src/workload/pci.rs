@@ -221,7 +221,7 @@ impl Step {
         m: &Machine,
     ) -> Result<Option<Step>, InputError> {
         let all: Vec<usize> = (0..m.node_count()).collect();
-        Ok(Some(match name {
+        let step = match name {
             "pio-read" => Step::PioRead {
                 at: placement(r, m)?,
                 pio: names(
@@ -327,7 +327,17 @@ impl Step {
                 }
             }
             _ => return Ok(None),
-        }))
+        };
+        match &step {
+            Step::PioRead { load, ops, .. } => {
+                bound_busy_ops(r, m, *ops, 0, load.contains(&Load::Busy))?
+            }
+            Step::PioFlush {
+                load, ops, writes, ..
+            } => bound_busy_ops(r, m, *ops, *writes, load.contains(&Load::Busy))?,
+            Step::DmaIops { .. } => {}
+        }
+        Ok(Some(step))
     }
 
     pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
