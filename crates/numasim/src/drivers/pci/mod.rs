@@ -83,7 +83,7 @@ impl<'m> IoPath<'m> {
             machine,
             node,
             bus: Server::new(machine.pci.bytes_per_s()),
-            link: Server::new(machine.interconnect.link_gbps * 1e9),
+            link: Server::new(rate(machine.interconnect.link_gbps)),
             mem: BTreeMap::new(),
             next_seq: 0,
             unacked: BTreeSet::new(),
@@ -195,7 +195,7 @@ impl<'m> IoPath<'m> {
         next: &mut Vec<(Time, DmaEv)>,
         landed: &mut Vec<Landed>,
     ) {
-        let rate = self.machine.memory.bandwidth_gbps * 1e9;
+        let rate = rate(self.machine.memory.bandwidth_gbps);
         let done = self
             .mem
             .entry(w.target)
@@ -212,6 +212,13 @@ impl<'m> IoPath<'m> {
             });
         }
     }
+}
+
+/// Bytes per second of a GB/s figure. The machine accepts any positive
+/// finite GB/s; beyond 10⁹ GB/s (1e300 would overflow to infinity) a
+/// byte takes no time anyway, so the rate is capped there.
+fn rate(gbps: f64) -> f64 {
+    (gbps * 1e9).min(1e18)
 }
 
 /// Check a node id given under `key` against the machine.
