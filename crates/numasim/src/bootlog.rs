@@ -26,7 +26,7 @@ pub fn hash_line(
         PrintStyle::Plain => {
             format!("{label} hash table entries: {entries} (order: {order}, {bytes} bytes)")
         }
-        PrintStyle::Kind | PrintStyle::KindHuge => {
+        PrintStyle::KindHuge => {
             format!("{label} hash table entries: {entries} (order: {order}, {bytes} bytes, {kind})")
         }
     }
@@ -272,6 +272,8 @@ fn arch_in_release(v: &str) -> Option<Arch> {
         ("i586", Arch::I386),
         ("i386", Arch::I386),
         ("armv7", Arch::Arm),
+        ("alpha", Arch::Alpha),
+        ("ppc32", Arch::Ppc32),
     ]
     .into_iter()
     .find(|(k, _)| v.contains(k))

@@ -34,9 +34,7 @@ pub enum TcpScale {
 pub enum PrintStyle {
     /// `%s hash table entries: %d (order: %d, %lu bytes)`
     Plain,
-    /// `... bytes, linear)` / `... bytes, vmalloc)`
-    Kind,
-    /// as Kind, plus `vmalloc hugepage` for huge-mapped vmalloc tables.
+    /// `... bytes, linear)`, `... bytes, vmalloc)` or `vmalloc hugepage`.
     KindHuge,
 }
 
@@ -152,7 +150,7 @@ impl Era {
     /// A table too large for one buddy block is vmalloc'ed
     /// (`get_order(size) >= MAX_ORDER || hashdist`) instead of halved.
     pub fn vmalloc_fallback(self) -> bool {
-        self >= Era::V5_4
+        self >= Era::V6_8
     }
 
     /// `hashdist` is cleared when only one node has memory (`fixup_hashdist()`).
@@ -162,7 +160,6 @@ impl Era {
 
     pub fn print_style(self) -> PrintStyle {
         match self {
-            Era::V5_4 => PrintStyle::Kind,
             Era::V6_8 => PrintStyle::KindHuge,
             _ => PrintStyle::Plain,
         }
