@@ -218,7 +218,7 @@ fn parse_hash_line(msg: &str) -> Option<LogTable> {
     if t.label.is_empty() || t.entries == 0 || !t.entries.is_power_of_two() || t.bytes == 0 {
         return None;
     }
-    if t.bytes % t.entries != 0 || !(t.bytes / t.entries).is_power_of_two() {
+    if !t.bytes.is_multiple_of(t.entries) || !(t.bytes / t.entries).is_power_of_two() {
         return None;
     }
     let shift = t.bytes.ilog2() as i64 - t.order;
