@@ -47,6 +47,8 @@ Examples:
   numasim machines altix-512            print one as TOML (a starting point for your own)
   numasim machines import --numactl hw.txt > mybox.toml
   numasim probe --quick --out host.toml measure this host and write it as a machine
+  numasim dmesg --machine xeon-4s --set kernel.version=5.4   the boot hash lines that kernel prints
+  dmesg > boot.txt; numasim bootlog boot.txt                  check the model against your own boot
 
 Exit status: 0 success, 2 bad input (the message names the file and key), 1 internal error,
 130 probe interrupted (Ctrl-C).
@@ -132,6 +134,53 @@ enum Command {
         /// Print the reference as Markdown (the generated part of docs/scenario.md).
         #[arg(long, conflicts_with = "name")]
         markdown: bool,
+    },
+    /// Print the boot-time hash table lines a kernel of `kernel.version` prints on a machine.
+    #[command(after_help = "\
+The lines are the kernel's own (alloc_large_system_hash(), tcp_init()) for the release
+`kernel.version` names: 2.6.9 (the default, the papers' era), 2.6.32, 3.10, 4.15, 5.4, 6.8.
+Boot parameters away from that release's defaults appear on the `Kernel command line`.
+
+Examples:
+  numasim dmesg --machine xeon-4s --set kernel.version=6.8
+  numasim dmesg hashdist-boot --case 2          an experiment's second case
+  numasim dmesg my.toml --set kernel.version=5.4 --set kernel.thash_entries=2097152
+  numasim dmesg --machine epyc-2s-nps4 --set kernel.version=6.8 | numasim bootlog -")]
+    Dmesg {
+        /// A scenario file or an experiment id (its machine and [kernel] table are used).
+        #[arg(required_unless_present = "machine")]
+        scenario: Option<String>,
+        /// A built-in machine or a machine file, instead of a scenario.
+        #[arg(long, conflicts_with = "scenario")]
+        machine: Option<String>,
+        /// Which of the scenario's cases, from 1.
+        #[arg(long, default_value_t = 1)]
+        case: usize,
+        /// Override a key, as for `run` (e.g. kernel.version=5.4, kernel.hashdist=0).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+    },
+    /// Read a real boot log (`dmesg`, `journalctl -k`) and set its hash tables beside numasim's prediction.
+    #[command(after_help = "\
+From the log: the release (`Linux version`), the architecture (its release suffix, or a line
+only one architecture prints), the page size (from the table lines: ilog2(bytes) - order),
+memory per node (\"Early memory node ranges\", \"On node N totalpages\", else the `Memory:` line
+on one node) and `hashdist=`/`*hash_entries=` from the command line. A log that lacks what a
+prediction needs gives a note saying what to add (exit 0); malformed lines are skipped and counted.
+
+Examples:
+  dmesg > boot.txt && numasim bootlog boot.txt
+  journalctl -k -b | numasim bootlog -
+  numasim bootlog old.txt --kernel-version 2.6.32 --arch x86_64   where the log is cut short")]
+    Bootlog {
+        /// The log file ('-' for stdin).
+        file: PathBuf,
+        /// The kernel release, where the log has no `Linux version` line.
+        #[arg(long, value_name = "RELEASE")]
+        kernel_version: Option<String>,
+        /// The architecture, where the log does not show it (x86_64, i386, arm64, arm, ppc64le, ia64).
+        #[arg(long)]
+        arch: Option<String>,
     },
     /// Measure this host with the papers' micro-benchmarks; --out writes it as a machine.
     #[command(
@@ -223,6 +272,17 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
         Command::Machines { name, import } => machines(name, import),
         Command::Workloads { name, markdown } => workloads(name, markdown),
         Command::Probe { args, format } => probe(&args, format),
+        Command::Dmesg {
+            scenario,
+            machine,
+            case,
+            sets,
+        } => dmesg(&DmesgConfig::from_args(scenario, machine, case, &sets)?),
+        Command::Bootlog {
+            file,
+            kernel_version,
+            arch,
+        } => bootlog(&file, kernel_version, arch),
     }
 }
 
@@ -536,5 +596,112 @@ fn probe(args: &numasim_probe::ProbeArgs, format: Format) -> Result<(), Error> {
         report.records.len(),
         report.elapsed.as_secs_f64()
     );
+    Ok(())
+}
+
+/// `numasim dmesg`, validated: the scenario and which of its cases to boot.
+struct DmesgConfig {
+    scenario: numasim::scenario::Scenario,
+    case: usize,
+    sets: Vec<(String, toml::Value)>,
+}
+
+impl DmesgConfig {
+    fn from_args(
+        scenario: Option<String>,
+        machine: Option<String>,
+        case: usize,
+        sets: &[String],
+    ) -> Result<DmesgConfig, Error> {
+        let sc = match (scenario, machine) {
+            (_, Some(m)) => {
+                // A machine alone: a scenario that only names it.
+                let key = if m.contains('/') || m.ends_with(".toml") || Path::new(&m).is_file() {
+                    "file"
+                } else {
+                    "preset"
+                };
+                let m = m.replace('\\', "\\\\").replace('"', "\\\"");
+                Scenario::from_str(
+                    &format!("name = \"dmesg\"\n[machine]\n{key} = \"{m}\"\n[[run]]\nworkload = \"boot\"\n"),
+                    "--machine",
+                    std::env::current_dir().ok(),
+                )?
+            }
+            (Some(s), None) if Path::new(&s).is_file() || s.ends_with(".toml") => {
+                Scenario::from_file(Path::new(&s))?
+            }
+            (Some(s), None) => experiments::load(&s)?,
+            (None, None) => {
+                return Err(InputError::new(
+                    "dmesg: give a scenario, an experiment id or --machine NAME",
+                )
+                .into())
+            }
+        };
+        if case == 0 || case > sc.cases.len() {
+            return Err(InputError::new(format!(
+                "dmesg --case {case}: {} has {} case(s); allowed 1..={}",
+                sc.source,
+                sc.cases.len(),
+                sc.cases.len()
+            ))
+            .into());
+        }
+        Ok(DmesgConfig {
+            scenario: sc,
+            case: case - 1,
+            sets: parse_sets(sets)?,
+        })
+    }
+}
+
+fn dmesg(c: &DmesgConfig) -> Result<(), Error> {
+    let rc = c.scenario.resolve(c.case, &c.sets)?;
+    let booted = numasim::kernel::boot::boot(&rc.machine, &rc.kernel, rc.seed)?;
+    print!(
+        "{}",
+        numasim::bootlog::render(&rc.machine, &rc.kernel, &booted)
+    );
+    Ok(())
+}
+
+fn bootlog(file: &Path, version: Option<String>, arch: Option<String>) -> Result<(), Error> {
+    let arch = match arch {
+        None => None,
+        Some(a) => Some(
+            numasim::machine::Arch::NAMES
+                .iter()
+                .find(|(n, _)| *n == a)
+                .map(|(_, x)| *x)
+                .ok_or_else(|| {
+                    let all: Vec<&str> = numasim::machine::Arch::NAMES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect();
+                    InputError::new(format!("bootlog --arch {a}: allowed {}", all.join(", ")))
+                })?,
+        ),
+    };
+    if let Some(v) = &version {
+        numasim::kernel::era::Era::nearest(v)
+            .map_err(|e| InputError::new(format!("bootlog --kernel-version: {e}")))?;
+    }
+    let bytes = if file == Path::new("-") {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
+            .map_err(|e| InputError::new(format!("cannot read stdin: {e}")))?;
+        b
+    } else {
+        std::fs::read(file)
+            .map_err(|e| InputError::new(format!("cannot read {}: {e}", file.display())))?
+    };
+    // Logs carry stray bytes (serial consoles): read them lossily.
+    let text = String::from_utf8_lossy(&bytes);
+    let facts = numasim::bootlog::parse_log(&text);
+    let given = numasim::bootlog::Given { version, arch };
+    let check = numasim::bootlog::check(&facts, &given)?;
+    println!("{}: {} lines", file.display(), facts.lines);
+    print!("{}", numasim::bootlog::render_check(&check));
     Ok(())
 }

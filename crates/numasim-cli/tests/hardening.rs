@@ -273,3 +273,50 @@ fn a_closed_stdout_ends_quietly() {
         assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn boot_table_bad_input_exits_2_naming_the_key() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "dmesg",
+                "--machine",
+                "xeon-4s",
+                "--set",
+                "kernel.version=5.15",
+            ],
+            "nearest known: 5.4",
+        ),
+        (
+            &[
+                "dmesg",
+                "--machine",
+                "xeon-4s",
+                "--set",
+                "kernel.thash_entries=4294967296",
+            ],
+            "kernel.thash_entries",
+        ),
+        (
+            &[
+                "dmesg",
+                "--machine",
+                "xeon-4s",
+                "--set",
+                "machine.page_size=\"64 KiB\"",
+            ],
+            "page_size",
+        ),
+        (&["dmesg", "hashdist-boot", "--case", "9"], "allowed 1..=3"),
+        (
+            &["bootlog", "/nonexistent/boot.txt"],
+            "/nonexistent/boot.txt",
+        ),
+        (&["bootlog", "-", "--arch", "sparc"], "ppc64le"),
+    ];
+    for (args, want) in cases {
+        let o = numasim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
+}

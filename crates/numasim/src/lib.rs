@@ -22,6 +22,7 @@ macro_rules! knob_enum {
     };
 }
 
+pub mod bootlog;
 pub mod drivers;
 pub mod engine;
 pub mod error;

@@ -480,3 +480,73 @@ fn sysfs_meminfo_agreeing_and_bad() {
         "{e}"
     );
 }
+
+#[test]
+fn numactl_1_0_without_cpus_or_distances_imports_flagged() {
+    let p = fixtures().join("numactl/numactl-1.0-two-node.txt");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let m = from_numactl(&text, &p.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.node_count(), 2);
+    assert_eq!(m.nodes[0].mem_bytes, 4031 << 20);
+    // Unknown CPUs and distances are said, not silently invented.
+    assert!(m.description.contains("CPUs unknown"), "{}", m.description);
+    assert!(
+        m.description.contains("distances unknown"),
+        "{}",
+        m.description
+    );
+    assert_eq!(m.distances.get(0, 1), 20);
+    // The flags survive the TOML round trip a user edits.
+    let back = Machine::from_toml_str(&m.to_toml_string(), "rt").unwrap();
+    assert_eq!(back.description, m.description);
+    // cpus on some nodes only is still a truncated file.
+    let partial = text.replace("node 1 size", "node 0 cpus: 0 1\nnode 1 size");
+    let e = from_numactl(&partial, "partial.txt")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("node 1 cpus"), "{e}");
+}
+
+#[test]
+fn sysfs_of_old_kernels_cpumap_and_nul_terminated_files() {
+    let s = Scratch::new("two-node", "oldkernel");
+    let want = sysfs("two-node");
+    for node in ["node0", "node1"] {
+        let dir = s.0.join(node);
+        std::fs::remove_file(dir.join("cpulist")).unwrap();
+        for f in ["cpumap", "distance", "meminfo"] {
+            let mut b = std::fs::read(dir.join(f)).unwrap();
+            b.push(0);
+            std::fs::write(dir.join(f), b).unwrap();
+        }
+    }
+    let mut b = std::fs::read(s.0.join("online")).unwrap();
+    b.push(0);
+    std::fs::write(s.0.join("online"), b).unwrap();
+    let m = from_sysfs(&s.0).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.nodes, want.nodes, "cpumap gives the same CPUs as cpulist");
+    assert_eq!(m.distances.to_matrix(), want.distances.to_matrix());
+    // Neither file: the error names the node directory.
+    std::fs::remove_file(s.0.join("node1/cpumap")).unwrap();
+    let e = sysfs_err(&s).to_string();
+    assert!(e.contains("node1") && e.contains("cpumap"), "{e}");
+}
+
+#[test]
+fn hwloc_of_a_ppc64le_machine_keeps_arch_and_64k_pages() {
+    let m = hwloc("power9-one-node");
+    assert_eq!(m.arch.name(), "ppc64le");
+    assert_eq!(m.page_size, 64 << 10);
+    assert_eq!(m.tlb.page_sizes[0], 64 << 10);
+    let back = Machine::from_toml_str(&m.to_toml_string(), "rt").unwrap();
+    assert_eq!((back.arch, back.page_size), (m.arch, m.page_size));
+    // Without page types the arch's distribution default holds.
+    let text = std::fs::read_to_string(fixtures().join("hwloc/power9-one-node.xml")).unwrap();
+    let bare: String = text
+        .lines()
+        .filter(|l| !l.contains("page_type"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let m = from_hwloc_xml(&bare, "bare.xml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.page_size, 64 << 10);
+}

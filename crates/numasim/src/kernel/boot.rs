@@ -22,8 +22,9 @@
 //!    `kernel.initcall_il_next` says where it is.
 
 use super::config::{IlNext, KernelConfig};
+use super::era::{Era, TcpScale};
 use super::mm::bootmem::{alloc_bootmem, alloc_bootmem_node};
-use super::mm::hash::{hash_entries, tcp_scale, HashSizing};
+use super::mm::hash::{hash_entries, hash_entries_late, tcp_scale, HashMemory, HashSizing};
 use super::mm::mempolicy::{alloc_block, Allocator, MemPolicy, PolicyCursor};
 use super::mm::page_alloc::{AllocError, Gfp, PageAlloc, Placement, Use};
 use super::mm::vmalloc::{vmalloc, VmallocError};
@@ -32,12 +33,6 @@ use crate::error::{Error, InputError};
 use crate::machine::Machine;
 use rand::RngExt;
 
-/// `sizeof(struct hlist_head)`: one pointer per dentry/inode bucket.
-const HLIST_HEAD_BYTES: u64 = 8;
-/// `sizeof(struct tcp_ehash_bucket)`: rwlock + hlist_head, padded (A13).
-const TCP_EHASH_BUCKET_BYTES: u64 = 16;
-/// `sizeof(struct tcp_bind_hashbucket)`: spinlock + hlist_head, padded.
-const TCP_BHASH_BUCKET_BYTES: u64 = 16;
 /// `tcp_init()` caps the bind hash at 64K buckets.
 const TCP_BHASH_MAX_ENTRIES: u64 = 64 * 1024;
 /// Dentry hash: one bucket per 2^13 bytes (`dcache_init()`).
@@ -59,6 +54,8 @@ pub enum HashSource {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BootHash {
     pub name: &'static str,
+    /// The name `alloc_large_system_hash()` prints ("Dentry cache").
+    pub label: &'static str,
     /// Entries the sizing asked for before any allocation failed.
     pub requested_entries: u64,
     pub entries: u64,
@@ -73,6 +70,24 @@ impl BootHash {
     }
     pub fn requested_bytes(&self) -> u64 {
         self.requested_entries * self.bucket_size
+    }
+    /// The order dmesg prints: `ilog2(size) - PAGE_SHIFT` (negative below a page).
+    pub fn order(&self, page_size: u64) -> i64 {
+        self.bytes().ilog2() as i64 - page_size.trailing_zeros() as i64
+    }
+    pub fn vmalloc(&self) -> bool {
+        self.source == HashSource::Vmalloc
+    }
+}
+
+/// The kernel's name for a table numasim calls `name`.
+pub fn table_label(name: &str) -> &'static str {
+    match name {
+        "dentry" => "Dentry cache",
+        "inode" => "Inode-cache",
+        "tcp_ehash" => "TCP established",
+        "tcp_bind" | "tcp_bhash" => "TCP bind",
+        _ => "?",
     }
 }
 
@@ -133,15 +148,49 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
     alloc_bootmem_node(&mut mm, boot_node, cfg.bigmem.bytes, Use::Kernel)
         .map_err(|e| no_memory("the Big Memory area", machine, e))?;
 
+    let era = cfg.version;
+    let ptr = machine.arch.pointer_bytes();
     let mem_pages = mm.total_present();
+    let lowmem_pages = machine
+        .arch
+        .lowmem_bytes()
+        .map_or(mem_pages, |b| mem_pages.min(b >> page_shift));
+    // nr_kernel_pages / nr_all_pages: later kernels leave out the memory map.
+    let memmap = if era.counts_without_memmap() {
+        mem_pages
+            .saturating_mul(b.struct_page_bytes)
+            .div_ceil(machine.page_size)
+    } else {
+        0
+    };
+    let counts = HashMemory {
+        kernel_pages: lowmem_pages.saturating_sub(memmap),
+        all_pages: mem_pages.saturating_sub(memmap),
+        page_shift,
+        adaptive: era.adaptive_scale() && machine.arch.is_64bit(),
+        cap_2g_entries: era >= Era::V4_15,
+    };
+    // 2.6.9 sizes lowmem tables from nr_kernel_pages and the TCP tables
+    // (HASH_HIGHMEM) from all pages; on 64-bit machines both are all memory.
+    let size = |s: &HashSizing, highmem: bool| -> u64 {
+        if era == Era::V2_6_9 {
+            hash_entries(
+                s,
+                if highmem { mem_pages } else { lowmem_pages },
+                page_shift,
+            )
+        } else {
+            hash_entries_late(s, &counts)
+        }
+    };
     let dentry = HashSizing {
-        bucket_size: HLIST_HEAD_BYTES,
+        bucket_size: ptr,
         numentries: cfg.dhash_entries,
         scale: DHASH_SCALE,
         limit: 0,
     };
     let inode = HashSizing {
-        bucket_size: HLIST_HEAD_BYTES,
+        bucket_size: ptr,
         numentries: cfg.ihash_entries,
         scale: IHASH_SCALE,
         limit: 0,
@@ -154,8 +203,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
             hashes.push(alloc_large_system_hash(
                 name,
                 &s,
-                mem_pages,
-                page_shift,
+                size(&s, false),
                 |bytes, mm| {
                     alloc_bootmem(mm, boot_node, bytes, Use::Hash)
                         .ok()
@@ -193,8 +241,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
             hashes.push(alloc_large_system_hash(
                 name,
                 &s,
-                mem_pages,
-                page_shift,
+                size(&s, false),
                 |bytes, mm| vmalloc_hash(mm, &mut cursors, &policy, who, bytes, vmax),
                 &mut mm,
             )?);
@@ -210,19 +257,33 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
     };
     cursors.set_il_next(BOOT_TASK, il_next);
     let initcall_node = il_set[il_next as usize] as usize;
+    let scale = match era.tcp_scale() {
+        TcpScale::PageRelative => tcp_scale(mem_pages, page_shift),
+        TcpScale::ThirteenFifteen if counts.all_pages >= 128 * 1024 => 13,
+        TcpScale::ThirteenFifteen => 15,
+        TcpScale::Seventeen => 17,
+    };
     let tcp = |numentries: u64, limit: u64, bucket: u64| HashSizing {
         bucket_size: bucket,
         numentries,
-        scale: tcp_scale(mem_pages, page_shift),
+        scale,
         limit,
     };
-    let ehash_sizing = tcp(cfg.thash_entries, 0, TCP_EHASH_BUCKET_BYTES);
+    let ehash_cap = if cfg.thash_entries == 0 {
+        era.ehash_cap()
+    } else {
+        0
+    };
+    let ehash_sizing = tcp(cfg.thash_entries, ehash_cap, era.ehash_words() * ptr);
+    let max_order = mm.max_order();
     let mut get_table = |bytes: u64, mm: &mut PageAlloc| -> Option<(Placement, HashSource)> {
-        if cfg.hashdist {
+        let order = mm.pages_for(bytes).next_power_of_two().trailing_zeros();
+        // 5.x: `get_order(size) >= MAX_ORDER || hashdist` takes vmalloc.
+        if cfg.hashdist || (era.vmalloc_fallback() && order >= max_order) {
             vmalloc_hash(mm, &mut cursors, &policy, who, bytes, vmax)
         } else {
-            // __get_free_pages(GFP_ATOMIC, order): one block, interleaved node.
-            let order = mm.pages_for(bytes).next_power_of_two().trailing_zeros();
+            // __get_free_pages(GFP_ATOMIC, order) (alloc_pages_exact()
+            // later): one block, interleaved node.
             alloc_block(
                 mm,
                 &mut cursors,
@@ -239,22 +300,23 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
     let ehash = alloc_large_system_hash(
         "tcp_ehash",
         &ehash_sizing,
-        mem_pages,
-        page_shift,
+        size(&ehash_sizing, true),
         &mut get_table,
         &mut mm,
     )?;
-    // tcp_ehash_size = (1 << shift) >> 1: the bind hash follows half the ehash.
-    let bhash_sizing = tcp(
-        ehash.entries / 2,
-        TCP_BHASH_MAX_ENTRIES,
-        TCP_BHASH_BUCKET_BYTES,
-    );
+    // 2.6.9: tcp_ehash_size = (1 << shift) >> 1 (the other half held
+    // TIME_WAIT sockets), and the bind hash follows it; later kernels pass
+    // ehash_mask + 1.
+    let bind_from = if era == Era::V2_6_9 {
+        ehash.entries / 2
+    } else {
+        ehash.entries
+    };
+    let bhash_sizing = tcp(bind_from, TCP_BHASH_MAX_ENTRIES, era.bhash_words() * ptr);
     let bhash = alloc_large_system_hash(
         "tcp_bhash",
         &bhash_sizing,
-        mem_pages,
-        page_shift,
+        size(&bhash_sizing, true),
         &mut get_table,
         &mut mm,
     )?;
@@ -289,18 +351,17 @@ fn vmalloc_hash(
 fn alloc_large_system_hash(
     name: &'static str,
     sizing: &HashSizing,
-    mem_pages: u64,
-    page_shift: u32,
+    requested: u64,
     mut get: impl FnMut(u64, &mut PageAlloc) -> Option<(Placement, HashSource)>,
     mm: &mut PageAlloc,
 ) -> Result<BootHash, Error> {
-    let requested = hash_entries(sizing, mem_pages, page_shift);
     let mut log2qty = requested.ilog2();
     loop {
         let bytes = sizing.bucket_size << log2qty;
         if let Some((placement, source)) = get(bytes, mm) {
             return Ok(BootHash {
                 name,
+                label: table_label(name),
                 requested_entries: requested,
                 entries: 1 << log2qty,
                 bucket_size: sizing.bucket_size,

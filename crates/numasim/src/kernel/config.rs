@@ -3,6 +3,7 @@
 //! default is documented in docs/placement.md.
 
 use crate::error::InputError;
+use crate::kernel::era::Era;
 use crate::kernel::mm::page_alloc::KswapdTrigger;
 use crate::kernel::sysctl_vm::VmSysctl;
 use crate::machine::{Arch, Machine};
@@ -41,6 +42,11 @@ impl Spread {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelConfig {
+    /// `kernel.version`: the release whose boot-table formulas apply (era.rs).
+    pub version: Era,
+    /// `CONFIG_NUMA` of the kernel build: distributions' 64-bit kernels have
+    /// it on even for one node; 2.6.9 defaults it to "more than one node".
+    pub config_numa: bool,
     /// `hashdist=`: boot hashes from vmalloc (interleaved) instead of one node.
     pub hashdist: bool,
     /// `thash_entries=`: TCP established hash entries, 0 = sized from memory.
@@ -76,19 +82,29 @@ pub struct KernelConfig {
 impl KernelConfig {
     /// Defaults for `machine`, as its kernel would boot without parameters.
     pub fn defaults(machine: &Machine) -> KernelConfig {
-        let numa = machine.node_count() > 1;
+        KernelConfig::defaults_for(machine, Era::V2_6_9)
+    }
+
+    /// Defaults for `machine` running release `version`.
+    pub fn defaults_for(machine: &Machine, version: Era) -> KernelConfig {
+        let config_numa = default_config_numa(machine, version);
         KernelConfig {
-            // HASHDIST_DEFAULT: on only for 64-bit NUMA (IA64 at the time).
-            hashdist: numa && machine.arch == Arch::Ia64,
+            version,
+            config_numa,
+            hashdist: version.hashdist_default(machine.arch, config_numa, mem_nodes(machine)),
             thash_entries: 0,
             dhash_entries: 0,
             ihash_entries: 0,
+            // The largest single vmalloc: IA64's 256 MB (HASHDIST04); the
+            // whole vmalloc area on 32-bit i386 (128 MiB) and ARM (240 MiB).
             vmalloc_max_bytes: match machine.arch {
                 Arch::Ia64 => 256 << 20,
+                Arch::I386 => 128 << 20,
+                Arch::Arm => 240 << 20,
                 _ => 0,
             },
-            // arch/ia64/Kconfig FORCE_MAX_ZONEORDER: 17 with HUGETLB_PAGE; 11 elsewhere.
-            max_order: if machine.arch == Arch::Ia64 { 17 } else { 11 },
+            // Kconfig FORCE_MAX_ZONEORDER by arch and page size (machine/mod.rs).
+            max_order: machine.arch.default_max_order(machine.page_size),
             min_free_kbytes: None,
             initcall_il_next: IlNext::Random,
             page_cache_alloc: Spread::Local,
@@ -105,6 +121,8 @@ impl KernelConfig {
     pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
         use serde_json::json;
         Some(match knob {
+            "version" => json!(self.version.name()),
+            "config_numa" => json!(u8::from(self.config_numa)),
             "hashdist" => json!(u8::from(self.hashdist)),
             "thash_entries" => json!(self.thash_entries),
             "dhash_entries" => json!(self.dhash_entries),
@@ -134,7 +152,27 @@ impl KernelConfig {
 
     /// Read the `[kernel]` table over the machine's defaults.
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<KernelConfig, InputError> {
-        let mut k = KernelConfig::defaults(machine);
+        let version = match r.raw("version") {
+            None => Era::V2_6_9,
+            Some(toml::Value::String(v)) => {
+                Era::parse(v).map_err(|e| InputError::at(r.key("version"), e))?
+            }
+            // TOML reads version = 3.10 as the number 3.1: ask for quotes.
+            Some(v) => {
+                return Err(InputError::at(
+                    r.key("version"),
+                    format!(
+                        "expected a quoted release such as \"3.10\", found {}",
+                        crate::scenario::table::describe(v)
+                    ),
+                ))
+            }
+        };
+        let mut k = KernelConfig::defaults_for(machine, version);
+        if let Some(v) = r.bool("config_numa")? {
+            k.config_numa = v;
+            k.hashdist = version.hashdist_default(machine.arch, v, mem_nodes(machine));
+        }
         k.contention = crate::kernel::contention::ContentionKnobs::read(r, machine)?;
         k.mm = crate::kernel::flavour::MmKnobs::read(r, machine)?;
         k.bigmem = crate::kernel::mm::bigmem::BigMemKnobs::from_mm(&k.mm, machine)
@@ -142,9 +180,9 @@ impl KernelConfig {
         if let Some(v) = r.bool("hashdist")? {
             k.hashdist = v;
         }
-        k.thash_entries = r.u64("thash_entries")?.unwrap_or(k.thash_entries);
-        k.dhash_entries = r.u64("dhash_entries")?.unwrap_or(k.dhash_entries);
-        k.ihash_entries = r.u64("ihash_entries")?.unwrap_or(k.ihash_entries);
+        k.thash_entries = hash_entries_knob(r, "thash_entries")?;
+        k.dhash_entries = hash_entries_knob(r, "dhash_entries")?;
+        k.ihash_entries = hash_entries_knob(r, "ihash_entries")?;
         if let Some(mb) = r.u64("vmalloc_max_mb")? {
             k.vmalloc_max_bytes = mb
                 .checked_mul(1 << 20)
@@ -212,5 +250,36 @@ impl KernelConfig {
             }
         }
         Ok(k)
+    }
+}
+
+/// Nodes with memory (`N_MEMORY`).
+pub fn mem_nodes(machine: &Machine) -> usize {
+    machine.nodes.iter().filter(|n| n.mem_bytes > 0).count()
+}
+
+/// `CONFIG_NUMA` as the machine's kernel was built: 2.6.9 (SGI's Altix
+/// kernels) by node count; later distribution kernels on every 64-bit arch.
+pub fn default_config_numa(machine: &Machine, version: Era) -> bool {
+    match version {
+        Era::V2_6_9 => machine.node_count() > 1,
+        _ => machine.arch.is_64bit(),
+    }
+}
+
+/// Largest `*hash_entries=` numasim accepts: `alloc_large_system_hash()`
+/// keeps at most 2^31 entries (`max = min(max, 0x80000000ULL)`), and the
+/// boot parameters are parsed into an `unsigned long`.
+pub const MAX_HASH_ENTRIES: u64 = 1 << 31;
+
+/// A `*hash_entries=` knob: 0 (or absent) sizes the table from memory, as
+/// the kernel reads `thash_entries=0`; above 2^31 is refused.
+fn hash_entries_knob(r: &mut TableReader, key: &'static str) -> Result<u64, InputError> {
+    match r.u64(key)? {
+        Some(n) if n > MAX_HASH_ENTRIES => Err(InputError::at(
+            r.key(key),
+            format!("{n}: above the kernel's 2^31-entry cap; allowed 0 (size from memory) or 1..=2147483648"),
+        )),
+        n => Ok(n.unwrap_or(0)),
     }
 }

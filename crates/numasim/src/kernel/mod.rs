@@ -4,6 +4,7 @@ pub mod block;
 pub mod boot;
 pub mod config;
 pub mod contention;
+pub mod era;
 pub mod flavour;
 pub mod locking;
 pub mod mm;

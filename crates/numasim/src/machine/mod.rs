@@ -36,15 +36,29 @@ pub enum Arch {
     Ppc32,
     X86_64,
     Aarch64,
+    /// 32-bit x86: lowmem/highmem split, 128 MiB of vmalloc space.
+    I386,
+    /// 64-bit POWER, little endian; distributions build it with 64 KiB pages.
+    Ppc64le,
+    /// 32-bit ARM (ARMv7): lowmem/highmem split, 240 MiB of vmalloc space.
+    Arm,
 }
 
 impl Arch {
+    /// Names as `uname -m` and the kernel tree spell them; the first name
+    /// of an architecture is the one written back (`arm64` reads as `aarch64`).
     pub const NAMES: &'static [(&'static str, Arch)] = &[
         ("ia64", Arch::Ia64),
         ("alpha", Arch::Alpha),
         ("ppc32", Arch::Ppc32),
         ("x86_64", Arch::X86_64),
         ("aarch64", Arch::Aarch64),
+        ("arm64", Arch::Aarch64),
+        ("i386", Arch::I386),
+        ("i686", Arch::I386),
+        ("ppc64le", Arch::Ppc64le),
+        ("arm", Arch::Arm),
+        ("armv7l", Arch::Arm),
     ];
     pub fn name(self) -> &'static str {
         Arch::NAMES
@@ -54,7 +68,53 @@ impl Arch {
             .unwrap_or("?")
     }
     pub fn is_64bit(self) -> bool {
-        !matches!(self, Arch::Ppc32)
+        !matches!(self, Arch::Ppc32 | Arch::I386 | Arch::Arm)
+    }
+    /// `sizeof(void *)`: a hash bucket is one or more pointers.
+    pub fn pointer_bytes(self) -> u64 {
+        if self.is_64bit() {
+            8
+        } else {
+            4
+        }
+    }
+    /// Base page sizes the architecture's Kconfig offers (`PAGE_SHIFT`).
+    pub fn page_sizes(self) -> &'static [u64] {
+        const K: u64 = 1024;
+        match self {
+            Arch::X86_64 | Arch::I386 | Arch::Arm => &[4 * K],
+            Arch::Alpha => &[8 * K],
+            Arch::Ia64 => &[4 * K, 8 * K, 16 * K, 64 * K],
+            Arch::Aarch64 => &[4 * K, 16 * K, 64 * K],
+            Arch::Ppc64le => &[4 * K, 64 * K],
+            // 44x (Blue Gene/P): PPC_4K/16K/64K/256K_PAGES.
+            Arch::Ppc32 => &[4 * K, 16 * K, 64 * K, 256 * K],
+        }
+    }
+    /// Bytes of directly mapped (low) memory on 32-bit kernels with the
+    /// default 3G/1G split: i386 `MAXMEM` (896 MiB less the 128 MiB vmalloc
+    /// reserve is mapped up to 896 MiB), ARM's 760 MiB below `VMALLOC_START`
+    /// with the 240 MiB default vmalloc area. None: all memory is lowmem.
+    /// Not applied to ppc32, whose Blue Gene/P calibration predates it.
+    pub fn lowmem_bytes(self) -> Option<u64> {
+        match self {
+            Arch::I386 => Some(896 << 20),
+            Arch::Arm => Some(760 << 20),
+            _ => None,
+        }
+    }
+    /// `MAX_ORDER` as Kconfig sets it (exclusive: the largest block is
+    /// 2^(MAX_ORDER-1) pages): IA64 `FORCE_MAX_ZONEORDER` 17 with hugetlb,
+    /// arm64 14 with 64 KiB pages and 12 with 16 KiB, ppc64 9 with 64 KiB
+    /// pages, 11 elsewhere.
+    pub fn default_max_order(self, page_size: u64) -> u32 {
+        match (self, page_size >> 10) {
+            (Arch::Ia64, _) => 17,
+            (Arch::Aarch64, 64) => 14,
+            (Arch::Aarch64, 16) => 12,
+            (Arch::Ppc64le, 64) => 9,
+            _ => 11,
+        }
     }
 }
 

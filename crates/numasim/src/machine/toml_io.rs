@@ -50,6 +50,18 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
             format!("{page_size} bytes: must be a power of two of at least 1 KiB"),
         ));
     }
+    if !arch.page_sizes().contains(&page_size) {
+        let allowed: Vec<String> = arch.page_sizes().iter().map(|&s| format_size(s)).collect();
+        return Err(InputError::at(
+            "page_size",
+            format!(
+                "{}: arch `{}` has no such base page; allowed: {}",
+                format_size(page_size),
+                arch.name(),
+                allowed.join(", ")
+            ),
+        ));
+    }
 
     let nodes = read_nodes(&mut r, page_size)?;
     let n = nodes.len();

@@ -726,6 +726,10 @@ pub fn parse_set(arg: &str) -> Result<(String, Value), InputError> {
         return Err(InputError::new(format!("--set `{arg}`: the key is empty")));
     }
     let text = v.trim();
+    // A release is text: "3.10" read as a number would become 3.1.
+    if key == "kernel.version" {
+        return Ok((key, Value::String(text.trim_matches('"').to_string())));
+    }
     let value = format!("v = {text}")
         .parse::<Table>()
         .ok()

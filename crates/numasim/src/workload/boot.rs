@@ -21,6 +21,10 @@ pub fn boot_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
             h.requested_bytes() as f64,
         ));
         out.push(rec.record(&row, "hash_nodes", "nodes", h.placement.parts.len() as f64));
+        out.push(rec.record(&row, "hash_entries", "entries", h.entries as f64));
+        let order = h.order(booted.mm.page_size());
+        out.push(rec.record(&row, "hash_order", "order", order as f64));
+        out.push(rec.record(&row, "hash_vmalloc", "flag", u8::from(h.vmalloc()) as f64));
     }
     if let Some(e) = booted.hash("tcp_ehash") {
         out.push(rec.record(&[], "tcp_ehash_bytes", "B", e.bytes() as f64));

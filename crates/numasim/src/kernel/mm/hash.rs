@@ -68,6 +68,61 @@ pub fn tcp_ehash_bytes_pre_hashdist(mem_pages: u64, page_shift: u32) -> u64 {
     (1u64 << order) << page_shift
 }
 
+/// What `alloc_large_system_hash()` of 2.6.2x and later counts and caps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HashMemory {
+    /// `nr_kernel_pages`: lowmem pages less the memory map.
+    pub kernel_pages: u64,
+    /// `nr_all_pages`: every page less the memory map (the 1/16 cap).
+    pub all_pages: u64,
+    pub page_shift: u32,
+    /// `ADAPT_SCALE_*` (4.12+, `__BITS_PER_LONG > 32`).
+    pub adaptive: bool,
+    /// `max = min(max, 0x80000000ULL)` (4.x+).
+    pub cap_2g_entries: bool,
+}
+
+/// Entries the later `alloc_large_system_hash()` asks for: as
+/// [`hash_entries`], plus the adaptive scale above 64 GiB (one step per
+/// quadrupling, only for tables with no high limit), at least one page of
+/// buckets, and the 2^31-entry cap. `s.limit` is the high limit.
+pub fn hash_entries_late(s: &HashSizing, m: &HashMemory) -> u64 {
+    let ps = m.page_shift;
+    let mut n = s.numentries;
+    if n == 0 {
+        let mb_pages = 1u64 << 20u32.saturating_sub(ps);
+        n = m.kernel_pages.div_ceil(mb_pages) * mb_pages;
+        let mut scale = s.scale;
+        if m.adaptive && s.limit == 0 {
+            let mut adapt = (64u64 << 30) >> ps;
+            while adapt < n {
+                scale += 1;
+                adapt <<= 2;
+            }
+        }
+        n = if scale > ps {
+            n >> (scale - ps)
+        } else {
+            n << (ps - scale)
+        };
+        let page = 1u64 << ps;
+        if n.saturating_mul(s.bucket_size) < page {
+            n = page / s.bucket_size;
+        }
+    }
+    let n = n.max(1).next_power_of_two();
+    let mut max = if s.limit == 0 {
+        ((m.all_pages << ps) >> 4) / s.bucket_size
+    } else {
+        s.limit
+    };
+    if m.cap_2g_entries {
+        max = max.min(0x8000_0000);
+    }
+    let capped = n.min(max.max(1));
+    1u64 << capped.ilog2()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +147,52 @@ mod tests {
             limit: 64 * 1024,
         };
         assert_eq!(hash_entries(&s, 3_881_090, 14), 64 * 1024);
+    }
+
+    fn mem(gib: u64, adaptive: bool) -> HashMemory {
+        let pages = (gib << 30) >> 12;
+        HashMemory {
+            kernel_pages: pages,
+            all_pages: pages,
+            page_shift: 12,
+            adaptive,
+            cap_2g_entries: true,
+        }
+    }
+
+    #[test]
+    fn adaptive_scale_coarsens_once_per_quadrupling_above_64g() {
+        let dentry = HashSizing {
+            bucket_size: 8,
+            numentries: 0,
+            scale: 13,
+            limit: 0,
+        };
+        // Below the base the two agree; at 1 TiB (16x the base, two
+        // quadruplings past it) the scale grows by 2: 4x fewer buckets.
+        assert_eq!(
+            hash_entries_late(&dentry, &mem(32, true)),
+            hash_entries_late(&dentry, &mem(32, false))
+        );
+        let fixed = hash_entries_late(&dentry, &mem(1024, false));
+        let adapted = hash_entries_late(&dentry, &mem(1024, true));
+        assert_eq!(fixed / adapted, 4);
+        // A high limit switches adaptation off (the TCP tables).
+        let capped = HashSizing {
+            limit: 1 << 40,
+            ..dentry
+        };
+        assert_eq!(hash_entries_late(&capped, &mem(1024, true)), fixed);
+    }
+
+    #[test]
+    fn a_tiny_table_still_fills_one_page() {
+        let s = HashSizing {
+            bucket_size: 8,
+            numentries: 0,
+            scale: 30,
+            limit: 0,
+        };
+        assert_eq!(hash_entries_late(&s, &mem(1, false)) * 8, 4096);
     }
 }

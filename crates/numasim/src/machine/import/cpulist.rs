@@ -8,7 +8,8 @@ use crate::machine::MAX_CPUS;
 /// writes) is ignored; an empty list is valid. Members must be below
 /// [`MAX_CPUS`], which also bounds the memory a hostile range can cost.
 pub fn parse_cpulist(text: &str) -> Result<Vec<u32>, String> {
-    let t = text.trim();
+    // Some kernels end sysfs lists with a NUL byte.
+    let t = text.trim_matches(|c: char| c.is_whitespace() || c == '\0');
     let mut out: Vec<u32> = Vec::new();
     if t.is_empty() {
         return Ok(out);
@@ -34,6 +35,35 @@ pub fn parse_cpulist(text: &str) -> Result<Vec<u32>, String> {
     }
     out.sort_unstable();
     out.dedup();
+    Ok(out)
+}
+
+/// Parse a CPU mask as old kernels' `cpumap` prints it (`%*pb`): 32-bit
+/// hex words separated by commas, most significant first
+/// (`00000000,0000f00f`). Trailing whitespace and NULs are ignored.
+pub fn parse_cpumap(text: &str) -> Result<Vec<u32>, String> {
+    let t = text.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+    if t.is_empty() {
+        return Err("empty mask; expected hex words like `0000000f` or `00000000,000000ff`".into());
+    }
+    let words: Vec<&str> = t.split(',').collect();
+    if words.len() as u64 * 32 > MAX_CPUS {
+        return Err(format!("`{t}` is wider than {MAX_CPUS} CPUs"));
+    }
+    let mut out = Vec::new();
+    for (k, w) in words.iter().rev().enumerate() {
+        let w = w.trim();
+        if w.is_empty() || w.len() > 8 {
+            return Err(format!("`{w}` in `{t}`: each word is 1 to 8 hex digits"));
+        }
+        let v =
+            u32::from_str_radix(w, 16).map_err(|_| format!("`{w}` in `{t}` is not a hex word"))?;
+        for bit in 0..32 {
+            if v & (1 << bit) != 0 {
+                out.push(k as u32 * 32 + bit);
+            }
+        }
+    }
     Ok(out)
 }
 
@@ -81,6 +111,15 @@ pub fn format_cpulist(members: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpumap_words_are_most_significant_first() {
+        assert_eq!(parse_cpumap("0000000f\n").unwrap(), vec![0, 1, 2, 3]);
+        assert_eq!(parse_cpumap("00000001,00000100\0").unwrap(), vec![8, 32]);
+        assert!(parse_cpumap("xyz").is_err());
+        assert!(parse_cpumap("").is_err());
+        assert_eq!(parse_cpulist("0-1,4\n\0").unwrap(), vec![0, 1, 4]);
+    }
     use proptest::prelude::*;
 
     #[test]

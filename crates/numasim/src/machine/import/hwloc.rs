@@ -134,9 +134,21 @@ pub fn from_hwloc_xml(text: &str, source: &str) -> Result<Machine, InputError> {
     )?;
 
     if let Some(arch) = info(root, "Architecture") {
+        // hwloc writes `uname -m`; big-endian ppc64 sizes tables as ppc64le.
+        let arch = if arch == "ppc64" {
+            "ppc64le".to_string()
+        } else {
+            arch
+        };
         if let Some((_, a)) = Arch::NAMES.iter().find(|(n, _)| *n == arch) {
             m.arch = *a;
         }
+    }
+    // Without page types, the architecture's usual base page: POWER
+    // distributions build 64 KiB pages.
+    if page_sizes.is_empty() && m.arch == Arch::Ppc64le {
+        m.page_size = 64 << 10;
+        m.tlb.page_sizes = vec![64 << 10];
     }
     if let Some(model) = info(root, "CPUModel") {
         if !model.is_empty() {

@@ -173,13 +173,30 @@ pub fn from_numactl(text: &str, source: &str) -> Result<Machine, InputError> {
             "has no `available: N nodes (…)` line: is this the output of `numactl --hardware`?",
         ));
     };
+    // numactl 1.0.x prints neither `cpus:` lines nor a distance table.
+    // With no `cpus:` line at all the CPUs are unknown: one placeholder CPU
+    // per node with memory, so the machine boots, and the description says
+    // so. Some `cpus:` lines but not all is a truncated file.
+    let cpus_unknown = cpus.iter().all(|c| c.is_none());
+    let mut next_cpu = 0u32;
     let mut nodes = Vec::with_capacity(ids.len());
     for (p, &id) in ids.iter().enumerate() {
-        let c = cpus[p].take().ok_or_else(|| {
-            whole(&format!(
-                "has no `node {id} cpus:` line (truncated output?)"
-            ))
-        })?;
+        let c = match cpus[p].take() {
+            Some(c) => c,
+            None if cpus_unknown => {
+                if size[p].unwrap_or(0) > 0 {
+                    next_cpu += 1;
+                    vec![next_cpu - 1]
+                } else {
+                    Vec::new()
+                }
+            }
+            None => {
+                return Err(whole(&format!(
+                    "has no `node {id} cpus:` line (truncated output?)"
+                )))
+            }
+        };
         let s = size[p].ok_or_else(|| {
             whole(&format!(
                 "has no `node {id} size:` line (truncated output?)"
@@ -191,15 +208,24 @@ pub fn from_numactl(text: &str, source: &str) -> Result<Machine, InputError> {
             mem_bytes: s,
         });
     }
+    let mut flat = false;
     let matrix = if rows.len() == ids.len() {
         rows
     } else if ids.len() == 1 && rows.is_empty() && (no_distances || header.is_none()) {
         vec![vec![10]]
-    } else if no_distances {
-        return Err(whole(
-            "says `No distance information available` for a machine with several nodes; \
-             numasim needs the node distances (write a machine TOML by hand instead)",
-        ));
+    } else if rows.is_empty() && (no_distances || (header.is_none() && cpus_unknown)) {
+        // No distances at all (numactl 1.0.x, or "No distance information
+        // available"): flat SLIT defaults, 10 local and 20 remote, flagged.
+        // Newer numactl always prints `cpus:` lines and the table, so with
+        // `cpus:` lines a missing table is a truncated file.
+        flat = true;
+        (0..ids.len())
+            .map(|i| {
+                (0..ids.len())
+                    .map(|j| if i == j { 10 } else { 20 })
+                    .collect()
+            })
+            .collect()
     } else {
         return Err(whole(&format!(
             "has {} distance rows for {} nodes (truncated output?)",
@@ -207,9 +233,21 @@ pub fn from_numactl(text: &str, source: &str) -> Result<Machine, InputError> {
             ids.len()
         )));
     };
+    let mut description = format!("imported from numactl --hardware output {source}");
+    if cpus_unknown {
+        description.push_str(
+            "; CPUs unknown (no `cpus:` lines, as numactl 1.0.x prints): one placeholder CPU \
+             per node with memory, set node_cpus by hand",
+        );
+    }
+    if flat {
+        description.push_str(
+            "; distances unknown (no distance table): flat 10 local / 20 remote, set [distance] by hand",
+        );
+    }
     build(
         &name_from_source(source),
-        format!("imported from numactl --hardware output {source}"),
+        description,
         &nodes,
         matrix,
         source,

@@ -13,7 +13,7 @@
 //! (`deferred_init=lazy`) or that hot-add memory lags far behind
 //! `totalram_pages`, the kernel's own total that sizes its hashes.
 
-use super::cpulist::parse_cpulist;
+use super::cpulist::{parse_cpulist, parse_cpumap};
 use super::{build, name_from_source, revalidate, RawNode};
 use crate::error::InputError;
 use crate::machine::Machine;
@@ -88,8 +88,21 @@ pub fn from_sysfs_checked(
                 ),
             ));
         }
+        // Kernels before 2.6.2x have `cpumap` (a hex mask) but no `cpulist`.
         let p = nd.join("cpulist");
-        let cpus = parse_cpulist(&read(&p)?).map_err(|m| err(&p, m))?;
+        let cpus = match read_optional(&p)? {
+            Some(text) => parse_cpulist(&text).map_err(|m| err(&p, m))?,
+            None => {
+                let p = nd.join("cpumap");
+                parse_cpumap(&read(&p).map_err(|_| {
+                    err(
+                        &nd,
+                        "has neither `cpulist` nor `cpumap`; copy the whole node directory",
+                    )
+                })?)
+                .map_err(|m| err(&p, m))?
+            }
+        };
         let p = nd.join("meminfo");
         let mem_bytes = parse_meminfo(&read(&p)?, id).map_err(|m| err(&p, m))?;
         let p = nd.join("distance");
@@ -274,13 +287,23 @@ fn err(path: &Path, message: impl Into<String>) -> InputError {
     InputError::new(message).in_file(path.display().to_string())
 }
 
+/// A sysfs file's text, without the NUL some kernels end it with.
 fn read(path: &Path) -> Result<String, InputError> {
-    std::fs::read_to_string(path).map_err(|e| err(path, format!("cannot read: {e}")))
+    std::fs::read_to_string(path)
+        .map(strip_nul)
+        .map_err(|e| err(path, format!("cannot read: {e}")))
+}
+
+fn strip_nul(s: String) -> String {
+    match s.find('\0') {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, InputError> {
     match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
+        Ok(t) => Ok(Some(strip_nul(t))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(err(path, format!("cannot read: {e}"))),
     }
