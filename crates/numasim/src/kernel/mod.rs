@@ -7,6 +7,7 @@ pub mod contention;
 pub mod flavour;
 pub mod locking;
 pub mod mm;
+pub mod sched;
 pub mod sysctl_vm;
 pub mod time;
 

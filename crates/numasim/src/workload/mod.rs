@@ -10,6 +10,7 @@ pub mod contention;
 pub mod hold;
 pub mod membench;
 pub mod read;
+pub mod sched;
 pub mod spec;
 pub mod touch;
 pub mod vmstat;
@@ -182,6 +183,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             membench::Step::from_step(other, &mut r, machine)?;
         }
+        other if sched::WORKLOAD_NAMES.contains(&other) => {
+            sched::Step::from_step(other, &mut r, machine)?;
+        }
         other => {
             contention::Step::from_step(other, &mut r, machine)?;
         }
@@ -274,6 +278,9 @@ pub fn parse_for_test(
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             format!("{:?}", membench::Step::from_step(other, &mut r, machine)?)
         }
+        other if sched::WORKLOAD_NAMES.contains(&other) => {
+            format!("{:?}", sched::Step::from_step(other, &mut r, machine)?)
+        }
         other => format!("{:?}", contention::Step::from_step(other, &mut r, machine)?),
     };
     Ok((parsed, r.known_keys()))
@@ -357,6 +364,11 @@ fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Reco
         "zcb" => zcb::Zcb::from_step(&mut r)?.run(sim)?,
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             membench::Step::from_step(other, &mut r, &case.machine)?
+                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                .run(sim)?
+        }
+        other if sched::WORKLOAD_NAMES.contains(&other) => {
+            sched::Step::from_step(other, &mut r, &case.machine)?
                 .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
                 .run(sim)?
         }
