@@ -238,6 +238,9 @@ pub struct Aim7Result {
     pub migrations: u64,
     /// Mean length of the queue(s) a `schedule()` walked.
     pub mean_walk: f64,
+    /// At the end every task is in exactly one place: running on the CPU
+    /// that names it, counted in one queue, or asleep.
+    pub tasks_conserved: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -573,6 +576,24 @@ pub fn aim7(
         }
     }
     let cpu_time = ncpu as f64 * end.as_ns() as f64;
+    let running = t.iter().filter(|x| x.state == TaskState::Running).count();
+    let queued_n = t.iter().filter(|x| x.state == TaskState::Queued).count();
+    let on_cpus = curr.iter().flatten().count();
+    let named_right = curr
+        .iter()
+        .flatten()
+        .all(|&i| t[i].state == TaskState::Running);
+    let per_queue_ok = (0..nq).all(|k| {
+        t.iter()
+            .filter(|x| x.state == TaskState::Queued && x.queue == k)
+            .count()
+            == qlen[k]
+    });
+    let tasks_conserved = running == on_cpus
+        && named_right
+        && per_queue_ok
+        && queued_n == qlen.iter().sum::<usize>()
+        && t.len() == tasks as usize;
     Aim7Result {
         jobs_per_min: jobs as f64 / measure.as_secs_f64() * 60.0,
         lock_fraction: (lock_busy.as_ns() as f64 / cpu_time).min(1.0),
@@ -587,6 +608,7 @@ pub fn aim7(
         } else {
             walked as f64 / walks as f64
         },
+        tasks_conserved,
     }
 }
 
