@@ -106,6 +106,22 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "modern-hugepage-random",
         include_str!("../../../experiments/modern-hugepage-random.toml"),
     ),
+    (
+        "altix-o1-scheduler",
+        include_str!("../../../experiments/altix-o1-scheduler.toml"),
+    ),
+    (
+        "altix-loadbalance-livelock",
+        include_str!("../../../experiments/altix-loadbalance-livelock.toml"),
+    ),
+    (
+        "altix-percpu-peek",
+        include_str!("../../../experiments/altix-percpu-peek.toml"),
+    ),
+    (
+        "wildfire-aim7",
+        include_str!("../../../experiments/wildfire-aim7.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

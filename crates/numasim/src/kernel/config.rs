@@ -77,6 +77,8 @@ pub struct KernelConfig {
     pub bigmem: crate::kernel::mm::bigmem::BigMemKnobs,
     /// Flavour, page size, prefetch, tick, Big Memory, TLB partitions (D1–D15, flavour.rs).
     pub mm: crate::kernel::flavour::MmKnobs,
+    /// Run queues, load balancing and wake-up placement (E1–E4, sched/).
+    pub sched: crate::kernel::sched::SchedKnobs,
 }
 
 impl KernelConfig {
@@ -114,6 +116,7 @@ impl KernelConfig {
             contention: crate::kernel::contention::ContentionKnobs::defaults(machine),
             bigmem: crate::kernel::mm::bigmem::BigMemKnobs::defaults(machine),
             mm: crate::kernel::flavour::MmKnobs::defaults(machine),
+            sched: crate::kernel::sched::SchedKnobs::defaults(machine),
         }
     }
 
@@ -146,6 +149,7 @@ impl KernelConfig {
                     .knob_json(other)
                     .or_else(|| self.contention.knob_json(other))
                     .or_else(|| self.mm.knob_json(other))
+                    .or_else(|| self.sched.knob_json(other))
             }
         })
     }
@@ -175,6 +179,7 @@ impl KernelConfig {
         }
         k.contention = crate::kernel::contention::ContentionKnobs::read(r, machine)?;
         k.mm = crate::kernel::flavour::MmKnobs::read(r, machine)?;
+        k.sched = crate::kernel::sched::SchedKnobs::read(r, machine)?;
         k.bigmem = crate::kernel::mm::bigmem::BigMemKnobs::from_mm(&k.mm, machine)
             .map_err(|e| InputError::at(r.key("bigmem_mb"), e))?;
         if let Some(v) = r.bool("hashdist")? {

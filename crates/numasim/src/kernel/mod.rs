@@ -8,6 +8,7 @@ pub mod era;
 pub mod flavour;
 pub mod locking;
 pub mod mm;
+pub mod sched;
 pub mod sysctl_vm;
 pub mod time;
 

@@ -11,6 +11,7 @@ pub mod hold;
 pub mod membench;
 pub mod pci;
 pub mod read;
+pub mod sched;
 pub mod spec;
 pub mod touch;
 pub mod vmstat;
@@ -186,6 +187,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         other if pci::WORKLOAD_NAMES.contains(&other) => {
             pci::Step::from_step(other, &mut r, machine)?;
         }
+        other if sched::WORKLOAD_NAMES.contains(&other) => {
+            sched::Step::from_step(other, &mut r, machine)?;
+        }
         other => {
             contention::Step::from_step(other, &mut r, machine)?;
         }
@@ -281,6 +285,9 @@ pub fn parse_for_test(
         other if pci::WORKLOAD_NAMES.contains(&other) => {
             format!("{:?}", pci::Step::from_step(other, &mut r, machine)?)
         }
+        other if sched::WORKLOAD_NAMES.contains(&other) => {
+            format!("{:?}", sched::Step::from_step(other, &mut r, machine)?)
+        }
         other => format!("{:?}", contention::Step::from_step(other, &mut r, machine)?),
     };
     Ok((parsed, r.known_keys()))
@@ -369,6 +376,11 @@ fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Reco
         }
         other if pci::WORKLOAD_NAMES.contains(&other) => {
             pci::Step::from_step(other, &mut r, &case.machine)?
+                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                .run(sim)?
+        }
+        other if sched::WORKLOAD_NAMES.contains(&other) => {
+            sched::Step::from_step(other, &mut r, &case.machine)?
                 .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
                 .run(sim)?
         }

@@ -1,0 +1,174 @@
+//! The process scheduler, laid out like Linux `kernel/sched/`:
+//!
+//! - [`core`]: run queues and their locks, `schedule()`, wake-ups. The 2.4
+//!   global queue under `runqueue_lock` with `goodness()` and
+//!   `reschedule_idle()`, the O(1) per-CPU queues with per-CPU locks, and
+//!   the wildfire per-node queues with three-step wake-up placement
+//!   ([ALTIX04] E1, [WILDFIRE01] E4).
+//! - [`fair`]: `load_balance()` and its back-off variants at boot
+//!   ([ALTIX04] E2), and the peek at every CPU's `nr_running`/`cpu_load`
+//!   through per-CPU areas or a global array (E3).
+//! - [`trace`]: the schedule as Chrome trace-event JSON and a run-queue
+//!   length SVG (`--out`).
+//!
+//! Every run-queue lock is the engine's [`Lock`](crate::engine::Lock) on
+//! the machine's line costs (via `kernel/locking/spinlock.rs`), and every
+//! shared field an engine [`CacheLine`](crate::engine::CacheLine): a
+//! run-queue lock costs what any contended line costs on that machine.
+//! docs/sched.md gives the knobs, the parameters and their sources.
+
+pub mod core;
+pub mod fair;
+pub mod trace;
+
+use crate::error::InputError;
+use crate::machine::Machine;
+use crate::scenario::table::TableReader;
+use serde_json::{json, Value as Json};
+
+knob_enum! {
+    /// Run-queue structure on Altix (E1): 2.4's one queue or O(1)'s per-CPU queues.
+    Runqueue { Global = "global", PerCpu = "per-cpu" }
+}
+knob_enum! {
+    /// Scheduler on wildfire (E4): stock 2.4 or the NUMA scheduler.
+    Sched { Smp = "smp", Numa = "numa" }
+}
+knob_enum! {
+    /// What an idle CPU does after a failed `load_balance()` (E2).
+    BalanceBackoff {
+        /// Balance at the normal interval whatever the outcome.
+        None = "none",
+        /// SGI: each failure adds an increment to the CPU's next interval.
+        Progressive = "progressive",
+        /// 2.6.7-rc2 sched domains: reset to `min_interval` on imbalance,
+        /// double only when balanced, active balance after
+        /// `cache_nice_tries + 2` failures.
+        V267 = "2.6.7",
+    }
+}
+knob_enum! {
+    /// Where the fields a balance loop peeks at live (E3).
+    RqLayout { PercpuAreas = "percpu-areas", GlobalArray = "global-array" }
+}
+
+/// The scheduler knobs in force. Intervals are in ticks of the machine's HZ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedKnobs {
+    pub runqueue: Runqueue,
+    pub sched: Sched,
+    pub balance_backoff: BalanceBackoff,
+    pub rq_layout: RqLayout,
+    /// `IDLE_REBALANCE_TICK`: an idle CPU's balance interval within its node.
+    pub idle_rebalance_ticks: u64,
+    /// `BUSY_REBALANCE_TICK`.
+    pub busy_rebalance_ticks: u64,
+    /// `IDLE_NODE_REBALANCE_TICK / IDLE_REBALANCE_TICK`: cross-node factor when idle.
+    pub idle_node_factor: u64,
+    /// Cross-node factor when busy.
+    pub busy_node_factor: u64,
+    /// Progressive back-off: ticks added to the interval per failed pull.
+    pub balance_backoff_step_ticks: u64,
+    /// Progressive back-off: the longest interval, ticks.
+    pub balance_backoff_max_ticks: u64,
+    /// 2.6.7: `max_interval` of the node domain, ticks.
+    pub max_interval_ticks: u64,
+    /// 2.6.7: `cache_nice_tries` of the node domain.
+    pub cache_nice_tries: u64,
+}
+
+/// Longest interval any knob accepts, ticks (a minute at HZ = 1024):
+/// keeps a scenario's event count finite.
+pub const MAX_INTERVAL_TICKS: u64 = 61_440;
+
+impl SchedKnobs {
+    pub fn defaults(machine: &Machine) -> Self {
+        let hz = u64::from(machine.timer.hz.max(1));
+        SchedKnobs {
+            // The period's kernels: the Altix product kernel had O(1)
+            // queues; wildfire ran stock 2.4.
+            runqueue: Runqueue::PerCpu,
+            sched: Sched::Smp,
+            balance_backoff: BalanceBackoff::None,
+            rq_layout: RqLayout::PercpuAreas,
+            // Mainline O(1) sched.c: IDLE_REBALANCE_TICK = max(HZ/1000, 1),
+            // BUSY_REBALANCE_TICK = max(HZ/5, 1), node balancing 5x (idle)
+            // and 2x (busy) less often.
+            idle_rebalance_ticks: (hz / 1000).max(1),
+            busy_rebalance_ticks: (hz / 5).max(1),
+            idle_node_factor: 5,
+            busy_node_factor: 2,
+            // Not stated by SGI: one tick per failure, capped at the busy
+            // interval (docs/sched.md).
+            balance_backoff_step_ticks: 1,
+            balance_backoff_max_ticks: (hz / 5).max(1),
+            // 2.6.7 node domain: max_interval 32x the minimum (docs/sched.md).
+            max_interval_ticks: 32 * 5 * (hz / 1000).max(1),
+            cache_nice_tries: 2,
+        }
+    }
+
+    pub fn knob_json(&self, knob: &str) -> Option<Json> {
+        Some(match knob {
+            "runqueue" => json!(self.runqueue.name()),
+            "sched" => json!(self.sched.name()),
+            "balance_backoff" => json!(self.balance_backoff.name()),
+            "rq_layout" => json!(self.rq_layout.name()),
+            "idle_rebalance_ticks" => json!(self.idle_rebalance_ticks),
+            "busy_rebalance_ticks" => json!(self.busy_rebalance_ticks),
+            "idle_node_factor" => json!(self.idle_node_factor),
+            "busy_node_factor" => json!(self.busy_node_factor),
+            "balance_backoff_step_ticks" => json!(self.balance_backoff_step_ticks),
+            "balance_backoff_max_ticks" => json!(self.balance_backoff_max_ticks),
+            "max_interval_ticks" => json!(self.max_interval_ticks),
+            "cache_nice_tries" => json!(self.cache_nice_tries),
+            _ => return None,
+        })
+    }
+
+    pub fn read(r: &mut TableReader, machine: &Machine) -> Result<Self, InputError> {
+        let mut k = SchedKnobs::defaults(machine);
+        k.runqueue = r.choice("runqueue", Runqueue::NAMES)?.unwrap_or(k.runqueue);
+        k.sched = r.choice("sched", Sched::NAMES)?.unwrap_or(k.sched);
+        k.balance_backoff = r
+            .choice("balance_backoff", BalanceBackoff::NAMES)?
+            .unwrap_or(k.balance_backoff);
+        k.rq_layout = r
+            .choice("rq_layout", RqLayout::NAMES)?
+            .unwrap_or(k.rq_layout);
+        let ticks = |r: &mut TableReader, key: &'static str, d: u64, lo: u64| match r.raw(key) {
+            Some(toml::Value::Integer(i)) if *i < lo as i64 || *i > MAX_INTERVAL_TICKS as i64 => {
+                Err(InputError::at(
+                    r.key(key),
+                    format!("{i}: allowed {lo}..{MAX_INTERVAL_TICKS} (ticks)"),
+                ))
+            }
+            Some(_) => Ok(r.u64(key)?.unwrap_or(d)),
+            None => Ok(d),
+        };
+        k.idle_rebalance_ticks = ticks(r, "idle_rebalance_ticks", k.idle_rebalance_ticks, 1)?;
+        k.busy_rebalance_ticks = ticks(r, "busy_rebalance_ticks", k.busy_rebalance_ticks, 1)?;
+        k.idle_node_factor = ticks(r, "idle_node_factor", k.idle_node_factor, 1)?;
+        k.busy_node_factor = ticks(r, "busy_node_factor", k.busy_node_factor, 1)?;
+        k.balance_backoff_step_ticks = ticks(
+            r,
+            "balance_backoff_step_ticks",
+            k.balance_backoff_step_ticks,
+            1,
+        )?;
+        k.balance_backoff_max_ticks = ticks(
+            r,
+            "balance_backoff_max_ticks",
+            k.balance_backoff_max_ticks,
+            1,
+        )?;
+        k.max_interval_ticks = ticks(r, "max_interval_ticks", k.max_interval_ticks, 1)?;
+        k.cache_nice_tries = ticks(r, "cache_nice_tries", k.cache_nice_tries, 0)?;
+        Ok(k)
+    }
+
+    /// An idle CPU's interval for the cross-node balance, ticks.
+    pub fn idle_node_interval(&self) -> u64 {
+        (self.idle_rebalance_ticks * self.idle_node_factor).max(1)
+    }
+}

@@ -1,0 +1,179 @@
+//! The scheduler models (kernel/sched/): the directions the papers
+//! describe, conservation of tasks, determinism, and bad input.
+
+use numasim::engine::Dur;
+use numasim::kernel::contention::Spinlock;
+use numasim::kernel::sched::core::{aim7, sched_ops, Mix};
+use numasim::kernel::sched::fair::{boot_balance, peek_all};
+use numasim::kernel::sched::{BalanceBackoff, RqLayout, Runqueue, Sched, SchedKnobs};
+use numasim::machine::presets;
+use numasim::scenario::Scenario;
+
+fn altix() -> numasim::machine::Machine {
+    presets::preset("altix-512").unwrap()
+}
+
+#[test]
+fn per_cpu_queues_beat_the_global_queue_from_8_cpus() {
+    let m = altix();
+    for cpus in [8u64, 16, 32, 64] {
+        let ops =
+            |k| sched_ops(&m, k, Spinlock::Tas, cpus, 2, 5000, Dur(2_000_000), 1).sched_ops_per_s;
+        let (g, p) = (ops(Runqueue::Global), ops(Runqueue::PerCpu));
+        assert!(p > 1.5 * g, "{cpus} CPUs: per-cpu {p} vs global {g}");
+    }
+    // The global queue stops scaling: 64 CPUs do no more than 8.
+    let g = |n| {
+        sched_ops(
+            &m,
+            Runqueue::Global,
+            Spinlock::Tas,
+            n,
+            2,
+            5000,
+            Dur(2_000_000),
+            1,
+        )
+        .sched_ops_per_s
+    };
+    assert!(g(64) < g(8));
+}
+
+fn balance(backoff: BalanceBackoff, cpus: u64) -> numasim::kernel::sched::fair::BalanceResult {
+    let m = altix();
+    let mut k = SchedKnobs::defaults(&m);
+    k.balance_backoff = backoff;
+    boot_balance(&m, &k, Spinlock::Tas, cpus, 1, 2, Dur(100_000_000), 1)
+}
+
+#[test]
+fn back_off_removes_the_live_lock() {
+    let none = balance(BalanceBackoff::None, 512);
+    let prog = balance(BalanceBackoff::Progressive, 512);
+    let v267 = balance(BalanceBackoff::V267, 512);
+    assert!(none.livelock && v267.livelock, "{none:?} {v267:?}");
+    assert!(!prog.livelock, "{prog:?}");
+    assert!(prog.busy_cpu_lock_share_pct > none.busy_cpu_lock_share_pct);
+    assert!(prog.boot_progress > none.boot_progress);
+}
+
+#[test]
+fn live_lock_comes_from_the_lock_not_the_cpu_count() {
+    // The same kernel and CPUs with the attempts spread out by the
+    // progressive back-off do not live-lock; without it the busy CPU's
+    // wait is the burst of attempts queued on its lock, which grows with
+    // the number of balancing CPUs.
+    // And a small machine with no back-off waits far less than a large one.
+    let small = balance(BalanceBackoff::None, 64);
+    let large = balance(BalanceBackoff::None, 512);
+    assert!(small.max_wait_us * 10.0 < large.max_wait_us);
+}
+
+#[test]
+fn the_global_array_beats_per_cpu_areas_more_so_at_more_cpus() {
+    let m = altix();
+    let ratio = |n| {
+        let a = peek_all(&m, RqLayout::PercpuAreas, n, 128, 1).peek_all_us;
+        let g = peek_all(&m, RqLayout::GlobalArray, n, 128, 1).peek_all_us;
+        assert!(g < a, "{n}: array {g} vs areas {a}");
+        a / g
+    };
+    assert!(ratio(512) > ratio(64));
+    // Per-CPU areas take a TLB miss per CPU when the TLB is swept between loops.
+    let r = peek_all(&m, RqLayout::PercpuAreas, 256, 128, 1);
+    assert_eq!(r.tlb_misses, 256);
+}
+
+#[test]
+fn aim7_conserves_tasks_and_is_deterministic() {
+    let m = presets::preset("wildfire-gs320").unwrap();
+    let mix = Mix {
+        cpu_ns: 81e6,
+        io_ns: 135e6,
+        waits: 12,
+        mem_stall: 0.2,
+    };
+    for s in [Sched::Smp, Sched::Numa] {
+        for tasks in [1u64, 40, 700] {
+            let run = || {
+                aim7(
+                    &m,
+                    s,
+                    Spinlock::Tas,
+                    &mix,
+                    tasks,
+                    Dur(500_000_000),
+                    Dur(2_000_000_000),
+                    3,
+                    None,
+                )
+            };
+            let a = run();
+            assert!(a.tasks_conserved, "{s:?} {tasks}: {a:?}");
+            assert_eq!(a, run(), "same seed, same result");
+        }
+    }
+}
+
+#[test]
+fn numa_queues_walk_shorter_lists_and_hold_the_lock_less() {
+    let m = presets::preset("wildfire-gs320").unwrap();
+    let mix = Mix {
+        cpu_ns: 81e6,
+        io_ns: 135e6,
+        waits: 12,
+        mem_stall: 0.2,
+    };
+    let run = |s| {
+        aim7(
+            &m,
+            s,
+            Spinlock::Tas,
+            &mix,
+            2000,
+            Dur(1_000_000_000),
+            Dur(3_000_000_000),
+            1,
+            None,
+        )
+    };
+    let (smp, numa) = (run(Sched::Smp), run(Sched::Numa));
+    assert!(numa.mean_walk * 4.0 < smp.mean_walk, "{smp:?} {numa:?}");
+    assert!(numa.lock_fraction < smp.lock_fraction);
+}
+
+fn refused(kernel: &str, step: &str) -> numasim::error::InputError {
+    let body = format!(
+        "name = \"t\"\n[machine]\npreset = \"altix-512\"\n[kernel]\n{kernel}\n[[run]]\n{step}\n"
+    );
+    Scenario::from_str(&body, "t.toml", None).expect_err("should be refused")
+}
+
+#[test]
+fn bad_scheduler_input_names_file_and_key() {
+    let step = "workload = \"boot-balance\"\ncpus = 64";
+    let e = refused("balance_backoff = \"2.6.8\"", step);
+    assert_eq!(e.key.as_deref(), Some("kernel.balance_backoff"), "{e}");
+    assert_eq!(e.file.as_deref(), Some("t.toml"));
+    let e = refused("sched = \"o1\"", step);
+    assert_eq!(e.key.as_deref(), Some("kernel.sched"), "{e}");
+    for bad in [
+        "idle_rebalance_ticks = 0",
+        "idle_node_factor = -3",
+        "busy_rebalance_ticks = 1000000000",
+    ] {
+        let e = refused(bad, step);
+        assert!(
+            e.key.as_deref().unwrap_or("").starts_with("kernel."),
+            "{bad}: {e}"
+        );
+    }
+    let e = refused("", "workload = \"boot-balance\"\ncpus = 64\npinned = 65");
+    assert!(e.message.contains("more than the CPUs"), "{e}");
+    let e = refused("", "workload = \"aim7\"\ntasks = 0");
+    assert!(e.to_string().contains("tasks"), "{e}");
+    let e = refused("", "workload = \"aim7\"\ntasks = 20001");
+    assert!(e.to_string().contains("tasks"), "{e}");
+    let e = refused("", "workload = \"sched-ops\"\ncpus = 513");
+    assert!(e.to_string().contains("cpus"), "{e}");
+}
