@@ -268,6 +268,12 @@ impl Scenario {
         Ok(sc)
     }
 
+    /// The scenario's own tables (`[machine]`, `[kernel]`, `[[run]]`) as
+    /// written, before any case or `--set`: what the report shows as knobs.
+    pub fn base(&self) -> &Table {
+        &self.base
+    }
+
     /// The dotted keys any case varies, in first-seen order.
     pub fn varied_keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = Vec::new();
