@@ -124,6 +124,15 @@ fn role_key() -> String {
     s
 }
 
+/// Milliseconds with a decimal where they are few.
+fn ms_text(ms: f64) -> String {
+    if ms < 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.0} ms")
+    }
+}
+
 fn pct(d: f64) -> String {
     format!("{:+.1}%", d * 100.0)
 }
@@ -162,7 +171,7 @@ fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> Stri
         if timing {
             let ms = e.run_ms.unwrap_or(0.0);
             total_ms += ms;
-            let _ = write!(h, "<td class=\"n time\">{ms:.0} ms</td>");
+            let _ = write!(h, "<td class=\"n time\">{}</td>", ms_text(ms));
         }
         h += "</tr>\n";
     }
@@ -281,7 +290,7 @@ fn section(i: usize, e: &Entry, s: &Summary) -> String {
         }
     }
     if let Some(ms) = e.run_ms {
-        let _ = writeln!(h, "<dt>Run time</dt><dd class=\"time\">{ms:.0} ms</dd>");
+        let _ = writeln!(h, "<dt>Run time</dt><dd class=\"time\">{}</dd>", ms_text(ms));
     }
     h += "</dl>\n";
     let figs = figures(e.sc, e.records);
@@ -465,9 +474,24 @@ fn figures(sc: &Scenario, records: &[Record]) -> Vec<(String, String)> {
     } else {
         sc.report.figures.clone()
     };
+    let hinted = !sc.report.figures.is_empty();
     hints
         .iter()
-        .filter_map(|f| figure(sc, records, f))
+        .filter_map(|f| {
+            figure(sc, records, f).or_else(|| {
+                // A hinted figure the records cannot fill says so where it
+                // would stand, rather than vanish.
+                hinted.then(|| {
+                    (
+                        String::new(),
+                        format!(
+                            "{}: no records fit this figure's shape; the table below has the values.",
+                            f.metric
+                        ),
+                    )
+                })
+            })
+        })
         .collect()
 }
 
