@@ -24,6 +24,8 @@ const AUTO_FIGURES: usize = 3;
 /// Rows of the full record table shown per experiment (the rest are in
 /// `--format jsonl`); large-kernel-tables has a thousand.
 const MAX_RECORD_ROWS: usize = 300;
+/// Compared rows shown open; more fold under a summary line.
+const MAX_OPEN_ROWS: usize = 24;
 
 /// One experiment's run, as the page shows it.
 pub struct Entry<'a> {
@@ -592,10 +594,20 @@ fn compared_table(records: &[Record], sc: &Scenario) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut h = String::from(
+    // A long list (hashdist-boot compares 51 rows) folds away under its count.
+    let mut h = if rows.len() > MAX_OPEN_ROWS {
+        format!(
+            "<details><summary>{} published values compared</summary>\n",
+            rows.len()
+        )
+    } else {
+        String::new()
+    };
+    h += &String::from(
         "<table class=\"compared\">\n<thead><tr><th>metric</th><th>case</th><th class=\"n\">simulated</th>\
          <th class=\"n\">published</th><th>role</th><th class=\"n\">Δ</th><th class=\"n\">tolerance</th></tr></thead>\n<tbody>\n",
     );
+    let rows_len = rows.len();
     for r in rows {
         let tol = super::summary::tolerance_of(r, &sc.papers);
         let dev = r.deviation();
@@ -623,6 +635,9 @@ fn compared_table(records: &[Record], sc: &Scenario) -> String {
         );
     }
     h += "</tbody>\n</table>\n";
+    if rows_len > MAX_OPEN_ROWS {
+        h += "</details>\n";
+    }
     h
 }
 
