@@ -408,7 +408,11 @@ fn report(
             eprintln!("numasim: warning: {w}");
         }
         warn_unmatched(sc, sets, &records);
-        eprintln!("numasim: {} — {} records in {run_ms:.1} ms", sc.name, records.len());
+        eprintln!(
+            "numasim: {} — {} records in {run_ms:.1} ms",
+            sc.name,
+            records.len()
+        );
         runs.push(Ran {
             records,
             artifacts,
@@ -436,9 +440,8 @@ fn report(
 /// Write DIR/index.html for these runs and say where it is.
 fn write_report(dir: &Path, title: &str, runs: &[(&Scenario, Ran)]) -> Result<(), Error> {
     use numasim::report::html;
-    std::fs::create_dir_all(dir).map_err(|e| {
-        InputError::new(format!("cannot create {}: {e}", dir.display()))
-    })?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| InputError::new(format!("cannot create {}: {e}", dir.display())))?;
     let entries: Vec<html::Entry> = runs
         .iter()
         .map(|(sc, r)| html::Entry {
@@ -446,7 +449,11 @@ fn write_report(dir: &Path, title: &str, runs: &[(&Scenario, Ran)]) -> Result<()
             records: &r.records,
             artifacts: &r.artifacts,
             run_ms: r.run_ms,
-            doc_href: sc.report.doc.as_deref().and_then(|d| html::doc_href(dir, d)),
+            doc_href: sc
+                .report
+                .doc
+                .as_deref()
+                .and_then(|d| html::doc_href(dir, d)),
         })
         .collect();
     let page = html::page(title, &entries);

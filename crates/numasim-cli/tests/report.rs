@@ -35,17 +35,31 @@ fn report_all(dir: &Path) -> String {
 /// `[[report.figure]]` (or at least one chosen from the records), plus one
 /// per memory timeline.
 fn check_sections(html: &str) {
-    let sections: Vec<&str> = html.split("<section class=\"experiment\"").skip(1).collect();
-    assert_eq!(sections.len(), EXPERIMENTS.len(), "one section per experiment");
+    let sections: Vec<&str> = html
+        .split("<section class=\"experiment\"")
+        .skip(1)
+        .collect();
+    assert_eq!(
+        sections.len(),
+        EXPERIMENTS.len(),
+        "one section per experiment"
+    );
     for ((id, _), sec) in EXPERIMENTS.iter().zip(&sections) {
-        assert!(sec.starts_with(&format!(" id=\"{id}\"")), "{id} out of order");
+        assert!(
+            sec.starts_with(&format!(" id=\"{id}\"")),
+            "{id} out of order"
+        );
         let sc = experiments::load(id).unwrap();
         let figs = sec.matches("<figure class=\"plot\" ").count();
         let svgs = sec.matches("<svg ").count();
         if sc.report.figures.is_empty() {
             assert!(figs >= 1, "{id}: no figure");
         } else {
-            assert_eq!(figs, sc.report.figures.len(), "{id}: a hinted figure is missing");
+            assert_eq!(
+                figs,
+                sc.report.figures.len(),
+                "{id}: a hinted figure is missing"
+            );
         }
         assert!(svgs >= figs, "{id}: a figure without its plot");
         if let Some(doc) = &sc.report.doc {
@@ -71,7 +85,10 @@ fn the_page_is_self_contained_and_byte_stable() {
     assert_eq!(urls, ns, "a URL other than the SVG namespace");
     check_sections(&a);
     // Every calibration row is within tolerance: the summary says so.
-    assert!(!a.contains("class=\"n bad\""), "a row outside its tolerance");
+    assert!(
+        !a.contains("class=\"n bad\""),
+        "a row outside its tolerance"
+    );
 }
 
 /// A Chromium to drive, or None with the reason.
@@ -126,7 +143,10 @@ fn chromium_renders_every_section_without_console_messages() {
     // The DOM as the browser parsed it: every section and plot is there.
     let out = headless(&chrome, &["--dump-dom"], &page);
     let dom = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && dom.contains("</html>"), "dump-dom failed");
+    assert!(
+        out.status.success() && dom.contains("</html>"),
+        "dump-dom failed"
+    );
     check_sections(&dom);
     // The page has no script, so any console line is an error or a warning
     // (a bad attribute, a failed load) the browser reported.
@@ -145,6 +165,10 @@ fn chromium_renders_every_section_without_console_messages() {
     let png = std::fs::read(&shot).expect("screenshot written");
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");
     // A blank page compresses to almost nothing; a page of plots does not.
-    assert!(png.len() > 50_000, "screenshot of {} bytes: blank?", png.len());
+    assert!(
+        png.len() > 50_000,
+        "screenshot of {} bytes: blank?",
+        png.len()
+    );
     eprintln!("screenshot: {}", shot.display());
 }

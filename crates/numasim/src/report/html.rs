@@ -167,9 +167,12 @@ fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> Stri
                 if n == 0 { " mute" } else { "" }
             );
         }
-        h += &score_cells(s.rows.iter().filter(|c| c.role.scored()).map(|c| {
-            (c.deviation, c.tolerance, c.within())
-        }));
+        h += &score_cells(
+            s.rows
+                .iter()
+                .filter(|c| c.role.scored())
+                .map(|c| (c.deviation, c.tolerance, c.within())),
+        );
         if timing {
             let ms = e.run_ms.unwrap_or(0.0);
             total_ms += ms;
@@ -235,7 +238,13 @@ fn score_cells(rows: impl Iterator<Item = (f64, Option<f64>, bool)>) -> String {
 
 fn anchor(id: &str) -> String {
     id.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -292,7 +301,11 @@ fn section(i: usize, e: &Entry, s: &Summary) -> String {
         }
     }
     if let Some(ms) = e.run_ms {
-        let _ = writeln!(h, "<dt>Run time</dt><dd class=\"time\">{}</dd>", ms_text(ms));
+        let _ = writeln!(
+            h,
+            "<dt>Run time</dt><dd class=\"time\">{}</dd>",
+            ms_text(ms)
+        );
     }
     h += "</dl>\n";
     let figs = figures(e.sc, e.records);
@@ -564,7 +577,8 @@ fn figure(sc: &Scenario, records: &[Record], f: &FigureHint) -> Option<(String, 
             .flatten()
             .map(|s| (s, "curves over buffer size".to_string()))
     };
-    let cases = || svg::case_bars(&owned, &f.metric, &title).map(|s| (s, "one bar per case".into()));
+    let cases =
+        || svg::case_bars(&owned, &f.metric, &title).map(|s| (s, "one bar per case".into()));
     let (plot, shape) = match f.shape {
         Shape::Nodes => nodes(),
         Shape::Cpus => cpus(),
@@ -697,10 +711,7 @@ fn unique_ids(svg: &str, prefix: &str) -> String {
     let mut out = svg.to_string();
     for id in ids {
         for (a, b) in [("id=\"", "\""), ("url(#", ")"), ("href=\"#", "\"")] {
-            out = out.replace(
-                &format!("{a}{id}{b}"),
-                &format!("{a}{prefix}-{id}{b}"),
-            );
+            out = out.replace(&format!("{a}{id}{b}"), &format!("{a}{prefix}-{id}{b}"));
         }
     }
     out

@@ -538,7 +538,9 @@ fn y_title(r: &Record, left: f64, top: f64, h: f64, log: bool) -> String {
 pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String> {
     let recs: Vec<&Record> = records
         .iter()
-        .filter(|r| r.metric == metric && (r.value.is_some_and(f64::is_finite) || r.paper.is_some()))
+        .filter(|r| {
+            r.metric == metric && (r.value.is_some_and(f64::is_finite) || r.paper.is_some())
+        })
         .collect();
     if recs.is_empty() {
         return None;
