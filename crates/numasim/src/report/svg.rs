@@ -58,7 +58,7 @@ pub fn node_bars(
     );
     let ax = YAxis::linear(0.0, max);
     s += &ax.draw(left, w - 20.0 - left, top, plot_h);
-    s += &y_title(recs[0], left, top, plot_h, false);
+    s += &y_title(recs[0], top, plot_h, false);
     for r in &recs {
         let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
         let k: Vec<(String, Json)> = r.case_of(case_keys);
@@ -300,7 +300,7 @@ fn line_plot(
         escape(title)
     );
     s += &ax.draw(left, pw, top, ph);
-    s += &y_title(pts[0].0, left, top, ph, ax.log);
+    s += &y_title(pts[0].0, top, ph, ax.log);
     let mut xs: Vec<(f64, &str)> = pts.iter().map(|(_, x, l)| (*x, l.as_str())).collect();
     xs.sort_by(|a, b| a.0.total_cmp(&b.0));
     xs.dedup_by(|a, b| a.0 == b.0);
@@ -515,7 +515,7 @@ fn role_legend<'a>(
 }
 
 /// The y axis's name, `metric (unit)`, turned up the left edge.
-fn y_title(r: &Record, left: f64, top: f64, h: f64, log: bool) -> String {
+fn y_title(r: &Record, top: f64, h: f64, log: bool) -> String {
     let unit = if r.unit.is_empty() {
         String::new()
     } else {
@@ -523,7 +523,6 @@ fn y_title(r: &Record, left: f64, top: f64, h: f64, log: bool) -> String {
     };
     let x = 14.0;
     let y = top + h / 2.0;
-    let _ = left;
     format!(
         "<text x=\"{x}\" y=\"{y:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 {x} {y:.1})\">{}{}{}</text>\n",
         escape(&r.metric),
