@@ -405,7 +405,7 @@ fn run_report_writes_one_page_for_a_users_scenario() {
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert_eq!(html.matches("<section class=\"experiment\"").count(), 1);
     // meminfo reports per node: the default figure is per-node bars.
-    assert!(html.contains("per-node bars"), "no per-node figure");
+    assert!(html.contains("— per node;"), "no per-node figure");
     assert!(html.contains("kernel.hashdist=0") && html.contains("kernel.hashdist=1"));
     let _ = std::fs::remove_dir_all(&dir);
     // Neither ids nor --all: bad input.

@@ -561,7 +561,7 @@ fn figure(sc: &Scenario, records: &[Record], f: &FigureHint) -> Option<(String, 
         has("node")
             .then(|| svg::node_bars(&owned, &f.metric, &without("node"), &title))
             .flatten()
-            .map(|s| (s, "per-node bars".to_string()))
+            .map(|s| (s, "per node".to_string()))
     };
     let cpus = || {
         let x = SWEEP_KEYS.iter().copied().find(|k| {

@@ -59,7 +59,35 @@ pub fn node_bars(
     let ax = YAxis::linear(0.0, max);
     s += &ax.draw(left, w - 20.0 - left, top, plot_h);
     s += &y_title(recs[0], top, plot_h, false);
-    for r in &recs {
+    // Bars under two pixels wide (hundreds of nodes times several cases)
+    // vanish: draw each case as a line over the nodes instead.
+    let thin = bar_w < 2.0;
+    if thin {
+        for (ci, c) in cases.iter().enumerate() {
+            let mut pts: Vec<(u64, f64)> = recs
+                .iter()
+                .filter(|r| r.case_of(case_keys) == *c)
+                .filter_map(|r| Some((r.case_value("node")?.as_u64()?, r.value?)))
+                .collect();
+            pts.sort_by_key(|p| p.0);
+            let path: Vec<String> = pts
+                .iter()
+                .map(|&(n, v)| {
+                    format!(
+                        "{:.1},{:.1}",
+                        left + (n as f64 + 0.5) * group_w,
+                        ax.y(v, top, plot_h)
+                    )
+                })
+                .collect();
+            s += &format!(
+                "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n",
+                COLORS[ci % COLORS.len()],
+                path.join(" ")
+            );
+        }
+    }
+    for r in recs.iter().filter(|_| !thin) {
         let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
         let k: Vec<(String, Json)> = r.case_of(case_keys);
         let ci = cases.iter().position(|c| *c == k).unwrap_or(0);
@@ -80,6 +108,11 @@ pub fn node_bars(
                 s += &paper_mark(x + bar_w / 2.0, y, r.role);
             }
         }
+    }
+    for r in recs.iter().filter(|r| thin && r.paper.is_some()) {
+        let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
+        let p = r.paper.unwrap_or(0.0);
+        s += &paper_mark(left + (node + 0.5) * group_w, ax.y(p, top, plot_h), r.role);
     }
     let step = (nodes / 32).max(1);
     for n in (0..nodes).step_by(step) {
@@ -900,6 +933,32 @@ mod tests {
         bars[1].paper = Some(120.0);
         let svg = node_bars(&bars, "mem_used_kb", &keys, "t").unwrap();
         assert_eq!(svg.matches(PAPER_LEGEND).count(), 1, "{svg}");
+    }
+
+    #[test]
+    fn too_many_nodes_for_bars_become_lines() {
+        let bars = |nodes: u64| -> Vec<Record> {
+            ["a", "b", "c", "d"]
+                .iter()
+                .flat_map(|k| {
+                    (0..nodes).map(move |n| {
+                        Record::new(
+                            "t",
+                            vec![("kernel".into(), json!(k)), ("node".into(), json!(n))],
+                            "mem_used_kb",
+                            "kB",
+                            1.0 + n as f64,
+                        )
+                    })
+                })
+                .collect()
+        };
+        let keys = vec!["kernel".to_string()];
+        let few = node_bars(&bars(8), "mem_used_kb", &keys, "t").unwrap();
+        assert!(few.matches("<rect ").count() > 32 && !few.contains("<polyline"));
+        let many = node_bars(&bars(257), "mem_used_kb", &keys, "t").unwrap();
+        assert_eq!(many.matches("<polyline").count(), 4, "one line per case");
+        assert!(many.matches("<rect ").count() < 10, "no sub-pixel bars");
     }
 
     #[test]
