@@ -95,6 +95,30 @@ enum Command {
         sets: Vec<String>,
         #[command(flatten)]
         output: Output,
+        /// Also write DIR/index.html: one self-contained page with the plots, the published values marked by role, and the deviation.
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
+    },
+    /// Write one HTML page of experiments beside their papers (plots, deviation, machine, knobs).
+    #[command(
+        after_help = "Examples:\n  numasim report --all --out report/            every experiment; open report/index.html\n  numasim report bgp-bigmem-stream altix-toss --out r/\n\nThe page is self-contained (inline SVG and CSS, no script, no network) and works from file://."
+    )]
+    Report {
+        /// Experiment ids (see `numasim replay --list`).
+        #[arg(required_unless_present = "all")]
+        ids: Vec<String>,
+        /// Every experiment.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+        /// The folder to write index.html into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Leave out the wall-clock run times, so the page is byte-identical run to run.
+        #[arg(long)]
+        no_timing: bool,
+        /// Override a key, as for `run` (the published values of changed cases are shown, not compared).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
     },
     /// Replay a published experiment beside the paper's figures.
     #[command(after_help = "Experiments: see `numasim replay --list`.")]
@@ -238,11 +262,27 @@ fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Error> {
 
 fn dispatch(cmd: Command) -> Result<(), Error> {
     match cmd {
-        Command::Run { file, sets, output } => {
+        Command::Run {
+            file,
+            sets,
+            output,
+            report,
+        } => {
             let sc = Scenario::from_file(&file)?;
             let sets = parse_sets(&sets)?;
-            run_and_print(&sc, &sets, &output, true).map(|_| ())
+            let run = run_and_print_all(&sc, &sets, &output, true, report.is_some())?;
+            if let Some(dir) = report {
+                write_report(&dir, &format!("numasim: {}", sc.name), &[(&sc, run)])?;
+            }
+            Ok(())
         }
+        Command::Report {
+            ids,
+            all,
+            out,
+            no_timing,
+            sets,
+        } => report(&ids, all, &out, no_timing, &parse_sets(&sets)?),
         Command::Replay {
             id,
             all,
@@ -292,6 +332,25 @@ fn run_and_print(
     out: &Output,
     header: bool,
 ) -> Result<Vec<Record>, Error> {
+    run_and_print_all(sc, sets, out, header, false).map(|r| r.records)
+}
+
+/// A scenario's run, as the report needs it.
+struct Ran {
+    records: Vec<Record>,
+    artifacts: Vec<numasim::report::Artifact>,
+    /// Wall-clock milliseconds of the simulation alone.
+    run_ms: Option<f64>,
+}
+
+/// [`run_and_print`], keeping the run's files when `files` (for a report).
+fn run_and_print_all(
+    sc: &Scenario,
+    sets: &[(String, toml::Value)],
+    out: &Output,
+    header: bool,
+    files: bool,
+) -> Result<Ran, Error> {
     let t0 = Instant::now();
     // A bar over cases on a terminal (indicatif draws nothing when stderr is
     // not one); only for scenarios long enough to need it.
@@ -304,7 +363,7 @@ fn run_and_print(
     );
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let (records, artifacts) =
-        run::run_with_artifacts(sc, sets, out.out.is_some(), &|| bar.inc(1))?;
+        run::run_with_artifacts(sc, sets, out.out.is_some() || files, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let elapsed = t0.elapsed();
     let keys = sc.varied_keys();
@@ -351,7 +410,17 @@ fn run_and_print(
     for w in run::incomplete_runs(&records) {
         eprintln!("numasim: warning: {w}");
     }
-    for p in run::unmatched_papers(&records, &sc.papers) {
+    warn_unmatched(sc, sets, &records);
+    Ok(Ran {
+        records,
+        artifacts,
+        run_ms: Some(elapsed.as_secs_f64() * 1e3),
+    })
+}
+
+/// Warn of [[paper]] rows no record matched (a typo, or a --set that moved the case).
+fn warn_unmatched(sc: &Scenario, sets: &[(String, toml::Value)], records: &[Record]) {
+    for p in run::unmatched_papers(records, &sc.papers) {
         let case: Vec<String> = p
             .case
             .iter()
@@ -369,7 +438,92 @@ fn run_and_print(
             }
         );
     }
-    Ok(records)
+}
+
+/// `numasim report`: run each experiment (quietly), then write one page.
+fn report(
+    ids: &[String],
+    all: bool,
+    dir: &Path,
+    no_timing: bool,
+    sets: &[(String, toml::Value)],
+) -> Result<(), Error> {
+    let ids: Vec<&str> = if all {
+        EXPERIMENTS.iter().map(|(id, _)| *id).collect()
+    } else {
+        ids.iter().map(String::as_str).collect()
+    };
+    // Every id is checked before anything runs.
+    let scs: Vec<Scenario> = ids
+        .iter()
+        .map(|id| experiments::load(id))
+        .collect::<Result<_, _>>()?;
+    let t0 = Instant::now();
+    let mut runs = Vec::new();
+    for sc in &scs {
+        let t = Instant::now();
+        let (records, artifacts) = run::run_with_artifacts(sc, sets, true, &|| {})?;
+        let run_ms = t.elapsed().as_secs_f64() * 1e3;
+        for w in run::incomplete_runs(&records) {
+            eprintln!("numasim: warning: {w}");
+        }
+        warn_unmatched(sc, sets, &records);
+        eprintln!(
+            "numasim: {} — {} records in {run_ms:.1} ms",
+            sc.name,
+            records.len()
+        );
+        runs.push(Ran {
+            records,
+            artifacts,
+            run_ms: (!no_timing).then_some(run_ms),
+        });
+    }
+    let simulated = t0.elapsed();
+    let title = if all {
+        "numasim: every experiment beside its paper".to_string()
+    } else {
+        format!("numasim: {}", ids.join(", "))
+    };
+    let pairs: Vec<(&Scenario, Ran)> = scs.iter().zip(runs).collect();
+    let t1 = Instant::now();
+    write_report(dir, &title, &pairs)?;
+    eprintln!(
+        "numasim: {} experiments simulated in {:.2} s; the report took {:.0} ms more",
+        scs.len(),
+        simulated.as_secs_f64(),
+        t1.elapsed().as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+/// Write DIR/index.html for these runs and say where it is.
+fn write_report(dir: &Path, title: &str, runs: &[(&Scenario, Ran)]) -> Result<(), Error> {
+    use numasim::report::html;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| InputError::new(format!("cannot create {}: {e}", dir.display())))?;
+    let entries: Vec<html::Entry> = runs
+        .iter()
+        .map(|(sc, r)| html::Entry {
+            sc,
+            records: &r.records,
+            artifacts: &r.artifacts,
+            run_ms: r.run_ms,
+            doc_href: sc
+                .report
+                .doc
+                .as_deref()
+                .and_then(|d| html::doc_href(dir, d)),
+        })
+        .collect();
+    let page = html::page(title, &entries);
+    let path = numasim::report::out::OutDir::new(dir).write_one("index.html", &page)?;
+    eprintln!(
+        "numasim: wrote {} ({} kB); open it in a browser",
+        path.display(),
+        page.len() / 1024
+    );
+    Ok(())
 }
 
 fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error> {

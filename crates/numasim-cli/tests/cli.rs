@@ -417,3 +417,42 @@ fn pci_bad_input_exits_2_naming_file_and_key() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn run_report_writes_one_page_for_a_users_scenario() {
+    // No [report] hints: the figures are chosen from the records.
+    let f = write_scenario(
+        "report-mine",
+        "name = \"mine\"\n[machine]\npreset = \"altix-hashdist-16\"\n[[case]]\nkernel.hashdist = 0\n[[case]]\nkernel.hashdist = 1\n[[run]]\nworkload = \"meminfo\"\n",
+    );
+    let dir = std::env::temp_dir().join(format!("numasim-run-report-{}", std::process::id()));
+    let out = numasim(&[
+        "run",
+        f.to_str().unwrap(),
+        "--report",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert_eq!(html.matches("<section class=\"experiment\"").count(), 1);
+    // meminfo reports per node: the default figure is per-node bars.
+    assert!(html.contains("— per node;"), "no per-node figure");
+    assert!(html.contains("kernel.hashdist=0") && html.contains("kernel.hashdist=1"));
+    let _ = std::fs::remove_dir_all(&dir);
+    // Neither ids nor --all: bad input.
+    let out = numasim(&["report", "--out", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = numasim(&[
+        "report",
+        "no-such-experiment",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no experiment"));
+    assert!(!dir.exists(), "a refused report wrote its folder");
+}

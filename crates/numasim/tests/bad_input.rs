@@ -222,3 +222,26 @@ fn a_job_larger_than_memory_and_swap_is_refused_at_run_time() {
         other => panic!("expected an input error, got {other:?}"),
     }
 }
+
+#[test]
+fn bad_report_hints_name_the_key() {
+    let fig = |body: &str| format!("{OK}[report]\n{body}");
+    let e = err(&fig("qestion = \"x\"\n"));
+    assert_eq!(e.key.as_deref(), Some("report.qestion"), "{e}");
+    assert!(e.message.contains("Did you mean `question`"), "{e}");
+    let e = err(&fig("doc = \"../../etc/passwd\"\n"));
+    assert_eq!(e.key.as_deref(), Some("report.doc"), "{e}");
+    assert!(e.message.contains("docs/"), "{e}");
+    let e = err(&fig(
+        "[[report.figure]]\nmetric = \"mem_used_kb\"\nshape = \"pie\"\n",
+    ));
+    assert_eq!(e.key.as_deref(), Some("report.figure[0].shape"), "{e}");
+    assert!(e.message.contains("`nodes`"), "{e}");
+    let e = err(&fig("[[report.figure]]\nmetric = \"mem_usd_kb\"\n"));
+    assert_eq!(e.key.as_deref(), Some("report.figure[0].metric"), "{e}");
+    assert!(e.message.contains("did you mean `mem_used_kb`"), "{e}");
+    load(&fig(
+        "question = \"q?\"\ndoc = \"docs/placement.md\"\n[[report.figure]]\nmetric = \"mem_used_kb\"\nshape = \"nodes\"\nlogy = false\n",
+    ))
+    .unwrap();
+}

@@ -1,6 +1,8 @@
 //! Tidy records and their views: tables, CSV, JSONL, SVG plots.
 
 pub mod csv;
+pub mod hint;
+pub mod html;
 pub mod out;
 pub mod record;
 pub mod summary;
@@ -9,6 +11,7 @@ pub mod table;
 pub mod timeline;
 pub mod view;
 
+pub use hint::{FigureHint, ReportHints, Shape};
 pub use record::{Record, Role};
 pub use summary::{Summary, Totals};
 pub use timeline::Artifact;

@@ -206,6 +206,12 @@ impl<'a> OutDir<'a> {
         Ok(path)
     }
 
+    /// Write one file, `file` (a plain name), creating DIR if needed.
+    pub fn write_one(&self, file: &str, content: &str) -> Result<PathBuf, Error> {
+        std::fs::create_dir_all(self.dir).map_err(|e| self.io(e))?;
+        self.write(file, content)
+    }
+
     /// Write NAME.jsonl, NAME.csv, NAME.txt, one CSV per view, the SVG plots
     /// and the run's artifacts; returns the paths written, in order.
     pub fn write_all(

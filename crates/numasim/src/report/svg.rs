@@ -2,7 +2,7 @@
 //! group per case, the published value as a tick where one exists.
 
 use super::table::fmt_json;
-use super::Record;
+use super::{Record, Role};
 use serde_json::Value as Json;
 
 /// Series colours (Tableau 10), in case order.
@@ -52,13 +52,42 @@ pub fn node_bars(
     let group_w = plot_w / nodes as f64;
     let bar_w = (group_w * 0.8 / cases.len() as f64).max(0.5);
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
         escape(title)
     );
     let ax = YAxis::linear(0.0, max);
     s += &ax.draw(left, w - 20.0 - left, top, plot_h);
-    for r in &recs {
+    s += &y_title(recs[0], top, plot_h, false);
+    // Bars under two pixels wide (hundreds of nodes times several cases)
+    // vanish: draw each case as a line over the nodes instead.
+    let thin = bar_w < 2.0;
+    if thin {
+        for (ci, c) in cases.iter().enumerate() {
+            let mut pts: Vec<(u64, f64)> = recs
+                .iter()
+                .filter(|r| r.case_of(case_keys) == *c)
+                .filter_map(|r| Some((r.case_value("node")?.as_u64()?, r.value?)))
+                .collect();
+            pts.sort_by_key(|p| p.0);
+            let path: Vec<String> = pts
+                .iter()
+                .map(|&(n, v)| {
+                    format!(
+                        "{:.1},{:.1}",
+                        left + (n as f64 + 0.5) * group_w,
+                        ax.y(v, top, plot_h)
+                    )
+                })
+                .collect();
+            s += &format!(
+                "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n",
+                COLORS[ci % COLORS.len()],
+                path.join(" ")
+            );
+        }
+    }
+    for r in recs.iter().filter(|_| !thin) {
         let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
         let k: Vec<(String, Json)> = r.case_of(case_keys);
         let ci = cases.iter().position(|c| *c == k).unwrap_or(0);
@@ -74,7 +103,16 @@ pub fn node_bars(
         if let Some(p) = r.paper {
             let y = ax.y(p, top, plot_h);
             s += &format!("<line x1=\"{x:.2}\" x2=\"{:.2}\" y1=\"{y:.2}\" y2=\"{y:.2}\" stroke=\"black\" stroke-width=\"2\"/>\n", x + bar_w);
+            // Wide enough bars also carry the role's marker on the tick.
+            if bar_w >= 8.0 {
+                s += &paper_mark(x + bar_w / 2.0, y, r.role);
+            }
         }
+    }
+    for r in recs.iter().filter(|r| thin && r.paper.is_some()) {
+        let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
+        let p = r.paper.unwrap_or(0.0);
+        s += &paper_mark(left + (node + 0.5) * group_w, ax.y(p, top, plot_h), r.role);
     }
     let step = (nodes / 32).max(1);
     for n in (0..nodes).step_by(step) {
@@ -107,16 +145,12 @@ pub fn node_bars(
             escape(&label.join(", "))
         );
     }
-    if recs.iter().any(|r| r.paper.is_some()) {
-        let y = top + plot_h + 54.0 + 18.0 * cases.len() as f64;
-        s += &format!(
-            "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"black\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{y:.1}\">{PAPER_LEGEND}</text>\n",
-            left + 10.0,
-            y - 4.0,
-            y - 4.0,
-            left + 14.0
-        );
-    }
+    s += &role_legend(
+        recs.iter().copied(),
+        left,
+        top + plot_h + 54.0 + 18.0 * cases.len() as f64,
+        true,
+    );
     s += "</svg>\n";
     Some(s)
 }
@@ -135,6 +169,24 @@ pub fn sweep_lines(
     metric: &str,
     case_keys: &[String],
     title: &str,
+) -> Option<String> {
+    sweep_lines_with(records, metric, case_keys, title, PlotOpts::default())
+}
+
+/// Axis choices a figure hint can force over a plot's own rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlotOpts {
+    pub logx: Option<bool>,
+    pub logy: Option<bool>,
+}
+
+/// [`sweep_lines`] with the axes `opts` forces.
+pub fn sweep_lines_with(
+    records: &[Record],
+    metric: &str,
+    case_keys: &[String],
+    title: &str,
+    opts: PlotOpts,
 ) -> Option<String> {
     let x_key = SWEEP_KEYS.iter().copied().find(|k| {
         !case_keys.iter().any(|c| c == k)
@@ -155,9 +207,10 @@ pub fn sweep_lines(
         (a.min(*x), b.max(*x))
     });
     let axes = Axes {
-        logx: xmin > 0.0 && xmax / xmin >= 8.0,
+        logx: opts.logx.unwrap_or(xmin > 0.0 && xmax / xmin >= 8.0) && xmin > 0.0,
         logy_span: 100.0,
         min_y_span: 0.0,
+        logy: opts.logy,
     };
     line_plot(&pts, axes, x_key, metric, case_keys, title)
 }
@@ -172,6 +225,17 @@ pub fn size_lines(
     metric: &str,
     case_keys: &[String],
     title: &str,
+) -> Option<String> {
+    size_lines_with(records, metric, case_keys, title, PlotOpts::default())
+}
+
+/// [`size_lines`] with the axes `opts` forces.
+pub fn size_lines_with(
+    records: &[Record],
+    metric: &str,
+    case_keys: &[String],
+    title: &str,
+    opts: PlotOpts,
 ) -> Option<String> {
     if case_keys.iter().any(|c| c == "size") {
         return None;
@@ -191,9 +255,10 @@ pub fn size_lines(
         .filter_map(|r| size_of(r).map(|(x, l)| (r, x, l)))
         .collect();
     let axes = Axes {
-        logx: true,
+        logx: opts.logx.unwrap_or(true),
         logy_span: 10.0,
         min_y_span: 1.0,
+        logy: opts.logy,
     };
     line_plot(&pts, axes, "size", metric, case_keys, title)
 }
@@ -208,6 +273,9 @@ struct Axes {
     /// A linear y axis from min(0, ymin) reaches ymax if it is at least this
     /// far above (and above at all), else spans exactly 1.
     min_y_span: f64,
+    /// Forced log (true) or linear (false) y axis; a log axis still needs
+    /// positive values.
+    logy: Option<bool>,
 }
 
 /// Lines of (record, x, x label) points, one line per case, x labels
@@ -240,7 +308,8 @@ fn line_plot(
         (a.min(*x), b.max(*x))
     });
     let logx = axes.logx;
-    let ax = if ymin > 0.0 && ymax / ymin >= axes.logy_span {
+    let want_log = axes.logy.unwrap_or(ymax / ymin >= axes.logy_span);
+    let ax = if ymin > 0.0 && want_log {
         YAxis::log(ymin, ymax)
     } else {
         let lo = ymin.min(0.0);
@@ -259,11 +328,12 @@ fn line_plot(
     let px = |x: f64| left + pw * (fx(x) - x0) / (x1 - x0).max(1e-9);
     let py = |y: f64| ax.y(y, top, ph);
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{left}\" y=\"22\" font-size=\"15\">{}</text>\n",
         escape(title)
     );
     s += &ax.draw(left, pw, top, ph);
+    s += &y_title(pts[0].0, top, ph, ax.log);
     let mut xs: Vec<(f64, &str)> = pts.iter().map(|(_, x, l)| (*x, l.as_str())).collect();
     xs.sort_by(|a, b| a.0.total_cmp(&b.0));
     xs.dedup_by(|a, b| a.0 == b.0);
@@ -314,19 +384,26 @@ fn case_lines(
     // Lines closer than their own width hide each other.
     const LINE_W: f64 = 2.0;
     // Per case, its points in pixels (x, y, paper y), left to right.
-    let lines: Vec<Vec<(f64, f64, Option<f64>)>> = cases
+    type Pt = (f64, f64, Option<(f64, Option<Role>)>);
+    let lines: Vec<Vec<Pt>> = cases
         .iter()
         .map(|c| {
-            let mut line: Vec<(f64, f64, Option<f64>)> = points
+            let mut line: Vec<Pt> = points
                 .iter()
                 .filter(|(r, _)| r.case_of(case_keys) == *c)
-                .map(|&(r, x)| (px(x), py(r.value.unwrap_or(0.0)), r.paper.map(py)))
+                .map(|&(r, x)| {
+                    (
+                        px(x),
+                        py(r.value.unwrap_or(0.0)),
+                        r.paper.map(|p| (py(p), r.role)),
+                    )
+                })
                 .collect();
             line.sort_by(|a, b| a.0.total_cmp(&b.0));
             line
         })
         .collect();
-    let same = |a: &[(f64, f64, Option<f64>)], b: &[(f64, f64, Option<f64>)]| {
+    let same = |a: &[Pt], b: &[Pt]| {
         a.len() == b.len()
             && a.iter()
                 .zip(b)
@@ -347,7 +424,6 @@ fn case_lines(
         })
         .collect();
     let mut s = String::new();
-    let mut paper = false;
     for (ci, line) in lines.iter().enumerate() {
         let color = COLORS[ci % COLORS.len()];
         let under = (0..ci).find(|&cj| same(&lines[cj], line));
@@ -366,11 +442,8 @@ fn case_lines(
         );
         for &(x, y, p) in line {
             s += &format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>\n");
-            if let Some(p) = p {
-                paper = true;
-                s += &format!(
-                    "<circle cx=\"{x:.1}\" cy=\"{p:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n"
-                );
+            if let Some((p, role)) = p {
+                s += &paper_mark(x, p, role);
             }
         }
         let note = under
@@ -384,25 +457,219 @@ fn case_lines(
             labels[ci]
         );
     }
-    if paper {
-        let y = legend_top + 18.0 * cases.len() as f64;
-        s += &format!(
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{y:.1}\">{PAPER_LEGEND}</text>\n",
-            left + 5.0,
-            y - 4.0,
-            left + 14.0
-        );
-    }
+    s += &role_legend(
+        points.iter().map(|(r, _)| *r),
+        left,
+        legend_top + 18.0 * cases.len() as f64,
+        false,
+    );
     s
 }
 
-/// The legend line for the black marks that show published values.
+/// How each legend line for the black marks of published values begins.
 pub const PAPER_LEGEND: &str = "published value (paper)";
 
 /// Legend lines under a plot: one per case, one more for the paper's
 /// marks when any record has a published value.
 fn legend_lines<'a>(cases: usize, recs: impl IntoIterator<Item = &'a Record>) -> usize {
-    cases + usize::from(recs.into_iter().any(|r| r.paper.is_some()))
+    cases + roles_present(recs).len()
+}
+
+/// The roles of the published values among `recs`, in legend order; a
+/// published value with no role (records built without a scenario) counts
+/// as a prediction, as the summary scores it.
+fn roles_present<'a>(recs: impl IntoIterator<Item = &'a Record>) -> Vec<Role> {
+    let mut roles: Vec<Role> = recs
+        .into_iter()
+        .filter(|r| r.paper.is_some())
+        .map(|r| r.role.unwrap_or(Role::Prediction))
+        .collect();
+    roles.sort();
+    roles.dedup();
+    roles
+}
+
+/// The black mark of a published value at (x, y), shaped by its role so a
+/// reader tells a fitted point from a predicted one: a square for
+/// calibration, a diamond for an input, a ring for a prediction.
+pub fn paper_mark(x: f64, y: f64, role: Option<Role>) -> String {
+    match role.unwrap_or(Role::Prediction) {
+        Role::Calibration => format!(
+            "<rect class=\"paper calibration\" x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+            x - 4.5,
+            y - 4.5
+        ),
+        Role::Input => format!(
+            "<path class=\"paper input\" d=\"M{x:.1},{:.1} l5.5,5.5 l-5.5,5.5 l-5.5,-5.5 z\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+            y - 5.5
+        ),
+        Role::Prediction => format!(
+            "<circle class=\"paper prediction\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n"
+        ),
+    }
+}
+
+/// What each role's mark means, in the legend.
+fn role_words(role: Role) -> &'static str {
+    match role {
+        Role::Calibration => "calibration: a machine parameter was fitted to it",
+        Role::Input => "input: copied into the machine or workload",
+        Role::Prediction => "prediction: nothing fitted to it",
+    }
+}
+
+/// One legend line per role among `recs`' published values, from
+/// `legend_top` down; `tick`: the marks sit on a bar's black tick.
+fn role_legend<'a>(
+    recs: impl IntoIterator<Item = &'a Record>,
+    left: f64,
+    legend_top: f64,
+    tick: bool,
+) -> String {
+    let mut s = String::new();
+    for (i, role) in roles_present(recs).into_iter().enumerate() {
+        let y = legend_top + 18.0 * i as f64;
+        if tick {
+            s += &format!(
+                "<line x1=\"{left}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"black\" stroke-width=\"2\"/>",
+                left + 10.0,
+                y - 4.0,
+                y - 4.0
+            );
+        }
+        s += &paper_mark(left + 5.0, y - 4.0, Some(role));
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{y:.1}\">{PAPER_LEGEND}, {}</text>\n",
+            left + 14.0,
+            role_words(role)
+        );
+    }
+    s
+}
+
+/// The y axis's name, `metric (unit)`, turned up the left edge.
+fn y_title(r: &Record, top: f64, h: f64, log: bool) -> String {
+    let unit = if r.unit.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", r.unit)
+    };
+    let x = 14.0;
+    let y = top + h / 2.0;
+    format!(
+        "<text x=\"{x}\" y=\"{y:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 {x} {y:.1})\">{}{}{}</text>\n",
+        escape(&r.metric),
+        escape(&unit),
+        if log { ", log scale" } else { "" }
+    )
+}
+
+/// One horizontal bar per case (every case key of `metric`'s records, so
+/// per-row keys too) for a scalar result under each configuration, the
+/// published value as a role-shaped mark; None if there are no values.
+pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String> {
+    let recs: Vec<&Record> = records
+        .iter()
+        .filter(|r| {
+            r.metric == metric && (r.value.is_some_and(f64::is_finite) || r.paper.is_some())
+        })
+        .collect();
+    if recs.is_empty() {
+        return None;
+    }
+    // Label each bar by the keys whose values differ among the bars.
+    let cases: Vec<&[(String, Json)]> = recs.iter().map(|r| r.case.as_slice()).collect();
+    let names = super::out::case_names(&cases);
+    let labels: Vec<String> = names
+        .iter()
+        .map(|n| {
+            if n.title.is_empty() {
+                metric.to_string()
+            } else {
+                n.title.clone()
+            }
+        })
+        .collect();
+    let label_w = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(6, 48) as f64
+        * 6.6
+        + 12.0;
+    let vals = recs
+        .iter()
+        .flat_map(|r| [r.value, r.paper])
+        .flatten()
+        .filter(|v| v.is_finite());
+    let (lo, hi) = vals.fold((0.0f64, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let ax = YAxis::linear(lo, hi);
+    let bar_h = 22.0;
+    let legend = 18.0 * roles_present(recs.iter().copied()).len() as f64;
+    let (w, top, left) = (900.0, 40.0, label_w);
+    let ph = bar_h * recs.len() as f64;
+    let h = top + ph + 50.0 + legend;
+    let pw = w - left - 30.0;
+    // The value axis runs left to right.
+    let px = |v: f64| left + pw * (v - ax.lo) / (ax.hi - ax.lo).max(1e-12);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"10\" y=\"22\" font-size=\"15\">{}</text>\n",
+        escape(title)
+    );
+    for (v, label) in &ax.ticks {
+        let x = px(*v);
+        s += &format!(
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{top}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\n<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{label}</text>\n",
+            top + ph,
+            top + ph + 16.0
+        );
+    }
+    let unit = if recs[0].unit.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", recs[0].unit)
+    };
+    s += &format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}{}</text>\n",
+        left + pw / 2.0,
+        top + ph + 34.0,
+        escape(metric),
+        escape(&unit)
+    );
+    for (i, r) in recs.iter().enumerate() {
+        let y = top + bar_h * i as f64;
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
+            left - 8.0,
+            y + bar_h / 2.0 + 4.0,
+            escape(&labels[i])
+        );
+        if let Some(v) = r.value.filter(|v| v.is_finite()) {
+            let (a, b) = (px(0.0f64.max(ax.lo)), px(v));
+            s += &format!(
+                "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\"/>\n",
+                a.min(b),
+                y + 3.0,
+                (b - a).abs().max(0.5),
+                bar_h - 6.0,
+                COLORS[0]
+            );
+        }
+        if let Some(p) = r.paper {
+            let x = px(p);
+            s += &format!(
+                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"black\" stroke-width=\"2\"/>\n",
+                y + 1.0,
+                y + bar_h - 1.0
+            );
+            s += &paper_mark(x, y + bar_h / 2.0, r.role);
+        }
+    }
+    s += &role_legend(recs.iter().copied(), 10.0, top + ph + 54.0, false);
+    s += "</svg>\n";
+    Some(s)
 }
 
 fn escape(t: &str) -> String {
@@ -666,6 +933,32 @@ mod tests {
         bars[1].paper = Some(120.0);
         let svg = node_bars(&bars, "mem_used_kb", &keys, "t").unwrap();
         assert_eq!(svg.matches(PAPER_LEGEND).count(), 1, "{svg}");
+    }
+
+    #[test]
+    fn too_many_nodes_for_bars_become_lines() {
+        let bars = |nodes: u64| -> Vec<Record> {
+            ["a", "b", "c", "d"]
+                .iter()
+                .flat_map(|k| {
+                    (0..nodes).map(move |n| {
+                        Record::new(
+                            "t",
+                            vec![("kernel".into(), json!(k)), ("node".into(), json!(n))],
+                            "mem_used_kb",
+                            "kB",
+                            1.0 + n as f64,
+                        )
+                    })
+                })
+                .collect()
+        };
+        let keys = vec!["kernel".to_string()];
+        let few = node_bars(&bars(8), "mem_used_kb", &keys, "t").unwrap();
+        assert!(few.matches("<rect ").count() > 32 && !few.contains("<polyline"));
+        let many = node_bars(&bars(257), "mem_used_kb", &keys, "t").unwrap();
+        assert_eq!(many.matches("<polyline").count(), 4, "one line per case");
+        assert!(many.matches("<rect ").count() < 10, "no sub-pixel bars");
     }
 
     #[test]

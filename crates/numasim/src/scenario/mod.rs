@@ -15,7 +15,7 @@ use crate::error::InputError;
 use crate::kernel::KernelConfig;
 use crate::machine::{presets, Machine};
 use crate::report::view::{Better, View};
-use crate::report::Role;
+use crate::report::{FigureHint, ReportHints, Role, Shape};
 use merge::{apply_dotted, deep_merge, flatten};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -50,6 +50,8 @@ pub struct Scenario {
     pub papers: Vec<PaperRow>,
     /// Pivot tables to print with the table format (presentation only).
     pub views: Vec<View>,
+    /// How the HTML report shows it (presentation only; never read by the model).
+    pub report: ReportHints,
     machines: MachineCache,
 }
 
@@ -102,6 +104,7 @@ const TOP_KEYS: &[&str] = &[
     "run",
     "paper",
     "view",
+    "report",
 ];
 
 impl Scenario {
@@ -189,6 +192,11 @@ impl Scenario {
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err(InputError::at("view", "write views as [[view]] tables")),
         };
+        let report = match doc.remove("report") {
+            None => ReportHints::default(),
+            Some(Value::Table(t)) => read_report(&t).map_err(|e| e.under("report"))?,
+            Some(_) => return Err(InputError::at("report", "must be a table ([report])")),
+        };
         if !matches!(doc.get("run"), None | Some(Value::Array(_))) {
             return Err(InputError::at(
                 "run",
@@ -213,6 +221,7 @@ impl Scenario {
             cases,
             papers,
             views,
+            report,
             machines: MachineCache::default(),
         };
         // Resolve every case now: bad input is refused before anything runs.
@@ -226,6 +235,21 @@ impl Scenario {
         // A [[paper]] metric no step reports is a typo, refused like a
         // view's (it would otherwise match nothing and score nothing).
         let metrics = produced_metrics(&resolved);
+        for (i, f) in sc.report.figures.iter().enumerate() {
+            if !metrics.contains(&f.metric) {
+                let hint = table::nearest(&f.metric, metrics.iter().map(String::as_str))
+                    .map(|n| format!(" (did you mean `{n}`?)"))
+                    .unwrap_or_default();
+                return Err(InputError::at(
+                    format!("report.figure[{i}].metric"),
+                    format!(
+                        "`{}` is not a metric of this scenario's steps{hint}; allowed: {}",
+                        f.metric,
+                        metrics.join(", ")
+                    ),
+                ));
+            }
+        }
         for (i, p) in sc.papers.iter().enumerate() {
             if !metrics.contains(&p.metric) {
                 let hint = table::nearest(&p.metric, metrics.iter().map(String::as_str))
@@ -242,6 +266,12 @@ impl Scenario {
             }
         }
         Ok(sc)
+    }
+
+    /// The scenario's own tables (`[machine]`, `[kernel]`, `[[run]]`) as
+    /// written, before any case or `--set`: what the report shows as knobs.
+    pub fn base(&self) -> &Table {
+        &self.base
     }
 
     /// The dotted keys any case varies, in first-seen order.
@@ -500,6 +530,65 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         value,
         tolerance,
         role,
+    })
+}
+
+/// The `[report]` table: question, doc and `[[report.figure]]` hints.
+fn read_report(t: &Table) -> Result<ReportHints, InputError> {
+    let mut r = TableReader::new("", t);
+    let question = r.str("question")?.map(str::to_string);
+    let doc = r.str("doc")?.map(str::to_string);
+    if let Some(d) = &doc {
+        // A path inside the repository's docs, so the link cannot point elsewhere.
+        if !d.starts_with("docs/") || d.contains("..") || !d.ends_with(".md") {
+            return Err(InputError::at(
+                "doc",
+                format!("{d:?}: allowed: a page under docs/, e.g. \"docs/placement.md\""),
+            ));
+        }
+    }
+    let figures = match r.raw("figure") {
+        None => vec![],
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| read_figure(v).map_err(|e| e.under(&format!("figure[{i}]"))))
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(InputError::at(
+                "figure",
+                "write figures as [[report.figure]] tables",
+            ))
+        }
+    };
+    r.finish()?;
+    Ok(ReportHints {
+        question,
+        doc,
+        figures,
+    })
+}
+
+fn read_figure(v: &Value) -> Result<FigureHint, InputError> {
+    let Value::Table(t) = v else {
+        return Err(InputError::new("must be a table"));
+    };
+    let mut r = TableReader::new("", t);
+    let metric = r
+        .str("metric")?
+        .ok_or_else(|| InputError::at("metric", "missing: the metric to plot"))?
+        .to_string();
+    let shape = r.choice("shape", Shape::NAMES)?.unwrap_or(Shape::Auto);
+    let title = r.str("title")?.map(str::to_string);
+    let logx = r.bool("logx")?;
+    let logy = r.bool("logy")?;
+    r.finish()?;
+    Ok(FigureHint {
+        metric,
+        shape,
+        title,
+        logx,
+        logy,
     })
 }
 

@@ -1,0 +1,783 @@
+//! One self-contained HTML page of experiments beside their papers: a
+//! summary table on top, then per experiment its question, machine and
+//! knobs, the figures in the papers' shapes with the published points
+//! marked by role, the compared rows and a link to the model's doc.
+//!
+//! The page is plain HTML with inline CSS and inline SVG: no script, no
+//! font, no request, so it opens from `file://` and prints. Its bytes
+//! depend only on the inputs; the one exception is the run-time column,
+//! which the caller leaves out (`run_ms = None`) for a byte-stable page.
+
+use super::hint::{FigureHint, Shape};
+use super::out::case_names;
+use super::summary::{Summary, Totals};
+use super::svg::{self, PlotOpts, SWEEP_KEYS};
+use super::table::{fmt_json, fmt_value};
+use super::{Artifact, Record, Role};
+use crate::scenario::Scenario;
+use serde_json::Value as Json;
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+/// Figures chosen from the records when an experiment gives no hint.
+const AUTO_FIGURES: usize = 3;
+/// Rows of the full record table shown per experiment (the rest are in
+/// `--format jsonl`); large-kernel-tables has a thousand.
+const MAX_RECORD_ROWS: usize = 300;
+/// Compared rows shown open; more fold under a summary line.
+const MAX_OPEN_ROWS: usize = 24;
+
+/// One experiment's run, as the page shows it.
+pub struct Entry<'a> {
+    pub sc: &'a Scenario,
+    pub records: &'a [Record],
+    /// The run's files; the SVG ones (memory timelines) are drawn inline.
+    pub artifacts: &'a [Artifact],
+    /// Wall-clock milliseconds of the simulation; None leaves the column out.
+    pub run_ms: Option<f64>,
+    /// Where the model's doc is from the page, if it was found.
+    pub doc_href: Option<String>,
+}
+
+/// The whole page.
+pub fn page(title: &str, entries: &[Entry]) -> String {
+    let summaries: Vec<Summary> = entries
+        .iter()
+        .map(|e| Summary::of(&e.sc.name, e.records, &e.sc.papers))
+        .collect();
+    let timing = entries.iter().any(|e| e.run_ms.is_some());
+    let mut h = String::with_capacity(1 << 20);
+    h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    // No favicon request from file://.
+    h += "<link rel=\"icon\" href=\"data:,\">\n";
+    let _ = writeln!(h, "<title>{}</title>", esc(title));
+    h += "<style>\n";
+    h += CSS;
+    h += "</style>\n</head>\n<body>\n<main>\n";
+    let _ = writeln!(h, "<h1>{}</h1>", esc(title));
+    h += "<p class=\"lede\">Each experiment's simulated result beside the published one. \
+          A published value is marked by its role: ";
+    h += &role_key();
+    h += " Only calibration and prediction rows are scored; an input agrees by construction. \
+          Δ is (simulated − published) / |published|.</p>\n";
+    h += &summary_table(entries, &summaries, timing);
+    for (i, (e, s)) in entries.iter().zip(&summaries).enumerate() {
+        h += &section(i, e, s);
+    }
+    h += "<footer>Made by <code>numasim report</code> ";
+    h += env!("CARGO_PKG_VERSION");
+    if timing {
+        h += ". Run times are wall-clock on the machine that made the page; \
+              <code>--no-timing</code> leaves them out and makes the page byte-identical run to run";
+    }
+    h += ".</footer>\n</main>\n</body>\n</html>\n";
+    h
+}
+
+const CSS: &str = "\
+:root{--fg:#1d1d1f;--mute:#666;--line:#d8d8d8;--bad:#b3261e;--good:#1e6b34}
+body{margin:0;font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:var(--fg);background:#fafafa}
+main{max-width:1180px;margin:0 auto;padding:1.2em 1.5em 3em;background:#fff}
+h1{font-size:1.6em;margin:.3em 0}
+h2{font-size:1.3em;margin:0 0 .2em;border-bottom:2px solid var(--line);padding-bottom:.15em}
+h2 a{color:inherit;text-decoration:none}
+.lede{color:var(--mute);max-width:60em}
+.key svg{vertical-align:-2px}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+th,td{border-bottom:1px solid var(--line);padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f1f1f3;font-weight:600}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.total td{font-weight:600;border-top:2px solid #aaa}
+.ok{color:var(--good)}.bad{color:var(--bad);font-weight:600}.mute{color:var(--mute)}
+section.experiment{margin:2.2em 0 0;padding-top:.4em}
+.question{font-size:1.08em;font-style:italic;margin:.2em 0 .5em}
+dl.meta{display:grid;grid-template-columns:7.5em 1fr;gap:.15em .8em;margin:.4em 0 .8em;font-size:.92em}
+dl.meta dt{color:var(--mute)}dl.meta dd{margin:0}
+figure.plot{margin:.8em 0;padding:0}
+figure.plot svg{display:block;width:100%;max-width:900px;height:auto;border:1px solid #eee}
+figcaption{font-size:.88em;color:var(--mute);margin-top:.2em}
+details{margin:.5em 0;font-size:.9em}
+code{font-size:.92em}
+footer{margin-top:3em;color:var(--mute);font-size:.85em}
+@media print{body{background:#fff}main{max-width:none;padding:0}section.experiment{break-before:page}
+figure.plot{break-inside:avoid}details{display:none}a{color:inherit}}
+";
+
+/// Inline marks for the three roles, as the plots draw them.
+fn role_key() -> String {
+    let mut s = String::new();
+    for (i, role) in [Role::Calibration, Role::Input, Role::Prediction]
+        .into_iter()
+        .enumerate()
+    {
+        let what = match role {
+            Role::Calibration => "calibration (a machine parameter was fitted to it)",
+            Role::Input => "input (copied into the machine or workload)",
+            Role::Prediction => "prediction (nothing fitted to it)",
+        };
+        let _ = write!(
+            s,
+            "<span class=\"key\"><svg width=\"14\" height=\"14\" viewBox=\"0 0 14 14\">{}</svg> {what}</span>{}",
+            svg::paper_mark(7.0, 7.0, Some(role)).trim_end(),
+            if i < 2 { ", " } else { "." }
+        );
+    }
+    s
+}
+
+/// Milliseconds with a decimal where they are few.
+fn ms_text(ms: f64) -> String {
+    if ms < 10.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.0} ms")
+    }
+}
+
+fn pct(d: f64) -> String {
+    format!("{:+.1}%", d * 100.0)
+}
+
+fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> String {
+    let mut h = String::from(
+        "<table class=\"summary\">\n<thead><tr><th>experiment</th><th>machine</th>\
+         <th class=\"n\">calibration</th><th class=\"n\">input</th><th class=\"n\">prediction</th>\
+         <th class=\"n\">median |Δ|</th><th class=\"n\">worst Δ</th><th class=\"n\">within tolerance</th>",
+    );
+    if timing {
+        h += "<th class=\"n\">run time</th>";
+    }
+    h += "</tr></thead>\n<tbody>\n";
+    let mut total_ms = 0.0;
+    for (e, s) in entries.iter().zip(summaries) {
+        let id = &e.sc.name;
+        let _ = write!(
+            h,
+            "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td>",
+            anchor(id),
+            esc(id),
+            esc(&machine_name(e.sc))
+        );
+        for role in [Role::Calibration, Role::Input, Role::Prediction] {
+            let n = s.role(role).rows;
+            let _ = write!(
+                h,
+                "<td class=\"n{}\">{n}</td>",
+                if n == 0 { " mute" } else { "" }
+            );
+        }
+        h += &score_cells(
+            s.rows
+                .iter()
+                .filter(|c| c.role.scored())
+                .map(|c| (c.deviation, c.tolerance, c.within())),
+        );
+        if timing {
+            let ms = e.run_ms.unwrap_or(0.0);
+            total_ms += ms;
+            let _ = write!(h, "<td class=\"n time\">{}</td>", ms_text(ms));
+        }
+        h += "</tr>\n";
+    }
+    let t = Totals::of(summaries);
+    let _ = write!(
+        h,
+        "<tr class=\"total\"><td>{} experiments</td><td></td>",
+        t.experiments
+    );
+    for role in [Role::Calibration, Role::Input, Role::Prediction] {
+        let n = t
+            .by_role
+            .iter()
+            .find(|(r, _)| r.role == role)
+            .map_or(0, |(r, _)| r.rows);
+        let _ = write!(h, "<td class=\"n\">{n}</td>");
+    }
+    h += &score_cells(summaries.iter().flat_map(|s| {
+        s.rows
+            .iter()
+            .filter(|c| c.role.scored())
+            .map(|c| (c.deviation, c.tolerance, c.within()))
+    }));
+    if timing {
+        let _ = write!(h, "<td class=\"n time\">{total_ms:.0} ms</td>");
+    }
+    h += "</tr>\n</tbody>\n</table>\n";
+    h
+}
+
+/// Median |Δ|, worst Δ and within-tolerance cells over scored rows.
+fn score_cells(rows: impl Iterator<Item = (f64, Option<f64>, bool)>) -> String {
+    let rows: Vec<(f64, Option<f64>, bool)> = rows.collect();
+    if rows.is_empty() {
+        return "<td class=\"n mute\">—</td><td class=\"n mute\">—</td><td class=\"n mute\">—</td>"
+            .into();
+    }
+    let mut abs: Vec<f64> = rows.iter().map(|r| r.0.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let n = abs.len();
+    let median = if n % 2 == 1 {
+        abs[n / 2]
+    } else {
+        (abs[n / 2 - 1] + abs[n / 2]) / 2.0
+    };
+    let worst = rows
+        .iter()
+        .map(|r| r.0)
+        .fold(0.0f64, |w, d| if d.abs() > w.abs() { d } else { w });
+    let with_tol = rows.iter().filter(|r| r.1.is_some()).count();
+    let within = rows.iter().filter(|r| r.2).count();
+    format!(
+        "<td class=\"n\">{:.1}%</td><td class=\"n\">{}</td><td class=\"n {}\">{within}/{with_tol}</td>",
+        median * 100.0,
+        pct(worst),
+        if within == with_tol { "ok" } else { "bad" }
+    )
+}
+
+fn anchor(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The machine a scenario's first case runs on, as `[machine] preset` names it.
+fn machine_name(sc: &Scenario) -> String {
+    sc.base()
+        .get("machine")
+        .and_then(|m| m.get("preset"))
+        .and_then(toml::Value::as_str)
+        .unwrap_or("(inline)")
+        .to_string()
+}
+
+fn section(i: usize, e: &Entry, s: &Summary) -> String {
+    let sc = e.sc;
+    let mut h = String::new();
+    let _ = writeln!(
+        h,
+        "<section class=\"experiment\" id=\"{}\">\n<h2><a href=\"#{0}\">{}</a></h2>",
+        anchor(&sc.name),
+        esc(&sc.name)
+    );
+    let question = sc.report.question.as_deref().unwrap_or(&sc.description);
+    if !question.is_empty() {
+        let _ = writeln!(h, "<p class=\"question\">{}</p>", esc(question));
+    }
+    h += "<dl class=\"meta\">\n";
+    if sc.report.question.is_some() && !sc.description.is_empty() {
+        let _ = writeln!(h, "<dt>Setup</dt><dd>{}</dd>", esc(&sc.description));
+    }
+    let _ = writeln!(h, "<dt>Machine</dt><dd>{}</dd>", machine_line(sc));
+    let knobs = knob_line(sc);
+    if !knobs.is_empty() {
+        let _ = writeln!(h, "<dt>Knobs</dt><dd>{knobs}</dd>");
+    }
+    let cases = case_line(sc);
+    if !cases.is_empty() {
+        let _ = writeln!(h, "<dt>Cases</dt><dd>{cases}</dd>");
+    }
+    let _ = writeln!(h, "<dt>Deviation</dt><dd>{}</dd>", deviation_line(s));
+    if let Some(doc) = &sc.report.doc {
+        match &e.doc_href {
+            Some(href) => {
+                let _ = writeln!(
+                    h,
+                    "<dt>Model</dt><dd><a href=\"{}\">{}</a></dd>",
+                    esc(href),
+                    esc(doc)
+                );
+            }
+            None => {
+                let _ = writeln!(h, "<dt>Model</dt><dd><code>{}</code></dd>", esc(doc));
+            }
+        }
+    }
+    if let Some(ms) = e.run_ms {
+        let _ = writeln!(
+            h,
+            "<dt>Run time</dt><dd class=\"time\">{}</dd>",
+            ms_text(ms)
+        );
+    }
+    h += "</dl>\n";
+    let figs = figures(e.sc, e.records);
+    for (f, (fig, caption)) in figs.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<figure class=\"plot\" id=\"{}-fig{}\">\n{}<figcaption>{}</figcaption>\n</figure>",
+            anchor(&sc.name),
+            f + 1,
+            unique_ids(fig, &format!("e{i}f{f}")),
+            esc(caption)
+        );
+    }
+    let svgs: Vec<&Artifact> = e
+        .artifacts
+        .iter()
+        .filter(|a| a.kind.ends_with(".svg"))
+        .collect();
+    let all_cases: Vec<&[(String, Json)]> = e.artifacts.iter().map(|a| a.case.as_slice()).collect();
+    let names = case_names(&all_cases);
+    for (a, n) in e.artifacts.iter().zip(&names) {
+        if !a.kind.ends_with(".svg") {
+            continue;
+        }
+        let t = svgs.iter().position(|x| std::ptr::eq(*x, a)).unwrap_or(0);
+        let caption = if n.title.is_empty() {
+            format!("Memory per node over time ({})", a.kind)
+        } else {
+            format!("Memory per node over time, {} ({})", n.title, a.kind)
+        };
+        let _ = writeln!(
+            h,
+            "<figure class=\"plot timeline\" id=\"{}-tl{}\">\n{}<figcaption>{}</figcaption>\n</figure>",
+            anchor(&sc.name),
+            t + 1,
+            unique_ids(&a.content, &format!("e{i}t{t}")),
+            esc(&caption)
+        );
+    }
+    h += &compared_table(e.records, sc);
+    h += &records_table(e.records);
+    h += "</section>\n";
+    h
+}
+
+fn machine_line(sc: &Scenario) -> String {
+    let name = esc(&machine_name(sc));
+    match sc.resolve(0, &[]) {
+        Ok(c) => {
+            let m = &c.machine;
+            format!(
+                "<code>{name}</code>: {} nodes, {} CPUs, {}{}",
+                m.node_count(),
+                m.cpu_count(),
+                mem(m.mem_bytes()),
+                if m.description.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", esc(&m.description))
+                }
+            )
+        }
+        Err(_) => format!("<code>{name}</code>"),
+    }
+}
+
+fn mem(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The `[kernel]` knobs every case starts from, and the machine's inline overrides.
+fn knob_line(sc: &Scenario) -> String {
+    let mut parts = Vec::new();
+    for section in ["kernel", "machine"] {
+        if let Some(toml::Value::Table(t)) = sc.base().get(section) {
+            for (k, v) in t {
+                if section == "machine" && k == "preset" {
+                    continue;
+                }
+                parts.push(format!(
+                    "<code>{}.{}&#8239;=&#8239;{}</code>",
+                    section,
+                    esc(k),
+                    esc(&toml_text(v))
+                ));
+            }
+        }
+    }
+    parts.join(", ")
+}
+
+fn toml_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn case_line(sc: &Scenario) -> String {
+    if sc.cases.len() < 2 {
+        return String::new();
+    }
+    sc.cases
+        .iter()
+        .map(|c| {
+            let kv: Vec<String> = c
+                .iter()
+                .map(|(k, v)| format!("{}&#8239;=&#8239;{}", esc(k), esc(&toml_text(v))))
+                .collect();
+            format!("<code>{}</code>", kv.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+fn deviation_line(s: &Summary) -> String {
+    if s.rows.is_empty() && s.not_comparable == 0 {
+        return "<span class=\"mute\">no published values: every figure here is unchecked</span>"
+            .into();
+    }
+    let mut parts = Vec::new();
+    for role in [Role::Calibration, Role::Prediction, Role::Input] {
+        let r = s.role(role);
+        if r.rows == 0 {
+            continue;
+        }
+        let worst = r.worst.as_ref().map_or(0.0, |(d, _)| *d);
+        if role.scored() {
+            parts.push(format!(
+                "{role} {} row{}: median |Δ| {:.1}%, worst {}, <span class=\"{}\">within tolerance {}/{}</span>",
+                r.rows,
+                if r.rows == 1 { "" } else { "s" },
+                r.median_abs_dev * 100.0,
+                pct(worst),
+                if r.within == r.with_tolerance { "ok" } else { "bad" },
+                r.within,
+                r.with_tolerance
+            ));
+        } else {
+            parts.push(format!(
+                "input {} row{} (copied, not scored; largest |Δ| {:.1}%)",
+                r.rows,
+                if r.rows == 1 { "" } else { "s" },
+                worst.abs() * 100.0
+            ));
+        }
+    }
+    if s.not_comparable > 0 {
+        parts.push(format!(
+            "{} rows not comparable (a --set changed their machine or kernel)",
+            s.not_comparable
+        ));
+    }
+    parts.join("; ")
+}
+
+/// The figures of an experiment: its hints, else chosen from the records.
+fn figures(sc: &Scenario, records: &[Record]) -> Vec<(String, String)> {
+    let hints: Vec<FigureHint> = if sc.report.figures.is_empty() {
+        auto_metrics(records)
+            .into_iter()
+            .map(|m| FigureHint {
+                metric: m,
+                shape: Shape::Auto,
+                title: None,
+                logx: None,
+                logy: None,
+            })
+            .collect()
+    } else {
+        sc.report.figures.clone()
+    };
+    let hinted = !sc.report.figures.is_empty();
+    hints
+        .iter()
+        .filter_map(|f| {
+            figure(sc, records, f).or_else(|| {
+                // A hinted figure the records cannot fill says so where it
+                // would stand, rather than vanish.
+                hinted.then(|| {
+                    (
+                        String::new(),
+                        format!(
+                            "{}: no records fit this figure's shape; the table below has the values.",
+                            f.metric
+                        ),
+                    )
+                })
+            })
+        })
+        .collect()
+}
+
+/// Metrics with published values first (record order), else the first
+/// metric with a value; at most [`AUTO_FIGURES`].
+fn auto_metrics(records: &[Record]) -> Vec<String> {
+    let mut ms: Vec<String> = Vec::new();
+    for r in records.iter().filter(|r| r.paper.is_some()) {
+        if !ms.contains(&r.metric) {
+            ms.push(r.metric.clone());
+        }
+    }
+    if ms.is_empty() {
+        if let Some(r) = records.iter().find(|r| r.value.is_some_and(f64::is_finite)) {
+            ms.push(r.metric.clone());
+        }
+    }
+    ms.truncate(AUTO_FIGURES);
+    ms
+}
+
+/// Every case key of `metric`'s records, in first-seen order.
+fn keys_of(records: &[&Record]) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for r in records {
+        for (k, _) in &r.case {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    keys
+}
+
+/// One figure and its caption, in the hinted shape (or the first shape
+/// the records fit, for `auto`); None if they fit none.
+fn figure(sc: &Scenario, records: &[Record], f: &FigureHint) -> Option<(String, String)> {
+    let recs: Vec<&Record> = records.iter().filter(|r| r.metric == f.metric).collect();
+    let owned: Vec<Record> = recs.iter().map(|r| (*r).clone()).collect();
+    let keys = keys_of(&recs);
+    let without = |x: &str| -> Vec<String> { keys.iter().filter(|k| *k != x).cloned().collect() };
+    let opts = PlotOpts {
+        logx: f.logx,
+        logy: f.logy,
+    };
+    let title = f
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{}: {}", sc.name, f.metric));
+    let has = |k: &str| recs.iter().any(|r| r.case_value(k).is_some());
+    let nodes = || {
+        has("node")
+            .then(|| svg::node_bars(&owned, &f.metric, &without("node"), &title))
+            .flatten()
+            .map(|s| (s, "per node".to_string()))
+    };
+    let cpus = || {
+        let x = SWEEP_KEYS.iter().copied().find(|k| {
+            recs.iter()
+                .any(|r| r.case_value(k).is_some_and(Json::is_u64))
+        })?;
+        svg::sweep_lines_with(&owned, &f.metric, &without(x), &title, opts)
+            .map(|s| (s, format!("curves over {x}")))
+    };
+    let size = || {
+        has("size")
+            .then(|| svg::size_lines_with(&owned, &f.metric, &without("size"), &title, opts))
+            .flatten()
+            .map(|s| (s, "curves over buffer size".to_string()))
+    };
+    let cases =
+        || svg::case_bars(&owned, &f.metric, &title).map(|s| (s, "one bar per case".into()));
+    let (plot, shape) = match f.shape {
+        Shape::Nodes => nodes(),
+        Shape::Cpus => cpus(),
+        Shape::Size => size(),
+        Shape::Cases => cases(),
+        Shape::Auto => nodes().or_else(cpus).or_else(size).or_else(cases),
+    }?;
+    let published = recs.iter().filter(|r| r.paper.is_some()).count();
+    let caption = format!(
+        "{} — {shape}; {} simulated value{}, {} published{}.",
+        f.metric,
+        recs.len(),
+        if recs.len() == 1 { "" } else { "s" },
+        published,
+        if published == 0 {
+            " (nothing to compare in this figure)"
+        } else {
+            ", black marks shaped by role"
+        }
+    );
+    Some((plot, caption))
+}
+
+/// Rows with a published value: simulated, published, role, Δ, tolerance.
+fn compared_table(records: &[Record], sc: &Scenario) -> String {
+    let rows: Vec<&Record> = records.iter().filter(|r| r.paper.is_some()).collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    // A long list (hashdist-boot compares 51 rows) folds away under its count.
+    let mut h = if rows.len() > MAX_OPEN_ROWS {
+        format!(
+            "<details><summary>{} published values compared</summary>\n",
+            rows.len()
+        )
+    } else {
+        String::new()
+    };
+    h += &String::from(
+        "<table class=\"compared\">\n<thead><tr><th>metric</th><th>case</th><th class=\"n\">simulated</th>\
+         <th class=\"n\">published</th><th>role</th><th class=\"n\">Δ</th><th class=\"n\">tolerance</th></tr></thead>\n<tbody>\n",
+    );
+    let rows_len = rows.len();
+    for r in rows {
+        let tol = super::summary::tolerance_of(r, &sc.papers);
+        let dev = r.deviation();
+        let role = r.role.unwrap_or(Role::Prediction);
+        let verdict = match (dev, tol) {
+            (Some(d), Some(t)) if role.scored() => {
+                if d.abs() <= t {
+                    "ok"
+                } else {
+                    "bad"
+                }
+            }
+            _ => "mute",
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{role}</td>\
+             <td class=\"n {verdict}\">{}</td><td class=\"n\">{}</td></tr>",
+            esc(&r.metric),
+            esc(&case_text(&r.case)),
+            esc(&fmt_value(r.value)),
+            esc(&fmt_value(r.paper)),
+            dev.map_or("not comparable".into(), pct),
+            tol.map_or("—".into(), |t| format!("±{:.0}%", t * 100.0)),
+        );
+    }
+    h += "</tbody>\n</table>\n";
+    if rows_len > MAX_OPEN_ROWS {
+        h += "</details>\n";
+    }
+    h
+}
+
+fn case_text(case: &[(String, Json)]) -> String {
+    case.iter()
+        .map(|(k, v)| format!("{k}={}", fmt_json(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every record, folded away under a summary line.
+fn records_table(records: &[Record]) -> String {
+    let mut h = format!(
+        "<details><summary>All {} records</summary>\n<table>\n<thead><tr><th>case</th><th>metric</th>\
+         <th class=\"n\">value</th><th>unit</th><th class=\"n\">published</th></tr></thead>\n<tbody>\n",
+        records.len()
+    );
+    for r in records.iter().take(MAX_RECORD_ROWS) {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td></tr>",
+            esc(&case_text(&r.case)),
+            esc(&r.metric),
+            esc(&fmt_value(r.value)),
+            esc(&r.unit),
+            if r.paper.is_some() {
+                esc(&fmt_value(r.paper))
+            } else {
+                String::new()
+            }
+        );
+    }
+    h += "</tbody>\n</table>\n";
+    if records.len() > MAX_RECORD_ROWS {
+        let _ = writeln!(
+            h,
+            "<p class=\"mute\">… and {} more: <code>--format jsonl</code> has them all.</p>",
+            records.len() - MAX_RECORD_ROWS
+        );
+    }
+    h += "</details>\n";
+    h
+}
+
+/// An SVG whose `id`s (and the `url(#…)` and `href="#…"` that use them)
+/// get `prefix`, so several plots inlined in one page cannot collide.
+fn unique_ids(svg: &str, prefix: &str) -> String {
+    let mut ids: Vec<String> = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find(" id=\"") {
+        rest = &rest[i + 5..];
+        if let Some(j) = rest.find('"') {
+            ids.push(rest[..j].to_string());
+            rest = &rest[j..];
+        }
+    }
+    let mut out = svg.to_string();
+    for id in ids {
+        for (a, b) in [("id=\"", "\""), ("url(#", ")"), ("href=\"#", "\"")] {
+            out = out.replace(&format!("{a}{id}{b}"), &format!("{a}{prefix}-{id}{b}"));
+        }
+    }
+    out
+}
+
+pub fn esc(t: &str) -> String {
+    t.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The href of the repository page `doc` (`docs/x.md`, under the current
+/// directory) from a page in `out_dir`, if the page exists: relative, so the
+/// link works from `file://` and the bytes do not name this host's paths.
+pub fn doc_href(out_dir: &Path, doc: &str) -> Option<String> {
+    let target = std::fs::canonicalize(doc).ok()?;
+    let from = std::fs::canonicalize(out_dir).ok()?;
+    let rel = relative(&from, &target)?;
+    Some(
+        rel.components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/"),
+    )
+}
+
+/// `to` relative to the directory `from` (both absolute).
+fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return None;
+    }
+    let mut p = PathBuf::new();
+    for _ in common..f.len() {
+        p.push("..");
+    }
+    for c in &t[common..] {
+        p.push(c.as_os_str());
+    }
+    Some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        assert_eq!(
+            relative(Path::new("/a/b/out"), Path::new("/a/b/docs/x.md")),
+            Some(PathBuf::from("../docs/x.md"))
+        );
+        assert_eq!(
+            relative(Path::new("/a"), Path::new("/a/docs/x.md")),
+            Some(PathBuf::from("docs/x.md"))
+        );
+    }
+
+    #[test]
+    fn inlined_ids_are_made_unique() {
+        let s = "<svg><defs><linearGradient id=\"g\"></linearGradient></defs><rect fill=\"url(#g)\"/></svg>";
+        let a = unique_ids(s, "p1");
+        assert!(a.contains("id=\"p1-g\"") && a.contains("url(#p1-g)"), "{a}");
+        assert!(!a.contains("\"g\"") && !a.contains("#g)"), "{a}");
+    }
+}
