@@ -71,6 +71,8 @@ pub struct KernelConfig {
     pub bigmem: crate::kernel::mm::bigmem::BigMemKnobs,
     /// Flavour, page size, prefetch, tick, Big Memory, TLB partitions (D1–D15, flavour.rs).
     pub mm: crate::kernel::flavour::MmKnobs,
+    /// Filesystem and block I/O knobs of section F, set by `version` (kernel/fs).
+    pub io: crate::kernel::fs::IoKnobs,
 }
 
 impl KernelConfig {
@@ -98,6 +100,7 @@ impl KernelConfig {
             contention: crate::kernel::contention::ContentionKnobs::defaults(machine),
             bigmem: crate::kernel::mm::bigmem::BigMemKnobs::defaults(machine),
             mm: crate::kernel::flavour::MmKnobs::defaults(machine),
+            io: crate::kernel::fs::IoKnobs::for_version(crate::kernel::fs::KernelVersion::V2_6_15),
         }
     }
 
@@ -128,6 +131,7 @@ impl KernelConfig {
                     .knob_json(other)
                     .or_else(|| self.contention.knob_json(other))
                     .or_else(|| self.mm.knob_json(other))
+                    .or_else(|| self.io.knob_json(other))
             }
         })
     }
@@ -185,6 +189,11 @@ impl KernelConfig {
             )?
             .unwrap_or(k.kswapd_trigger);
         k.vm = VmSysctl::read(r)?;
+        k.io = crate::kernel::fs::IoKnobs::read(r)?;
+        // The version boots with its zone_reclaim_mode unless it is given (B13).
+        if r.has("version") && !r.has("zone_reclaim_mode") {
+            k.vm.zone_reclaim_mode = k.io.zone_reclaim_default();
+        }
         match r.raw("initcall_il_next") {
             None => {}
             Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,

@@ -1,6 +1,7 @@
 //! The simulated kernel, laid out like the Linux tree it models.
 
 pub mod block;
+pub mod fs;
 pub mod boot;
 pub mod config;
 pub mod contention;
