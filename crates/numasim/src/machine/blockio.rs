@@ -37,6 +37,9 @@ pub struct BlockParams {
     pub page_op_ns: f64,
     /// Direct I/O: pinning one user page (`get_user_pages`), ns.
     pub gup_page_ns: f64,
+    /// Direct-I/O read completion: re-dirtying one user page the DMA
+    /// filled (`bio_check_pages_dirty()`), ns.
+    pub dio_dirty_page_ns: f64,
     /// Building, submitting and completing one request (bio, SCSI, irq), µs.
     pub request_us: f64,
     /// kswapd/zone reclaim work per page freed, without the TLB purge, ns.
@@ -101,6 +104,7 @@ pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
         copy_gbps: pos(&mut t, "copy_gbps")?,
         page_op_ns: nonneg(&mut t, "page_op_ns")?,
         gup_page_ns: nonneg(&mut t, "gup_page_ns")?,
+        dio_dirty_page_ns: nonneg(&mut t, "dio_dirty_page_ns")?,
         request_us: nonneg(&mut t, "request_us")?,
         reclaim_page_ns: nonneg(&mut t, "reclaim_page_ns")?,
         tlb_purge_slow_us: nonneg(&mut t, "tlb_purge_slow_us")?,
@@ -138,6 +142,7 @@ pub fn write(p: &BlockParams) -> Table {
     f("copy_gbps", p.copy_gbps);
     f("page_op_ns", p.page_op_ns);
     f("gup_page_ns", p.gup_page_ns);
+    f("dio_dirty_page_ns", p.dio_dirty_page_ns);
     f("request_us", p.request_us);
     f("reclaim_page_ns", p.reclaim_page_ns);
     f("tlb_purge_slow_us", p.tlb_purge_slow_us);

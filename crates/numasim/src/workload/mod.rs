@@ -7,6 +7,7 @@ pub mod alloc;
 pub mod bcfree;
 pub mod boot;
 pub mod contention;
+pub mod fsio;
 pub mod hold;
 pub mod membench;
 pub mod read;
@@ -182,6 +183,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             membench::Step::from_step(other, &mut r, machine)?;
         }
+        other if fsio::WORKLOAD_NAMES.contains(&other) => {
+            fsio::Step::from_step(other, &mut r, machine)?;
+        }
         other => {
             contention::Step::from_step(other, &mut r, machine)?;
         }
@@ -274,6 +278,9 @@ pub fn parse_for_test(
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             format!("{:?}", membench::Step::from_step(other, &mut r, machine)?)
         }
+        other if fsio::WORKLOAD_NAMES.contains(&other) => {
+            format!("{:?}", fsio::Step::from_step(other, &mut r, machine)?)
+        }
         other => format!("{:?}", contention::Step::from_step(other, &mut r, machine)?),
     };
     Ok((parsed, r.known_keys()))
@@ -357,6 +364,11 @@ fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Reco
         "zcb" => zcb::Zcb::from_step(&mut r)?.run(sim)?,
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             membench::Step::from_step(other, &mut r, &case.machine)?
+                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                .run(sim)?
+        }
+        other if fsio::WORKLOAD_NAMES.contains(&other) => {
+            fsio::Step::from_step(other, &mut r, &case.machine)?
                 .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
                 .run(sim)?
         }

@@ -118,6 +118,9 @@ impl IoRun {
 enum Ev {
     /// A thread's CPU is free to go on.
     Thread(usize),
+    /// A thread submits the I/O it prepared (requests enter the queues at
+    /// the moment they are submitted, never earlier).
+    Submit(usize),
     DiskDone(usize),
     /// Part of a thread's I/O is in memory (tag: chunk sequence).
     Arrived { thread: usize, tag: u64, bytes: u64 },
@@ -172,6 +175,8 @@ pub fn direct_phase(
     let mut q: EventQueue<Ev> = EventQueue::with_capacity(n + layer.disks.len());
     let mut pos = vec![0u64; n];
     let mut pending = vec![0u64; n];
+    let mut prepared: Vec<Vec<(u64, u64, Part)>> = vec![Vec::new(); n];
+    let mut last_len = vec![0u64; n];
     let mut cpu = CpuTime::default();
     let mut lock = Mutex::default();
     let mut run = IoRun::default();
@@ -231,16 +236,26 @@ pub fn direct_phase(
                 cpu.submit_ns += submit;
                 ready += dur(fs + submit);
                 pending[t] = len;
+                last_len[t] = len;
                 pos[t] += len;
                 run.bytes += len;
-                for (v, l) in pieces {
-                    let part = Part {
-                        owner: t as u32,
-                        bytes: l,
-                        tag: 0,
-                        dest: d.dest[t],
-                    };
-                    layer.submit(ready, v, l, write, part, &mut started);
+                prepared[t] = pieces
+                    .into_iter()
+                    .map(|(v, l)| {
+                        let part = Part {
+                            owner: t as u32,
+                            bytes: l,
+                            tag: 0,
+                            dest: d.dest[t],
+                        };
+                        (v, l, part)
+                    })
+                    .collect();
+                q.push(ready, Ev::Submit(t)).expect("future");
+            }
+            Ev::Submit(t) => {
+                for (v, l, part) in std::mem::take(&mut prepared[t]) {
+                    layer.submit(now, v, l, write, part, &mut started);
                 }
                 for (disk, at) in started.drain(..) {
                     q.push(at, Ev::DiskDone(disk)).expect("future");
@@ -266,7 +281,14 @@ pub fn direct_phase(
             Ev::Arrived { thread, bytes, .. } => {
                 pending[thread] -= bytes;
                 if pending[thread] == 0 {
-                    q.push(now, Ev::Thread(thread)).expect("now");
+                    // A read re-dirties every user page the DMA filled
+                    // before the call returns.
+                    let mut after = 0.0;
+                    if !write {
+                        after = (last_len[thread].div_ceil(d.page)) as f64 * d.b.dio_dirty_page_ns;
+                        cpu.submit_ns += after;
+                    }
+                    q.push(now + dur(after), Ev::Thread(thread)).expect("now");
                 }
             }
         }
@@ -307,6 +329,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     let mut seq = vec![0u64; n];
     let mut chunks: Vec<VecDeque<Chunk>> = (0..n).map(|_| VecDeque::new()).collect();
     let mut cpu_free = vec![Time::ZERO; n];
+    let mut prepared: Vec<Vec<(u64, u64, Part)>> = vec![Vec::new(); n];
     let mut waiting = vec![true; n];
     let mut kswapd_free = vec![Time::ZERO; r.nodes];
     let mut kswapd_ns = vec![0.0; r.nodes];
@@ -360,18 +383,16 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     } else {
                         Dest::Node(r.node[t] as u16)
                     };
-                    for (v, l) in pieces {
+                    prepared[t].extend(pieces.into_iter().map(|(v, l)| {
                         let part = Part {
                             owner: t as u32,
                             bytes: l,
                             tag: s,
                             dest,
                         };
-                        layer.submit(at, v, l, false, part, &mut started);
-                    }
-                    for (disk, at) in started.drain(..) {
-                        q.push(at, Ev::DiskDone(disk)).expect("future");
-                    }
+                        (v, l, part)
+                    }));
+                    q.push(at, Ev::Submit(t)).expect("future");
                     chunks[t].push_back(Chunk {
                         seq: s,
                         len,
@@ -413,6 +434,17 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         }
                     }
                     _ => waiting[t] = true,
+                }
+            }
+            Ev::Submit(t) => {
+                // Everything prepared up to now (the submits of one refill
+                // come due in order; later ones wait for their own event).
+                let due: Vec<_> = std::mem::take(&mut prepared[t]);
+                for (v, l, part) in due {
+                    layer.submit(now, v, l, false, part, &mut started);
+                }
+                for (disk, at) in started.drain(..) {
+                    q.push(at, Ev::DiskDone(disk)).expect("future");
                 }
             }
             Ev::DiskDone(disk) => {
