@@ -23,6 +23,9 @@ pub struct BlockParams {
     /// The drive acknowledges writes from its cache (WCE): a sequential
     /// write never waits for the platter to come round.
     pub disk_write_cache: bool,
+    /// The I/O scheduler: `noop` (arrival order, merging only) or
+    /// `deadline` (served as C-LOOK sweeps while nothing expires).
+    pub elevator_noop: bool,
     /// The device queue's largest request (`max_sectors`), bytes.
     pub max_request: u64,
     /// Requests a disk queue holds before the submitter sleeps (`nr_requests`).
@@ -97,6 +100,10 @@ pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
         disk_capacity: size(&mut t, "disk_capacity")?,
         disk_command_us: nonneg(&mut t, "disk_command_us")?,
         disk_write_cache: t.bool("disk_write_cache")?.unwrap_or(false),
+        elevator_noop: match t.choice("elevator", &[("noop", true), ("deadline", false)])? {
+            Some(v) => v,
+            None => return Err(InputError::at(t.key("elevator"), "missing: noop or deadline")),
+        },
         max_request: size(&mut t, "max_request")?,
         queue_depth: t.u32_in("queue_depth", 1, 1 << 16)?.unwrap_or(128),
         controller_mbps: pos(&mut t, "controller_mbps")?,
@@ -158,6 +165,10 @@ pub fn write(p: &BlockParams) -> Table {
     t.insert("disk_capacity".into(), format_size(p.disk_capacity).into());
     t.insert("max_request".into(), format_size(p.max_request).into());
     t.insert("disk_write_cache".into(), p.disk_write_cache.into());
+    t.insert(
+        "elevator".into(),
+        if p.elevator_noop { "noop" } else { "deadline" }.into(),
+    );
     t.insert("queue_depth".into(), (p.queue_depth as i64).into());
     t
 }

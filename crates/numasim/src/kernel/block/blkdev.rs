@@ -56,6 +56,8 @@ pub struct DiskModel {
     pub command_ns: u64,
     pub write_cache: bool,
     pub max_request: u64,
+    /// `noop`: serve in arrival order (merging only); else C-LOOK.
+    pub noop: bool,
 }
 
 impl DiskModel {
@@ -69,6 +71,7 @@ impl DiskModel {
             command_ns: (b.disk_command_us * 1e3).round() as u64,
             write_cache: b.disk_write_cache,
             max_request: b.max_request,
+            noop: b.elevator_noop,
         }
     }
     /// Seek over `dist` bytes of the disk.
@@ -150,7 +153,10 @@ impl DiskState {
             return None;
         }
         let head = self.head;
-        let pick = self
+        let pick = if m.noop {
+            0
+        } else {
+            self
             .queue
             .iter()
             .enumerate()
@@ -158,8 +164,9 @@ impl DiskState {
             .min_by_key(|(_, r)| r.off)
             .or_else(|| self.queue.iter().enumerate().min_by_key(|(_, r)| r.off))
             .map(|(i, _)| i)
-            .expect("queue is not empty");
-        let req = self.queue.swap_remove(pick);
+            .expect("queue is not empty")
+        };
+        let req = self.queue.remove(pick);
         let mut t = m.command_ns as f64;
         if req.off == self.head {
             let gap = now.as_ns().saturating_sub(self.idle_since.as_ns());
@@ -204,6 +211,7 @@ mod tests {
             command_ns: 50_000,
             write_cache: false,
             max_request: 512 << 10,
+            noop: false,
         }
     }
     fn req(off: u64, len: u64) -> Req {

@@ -106,7 +106,8 @@ impl BufferedWrite<'_> {
         };
         let percpu =
             self.fs == FsKind::Xfs && self.knobs.xfs_sb_counters == SbCounters::PerCpu;
-        let n = self.writers;
+        // Writers sharing a CPU take turns on it: only one per CPU contends.
+        let n = self.writers.min(self.m.cpu_count().max(1) as usize);
         let cost = self.m.line_cost_table();
         let mut lock = spinlock(self.m, &cost, Spinlock::Tas, 0, self.seed, "fs-global-lock");
         let blocks_per_call = (page / self.block / calls_per_page).max(1) as i64;

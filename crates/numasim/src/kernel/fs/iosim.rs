@@ -170,6 +170,7 @@ pub fn direct_phase(
     layer: &mut BlockLayer,
     files: &mut [FileLayout],
     alloc: &mut super::layout::VolumeAlloc,
+    xfs: &mut super::layout::XfsAlloc,
 ) -> Result<IoRun, super::layout::Enospc> {
     let n = d.dest.len();
     let mut q: EventQueue<Ev> = EventQueue::with_capacity(n + layer.disks.len());
@@ -214,7 +215,7 @@ pub fn direct_phase(
                         let v = alloc.alloc(f.goal(), len, 1)?;
                         f.push(v, len);
                     } else {
-                        let v = alloc.alloc(f.goal(), len, layer.stripe.unit)?;
+                        let v = xfs.alloc(t, f, len, layer.stripe.unit)?;
                         f.push(v, len);
                     }
                 }
@@ -305,8 +306,9 @@ pub struct BufferedRead<'a> {
     pub b: &'a BlockParams,
     pub page: u64,
     pub nodes: usize,
-    /// Per thread: its CPU's node.
+    /// Per thread: its CPU's node (thread t runs on CPU t mod `cpus`).
     pub node: Vec<usize>,
+    pub cpus: usize,
     /// Page cache and user buffer spread over every node (`numactl -i all`).
     pub interleave: bool,
     pub readahead: u64,
@@ -328,7 +330,8 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     let mut consumed = vec![0u64; n];
     let mut seq = vec![0u64; n];
     let mut chunks: Vec<VecDeque<Chunk>> = (0..n).map(|_| VecDeque::new()).collect();
-    let mut cpu_free = vec![Time::ZERO; n];
+    let ncpu = r.cpus.max(1);
+    let mut cpu_free = vec![Time::ZERO; ncpu];
     let mut prepared: Vec<Vec<(u64, u64, Part)>> = vec![Vec::new(); n];
     let mut waiting = vec![true; n];
     let mut kswapd_free = vec![Time::ZERO; r.nodes];
@@ -345,11 +348,20 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     while let Some((now, ev)) = q.pop() {
         match ev {
             Ev::Thread(t) => {
-                let now = now.max(cpu_free[t]);
+                // Work happens when the thread's CPU is free, never ahead.
+                if cpu_free[t % ncpu] > now {
+                    q.push(cpu_free[t % ncpu], Ev::Thread(t)).expect("future");
+                    continue;
+                }
                 // Readahead: keep up to `readahead` bytes ahead of the copy,
                 // refilled half a window at a time.
                 let size = files[t].bytes;
-                while issued[t] < size && issued[t] - consumed[t] < step {
+                while issued[t] < size && issued[t] - consumed[t] < r.readahead {
+                    if cpu_free[t % ncpu] > now {
+                        // Busy reclaiming: go on when the CPU is free.
+                        q.push(cpu_free[t % ncpu], Ev::Thread(t)).expect("future");
+                        break;
+                    }
                     let len = step.min(size - issued[t]);
                     let pages = len.div_ceil(r.page);
                     // Free pages first: reclaim them where they will be placed.
@@ -376,8 +388,8 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     }
                     let submit = reqs as f64 * r.b.request_us * 1e3;
                     cpu.submit_ns += submit;
-                    let at = ready.max(cpu_free[t]) + dur(submit);
-                    cpu_free[t] = at;
+                    let at = ready.max(cpu_free[t % ncpu]) + dur(submit);
+                    cpu_free[t % ncpu] = at;
                     let dest = if r.interleave {
                         Dest::Interleave
                     } else {
@@ -407,7 +419,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         let pages = c.len.div_ceil(r.page);
                         let work = pages as f64 * (page_copy_ns + r.b.page_op_ns);
                         cpu.copy_ns += work;
-                        let start = now.max(cpu_free[t]);
+                        let start = now.max(cpu_free[t % ncpu]);
                         let mut done = start + dur(work);
                         // The copy reads from the page cache's nodes and writes
                         // the user buffer's: both cross node ports.
@@ -424,7 +436,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                             done = done.max(layer.node_in[me].carry(start, remote));
                             done = done.max(layer.node_out[me].carry(start, remote));
                         }
-                        cpu_free[t] = done;
+                        cpu_free[t % ncpu] = done;
                         consumed[t] += c.len;
                         waiting[t] = false;
                         if consumed[t] >= size {
@@ -515,23 +527,27 @@ fn reclaim(
     for (nd, k) in per_node {
         // Who reclaims: the node's kswapd, or (zone_reclaim) the reader.
         let start = if r.zone_reclaim {
-            now.max(cpu_free[t])
+            now.max(cpu_free[t % r.cpus.max(1)])
         } else {
             now.max(kswapd_free[nd])
         };
-        let mut at = start + dur(k as f64 * r.b.reclaim_page_ns);
-        let mut spin = 0.0;
+        // The purges queue on the machine-wide purge lock from the moment
+        // reclaim starts (requests reach it in time order, so it never
+        // idles while someone waits); the reclaimer spins until its last.
+        let cpu_done = start + dur(k as f64 * r.b.reclaim_page_ns);
+        let mut purged = start;
         for _ in 0..k.div_ceil(SWAP_CLUSTER_MAX) {
-            let s = at.max(*purge_free);
-            spin += (s - at).as_ns() as f64 + r.purge_ns;
+            let s = now.max(*purge_free);
             *purge_free = s + dur(r.purge_ns);
-            at = *purge_free;
+            purged = *purge_free;
         }
+        let at = cpu_done.max(purged);
+        let spin = (at - cpu_done).as_ns() as f64;
         let work = (at - start).as_ns() as f64;
         if r.zone_reclaim {
             cpu.reclaim_ns += work - spin;
             cpu.lock_wait_ns += spin;
-            cpu_free[t] = at;
+            cpu_free[t % r.cpus.max(1)] = at;
         } else {
             kswapd_ns[nd] += work;
             kswapd_free[nd] = at;

@@ -20,7 +20,7 @@
 //!   pages of each per pass, allocating one extent for them, aligned to
 //!   the stripe unit when it cannot extend the file's last.
 
-use super::layout::{Enospc, FileLayout, VolumeAlloc};
+use super::layout::{Enospc, FileLayout, VolumeAlloc, XfsAlloc};
 use super::FsKind;
 use crate::engine::{stream, EventQueue, Time};
 use rand::RngExt;
@@ -52,10 +52,9 @@ pub struct LayDown {
 
 impl LayDown {
     pub fn run(&self) -> Result<Vec<FileLayout>, Enospc> {
-        let mut vol = VolumeAlloc::new(self.capacity);
         match self.fs {
-            FsKind::Xfs => self.xfs(&mut vol),
-            FsKind::Ext2 | FsKind::Ext3 => self.ext(&mut vol),
+            FsKind::Xfs => self.xfs(&mut XfsAlloc::new(self.capacity, self.stripe_unit)),
+            FsKind::Ext2 | FsKind::Ext3 => self.ext(&mut VolumeAlloc::new(self.capacity)),
         }
     }
 
@@ -71,7 +70,7 @@ impl LayDown {
             .collect()
     }
 
-    fn xfs(&self, vol: &mut VolumeAlloc) -> Result<Vec<FileLayout>, Enospc> {
+    fn xfs(&self, vol: &mut XfsAlloc) -> Result<Vec<FileLayout>, Enospc> {
         let n = self.writers as usize;
         let mut order: Vec<usize> = (0..n).collect();
         let starts = self.start_times();
@@ -82,14 +81,14 @@ impl LayDown {
         while left {
             left = false;
             for &w in &order {
-                let f = &mut files[w];
+                let f = &files[w];
                 let k = chunk.min(self.file_bytes - f.bytes);
                 if k == 0 {
                     continue;
                 }
                 left = true;
-                let v = vol.alloc(f.goal(), k, self.stripe_unit)?;
-                f.push(v, k);
+                let v = vol.alloc(w, f, k, self.stripe_unit)?;
+                files[w].push(v, k);
             }
         }
         Ok(files)

@@ -83,6 +83,37 @@ impl VolumeAlloc {
     }
 }
 
+/// XFS free space: allocation groups of at most `XFS_AG_MAX_BYTES` (mkfs
+/// makes as few as fit), each allocating from its own frontier. With the
+/// 32-bit inode layout of the period, new files' data go to the AGs in turn
+/// (`xfs_rotorstep` = 1), so each file lies in its own part of the volume.
+#[derive(Debug, Clone)]
+pub struct XfsAlloc {
+    pub ags: Vec<VolumeAlloc>,
+    pub ag_bytes: u64,
+}
+
+/// Largest XFS allocation group (mkfs.xfs: 1 TiB).
+pub const XFS_AG_MAX_BYTES: u64 = 1 << 40;
+
+impl XfsAlloc {
+    pub fn new(capacity: u64, align: u64) -> XfsAlloc {
+        let n = capacity.div_ceil(XFS_AG_MAX_BYTES).max(1);
+        let ag_bytes = (capacity / n) / align.max(1) * align.max(1);
+        XfsAlloc {
+            ags: (0..n).map(|_| VolumeAlloc::new(ag_bytes)).collect(),
+            ag_bytes,
+        }
+    }
+    /// `len` bytes for file number `file` (its AG by the rotor).
+    pub fn alloc(&mut self, file: usize, f: &FileLayout, len: u64, align: u64) -> Result<u64, Enospc> {
+        let ag = file % self.ags.len();
+        let base = ag as u64 * self.ag_bytes;
+        let goal = f.goal().and_then(|g| g.checked_sub(base));
+        self.ags[ag].alloc(goal, len, align).map(|v| v + base)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
