@@ -63,6 +63,9 @@ pub struct BlockParams {
     pub ext_alloc_ns: f64,
     /// Ext3 journal handle (`journal_start`/`stop`) per block written, ns.
     pub ext3_journal_ns: f64,
+    /// Ext3 buffered write: one journal handle per page (start, inode
+    /// size logged, stop), ns.
+    pub ext3_page_handle_ns: f64,
     /// Truncate: XFS per extent freed, Ext2/3 per block-map entry, ns.
     pub xfs_truncate_extent_ns: f64,
     pub ext_truncate_block_ns: f64,
@@ -122,6 +125,7 @@ pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
         ext_map_ns: nonneg(&mut t, "ext_map_ns")?,
         ext_alloc_ns: nonneg(&mut t, "ext_alloc_ns")?,
         ext3_journal_ns: nonneg(&mut t, "ext3_journal_ns")?,
+        ext3_page_handle_ns: nonneg(&mut t, "ext3_page_handle_ns")?,
         xfs_truncate_extent_ns: nonneg(&mut t, "xfs_truncate_extent_ns")?,
         ext_truncate_block_ns: nonneg(&mut t, "ext_truncate_block_ns")?,
     };
@@ -160,6 +164,7 @@ pub fn write(p: &BlockParams) -> Table {
     f("ext_map_ns", p.ext_map_ns);
     f("ext_alloc_ns", p.ext_alloc_ns);
     f("ext3_journal_ns", p.ext3_journal_ns);
+    f("ext3_page_handle_ns", p.ext3_page_handle_ns);
     f("xfs_truncate_extent_ns", p.xfs_truncate_extent_ns);
     f("ext_truncate_block_ns", p.ext_truncate_block_ns);
     t.insert("disk_capacity".into(), format_size(p.disk_capacity).into());

@@ -93,17 +93,24 @@ impl BufferedWrite<'_> {
             WriteBegin::MultiBlock => 1,
         };
         let copy_ns = page as f64 / self.b.copy_gbps + self.b.page_op_ns;
-        let (hold_ns, extra_per_page) = match self.fs {
+        // Per page: `calls_per_page` block calls of `hold_ns` under the
+        // filesystem's lock, and on Ext3 a journal handle per page
+        // (ext3_prepare_write()/commit_write(): journal_start, the inode's
+        // new size logged, journal_stop), twice with data=ordered (the
+        // page's buffers filed on the transaction), under the same lock.
+        let (block_hold, page_hold) = match self.fs {
             FsKind::Xfs => (self.b.xfs_sb_hold_ns, 0.0),
-            FsKind::Ext2 => (self.b.ext_alloc_ns * (self.block as f64 / 4096.0).max(1.0), 0.0),
+            FsKind::Ext2 => (self.b.ext_alloc_ns, 0.0),
             FsKind::Ext3 => (
                 self.b.ext_alloc_ns + self.b.ext3_journal_ns,
                 match self.knobs.ext3_data {
-                    Ext3Data::Ordered => self.b.ext3_journal_ns,
-                    Ext3Data::Writeback => 0.0,
+                    Ext3Data::Ordered => 2.0 * self.b.ext3_page_handle_ns,
+                    Ext3Data::Writeback => self.b.ext3_page_handle_ns,
                 },
             ),
         };
+        let hold_ns = block_hold + page_hold / calls_per_page as f64;
+        let extra_per_page = 0.0;
         let percpu =
             self.fs == FsKind::Xfs && self.knobs.xfs_sb_counters == SbCounters::PerCpu;
         // Writers sharing a CPU take turns on it: only one per CPU contends.
@@ -200,7 +207,7 @@ impl BufferedWrite<'_> {
         enum Ev {
             Issue,
             DiskDone(usize),
-            Done,
+            Done(usize),
         }
         let mut q: EventQueue<Ev> = EventQueue::with_capacity(layer.disks.len() + 2);
         // Each file: written from the front by pdflush, kswapd takes pages
@@ -273,11 +280,10 @@ impl BufferedWrite<'_> {
                     if let Some(at) = next {
                         q.push(at, Ev::DiskDone(d)).expect("future");
                     }
-                    q.push(done.at, Ev::Done).expect("future");
-                    let _ = done.parts;
+                    q.push(done.at, Ev::Done(done.parts.len())).expect("future");
                 }
-                Ev::Done => {
-                    in_flight = in_flight.saturating_sub(1);
+                Ev::Done(k) => {
+                    in_flight = in_flight.saturating_sub(k);
                     end = end.max(now);
                     if !issuing {
                         issuing = true;
