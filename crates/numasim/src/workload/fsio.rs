@@ -144,8 +144,16 @@ impl Step {
         let seed = sim.case.seed;
         let rec = sim.recorder();
         let mut out = Vec::new();
+        let b = m.block.as_ref().expect("checked");
+        let capacity = self.capacity(&BlockLayer::new(&m, self.stripe_unit, seed));
         for &n in &self.threads {
             let row = [("threads", json!(n))];
+            // The whole file set must fit on the volume (ENOSPC, a result).
+            if (n as u128) * (self.file_size as u128) > capacity as u128 {
+                out.push(rec.record(&row, "enospc", "flag", 1.0));
+                continue;
+            }
+            let _ = b;
             match self.name {
                 "direct-io" => self.direct(&m, &k, seed, n, &rec, &row, &mut out),
                 "buffered-read" => {
