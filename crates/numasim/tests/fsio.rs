@@ -111,7 +111,8 @@ fn percpu_counters_remove_the_superblock_lock_wait() {
 
 #[test]
 fn the_fast_tlb_purge_raises_buffered_read_throughput() {
-    let step = "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 24\nfile_size = \"128 MiB\"\n";
+    let step =
+        "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 24\nfile_size = \"128 MiB\"\n";
     let slow = scenario("buffer_policy = \"interleave\"\ntlb_purge = \"slow\"", step).unwrap();
     let fast = scenario("buffer_policy = \"interleave\"\ntlb_purge = \"fast\"", step).unwrap();
     assert!(get(&fast, "read_gibps", 24) > 1.2 * get(&slow, "read_gibps", 24));
@@ -152,7 +153,9 @@ fn a_file_set_larger_than_the_volume_is_enospc_not_a_crash() {
     // 32 × 200 GiB fit the full XFS volume (8.4 TiB), not the half-size
     // Ext2 one (4.2 TiB).
     let step = |fs: &str| {
-        format!("workload = \"buffered-write\"\nfs = \"{fs}\"\nthreads = 32\nfile_size = \"200 GiB\"\n")
+        format!(
+            "workload = \"buffered-write\"\nfs = \"{fs}\"\nthreads = 32\nfile_size = \"200 GiB\"\n"
+        )
     };
     let x = scenario("", &step("xfs")).unwrap();
     let e = scenario("", &step("ext2")).unwrap();
@@ -179,11 +182,31 @@ fn a_file_set_larger_than_the_volume_is_enospc_not_a_crash() {
 #[test]
 fn bad_input_names_the_key() {
     let cases = [
-        ("", "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = 1\nstripe_unit = \"6 KiB\"\n", "stripe_unit"),
-        ("", "workload = \"direct-io\"\nfs = \"zfs\"\nthreads = 1\n", "fs"),
-        ("version = \"2.4.21\"", "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = 1\n", "version"),
-        ("", "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 0\n", "threads"),
-        ("", "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 1\nfile_size = \"0 B\"\n", "file_size"),
+        (
+            "",
+            "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = 1\nstripe_unit = \"6 KiB\"\n",
+            "stripe_unit",
+        ),
+        (
+            "",
+            "workload = \"direct-io\"\nfs = \"zfs\"\nthreads = 1\n",
+            "fs",
+        ),
+        (
+            "version = \"2.4.21\"",
+            "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = 1\n",
+            "version",
+        ),
+        (
+            "",
+            "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 0\n",
+            "threads",
+        ),
+        (
+            "",
+            "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 1\nfile_size = \"0 B\"\n",
+            "file_size",
+        ),
     ];
     for (k, step, key) in cases {
         let e = scenario(k, step).expect_err(step);
@@ -192,7 +215,9 @@ fn bad_input_names_the_key() {
     // A machine without disks, or with a negative rate, is refused.
     let text = presets::preset_text("altix-a3700").unwrap();
     let neg = text.replace("disk_seek_ms = 4.7", "disk_seek_ms = -4.7");
-    let e = Machine::from_toml_str(&neg, "neg.toml").unwrap_err().to_string();
+    let e = Machine::from_toml_str(&neg, "neg.toml")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("disk_seek_ms"), "{e}");
     let none = text.replace("count = 256", "count = 0");
     let m = Machine::from_toml_str(&none, "none.toml").unwrap();

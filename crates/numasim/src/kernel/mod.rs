@@ -1,11 +1,11 @@
 //! The simulated kernel, laid out like the Linux tree it models.
 
 pub mod block;
-pub mod fs;
 pub mod boot;
 pub mod config;
 pub mod contention;
 pub mod flavour;
+pub mod fs;
 pub mod locking;
 pub mod mm;
 pub mod sysctl_vm;

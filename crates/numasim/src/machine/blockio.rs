@@ -72,9 +72,9 @@ pub struct BlockParams {
 }
 
 fn pos(t: &mut TableReader, key: &'static str) -> Result<f64, InputError> {
-    let v = t
-        .nonneg_f64(key)?
-        .ok_or_else(|| InputError::at(t.key(key), "missing (docs/io.md lists every [block] key)"))?;
+    let v = t.nonneg_f64(key)?.ok_or_else(|| {
+        InputError::at(t.key(key), "missing (docs/io.md lists every [block] key)")
+    })?;
     if v <= 0.0 || !v.is_finite() {
         return Err(InputError::at(t.key(key), format!("{v}: must be positive")));
     }
@@ -105,7 +105,12 @@ pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
         disk_write_cache: t.bool("disk_write_cache")?.unwrap_or(false),
         elevator_noop: match t.choice("elevator", &[("noop", true), ("deadline", false)])? {
             Some(v) => v,
-            None => return Err(InputError::at(t.key("elevator"), "missing: noop or deadline")),
+            None => {
+                return Err(InputError::at(
+                    t.key("elevator"),
+                    "missing: noop or deadline",
+                ))
+            }
         },
         max_request: size(&mut t, "max_request")?,
         queue_depth: t.u32_in("queue_depth", 1, 1 << 16)?.unwrap_or(128),

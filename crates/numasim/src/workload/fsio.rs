@@ -9,7 +9,9 @@ use crate::kernel::block::blkdev::Dest;
 use crate::kernel::block::layer::check_machine;
 use crate::kernel::block::BlockLayer;
 use crate::kernel::fs::bufwrite::BufferedWrite;
-use crate::kernel::fs::iosim::{buffered_read, direct_phase, BufferedRead, Direct, DirectMode, IoRun};
+use crate::kernel::fs::iosim::{
+    buffered_read, direct_phase, BufferedRead, Direct, DirectMode, IoRun,
+};
 use crate::kernel::fs::laydown::LayDown;
 use crate::kernel::fs::layout::{FileLayout, VolumeAlloc, XfsAlloc};
 use crate::kernel::fs::{BufferPolicy, FsKind, TlbPurge};
@@ -19,7 +21,12 @@ use crate::report::Record;
 use crate::scenario::table::TableReader;
 use serde_json::json;
 
-pub const WORKLOAD_NAMES: &[&str] = &["direct-io", "buffered-read", "buffered-write", "read-variability"];
+pub const WORKLOAD_NAMES: &[&str] = &[
+    "direct-io",
+    "buffered-read",
+    "buffered-write",
+    "read-variability",
+];
 
 /// Simulated bytes a step may move at most (all threads, all phases), so no
 /// step runs for long: 256 GiB.
@@ -87,7 +94,10 @@ impl Step {
         if stripe_unit % machine.page_size != 0 {
             return Err(InputError::at(
                 r.key("stripe_unit"),
-                format!("{stripe_unit} bytes is not a multiple of the page size ({})", machine.page_size),
+                format!(
+                    "{stripe_unit} bytes is not a multiple of the page size ({})",
+                    machine.page_size
+                ),
             ));
         }
         let default_file = match name {
@@ -115,7 +125,11 @@ impl Step {
             * file_size as u128
             * seeds as u128
             * if name == "direct-io" { 3 } else { 1 };
-        let sim = if name == "buffered-write" { 64 << 20 } else { file_size } as u128;
+        let sim = if name == "buffered-write" {
+            64 << 20
+        } else {
+            file_size
+        } as u128;
         if work.min(sim * threads.iter().sum::<u64>() as u128 * seeds as u128) > MAX_STEP_BYTES
             || (name != "buffered-write" && work > MAX_STEP_BYTES)
         {
@@ -156,20 +170,28 @@ impl Step {
             let _ = b;
             match self.name {
                 "direct-io" => self.direct(&m, &k, seed, n, &rec, &row, &mut out),
-                "buffered-read" => {
-                    match self.read_once(&m, &k, seed, n) {
-                        Some(run) => {
-                            out.push(rec.record(&row, "read_gibps", "GiB/s", run.gibps()));
-                            out.push(rec.record(&row, "cpu_pct_per_mibps", "%/(MiB/s)", run.cpu_pct_per_mibps()));
-                            out.push(rec.record(&row, "disk_iops", "1/s", run.iops()));
-                            out.push(rec.record(&row, "avg_io_kib", "KiB", run.avg_io_kib()));
-                            out.push(rec.record(&row, "kswapd_cpu_pct_per_node", "%", run.kswapd_cpu_pct_per_node()));
-                            out.push(rec.record(&row, "disk_busy_pct", "%", run.disk_busy_pct));
-                            out.push(rec.record(&row, "enospc", "flag", 0.0));
-                        }
-                        None => out.push(rec.record(&row, "enospc", "flag", 1.0)),
+                "buffered-read" => match self.read_once(&m, &k, seed, n) {
+                    Some(run) => {
+                        out.push(rec.record(&row, "read_gibps", "GiB/s", run.gibps()));
+                        out.push(rec.record(
+                            &row,
+                            "cpu_pct_per_mibps",
+                            "%/(MiB/s)",
+                            run.cpu_pct_per_mibps(),
+                        ));
+                        out.push(rec.record(&row, "disk_iops", "1/s", run.iops()));
+                        out.push(rec.record(&row, "avg_io_kib", "KiB", run.avg_io_kib()));
+                        out.push(rec.record(
+                            &row,
+                            "kswapd_cpu_pct_per_node",
+                            "%",
+                            run.kswapd_cpu_pct_per_node(),
+                        ));
+                        out.push(rec.record(&row, "disk_busy_pct", "%", run.disk_busy_pct));
+                        out.push(rec.record(&row, "enospc", "flag", 0.0));
                     }
-                }
+                    None => out.push(rec.record(&row, "enospc", "flag", 1.0)),
+                },
                 "read-variability" => {
                     let rates: Vec<f64> = (0..self.seeds)
                         .filter_map(|s| self.read_once(&m, &k, seed.wrapping_add(s), n))
@@ -183,7 +205,12 @@ impl Step {
                     let worst = rates.iter().cloned().fold(f64::MAX, f64::min);
                     out.push(rec.record(&row, "best_mibps", "MiB/s", best));
                     out.push(rec.record(&row, "worst_mibps", "MiB/s", worst));
-                    out.push(rec.record(&row, "mean_mibps", "MiB/s", rates.iter().sum::<f64>() / rates.len() as f64));
+                    out.push(rec.record(
+                        &row,
+                        "mean_mibps",
+                        "MiB/s",
+                        rates.iter().sum::<f64>() / rates.len() as f64,
+                    ));
                 }
                 _ => {
                     let b = m.block.as_ref().expect("checked");
@@ -203,9 +230,19 @@ impl Step {
                     match w.run(&mut layer) {
                         Ok(r) => {
                             out.push(rec.record(&row, "write_mibps", "MiB/s", r.write_mibps));
-                            out.push(rec.record(&row, "cpu_pct_per_mibps", "%/(MiB/s)", r.cpu_pct_per_mibps));
+                            out.push(rec.record(
+                                &row,
+                                "cpu_pct_per_mibps",
+                                "%/(MiB/s)",
+                                r.cpu_pct_per_mibps,
+                            ));
                             out.push(rec.record(&row, "avg_io_kib", "KiB", r.avg_io_kib));
-                            out.push(rec.record(&row, "kswapd_cpu_pct_per_node", "%", r.kswapd_cpu_pct_per_node));
+                            out.push(rec.record(
+                                &row,
+                                "kswapd_cpu_pct_per_node",
+                                "%",
+                                r.kswapd_cpu_pct_per_node,
+                            ));
                             out.push(rec.record(&row, "pdflush_cpu_pct", "%", r.pdflush_cpu_pct));
                             out.push(rec.record(&row, "sb_lock_wait_pct", "%", r.sb_lock_wait_pct));
                             out.push(rec.record(&row, "sb_calls_per_s", "1/s", r.sb_calls_per_s));

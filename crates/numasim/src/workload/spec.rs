@@ -234,15 +234,61 @@ const fn counts(key: &'static str, default: Default, about: &'static str) -> Par
 
 const FLAG: &str = "flag";
 
-const FS: Param = p("fs", Choice(&["xfs", "ext2", "ext3"]), "", Required, Any, "the filesystem (XFS: delayed allocation; Ext2/Ext3: allocation in the write path)");
-const IO_THREADS: Param = p("threads", Counts, "", Required, RText("1 .. 4 × the machine's CPUs"), "thread counts to sweep; one file per thread, thread i on CPU i");
-const STRIPE_UNIT: Param = p("stripe_unit", Size, "B", DVal("\"512 KiB\""), RText("a multiple of block_size and of the page size"), "the volume's stripe unit (MD raid0 over DM stripe)");
-const BLOCK_SIZE: Param = p("block_size", Size, "B", DVal("\"4 KiB\""), RText("a power of two, 512 B .. 64 KiB"), "the filesystem block size");
+const FS: Param = p(
+    "fs",
+    Choice(&["xfs", "ext2", "ext3"]),
+    "",
+    Required,
+    Any,
+    "the filesystem (XFS: delayed allocation; Ext2/Ext3: allocation in the write path)",
+);
+const IO_THREADS: Param = p(
+    "threads",
+    Counts,
+    "",
+    Required,
+    RText("1 .. 4 × the machine's CPUs"),
+    "thread counts to sweep; one file per thread, thread i on CPU i",
+);
+const STRIPE_UNIT: Param = p(
+    "stripe_unit",
+    Size,
+    "B",
+    DVal("\"512 KiB\""),
+    RText("a multiple of block_size and of the page size"),
+    "the volume's stripe unit (MD raid0 over DM stripe)",
+);
+const BLOCK_SIZE: Param = p(
+    "block_size",
+    Size,
+    "B",
+    DVal("\"4 KiB\""),
+    RText("a power of two, 512 B .. 64 KiB"),
+    "the filesystem block size",
+);
 const fn file_size(d: &'static str) -> Param {
-    p("file_size", Size, "B", DVal(d), RText("threads × file_size (× seeds) ≤ 256 GiB; past the volume: enospc"), "each thread's file")
+    p(
+        "file_size",
+        Size,
+        "B",
+        DVal(d),
+        RText("threads × file_size (× seeds) ≤ 256 GiB; past the volume: enospc"),
+        "each thread's file",
+    )
 }
-const READAHEAD: Param = p("readahead", Size, "B", DVal("\"64 MiB\""), RText("more than zero"), "readahead window (blockdev --setra), refilled half at a time");
-const ENOSPC: Metric = Metric { name: "enospc", unit: "flag", about: "1 if the files did not fit on the volume (no other metric then)" };
+const READAHEAD: Param = p(
+    "readahead",
+    Size,
+    "B",
+    DVal("\"64 MiB\""),
+    RText("more than zero"),
+    "readahead window (blockdev --setra), refilled half at a time",
+);
+const ENOSPC: Metric = Metric {
+    name: "enospc",
+    unit: "flag",
+    about: "1 if the files did not fit on the volume (no other metric then)",
+};
 
 pub static WORKLOADS: &[Spec] = &[
     Spec {

@@ -156,22 +156,23 @@ impl DiskState {
         let pick = if m.noop {
             0
         } else {
-            self
-            .queue
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.off >= head)
-            .min_by_key(|(_, r)| r.off)
-            .or_else(|| self.queue.iter().enumerate().min_by_key(|(_, r)| r.off))
-            .map(|(i, _)| i)
-            .expect("queue is not empty")
+            self.queue
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.off >= head)
+                .min_by_key(|(_, r)| r.off)
+                .or_else(|| self.queue.iter().enumerate().min_by_key(|(_, r)| r.off))
+                .map(|(i, _)| i)
+                .expect("queue is not empty")
         };
         let req = self.queue.remove(pick);
         let mut t = m.command_ns as f64;
         if req.off == self.head {
             let gap = now.as_ns().saturating_sub(self.idle_since.as_ns());
-            let cached_write = req.write && m.write_cache;
-            if !self.busy && gap > 0 && !cached_write && !(self.last_write && m.write_cache) {
+            // The write cache hides the platter for a write, and for
+            // whatever follows one (the drive destages while it waits).
+            let cache_hides = m.write_cache && (req.write || self.last_write);
+            if !self.busy && gap > 0 && !cache_hides {
                 t += (m.rev_ns - gap % m.rev_ns) as f64;
             }
         } else {
@@ -249,7 +250,12 @@ mod tests {
         d.finish(t2);
         d.enqueue(req(10_000_000_000, 512 << 10), m.max_request);
         let (_, t3) = d.dispatch(t2, &m).unwrap();
-        assert!(t3 - t2 > t2 - t1, "seek {} vs sequential {}", (t3 - t2).as_ns(), (t2 - t1).as_ns());
+        assert!(
+            t3 - t2 > t2 - t1,
+            "seek {} vs sequential {}",
+            (t3 - t2).as_ns(),
+            (t2 - t1).as_ns()
+        );
         assert_eq!(d.stats.seeks, 1);
     }
 }

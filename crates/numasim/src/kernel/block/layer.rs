@@ -58,13 +58,12 @@ impl BlockLayer {
     /// Call [`check_machine`] first.
     pub fn new(m: &Machine, unit: u64, seed: u64) -> BlockLayer {
         let b = m.block.as_ref().expect("check_machine first");
-        let mibps = m
-            .io
-            .disks
-            .iter()
-            .find(|g| g.count > 0)
-            .map(|g| g.mibps)
-            .unwrap_or(1.0);
+        let mibps =
+            m.io.disks
+                .iter()
+                .find(|g| g.count > 0)
+                .map(|g| g.mibps)
+                .unwrap_or(1.0);
         let ndisks: usize = m.io.disks.iter().map(|g| g.count as usize).sum();
         let nctrl = (m.io.controllers as usize).max(1);
         let nio = m.io.io_nodes.len().max(1);
@@ -174,7 +173,13 @@ impl BlockLayer {
             self.in_service[d] = Some((r, now));
             t
         });
-        (Done { parts: req.parts, at }, next)
+        (
+            Done {
+                parts: req.parts,
+                at,
+            },
+            next,
+        )
     }
 
     /// Disk utilisation over `elapsed`, percent, averaged over the disks.

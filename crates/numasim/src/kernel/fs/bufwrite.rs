@@ -111,8 +111,7 @@ impl BufferedWrite<'_> {
         };
         let hold_ns = block_hold + page_hold / calls_per_page as f64;
         let extra_per_page = 0.0;
-        let percpu =
-            self.fs == FsKind::Xfs && self.knobs.xfs_sb_counters == SbCounters::PerCpu;
+        let percpu = self.fs == FsKind::Xfs && self.knobs.xfs_sb_counters == SbCounters::PerCpu;
         // Writers sharing a CPU take turns on it: only one per CPU contends.
         let n = self.writers.min(self.m.cpu_count().max(1) as usize);
         let cost = self.m.line_cost_table();
@@ -356,9 +355,8 @@ impl BufferedWrite<'_> {
         // its share; kswapd reclaims every page and writes the rest.
         let pages_per_ns = rate / page as f64;
         let writers_cpu = n as f64 * (rate / demand.max(1e-12)).min(1.0) * write_share;
-        let pdflush_cpu = (pages_per_ns * (1.0 - kswapd_share) * self.b.writeback_page_ns)
-            .min(1.0)
-            * write_share;
+        let pdflush_cpu =
+            (pages_per_ns * (1.0 - kswapd_share) * self.b.writeback_page_ns).min(1.0) * write_share;
         let kswapd_total = pages_per_ns
             * (self.b.reclaim_page_ns
                 + self.purge_ns / SWAP_CLUSTER_MAX as f64
@@ -367,8 +365,7 @@ impl BufferedWrite<'_> {
         let kswapd_per_node = (kswapd_total / nodes as f64).min(1.0);
         Ok(WriteRun {
             write_mibps: mibps,
-            cpu_pct_per_mibps: 100.0
-                * (writers_cpu + pdflush_cpu + kswapd_per_node * nodes as f64)
+            cpu_pct_per_mibps: 100.0 * (writers_cpu + pdflush_cpu + kswapd_per_node * nodes as f64)
                 / mibps.max(1e-12),
             avg_io_kib: bytes as f64 / ios.max(1) as f64 / 1024.0,
             kswapd_cpu_pct_per_node: 100.0 * kswapd_per_node,

@@ -123,7 +123,11 @@ enum Ev {
     Submit(usize),
     DiskDone(usize),
     /// Part of a thread's I/O is in memory (tag: chunk sequence).
-    Arrived { thread: usize, tag: u64, bytes: u64 },
+    Arrived {
+        thread: usize,
+        tag: u64,
+        bytes: u64,
+    },
 }
 
 fn dur(ns: f64) -> Dur {
@@ -230,7 +234,9 @@ pub fn direct_phase(
                 files[t].map(pos[t], len, |v, l| pieces.push((v, l)));
                 let mut reqs = 0u64;
                 for &(v, l) in &pieces {
-                    layer.stripe.split(v, l, |_, _, k| reqs += k.div_ceil(layer.model.max_request));
+                    layer
+                        .stripe
+                        .split(v, l, |_, _, k| reqs += k.div_ceil(layer.model.max_request));
                 }
                 let submit = pages as f64 * d.b.gup_page_ns + reqs as f64 * d.b.request_us * 1e3;
                 cpu.fs_ns += fs;
@@ -480,9 +486,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 if let Some(c) = chunks[thread].iter_mut().find(|c| c.seq == tag) {
                     c.left -= bytes;
                 }
-                if waiting[thread]
-                    && chunks[thread].front().is_some_and(|c| c.left == 0)
-                {
+                if waiting[thread] && chunks[thread].front().is_some_and(|c| c.left == 0) {
                     waiting[thread] = false;
                     q.push(now, Ev::Thread(thread)).expect("now");
                 }

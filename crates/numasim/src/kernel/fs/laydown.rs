@@ -142,7 +142,8 @@ impl LayDown {
         // the first block past its last window.
         let mut q: EventQueue<usize> = EventQueue::with_capacity(n);
         for (i, w) in ws.iter().enumerate() {
-            q.push(Time(w.start as u64), i).expect("queue starts at zero");
+            q.push(Time(w.start as u64), i)
+                .expect("queue starts at zero");
         }
         while let Some((_, i)) = q.pop() {
             let w = &mut ws[i];
@@ -180,7 +181,8 @@ impl LayDown {
                 w.slept += 1;
             }
             let t = w.start + w.written as f64 / self.copy_bytes_per_ns + w.sleep_ns;
-            q.push(Time(t as u64), i).expect("a writer's clock only moves forward");
+            q.push(Time(t as u64), i)
+                .expect("a writer's clock only moves forward");
         }
         Ok(ws.into_iter().map(|w| w.file).collect())
     }

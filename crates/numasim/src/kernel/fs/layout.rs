@@ -106,7 +106,13 @@ impl XfsAlloc {
         }
     }
     /// `len` bytes for file number `file` (its AG by the rotor).
-    pub fn alloc(&mut self, file: usize, f: &FileLayout, len: u64, align: u64) -> Result<u64, Enospc> {
+    pub fn alloc(
+        &mut self,
+        file: usize,
+        f: &FileLayout,
+        len: u64,
+        align: u64,
+    ) -> Result<u64, Enospc> {
         let ag = file % self.ags.len();
         let base = ag as u64 * self.ag_bytes;
         let goal = f.goal().and_then(|g| g.checked_sub(base));

@@ -121,7 +121,9 @@ impl IoKnobs {
             .choice("version", KernelVersion::NAMES)?
             .unwrap_or(KernelVersion::V2_6_15);
         let mut k = IoKnobs::for_version(v);
-        k.tlb_purge = r.choice("tlb_purge", TlbPurge::NAMES)?.unwrap_or(k.tlb_purge);
+        k.tlb_purge = r
+            .choice("tlb_purge", TlbPurge::NAMES)?
+            .unwrap_or(k.tlb_purge);
         k.xfs_write_clustering = r
             .choice("xfs_write_clustering", WriteClustering::NAMES)?
             .unwrap_or(k.xfs_write_clustering);
@@ -131,7 +133,9 @@ impl IoKnobs {
         k.buffer_policy = r
             .choice("buffer_policy", BufferPolicy::NAMES)?
             .unwrap_or(k.buffer_policy);
-        k.ext3_data = r.choice("ext3_data", Ext3Data::NAMES)?.unwrap_or(k.ext3_data);
+        k.ext3_data = r
+            .choice("ext3_data", Ext3Data::NAMES)?
+            .unwrap_or(k.ext3_data);
         k.write_begin = r
             .choice("write_begin", WriteBegin::NAMES)?
             .unwrap_or(k.write_begin);
