@@ -305,9 +305,9 @@ fn replay_all_on_a_non_terminal_stderr_prints_one_line_per_experiment() {
         .lines()
         .filter(|l| l.contains("] ") && l.contains(" done; "))
         .collect();
-    assert_eq!(lines.len(), 23, "{e}");
+    assert_eq!(lines.len(), 28, "{e}");
     assert!(
-        lines[0].starts_with("numasim: [1/23] hashdist-boot done;"),
+        lines[0].starts_with("numasim: [1/28] hashdist-boot done;"),
         "{e}"
     );
     assert!(lines.iter().all(|l| l.ends_with(" s left")), "{e}");
