@@ -122,6 +122,26 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "wildfire-aim7",
         include_str!("../../../experiments/wildfire-aim7.toml"),
     ),
+    (
+        "xfs-direct-io",
+        include_str!("../../../experiments/xfs-direct-io.toml"),
+    ),
+    (
+        "numactl-interleave",
+        include_str!("../../../experiments/numactl-interleave.toml"),
+    ),
+    (
+        "fs-buffered-read",
+        include_str!("../../../experiments/fs-buffered-read.toml"),
+    ),
+    (
+        "ext2-read-variability",
+        include_str!("../../../experiments/ext2-read-variability.toml"),
+    ),
+    (
+        "fs-buffered-write",
+        include_str!("../../../experiments/fs-buffered-write.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

@@ -79,6 +79,8 @@ pub struct KernelConfig {
     pub mm: crate::kernel::flavour::MmKnobs,
     /// Run queues, load balancing and wake-up placement (E1–E4, sched/).
     pub sched: crate::kernel::sched::SchedKnobs,
+    /// Filesystem and block I/O knobs of section F, set by `version` (kernel/fs).
+    pub io: crate::kernel::fs::IoKnobs,
 }
 
 impl KernelConfig {
@@ -117,6 +119,7 @@ impl KernelConfig {
             bigmem: crate::kernel::mm::bigmem::BigMemKnobs::defaults(machine),
             mm: crate::kernel::flavour::MmKnobs::defaults(machine),
             sched: crate::kernel::sched::SchedKnobs::defaults(machine),
+            io: crate::kernel::fs::IoKnobs::for_version(crate::kernel::fs::KernelVersion::V2_6_15),
         }
     }
 
@@ -124,6 +127,7 @@ impl KernelConfig {
     pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
         use serde_json::json;
         Some(match knob {
+            "version" if self.io.version_named => json!(self.io.version.name()),
             "version" => json!(self.version.name()),
             "config_numa" => json!(u8::from(self.config_numa)),
             "hashdist" => json!(u8::from(self.hashdist)),
@@ -150,16 +154,40 @@ impl KernelConfig {
                     .or_else(|| self.contention.knob_json(other))
                     .or_else(|| self.mm.knob_json(other))
                     .or_else(|| self.sched.knob_json(other))
+                    .or_else(|| self.io.knob_json(other))
             }
         })
     }
 
     /// Read the `[kernel]` table over the machine's defaults.
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<KernelConfig, InputError> {
+        // One `version` for every mechanism: the I/O releases of [XFS06]
+        // (sles9sp2, 2.6.15 .. 2.6.17) boot with 2.6.9-era tables; any
+        // other release picks its boot-table era and the newest I/O paths
+        // from 2.6.32 on.
+        let mut io_version = None;
         let version = match r.raw("version") {
             None => Era::V2_6_9,
             Some(toml::Value::String(v)) => {
-                Era::parse(v).map_err(|e| InputError::at(r.key("version"), e))?
+                match crate::kernel::fs::KernelVersion::NAMES.iter().find(|(n, _)| n == v) {
+                    Some(&(_, iov)) => {
+                        io_version = Some(iov);
+                        Era::V2_6_9
+                    }
+                    None => Era::parse(v).map_err(|e| {
+                        InputError::at(
+                            r.key("version"),
+                            format!(
+                                "{e}; for the I/O experiments also: {}",
+                                crate::kernel::fs::KernelVersion::NAMES
+                                    .iter()
+                                    .map(|(n, _)| *n)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        )
+                    })?,
+                }
             }
             // TOML reads version = 3.10 as the number 3.1: ask for quotes.
             Some(v) => {
@@ -228,6 +256,16 @@ impl KernelConfig {
             )?
             .unwrap_or(k.kswapd_trigger);
         k.vm = VmSysctl::read(r)?;
+        let io_base = io_version.unwrap_or(if version >= Era::V2_6_32 {
+            crate::kernel::fs::KernelVersion::V2_6_17
+        } else {
+            crate::kernel::fs::KernelVersion::V2_6_15
+        });
+        k.io = crate::kernel::fs::IoKnobs::read(r, io_base, io_version.is_some())?;
+        // The version boots with its zone_reclaim_mode unless it is given (B13).
+        if io_version.is_some() && !r.has("zone_reclaim_mode") {
+            k.vm.zone_reclaim_mode = k.io.zone_reclaim_default();
+        }
         match r.raw("initcall_il_next") {
             None => {}
             Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,

@@ -6,6 +6,7 @@ pub mod config;
 pub mod contention;
 pub mod era;
 pub mod flavour;
+pub mod fs;
 pub mod locking;
 pub mod mm;
 pub mod sched;

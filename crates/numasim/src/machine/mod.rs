@@ -6,6 +6,7 @@
 //! run on it. `docs/machine.md` gives each field's meaning and each preset's
 //! sources.
 
+pub mod blockio;
 pub mod coherence;
 pub mod distance;
 pub mod hierarchy;
@@ -242,6 +243,9 @@ pub struct Machine {
     pub tlb: Tlb,
     pub io: Io,
     pub fs: Fs,
+    /// `[block]`: disks, HBAs, I/O nodes and I/O path lengths (blockio.rs);
+    /// None on machines no I/O experiment runs on.
+    pub block: Option<blockio::BlockParams>,
     pub boot: BootFootprint,
     /// Swap space (`swapon`), bytes; it lives on the machine's disks.
     pub swap_bytes: u64,

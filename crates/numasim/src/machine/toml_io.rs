@@ -151,6 +151,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let tlb = read_tlb(&mut r, page_size)?;
     let io = read_io(&mut r, n)?;
     let fs = read_fs(&mut r, page_size)?;
+    let block = super::blockio::read(&mut r)?;
     let boot = read_boot(&mut r, arch, &nodes)?;
     let swap_bytes = read_swap(&mut r, &io)?;
     let (coherence, timer, fault) = super::coherence::read(&mut r)?;
@@ -172,6 +173,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         tlb,
         io,
         fs,
+        block,
         boot,
         swap_bytes,
         coherence,
@@ -753,6 +755,9 @@ pub(super) fn write_machine(m: &Machine) -> String {
         (m.fs.slab_per_cached_page as i64).into(),
     );
     t.insert("fs".into(), fs.into());
+    if let Some(b) = &m.block {
+        t.insert("block".into(), super::blockio::write(b).into());
+    }
     let mut b = Table::new();
     b.insert(
         "struct_page_bytes".into(),

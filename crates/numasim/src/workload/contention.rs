@@ -20,7 +20,7 @@ use serde_json::json;
 use toml::Value;
 
 /// A count or a list of counts under `key`, each 1..=the machine's CPUs.
-fn counts(
+pub(crate) fn counts(
     r: &mut TableReader,
     key: &'static str,
     machine: &Machine,

@@ -7,6 +7,7 @@ pub mod alloc;
 pub mod bcfree;
 pub mod boot;
 pub mod contention;
+pub mod fsio;
 pub mod hold;
 pub mod membench;
 pub mod pci;
@@ -190,6 +191,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         other if sched::WORKLOAD_NAMES.contains(&other) => {
             sched::Step::from_step(other, &mut r, machine)?;
         }
+        other if fsio::WORKLOAD_NAMES.contains(&other) => {
+            fsio::Step::from_step(other, &mut r, machine)?;
+        }
         other => {
             contention::Step::from_step(other, &mut r, machine)?;
         }
@@ -288,6 +292,9 @@ pub fn parse_for_test(
         other if sched::WORKLOAD_NAMES.contains(&other) => {
             format!("{:?}", sched::Step::from_step(other, &mut r, machine)?)
         }
+        other if fsio::WORKLOAD_NAMES.contains(&other) => {
+            format!("{:?}", fsio::Step::from_step(other, &mut r, machine)?)
+        }
         other => format!("{:?}", contention::Step::from_step(other, &mut r, machine)?),
     };
     Ok((parsed, r.known_keys()))
@@ -381,6 +388,11 @@ fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Reco
         }
         other if sched::WORKLOAD_NAMES.contains(&other) => {
             sched::Step::from_step(other, &mut r, &case.machine)?
+                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                .run(sim)?
+        }
+        other if fsio::WORKLOAD_NAMES.contains(&other) => {
+            fsio::Step::from_step(other, &mut r, &case.machine)?
                 .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
                 .run(sim)?
         }

@@ -275,6 +275,62 @@ const PCI_DMA_NODES: Param = p(
 
 const FLAG: &str = "flag";
 
+const FS: Param = p(
+    "fs",
+    Choice(&["xfs", "ext2", "ext3"]),
+    "",
+    Required,
+    Any,
+    "the filesystem (XFS: delayed allocation; Ext2/Ext3: allocation in the write path)",
+);
+const IO_THREADS: Param = p(
+    "threads",
+    Counts,
+    "",
+    Required,
+    RText("1 .. 4 × the machine's CPUs"),
+    "thread counts to sweep; one file per thread, thread i on CPU i",
+);
+const STRIPE_UNIT: Param = p(
+    "stripe_unit",
+    Size,
+    "B",
+    DVal("\"512 KiB\""),
+    RText("a multiple of block_size and of the page size"),
+    "the volume's stripe unit (MD raid0 over DM stripe)",
+);
+const BLOCK_SIZE: Param = p(
+    "block_size",
+    Size,
+    "B",
+    DVal("\"4 KiB\""),
+    RText("a power of two, 512 B .. 64 KiB"),
+    "the filesystem block size",
+);
+const fn file_size(d: &'static str) -> Param {
+    p(
+        "file_size",
+        Size,
+        "B",
+        DVal(d),
+        RText("threads × file_size (× seeds) ≤ 256 GiB; past the volume: enospc"),
+        "each thread's file",
+    )
+}
+const READAHEAD: Param = p(
+    "readahead",
+    Size,
+    "B",
+    DVal("\"64 MiB\""),
+    RText("more than zero"),
+    "readahead window (blockdev --setra), refilled half at a time",
+);
+const ENOSPC: Metric = Metric {
+    name: "enospc",
+    unit: "flag",
+    about: "1 if the files did not fit on the volume (no other metric then)",
+};
+
 pub static WORKLOADS: &[Spec] = &[
     Spec {
         name: "boot",
@@ -832,6 +888,90 @@ pub static WORKLOADS: &[Spec] = &[
         example_machine: "altix-512",
         example_kernel: "",
         example: "workload = \"dma-iops\"\nremote_nodes = [1, 255]\nios = 200\n",
+    },
+    Spec {
+        name: "direct-io",
+        about: "one file per thread with direct I/O: write (allocating), overwrite, read back",
+        params: &[
+            FS,
+            IO_THREADS,
+            STRIPE_UNIT,
+            BLOCK_SIZE,
+            file_size("\"1 GiB\""),
+            p("io_size", Size, "B", DVal("\"128 MiB\""), RText("more than zero"), "bytes per read/write call"),
+        ],
+        one_of: &[],
+        metrics: &[
+            m("write_gibps", "GiB/s", "allocating write (row key `threads`)"),
+            m("overwrite_gibps", "GiB/s", "overwrite in place"),
+            m("read_gibps", "GiB/s", "read back"),
+            m("disk_busy_pct", "%", "mean disk utilisation while reading"),
+            ENOSPC,
+        ],
+        example_machine: "altix-a3700",
+        example_kernel: "",
+        example: "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = [1, 4]\nfile_size = \"256 MiB\"\n",
+    },
+    Spec {
+        name: "buffered-read",
+        about: "files laid down by parallel dd writers, then read back one per thread through the page cache",
+        params: &[FS, IO_THREADS, STRIPE_UNIT, BLOCK_SIZE, file_size("\"128 MiB\""), READAHEAD],
+        one_of: &[],
+        metrics: &[
+            m("read_gibps", "GiB/s", "all readers together (row key `threads`)"),
+            m("cpu_pct_per_mibps", "%/(MiB/s)", "percent of one CPU per MiB/s, every CPU's I/O work counted"),
+            m("disk_iops", "1/s", "disk requests per second"),
+            m("avg_io_kib", "KiB", "average disk request"),
+            m("kswapd_cpu_pct_per_node", "%", "kswapd's CPU on each node (mean)"),
+            m("disk_busy_pct", "%", "mean disk utilisation"),
+            ENOSPC,
+        ],
+        example_machine: "altix-a3700",
+        example_kernel: "version = \"2.6.15\"\nbuffer_policy = \"interleave\"\n",
+        example: "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [1, 8]\n",
+    },
+    Spec {
+        name: "read-variability",
+        about: "buffered reads of file sets laid down by parallel writers, repeated over seeds",
+        params: &[
+            FS,
+            IO_THREADS,
+            STRIPE_UNIT,
+            BLOCK_SIZE,
+            file_size("\"128 MiB\""),
+            READAHEAD,
+            p("seeds", Int, "", DVal("10"), RInt(1, 100), "repetitions, seeds seed .. seed + seeds − 1"),
+        ],
+        one_of: &[],
+        metrics: &[
+            m("best_mibps", "MiB/s", "fastest repetition (row key `threads`)"),
+            m("worst_mibps", "MiB/s", "slowest repetition"),
+            m("mean_mibps", "MiB/s", "mean over repetitions"),
+            ENOSPC,
+        ],
+        example_machine: "altix-a3700",
+        example_kernel: "buffer_policy = \"interleave\"\n",
+        example: "workload = \"read-variability\"\nfs = \"ext2\"\nthreads = [2]\nseeds = 3\nfile_size = \"32 MiB\"\n",
+    },
+    Spec {
+        name: "buffered-write",
+        about: "buffered writes, one file per thread, the previous file truncated in the timed run",
+        params: &[FS, IO_THREADS, STRIPE_UNIT, BLOCK_SIZE, file_size("\"1 GiB\"")],
+        one_of: &[],
+        metrics: &[
+            m("write_mibps", "MiB/s", "all writers together (row key `threads`)"),
+            m("cpu_pct_per_mibps", "%/(MiB/s)", "percent of one CPU per MiB/s"),
+            m("avg_io_kib", "KiB", "average disk write"),
+            m("kswapd_cpu_pct_per_node", "%", "kswapd's CPU on each node"),
+            m("pdflush_cpu_pct", "%", "pdflush's CPU (of one CPU)"),
+            m("sb_lock_wait_pct", "%", "writers' time waiting for the filesystem's global lock"),
+            m("sb_calls_per_s", "1/s", "critical sections entered per second"),
+            m("disk_busy_pct", "%", "mean disk utilisation during writeback"),
+            ENOSPC,
+        ],
+        example_machine: "altix-a3700",
+        example_kernel: "version = \"2.6.17\"\n",
+        example: "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1, 4]\n",
     },
 ];
 

@@ -1,7 +1,19 @@
-//! The block layer: devices that file writeback and swap share. Only what a
-//! streaming writer needs is here (a bandwidth per tick); filesystems and
-//! volumes come later behind the same seam.
+//! The block layer. `disk` is the single streaming budget the VM's swap and
+//! writeback draw from; the rest is the request-level stack of [XFS06]
+//! section F: disks with seek, rotation and transfer (`blkdev`), a queue per
+//! disk that merges adjacent requests and serves them in C-LOOK order, an
+//! MD raid0 / DM striped volume that splits every I/O at stripe-unit
+//! boundaries (`stripe`), and the HBAs, I/O nodes and node ports each
+//! request's DMA crosses (`path`). The unit of simulation is a request.
 
+pub mod blkdev;
 pub mod disk;
+pub mod layer;
+pub mod path;
+pub mod stripe;
 
+pub use blkdev::{DiskModel, Req};
 pub use disk::Disk;
+pub use layer::{BlockLayer, Done};
+pub use path::Link;
+pub use stripe::Stripe;

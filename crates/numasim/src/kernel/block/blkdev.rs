@@ -1,0 +1,261 @@
+//! One disk and its request queue.
+//!
+//! Service time of a request = command overhead + positioning + transfer:
+//! - continuing where the head stopped (sequential) costs no seek; a read
+//!   that arrives after the disk went idle has missed its sector and waits
+//!   for the platter to come round (`rev - gap mod rev`); a write with the
+//!   drive's write cache on is taken from the cache and never waits;
+//! - anywhere else: a seek that grows with the square root of the distance
+//!   (track-to-track for the shortest, the average at a third of the
+//!   stroke) plus a rotational wait drawn from the disk's seeded stream;
+//! - transfer at the media rate.
+//!
+//! The queue merges a request into a queued one it directly follows or
+//! precedes (same direction, up to `max_request`), and the disk takes the
+//! next request in C-LOOK order (the nearest at or after the head, else the
+//! lowest).
+
+use crate::engine::{Dur, SimRng, Time};
+use rand::RngExt;
+
+/// Where a request's data lands in (or comes from) memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dest {
+    /// All of it on one node (first touch by a thread on that node).
+    Node(u16),
+    /// Spread evenly over every node (`numactl -i all`, round-robin cache).
+    Interleave,
+}
+
+/// One client's share of a (possibly merged) request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Part {
+    pub owner: u32,
+    pub bytes: u64,
+    /// The client's own tag (a file offset, a sequence number).
+    pub tag: u64,
+    pub dest: Dest,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Req {
+    pub off: u64,
+    pub len: u64,
+    pub write: bool,
+    pub parts: Vec<Part>,
+}
+
+/// Physical constants of one drive, from `[block]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiskModel {
+    pub bytes_per_ns: f64,
+    pub rev_ns: u64,
+    pub seek_avg_ns: f64,
+    pub seek_track_ns: f64,
+    pub capacity: u64,
+    pub command_ns: u64,
+    pub write_cache: bool,
+    pub max_request: u64,
+    /// `noop`: serve in arrival order (merging only); else C-LOOK.
+    pub noop: bool,
+}
+
+impl DiskModel {
+    pub fn from_machine(b: &crate::machine::blockio::BlockParams, mibps: f64) -> DiskModel {
+        DiskModel {
+            bytes_per_ns: mibps * (1u64 << 20) as f64 / 1e9,
+            rev_ns: (60e9 / b.disk_rpm).round() as u64,
+            seek_avg_ns: b.disk_seek_ms * 1e6,
+            seek_track_ns: b.disk_track_seek_ms * 1e6,
+            capacity: b.disk_capacity,
+            command_ns: (b.disk_command_us * 1e3).round() as u64,
+            write_cache: b.disk_write_cache,
+            max_request: b.max_request,
+            noop: b.elevator_noop,
+        }
+    }
+    /// Seek over `dist` bytes of the disk.
+    pub fn seek_ns(&self, dist: u64) -> f64 {
+        let third = (self.capacity / 3).max(1) as f64;
+        let x = (dist as f64 / third).sqrt();
+        self.seek_track_ns + (self.seek_avg_ns - self.seek_track_ns) * x
+    }
+    pub fn transfer_ns(&self, bytes: u64) -> u64 {
+        (bytes as f64 / self.bytes_per_ns).ceil() as u64
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskStats {
+    pub ios: u64,
+    pub bytes: u64,
+    pub busy: Dur,
+    /// Requests that paid a seek.
+    pub seeks: u64,
+    /// Requests merged into a queued one (not counted in `ios`).
+    pub merges: u64,
+}
+
+#[derive(Debug)]
+pub struct DiskState {
+    head: u64,
+    last_write: bool,
+    idle_since: Time,
+    pub busy: bool,
+    queue: Vec<Req>,
+    rng: SimRng,
+    pub stats: DiskStats,
+}
+
+impl DiskState {
+    pub fn new(rng: SimRng) -> DiskState {
+        DiskState {
+            head: 0,
+            last_write: false,
+            idle_since: Time::ZERO,
+            busy: false,
+            queue: Vec::new(),
+            rng,
+            stats: DiskStats::default(),
+        }
+    }
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+    /// Queue `req`, merging it into a queued request it abuts.
+    pub fn enqueue(&mut self, req: Req, max_request: u64) {
+        for q in self.queue.iter_mut() {
+            if q.write != req.write || q.len + req.len > max_request {
+                continue;
+            }
+            if q.off + q.len == req.off {
+                q.len += req.len;
+                q.parts.extend_from_slice(&req.parts);
+                self.stats.merges += 1;
+                return;
+            }
+            if req.off + req.len == q.off {
+                q.off = req.off;
+                q.len += req.len;
+                let mut parts = req.parts;
+                parts.extend_from_slice(&q.parts);
+                q.parts = parts;
+                self.stats.merges += 1;
+                return;
+            }
+        }
+        self.queue.push(req);
+    }
+    /// Take the next request (C-LOOK) and start it at `now`: returns it and
+    /// when the disk finishes it; None when the queue is empty.
+    pub fn dispatch(&mut self, now: Time, m: &DiskModel) -> Option<(Req, Time)> {
+        if self.queue.is_empty() {
+            return None;
+        }
+        let head = self.head;
+        let pick = if m.noop {
+            0
+        } else {
+            self.queue
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.off >= head)
+                .min_by_key(|(_, r)| r.off)
+                .or_else(|| self.queue.iter().enumerate().min_by_key(|(_, r)| r.off))
+                .map(|(i, _)| i)
+                .expect("queue is not empty")
+        };
+        let req = self.queue.remove(pick);
+        let mut t = m.command_ns as f64;
+        if req.off == self.head {
+            let gap = now.as_ns().saturating_sub(self.idle_since.as_ns());
+            // The write cache hides the platter for a write, and for
+            // whatever follows one (the drive destages while it waits).
+            let cache_hides = m.write_cache && (req.write || self.last_write);
+            if !self.busy && gap > 0 && !cache_hides {
+                t += (m.rev_ns - gap % m.rev_ns) as f64;
+            }
+        } else {
+            self.stats.seeks += 1;
+            t += m.seek_ns(req.off.abs_diff(self.head));
+            t += self.rng.random_range(0..m.rev_ns) as f64;
+        }
+        t += m.transfer_ns(req.len) as f64;
+        let d = Dur(t.round() as u64);
+        self.busy = true;
+        self.head = req.off + req.len;
+        self.last_write = req.write;
+        self.stats.ios += 1;
+        self.stats.bytes += req.len;
+        self.stats.busy += d;
+        Some((req, now + d))
+    }
+    /// The request in service is done at `now`.
+    pub fn finish(&mut self, now: Time) {
+        self.busy = false;
+        self.idle_since = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream;
+
+    fn model() -> DiskModel {
+        DiskModel {
+            bytes_per_ns: 46.0 * 1048576.0 / 1e9,
+            rev_ns: 6_000_000,
+            seek_avg_ns: 4.7e6,
+            seek_track_ns: 0.3e6,
+            capacity: 36_000_000_000,
+            command_ns: 50_000,
+            write_cache: false,
+            max_request: 512 << 10,
+            noop: false,
+        }
+    }
+    fn req(off: u64, len: u64) -> Req {
+        Req {
+            off,
+            len,
+            write: false,
+            parts: vec![Part {
+                owner: 0,
+                bytes: len,
+                tag: off,
+                dest: Dest::Node(0),
+            }],
+        }
+    }
+
+    #[test]
+    fn adjacent_requests_merge_up_to_the_limit() {
+        let mut d = DiskState::new(stream(1, "d", 0));
+        d.enqueue(req(0, 256 << 10), 512 << 10);
+        d.enqueue(req(256 << 10, 256 << 10), 512 << 10);
+        d.enqueue(req(512 << 10, 256 << 10), 512 << 10);
+        assert_eq!(d.queued(), 2);
+        assert_eq!(d.stats.merges, 1);
+    }
+
+    #[test]
+    fn a_seek_costs_more_than_continuing() {
+        let m = model();
+        let mut d = DiskState::new(stream(1, "d", 0));
+        d.enqueue(req(0, 512 << 10), m.max_request);
+        let (_, t1) = d.dispatch(Time::ZERO, &m).unwrap();
+        d.enqueue(req(512 << 10, 512 << 10), m.max_request);
+        let (_, t2) = d.dispatch(t1, &m).unwrap();
+        d.finish(t2);
+        d.enqueue(req(10_000_000_000, 512 << 10), m.max_request);
+        let (_, t3) = d.dispatch(t2, &m).unwrap();
+        assert!(
+            t3 - t2 > t2 - t1,
+            "seek {} vs sequential {}",
+            (t3 - t2).as_ns(),
+            (t2 - t1).as_ns()
+        );
+        assert_eq!(d.stats.seeks, 1);
+    }
+}

@@ -1,0 +1,201 @@
+//! The request-level block layer of one machine: a volume striped over its
+//! disks, a queue per disk, and the links (HBA bus, I/O node port, node
+//! ports) each request's DMA crosses. Clients submit pieces of volume I/O
+//! and get back, for each finished request, its parts and the time the data
+//! is in memory (or out of it). The caller owns the event queue: `submit`
+//! and `disk_done` return the disk finish times to schedule.
+
+use super::blkdev::{Dest, DiskModel, DiskState, Part, Req};
+use super::path::Link;
+use super::stripe::Stripe;
+use crate::engine::{stream, Dur, Time};
+use crate::machine::Machine;
+
+/// A finished request: its parts and when its data has crossed every link.
+#[derive(Debug, Clone)]
+pub struct Done {
+    pub parts: Vec<Part>,
+    pub at: Time,
+}
+
+#[derive(Debug)]
+pub struct BlockLayer {
+    pub model: DiskModel,
+    pub stripe: Stripe,
+    pub disks: Vec<DiskState>,
+    disk_ctrl: Vec<usize>,
+    ctrl_ionode: Vec<usize>,
+    pub controllers: Vec<Link>,
+    pub io_nodes: Vec<Link>,
+    /// Per compute node: DMA into its memory (reads), out of it (writes).
+    pub node_in: Vec<Link>,
+    pub node_out: Vec<Link>,
+    /// The request each disk is serving and when it started.
+    in_service: Vec<Option<(Req, Time)>>,
+}
+
+/// Why a machine cannot run the request-level I/O stack.
+pub fn check_machine(m: &Machine) -> Result<(), String> {
+    if m.block.is_none() {
+        return Err(format!(
+            "machine `{}` has no [block] table (disk geometry, HBAs, I/O path costs); see docs/io.md",
+            m.name
+        ));
+    }
+    let disks: u64 = m.io.disks.iter().map(|g| g.count as u64).sum();
+    if disks == 0 {
+        return Err(format!("machine `{}` has no disks ([io] disks)", m.name));
+    }
+    if m.io.disks.iter().any(|g| g.count > 0 && g.mibps <= 0.0) {
+        return Err(format!("machine `{}`: a disk group has mibps = 0", m.name));
+    }
+    Ok(())
+}
+
+impl BlockLayer {
+    /// The machine's disks as one stripe of `unit` bytes. Disks are spread
+    /// evenly over the controllers, and controllers over the I/O nodes.
+    /// Call [`check_machine`] first.
+    pub fn new(m: &Machine, unit: u64, seed: u64) -> BlockLayer {
+        let b = m.block.as_ref().expect("check_machine first");
+        let mibps =
+            m.io.disks
+                .iter()
+                .find(|g| g.count > 0)
+                .map(|g| g.mibps)
+                .unwrap_or(1.0);
+        let ndisks: usize = m.io.disks.iter().map(|g| g.count as usize).sum();
+        let nctrl = (m.io.controllers as usize).max(1);
+        let nio = m.io.io_nodes.len().max(1);
+        BlockLayer {
+            model: DiskModel::from_machine(b, mibps),
+            stripe: Stripe::new(ndisks as u64, unit),
+            disks: (0..ndisks)
+                .map(|d| DiskState::new(stream(seed, "disk-rotation", d as u64)))
+                .collect(),
+            disk_ctrl: (0..ndisks).map(|d| d * nctrl / ndisks).collect(),
+            ctrl_ionode: (0..nctrl).map(|c| c * nio / nctrl).collect(),
+            controllers: (0..nctrl)
+                .map(|_| Link::new(b.controller_mbps * 1e6))
+                .collect(),
+            io_nodes: (0..nio).map(|_| Link::new(b.io_node_gbps * 1e9)).collect(),
+            node_in: (0..m.node_count())
+                .map(|_| Link::new(m.interconnect.link_gbps * 1e9))
+                .collect(),
+            node_out: (0..m.node_count())
+                .map(|_| Link::new(m.interconnect.link_gbps * 1e9))
+                .collect(),
+            in_service: (0..ndisks).map(|_| None).collect(),
+        }
+    }
+
+    /// Usable bytes of the volume (every disk's full capacity).
+    pub fn volume_bytes(&self) -> u64 {
+        self.model.capacity / self.stripe.unit * self.stripe.unit * self.stripe.disks
+    }
+
+    /// Submit volume range `[v, v + len)` for `part` (its bytes are set per
+    /// piece): split at stripe units and at the request size limit, queued
+    /// on each disk. Returns (disk, finish time) for each disk that was idle
+    /// and has started; the caller schedules `disk_done` then.
+    pub fn submit(
+        &mut self,
+        now: Time,
+        v: u64,
+        len: u64,
+        write: bool,
+        part: Part,
+        started: &mut Vec<(usize, Time)>,
+    ) {
+        let max = self.model.max_request;
+        let mut pieces: Vec<(usize, u64, u64)> = Vec::new();
+        self.stripe.split(v, len, |d, off, n| {
+            let mut o = 0;
+            while o < n {
+                let k = (n - o).min(max);
+                pieces.push((d, off + o, k));
+                o += k;
+            }
+        });
+        for (d, off, n) in pieces {
+            let p = Part { bytes: n, ..part };
+            self.disks[d].enqueue(
+                Req {
+                    off,
+                    len: n,
+                    write,
+                    parts: vec![p],
+                },
+                max,
+            );
+            if !self.disks[d].busy {
+                if let Some((req, t)) = self.disks[d].dispatch(now, &self.model) {
+                    self.in_service_push(d, req, now);
+                    started.push((d, t));
+                }
+            }
+        }
+    }
+
+    fn in_service_push(&mut self, d: usize, req: Req, start: Time) {
+        self.in_service[d] = Some((req, start));
+    }
+
+    /// Disk `d` finished its request at `now`: carry its data over the
+    /// links and start the next queued request (its finish time returned).
+    pub fn disk_done(&mut self, now: Time, d: usize) -> (Done, Option<Time>) {
+        let (req, _start) = self.in_service[d].take().expect("disk had a request");
+        self.disks[d].finish(now);
+        // The data streams off the platter during the transfer, so the links
+        // may start on it that long before the disk finishes.
+        let ready = Time(now.as_ns().saturating_sub(self.model.transfer_ns(req.len)));
+        let c = self.disk_ctrl[d];
+        let mut at = now.max(self.controllers[c].carry(ready, req.len));
+        at = at.max(self.io_nodes[self.ctrl_ionode[c]].carry(ready, req.len));
+        let nodes = self.node_in.len();
+        for p in &req.parts {
+            let links = if req.write {
+                &mut self.node_out
+            } else {
+                &mut self.node_in
+            };
+            match p.dest {
+                Dest::Node(n) => at = at.max(links[n as usize % nodes].carry(ready, p.bytes)),
+                Dest::Interleave => {
+                    let share = p.bytes.div_ceil(nodes as u64);
+                    for l in links.iter_mut() {
+                        at = at.max(l.carry(ready, share));
+                    }
+                }
+            }
+        }
+        let next = self.disks[d].dispatch(now, &self.model).map(|(r, t)| {
+            self.in_service[d] = Some((r, now));
+            t
+        });
+        (
+            Done {
+                parts: req.parts,
+                at,
+            },
+            next,
+        )
+    }
+
+    /// Disk utilisation over `elapsed`, percent, averaged over the disks.
+    pub fn disk_busy_pct(&self, elapsed: Dur) -> f64 {
+        let e = elapsed.as_ns().max(1) as f64;
+        let busy: f64 = self
+            .disks
+            .iter()
+            .map(|d| (d.stats.busy.as_ns() as f64 / e).min(1.0))
+            .sum();
+        100.0 * busy / self.disks.len() as f64
+    }
+    /// (requests, bytes) the disks served.
+    pub fn totals(&self) -> (u64, u64) {
+        self.disks
+            .iter()
+            .fold((0, 0), |(i, b), d| (i + d.stats.ios, b + d.stats.bytes))
+    }
+}

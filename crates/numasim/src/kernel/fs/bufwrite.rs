@@ -1,0 +1,380 @@
+//! Buffered writes, one file per thread, the previous file truncated inside
+//! the timed run ([XFS06] F3–F7, F11, B12).
+//!
+//! Three stages, each a mechanism, joined in steady state by the dirty
+//! limit (writers sleep in `balance_dirty_pages()` when writeback falls
+//! behind, so the rate is the slowest stage's):
+//! 1. The writers: per page a copy from user space and, per filesystem
+//!    block (per page with `write_begin = multi-block`), one
+//!    `->prepare_write()` call. On XFS each call takes the in-core
+//!    superblock lock (a spinlock, `engine::Lock`) or, with per-CPU
+//!    counters, updates the CPU's own counter (`XfsCounter`); on Ext2/Ext3
+//!    each block is allocated under the filesystem's lock, and Ext3 adds a
+//!    journal handle (and, with `data=ordered`, one more per page). An
+//!    event simulation of the writers over a short window gives their rate
+//!    and the lock wait.
+//! 2. Writeback: one `pdflush` per filesystem, CPU-bound at
+//!    `writeback_page_ns` a page; what it cannot write, `kswapd` writes in
+//!    LRU order, a small cluster at a time (B12).
+//! 3. The disks: `pdflush` walks the dirty inodes writing up to
+//!    `MAX_WRITEBACK_PAGES` pages of each in file-offset order, in I/Os as
+//!    large as the write clustering allows (buffer heads: `BH_MAX_BLOCKS`
+//!    blocks; bio: `BIO_MAX_PAGES` pages), split at stripe units and at
+//!    runs of the on-disk layout; `kswapd`'s share goes as small writes.
+
+use super::iosim::{Mutex, SWAP_CLUSTER_MAX};
+use super::laydown::{LayDown, MAX_WRITEBACK_PAGES};
+use super::layout::{Enospc, FileLayout};
+use super::{Ext3Data, FsKind, IoKnobs, SbCounters, WriteBegin, WriteClustering};
+use crate::engine::{Dur, EventQueue, Time};
+use crate::kernel::block::blkdev::{Dest, Part};
+use crate::kernel::block::BlockLayer;
+use crate::kernel::contention::Spinlock;
+use crate::kernel::locking::spinlock::spinlock;
+use crate::kernel::locking::xfs_counter::XfsCounter;
+use crate::machine::blockio::BlockParams;
+use crate::machine::Machine;
+
+/// Mainline `BIO_MAX_PAGES`.
+pub const BIO_MAX_PAGES: u64 = 256;
+/// Buffer heads one clustered write carries on the old path (choice, docs/io.md).
+pub const BH_MAX_BLOCKS: u64 = 64;
+/// Pages kswapd writes around one dirty page it meets (choice, docs/io.md).
+pub const RECLAIM_WRITE_PAGES: u64 = 4;
+/// Simulated writer time per case: long against a lock hand-off (µs) and
+/// short enough to keep a case fast.
+pub const WRITER_WINDOW_NS: u64 = 4_000_000;
+
+pub struct BufferedWrite<'a> {
+    pub m: &'a Machine,
+    pub b: &'a BlockParams,
+    pub fs: FsKind,
+    pub knobs: IoKnobs,
+    pub writers: usize,
+    pub block: u64,
+    pub file_bytes: u64,
+    /// Bytes per file the disk stage lays down and writes back.
+    pub sim_file_bytes: u64,
+    pub purge_ns: f64,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WriteRun {
+    pub write_mibps: f64,
+    pub cpu_pct_per_mibps: f64,
+    pub avg_io_kib: f64,
+    pub kswapd_cpu_pct_per_node: f64,
+    pub pdflush_cpu_pct: f64,
+    pub sb_lock_wait_pct: f64,
+    pub sb_calls_per_s: f64,
+    pub disk_busy_pct: f64,
+    /// Each stage's rate alone, MiB/s (writers, pdflush+kswapd, disks).
+    pub writers_mibps: f64,
+    pub disks_mibps: f64,
+}
+
+struct Writers {
+    bytes_per_ns: f64,
+    lock_wait_frac: f64,
+    calls_per_ns: f64,
+}
+
+impl BufferedWrite<'_> {
+    fn cpu(&self, w: usize) -> usize {
+        w % self.m.cpu_count().max(1) as usize
+    }
+
+    /// Stage 1: the writers alone, over a short window.
+    fn writers(&self) -> Writers {
+        let page = self.m.page_size;
+        let calls_per_page = match self.knobs.write_begin {
+            WriteBegin::PerBlock => page.div_ceil(self.block),
+            WriteBegin::MultiBlock => 1,
+        };
+        let copy_ns = page as f64 / self.b.copy_gbps + self.b.page_op_ns;
+        // Per page: `calls_per_page` block calls of `hold_ns` under the
+        // filesystem's lock, and on Ext3 a journal handle per page
+        // (ext3_prepare_write()/commit_write(): journal_start, the inode's
+        // new size logged, journal_stop), twice with data=ordered (the
+        // page's buffers filed on the transaction), under the same lock.
+        let (block_hold, page_hold) = match self.fs {
+            FsKind::Xfs => (self.b.xfs_sb_hold_ns, 0.0),
+            FsKind::Ext2 => (self.b.ext_alloc_ns, 0.0),
+            FsKind::Ext3 => (
+                self.b.ext_alloc_ns + self.b.ext3_journal_ns,
+                match self.knobs.ext3_data {
+                    Ext3Data::Ordered => 2.0 * self.b.ext3_page_handle_ns,
+                    Ext3Data::Writeback => self.b.ext3_page_handle_ns,
+                },
+            ),
+        };
+        let hold_ns = block_hold + page_hold / calls_per_page as f64;
+        let extra_per_page = 0.0;
+        let percpu = self.fs == FsKind::Xfs && self.knobs.xfs_sb_counters == SbCounters::PerCpu;
+        // Writers sharing a CPU take turns on it: only one per CPU contends.
+        let n = self.writers.min(self.m.cpu_count().max(1) as usize);
+        let cost = self.m.line_cost_table();
+        let mut lock = spinlock(self.m, &cost, Spinlock::Tas, 0, self.seed, "fs-global-lock");
+        let blocks_per_call = (page / self.block / calls_per_page).max(1) as i64;
+        let mut counter = XfsCounter::new(self.m.cpu_count().max(1) as usize, 1 << 40, 512 + 64);
+        #[derive(Clone, Copy)]
+        enum Ev {
+            Want(usize),
+            Release(usize),
+        }
+        let mut q: EventQueue<Ev> = EventQueue::with_capacity(n);
+        let mut calls_left = vec![calls_per_page; n];
+        let mut pages = vec![0u64; n];
+        let mut calls = 0u64;
+        for w in 0..n {
+            q.push(Time(w as u64 * 7), Ev::Want(w)).expect("start");
+        }
+        let end = Time(WRITER_WINDOW_NS);
+        let node = |w: usize| self.m.cpu_node(self.cpu(w) as u64).unwrap_or(0);
+        let mut percpu_extra = 0.0;
+        while let Some((now, ev)) = q.pop_until(end) {
+            match ev {
+                Ev::Want(w) => {
+                    if percpu {
+                        // Own counter: the same few instructions, no lock; a
+                        // rebalance touches every CPU's line.
+                        let before = counter.stats().rebalances;
+                        let _ = counter.modify(self.cpu(w), -blocks_per_call);
+                        let mut ns = hold_ns;
+                        if counter.stats().rebalances > before {
+                            ns += self.m.cpu_count() as f64 * self.m.line_transfer_ns(0, 1);
+                            percpu_extra += ns;
+                        }
+                        calls += 1;
+                        q.push(now + Dur(ns.round() as u64), Ev::Release(w))
+                            .expect("future");
+                    } else if let Some(at) = lock.acquire(now, w, node(w)) {
+                        calls += 1;
+                        q.push(at + Dur(hold_ns.round() as u64), Ev::Release(w))
+                            .expect("future");
+                    }
+                }
+                Ev::Release(w) => {
+                    if !percpu {
+                        if let Some(g) = lock.release(now, w) {
+                            calls += 1;
+                            q.push(g.at + Dur(hold_ns.round() as u64), Ev::Release(g.cpu))
+                                .expect("future");
+                        }
+                    }
+                    calls_left[w] -= 1;
+                    let mut next = now;
+                    if calls_left[w] == 0 {
+                        calls_left[w] = calls_per_page;
+                        pages[w] += 1;
+                        next = now + Dur((copy_ns + extra_per_page).round() as u64);
+                    }
+                    q.push(next, Ev::Want(w)).expect("future");
+                }
+            }
+        }
+        let _ = percpu_extra;
+        let window = WRITER_WINDOW_NS as f64;
+        let bytes: u64 = pages.iter().sum::<u64>() * page;
+        Writers {
+            bytes_per_ns: bytes as f64 / window,
+            lock_wait_frac: lock.stats().total_wait().as_ns() as f64 / (n as f64 * window),
+            calls_per_ns: calls as f64 / window,
+        }
+    }
+
+    /// Stage 3: the disks writing back `files`, `kswapd_share` of the pages
+    /// written by kswapd in small clusters. Returns (bytes/ns, ios, bytes, busy %).
+    fn disks(
+        &self,
+        layer: &mut BlockLayer,
+        files: &[FileLayout],
+        kswapd_share: f64,
+    ) -> (f64, u64, u64, f64) {
+        let page = self.m.page_size;
+        let cluster = match (self.fs, self.knobs.xfs_write_clustering) {
+            (FsKind::Xfs, WriteClustering::BufferHead) => BH_MAX_BLOCKS * self.block,
+            (FsKind::Xfs, WriteClustering::Bio) => BIO_MAX_PAGES * page,
+            // Ext2/Ext3 write through buffer heads (mpage where contiguous).
+            _ => BIO_MAX_PAGES * page,
+        };
+        let chunk = MAX_WRITEBACK_PAGES * page;
+        let small = RECLAIM_WRITE_PAGES * page;
+        let cap = layer.disks.len() * 2;
+        #[derive(Clone, Copy)]
+        enum Ev {
+            Issue,
+            DiskDone(usize),
+            Done(usize),
+        }
+        let mut q: EventQueue<Ev> = EventQueue::with_capacity(layer.disks.len() + 2);
+        // Each file: written from the front by pdflush, kswapd takes pages
+        // from the back (the oldest dirty pages at the LRU tail lie ahead of
+        // pdflush's cursor in no file-offset order).
+        let mut front = vec![0u64; files.len()];
+        let mut back: Vec<u64> = files.iter().map(|f| f.bytes).collect();
+        let mut in_flight = 0usize;
+        let mut pass_left = chunk;
+        let mut cur = 0usize;
+        let mut kswapd_debt = 0.0f64;
+        let mut started = Vec::new();
+        let mut end = Time::ZERO;
+        q.push(Time::ZERO, Ev::Issue).expect("start");
+        let mut issuing = false;
+        let total: u64 = files.iter().map(|f| f.bytes).sum();
+        let mut written = 0u64;
+        while let Some((now, ev)) = q.pop() {
+            match ev {
+                Ev::Issue => {
+                    issuing = false;
+                    while in_flight < cap && written < total {
+                        // Find a file with dirty data.
+                        let mut tries = 0;
+                        while front[cur] >= back[cur] && tries < files.len() {
+                            cur = (cur + 1) % files.len();
+                            pass_left = chunk;
+                            tries += 1;
+                        }
+                        if front[cur] >= back[cur] {
+                            break;
+                        }
+                        let (off, len) = if kswapd_debt >= small as f64 {
+                            kswapd_debt -= small as f64;
+                            let len = small.min(back[cur] - front[cur]);
+                            back[cur] -= len;
+                            (back[cur], len)
+                        } else {
+                            let len = cluster.min(pass_left).min(back[cur] - front[cur]);
+                            let off = front[cur];
+                            front[cur] += len;
+                            pass_left -= len;
+                            kswapd_debt += len as f64 * kswapd_share / (1.0 - kswapd_share);
+                            if pass_left == 0 {
+                                cur = (cur + 1) % files.len();
+                                pass_left = chunk;
+                            }
+                            (off, len)
+                        };
+                        written += len;
+                        let mut pieces = Vec::new();
+                        files[cur.min(files.len() - 1)].map(off, len, |v, l| pieces.push((v, l)));
+                        for (v, l) in pieces {
+                            in_flight += 1;
+                            let part = Part {
+                                owner: 0,
+                                bytes: l,
+                                tag: 0,
+                                dest: Dest::Interleave,
+                            };
+                            layer.submit(now, v, l, true, part, &mut started);
+                        }
+                        for (d, at) in started.drain(..) {
+                            q.push(at, Ev::DiskDone(d)).expect("future");
+                        }
+                    }
+                }
+                Ev::DiskDone(d) => {
+                    let (done, next) = layer.disk_done(now, d);
+                    if let Some(at) = next {
+                        q.push(at, Ev::DiskDone(d)).expect("future");
+                    }
+                    q.push(done.at, Ev::Done(done.parts.len())).expect("future");
+                }
+                Ev::Done(k) => {
+                    in_flight = in_flight.saturating_sub(k);
+                    end = end.max(now);
+                    if !issuing {
+                        issuing = true;
+                        q.push(now, Ev::Issue).expect("now");
+                    }
+                }
+            }
+        }
+        let (ios, bytes) = layer.totals();
+        let elapsed = (end - Time::ZERO).as_ns().max(1) as f64;
+        (
+            bytes as f64 / elapsed,
+            ios,
+            bytes,
+            layer.disk_busy_pct(end - Time::ZERO),
+        )
+    }
+
+    pub fn run(&self, layer: &mut BlockLayer) -> Result<WriteRun, Enospc> {
+        let page = self.m.page_size;
+        let n = self.writers;
+        let nodes = self.m.node_count().max(1);
+        let w = self.writers();
+        let pd_bytes_per_ns = page as f64 / self.b.writeback_page_ns.max(1e-9);
+        let demand = w.bytes_per_ns;
+        let kswapd_share = if demand > pd_bytes_per_ns {
+            (demand - pd_bytes_per_ns) / demand
+        } else {
+            0.0
+        };
+        let files = LayDown {
+            fs: self.fs,
+            writers: n as u64,
+            file_bytes: self.sim_file_bytes,
+            block: self.block,
+            page,
+            stripe_unit: layer.stripe.unit,
+            copy_bytes_per_ns: self.b.copy_gbps,
+            drain_bytes_per_ns: demand.max(1e-9),
+            capacity: layer.volume_bytes() / if self.fs == FsKind::Xfs { 1 } else { 2 },
+            seed: self.seed,
+        }
+        .run()?;
+        let (disk_rate, ios, bytes, busy) = self.disks(layer, &files, kswapd_share);
+        // The global TLB purge lock bounds reclaim machine-wide (D19).
+        let purge_rate = (SWAP_CLUSTER_MAX * page) as f64 / self.purge_ns.max(1e-9);
+        let rate = demand.min(disk_rate).min(purge_rate);
+        // The timed run: truncate the previous file, then write this one.
+        let trunc_ns = match self.fs {
+            FsKind::Xfs => {
+                (self.file_bytes / (MAX_WRITEBACK_PAGES * page)).max(1) as f64
+                    * self.b.xfs_truncate_extent_ns
+            }
+            _ => {
+                // Block-map walks under the filesystem lock: one after another.
+                let mut m = Mutex::default();
+                let per = (self.file_bytes / self.block) as f64 * self.b.ext_truncate_block_ns;
+                let mut end = Time::ZERO;
+                for _ in 0..n {
+                    end = m.hold(Time::ZERO, Dur(per.round() as u64));
+                }
+                end.as_ns() as f64
+            }
+        };
+        let total = (n as u64 * self.file_bytes) as f64;
+        let elapsed_ns = trunc_ns + total / rate.max(1e-12);
+        let mibps = total / elapsed_ns * 1e9 / (1u64 << 20) as f64;
+        let write_share = (total / rate) / elapsed_ns;
+        // CPU, in CPUs busy: writers run when not throttled; pdflush writes
+        // its share; kswapd reclaims every page and writes the rest.
+        let pages_per_ns = rate / page as f64;
+        let writers_cpu = n as f64 * (rate / demand.max(1e-12)).min(1.0) * write_share;
+        let pdflush_cpu =
+            (pages_per_ns * (1.0 - kswapd_share) * self.b.writeback_page_ns).min(1.0) * write_share;
+        let kswapd_total = pages_per_ns
+            * (self.b.reclaim_page_ns
+                + self.purge_ns / SWAP_CLUSTER_MAX as f64
+                + kswapd_share * self.b.writeback_page_ns)
+            * write_share;
+        let kswapd_per_node = (kswapd_total / nodes as f64).min(1.0);
+        Ok(WriteRun {
+            write_mibps: mibps,
+            cpu_pct_per_mibps: 100.0 * (writers_cpu + pdflush_cpu + kswapd_per_node * nodes as f64)
+                / mibps.max(1e-12),
+            avg_io_kib: bytes as f64 / ios.max(1) as f64 / 1024.0,
+            kswapd_cpu_pct_per_node: 100.0 * kswapd_per_node,
+            pdflush_cpu_pct: 100.0 * pdflush_cpu,
+            sb_lock_wait_pct: 100.0 * w.lock_wait_frac,
+            sb_calls_per_s: w.calls_per_ns * 1e9 * (rate / demand.max(1e-12)).min(1.0),
+            disk_busy_pct: busy,
+            writers_mibps: demand * 1e9 / (1u64 << 20) as f64,
+            disks_mibps: disk_rate * 1e9 / (1u64 << 20) as f64,
+        })
+    }
+}

@@ -1,0 +1,562 @@
+//! Direct I/O and buffered reads over the request-level block layer
+//! ([XFS06] F9, with B12, B13 and D19 for reclaim).
+//!
+//! Direct I/O: each thread issues `io_size` syscalls on its own file. A
+//! syscall pins its user pages, maps the file range (one extent lookup on
+//! XFS; one `get_block` per block on Ext3), allocates first if it extends
+//! the file, submits every piece, and waits for the last one: the HBA DMAs
+//! straight to or from the user buffer, so the buffer's placement decides
+//! which node ports carry the data.
+//!
+//! Buffered read: each thread reads its file through the page cache with a
+//! readahead window. Every page read needs a free page; memory is full of
+//! clean cache in steady state, so each one is reclaimed first: by the
+//! node's `kswapd` (zone_reclaim_mode 0) or by the reader itself on the
+//! page's node (zone_reclaim_mode 1, B13). Reclaim scans and frees at
+//! `reclaim_page_ns` a page and, per `SWAP_CLUSTER_MAX` pages, makes one SN2
+//! global TLB purge, which machine-wide is one at a time (the `ptc.g`
+//! lock): its length is the slow or fast purge (D19). The reader then
+//! copies each page from the page cache into its user buffer, and that copy
+//! crosses node ports too.
+
+use super::layout::FileLayout;
+use crate::engine::{Dur, EventQueue, Time};
+use crate::kernel::block::blkdev::{Dest, Part};
+use crate::kernel::block::BlockLayer;
+use crate::machine::blockio::BlockParams;
+use std::collections::VecDeque;
+
+/// Mainline `SWAP_CLUSTER_MAX`: pages reclaimed per batch, one purge each.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirectMode {
+    Write,
+    Overwrite,
+    Read,
+}
+
+/// CPU work one thread does, ns, by kind: what `cpu_pct_per_mibps` sums.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTime {
+    pub copy_ns: f64,
+    pub submit_ns: f64,
+    pub fs_ns: f64,
+    pub reclaim_ns: f64,
+    pub lock_wait_ns: f64,
+}
+
+impl CpuTime {
+    pub fn total(&self) -> f64 {
+        self.copy_ns + self.submit_ns + self.fs_ns + self.reclaim_ns + self.lock_wait_ns
+    }
+    pub fn add(&mut self, o: &CpuTime) {
+        self.copy_ns += o.copy_ns;
+        self.submit_ns += o.submit_ns;
+        self.fs_ns += o.fs_ns;
+        self.reclaim_ns += o.reclaim_ns;
+        self.lock_wait_ns += o.lock_wait_ns;
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IoRun {
+    pub bytes: u64,
+    pub elapsed: Dur,
+    pub cpu: CpuTime,
+    /// kswapd CPU per node, ns.
+    pub kswapd_ns: Vec<f64>,
+    pub disk_ios: u64,
+    pub disk_bytes: u64,
+    pub disk_busy_pct: f64,
+    /// Per-disk busy percentage (the heat map).
+    pub per_disk_busy_pct: Vec<f64>,
+}
+
+impl IoRun {
+    pub fn gibps(&self) -> f64 {
+        self.bytes as f64 / (1u64 << 30) as f64 / self.elapsed.as_secs_f64().max(1e-12)
+    }
+    pub fn mibps(&self) -> f64 {
+        self.gibps() * 1024.0
+    }
+    /// Percent of one CPU per MiB/s, every CPU's I/O work counted.
+    pub fn cpu_pct_per_mibps(&self) -> f64 {
+        let cpu: f64 = self.cpu.total() + self.kswapd_ns.iter().sum::<f64>();
+        100.0 * cpu / self.elapsed.as_ns().max(1) as f64 / self.mibps().max(1e-12)
+    }
+    pub fn kswapd_cpu_pct_per_node(&self) -> f64 {
+        if self.kswapd_ns.is_empty() {
+            return 0.0;
+        }
+        100.0 * self.kswapd_ns.iter().sum::<f64>()
+            / self.kswapd_ns.len() as f64
+            / self.elapsed.as_ns().max(1) as f64
+    }
+    pub fn iops(&self) -> f64 {
+        self.disk_ios as f64 / self.elapsed.as_secs_f64().max(1e-12)
+    }
+    pub fn avg_io_kib(&self) -> f64 {
+        self.disk_bytes as f64 / self.disk_ios.max(1) as f64 / 1024.0
+    }
+    fn finish(&mut self, layer: &BlockLayer) {
+        let (ios, bytes) = layer.totals();
+        self.disk_ios = ios;
+        self.disk_bytes = bytes;
+        self.disk_busy_pct = layer.disk_busy_pct(self.elapsed);
+        let e = self.elapsed.as_ns().max(1) as f64;
+        self.per_disk_busy_pct = layer
+            .disks
+            .iter()
+            .map(|d| (100.0 * d.stats.busy.as_ns() as f64 / e).min(100.0))
+            .collect();
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    /// A thread's CPU is free to go on.
+    Thread(usize),
+    /// A thread submits the I/O it prepared (requests enter the queues at
+    /// the moment they are submitted, never earlier).
+    Submit(usize),
+    DiskDone(usize),
+    /// Part of a thread's I/O is in memory (tag: chunk sequence).
+    Arrived {
+        thread: usize,
+        tag: u64,
+        bytes: u64,
+    },
+}
+
+fn dur(ns: f64) -> Dur {
+    Dur(ns.max(0.0).round() as u64)
+}
+
+/// A FIFO sleeping lock (a semaphore or mutex held for micro- to
+/// milliseconds, where the line transfer is noise): grant = max(now, free).
+#[derive(Debug, Clone, Default)]
+pub struct Mutex {
+    free_at: Time,
+    pub wait: Dur,
+}
+
+impl Mutex {
+    /// Take it at `now` for `hold`: returns when the holder is done.
+    pub fn hold(&mut self, now: Time, hold: Dur) -> Time {
+        let start = now.max(self.free_at);
+        self.wait += start - now;
+        self.free_at = start + hold;
+        self.free_at
+    }
+}
+
+/// The direct-I/O setting of one phase.
+pub struct Direct<'a> {
+    pub b: &'a BlockParams,
+    pub page: u64,
+    pub block: u64,
+    pub io_size: u64,
+    pub file_bytes: u64,
+    pub ext: bool,
+    pub mode: DirectMode,
+    /// Per thread: the node its CPU is on, and where its buffer lies.
+    pub dest: Vec<Dest>,
+}
+
+/// One direct-I/O phase: every thread does `file_bytes` in `io_size`
+/// syscalls. Allocating writes (XFS: an extent transaction and the
+/// unwritten conversion, each under the allocation lock; Ext3: one
+/// allocation per block under the filesystem lock) extend `files`.
+pub fn direct_phase(
+    d: &Direct,
+    layer: &mut BlockLayer,
+    files: &mut [FileLayout],
+    alloc: &mut super::layout::VolumeAlloc,
+    xfs: &mut super::layout::XfsAlloc,
+) -> Result<IoRun, super::layout::Enospc> {
+    let n = d.dest.len();
+    let mut q: EventQueue<Ev> = EventQueue::with_capacity(n + layer.disks.len());
+    let mut pos = vec![0u64; n];
+    let mut pending = vec![0u64; n];
+    let mut prepared: Vec<Vec<(u64, u64, Part)>> = vec![Vec::new(); n];
+    let mut last_len = vec![0u64; n];
+    let mut cpu = CpuTime::default();
+    let mut lock = Mutex::default();
+    let mut run = IoRun::default();
+    let mut started = Vec::new();
+    let mut end = Time::ZERO;
+    for t in 0..n {
+        q.push(Time::ZERO, Ev::Thread(t)).expect("start");
+    }
+    let write = d.mode != DirectMode::Read;
+    while let Some((now, ev)) = q.pop() {
+        match ev {
+            Ev::Thread(t) => {
+                if pos[t] >= d.file_bytes {
+                    end = end.max(now);
+                    continue;
+                }
+                let len = d.io_size.min(d.file_bytes - pos[t]);
+                let pages = len.div_ceil(d.page);
+                let blocks = len.div_ceil(d.block);
+                let mut ready = now;
+                // Allocation first (extending writes).
+                if d.mode == DirectMode::Write {
+                    let hold = if d.ext {
+                        blocks as f64 * d.b.ext_alloc_ns
+                    } else {
+                        2.0 * d.b.xfs_alloc_us * 1e3
+                    };
+                    let before = lock.wait;
+                    ready = lock.hold(ready, dur(hold));
+                    cpu.lock_wait_ns += (lock.wait - before).as_ns() as f64;
+                    cpu.fs_ns += hold;
+                    let f = &mut files[t];
+                    if d.ext {
+                        // Reservation windows back to back while the lock is held.
+                        let v = alloc.alloc(f.goal(), len, 1)?;
+                        f.push(v, len);
+                    } else {
+                        let v = xfs.alloc(t, f, len, layer.stripe.unit)?;
+                        f.push(v, len);
+                    }
+                }
+                let mut fs = 0.0;
+                if d.ext {
+                    fs += blocks as f64 * d.b.ext_map_ns;
+                    if write {
+                        fs += blocks as f64 * d.b.ext3_journal_ns;
+                    }
+                }
+                let mut pieces = Vec::new();
+                files[t].map(pos[t], len, |v, l| pieces.push((v, l)));
+                let mut reqs = 0u64;
+                for &(v, l) in &pieces {
+                    layer
+                        .stripe
+                        .split(v, l, |_, _, k| reqs += k.div_ceil(layer.model.max_request));
+                }
+                let submit = pages as f64 * d.b.gup_page_ns + reqs as f64 * d.b.request_us * 1e3;
+                cpu.fs_ns += fs;
+                cpu.submit_ns += submit;
+                ready += dur(fs + submit);
+                pending[t] = len;
+                last_len[t] = len;
+                pos[t] += len;
+                run.bytes += len;
+                prepared[t] = pieces
+                    .into_iter()
+                    .map(|(v, l)| {
+                        let part = Part {
+                            owner: t as u32,
+                            bytes: l,
+                            tag: 0,
+                            dest: d.dest[t],
+                        };
+                        (v, l, part)
+                    })
+                    .collect();
+                q.push(ready, Ev::Submit(t)).expect("future");
+            }
+            Ev::Submit(t) => {
+                for (v, l, part) in std::mem::take(&mut prepared[t]) {
+                    layer.submit(now, v, l, write, part, &mut started);
+                }
+                for (disk, at) in started.drain(..) {
+                    q.push(at, Ev::DiskDone(disk)).expect("future");
+                }
+            }
+            Ev::DiskDone(disk) => {
+                let (done, next) = layer.disk_done(now, disk);
+                if let Some(at) = next {
+                    q.push(at, Ev::DiskDone(disk)).expect("future");
+                }
+                for p in done.parts {
+                    q.push(
+                        done.at,
+                        Ev::Arrived {
+                            thread: p.owner as usize,
+                            tag: 0,
+                            bytes: p.bytes,
+                        },
+                    )
+                    .expect("future");
+                }
+            }
+            Ev::Arrived { thread, bytes, .. } => {
+                pending[thread] -= bytes;
+                if pending[thread] == 0 {
+                    // A read re-dirties every user page the DMA filled
+                    // before the call returns.
+                    let mut after = 0.0;
+                    if !write {
+                        after = (last_len[thread].div_ceil(d.page)) as f64 * d.b.dio_dirty_page_ns;
+                        cpu.submit_ns += after;
+                    }
+                    q.push(now + dur(after), Ev::Thread(thread)).expect("now");
+                }
+            }
+        }
+    }
+    run.elapsed = end - Time::ZERO;
+    run.cpu = cpu;
+    run.kswapd_ns = Vec::new();
+    run.finish(layer);
+    Ok(run)
+}
+
+/// The buffered-read setting.
+pub struct BufferedRead<'a> {
+    pub b: &'a BlockParams,
+    pub page: u64,
+    pub nodes: usize,
+    /// Per thread: its CPU's node (thread t runs on CPU t mod `cpus`).
+    pub node: Vec<usize>,
+    pub cpus: usize,
+    /// Page cache and user buffer spread over every node (`numactl -i all`).
+    pub interleave: bool,
+    pub readahead: u64,
+    pub zone_reclaim: bool,
+    pub purge_ns: f64,
+}
+
+struct Chunk {
+    seq: u64,
+    len: u64,
+    left: u64,
+}
+
+/// Every thread reads its whole file; returns the run.
+pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayout]) -> IoRun {
+    let n = r.node.len();
+    let mut q: EventQueue<Ev> = EventQueue::with_capacity(n + layer.disks.len());
+    let mut issued = vec![0u64; n];
+    let mut consumed = vec![0u64; n];
+    let mut seq = vec![0u64; n];
+    let mut chunks: Vec<VecDeque<Chunk>> = (0..n).map(|_| VecDeque::new()).collect();
+    let ncpu = r.cpus.max(1);
+    let mut cpu_free = vec![Time::ZERO; ncpu];
+    let mut prepared: Vec<Vec<(u64, u64, Part)>> = vec![Vec::new(); n];
+    let mut waiting = vec![true; n];
+    let mut kswapd_free = vec![Time::ZERO; r.nodes];
+    let mut kswapd_ns = vec![0.0; r.nodes];
+    let mut purge_free = Time::ZERO;
+    let mut cpu = CpuTime::default();
+    let mut started = Vec::new();
+    let mut end = Time::ZERO;
+    let step = r.readahead.div_ceil(2).max(r.page);
+    let page_copy_ns = r.page as f64 / (r.b.copy_gbps);
+    for t in 0..n {
+        q.push(Time::ZERO, Ev::Thread(t)).expect("start");
+    }
+    while let Some((now, ev)) = q.pop() {
+        match ev {
+            Ev::Thread(t) => {
+                // Work happens when the thread's CPU is free, never ahead.
+                if cpu_free[t % ncpu] > now {
+                    q.push(cpu_free[t % ncpu], Ev::Thread(t)).expect("future");
+                    continue;
+                }
+                // Readahead: keep up to `readahead` bytes ahead of the copy,
+                // refilled half a window at a time.
+                let size = files[t].bytes;
+                while issued[t] < size && issued[t] - consumed[t] < r.readahead {
+                    if cpu_free[t % ncpu] > now {
+                        // Busy reclaiming: go on when the CPU is free.
+                        q.push(cpu_free[t % ncpu], Ev::Thread(t)).expect("future");
+                        break;
+                    }
+                    let len = step.min(size - issued[t]);
+                    let pages = len.div_ceil(r.page);
+                    // Free pages first: reclaim them where they will be placed.
+                    let ready = reclaim(
+                        r,
+                        now,
+                        t,
+                        pages,
+                        &mut kswapd_free,
+                        &mut kswapd_ns,
+                        &mut purge_free,
+                        &mut cpu_free,
+                        &mut cpu,
+                    );
+                    let s = seq[t];
+                    seq[t] += 1;
+                    let mut pieces = Vec::new();
+                    files[t].map(issued[t], len, |v, l| pieces.push((v, l)));
+                    let mut reqs = 0u64;
+                    for &(v, l) in &pieces {
+                        layer
+                            .stripe
+                            .split(v, l, |_, _, k| reqs += k.div_ceil(layer.model.max_request));
+                    }
+                    let submit = reqs as f64 * r.b.request_us * 1e3;
+                    cpu.submit_ns += submit;
+                    let at = ready.max(cpu_free[t % ncpu]) + dur(submit);
+                    cpu_free[t % ncpu] = at;
+                    let dest = if r.interleave {
+                        Dest::Interleave
+                    } else {
+                        Dest::Node(r.node[t] as u16)
+                    };
+                    prepared[t].extend(pieces.into_iter().map(|(v, l)| {
+                        let part = Part {
+                            owner: t as u32,
+                            bytes: l,
+                            tag: s,
+                            dest,
+                        };
+                        (v, l, part)
+                    }));
+                    q.push(at, Ev::Submit(t)).expect("future");
+                    chunks[t].push_back(Chunk {
+                        seq: s,
+                        len,
+                        left: len,
+                    });
+                    issued[t] += len;
+                }
+                // Copy out the oldest chunk if it has arrived.
+                match chunks[t].front() {
+                    Some(c) if c.left == 0 => {
+                        let c = chunks[t].pop_front().expect("front");
+                        let pages = c.len.div_ceil(r.page);
+                        let work = pages as f64 * (page_copy_ns + r.b.page_op_ns);
+                        cpu.copy_ns += work;
+                        let start = now.max(cpu_free[t % ncpu]);
+                        let mut done = start + dur(work);
+                        // The copy reads from the page cache's nodes and writes
+                        // the user buffer's: both cross node ports.
+                        let me = r.node[t];
+                        if r.interleave {
+                            let share = c.len.div_ceil(r.nodes as u64);
+                            for nd in 0..r.nodes {
+                                if nd != me {
+                                    done = done.max(layer.node_out[nd].carry(start, share));
+                                    done = done.max(layer.node_in[nd].carry(start, share));
+                                }
+                            }
+                            let remote = share * (r.nodes as u64 - 1);
+                            done = done.max(layer.node_in[me].carry(start, remote));
+                            done = done.max(layer.node_out[me].carry(start, remote));
+                        }
+                        cpu_free[t % ncpu] = done;
+                        consumed[t] += c.len;
+                        waiting[t] = false;
+                        if consumed[t] >= size {
+                            end = end.max(done);
+                        } else {
+                            q.push(done, Ev::Thread(t)).expect("future");
+                        }
+                    }
+                    _ => waiting[t] = true,
+                }
+            }
+            Ev::Submit(t) => {
+                // Everything prepared up to now (the submits of one refill
+                // come due in order; later ones wait for their own event).
+                let due: Vec<_> = std::mem::take(&mut prepared[t]);
+                for (v, l, part) in due {
+                    layer.submit(now, v, l, false, part, &mut started);
+                }
+                for (disk, at) in started.drain(..) {
+                    q.push(at, Ev::DiskDone(disk)).expect("future");
+                }
+            }
+            Ev::DiskDone(disk) => {
+                let (done, next) = layer.disk_done(now, disk);
+                if let Some(at) = next {
+                    q.push(at, Ev::DiskDone(disk)).expect("future");
+                }
+                for p in done.parts {
+                    q.push(
+                        done.at,
+                        Ev::Arrived {
+                            thread: p.owner as usize,
+                            tag: p.tag,
+                            bytes: p.bytes,
+                        },
+                    )
+                    .expect("future");
+                }
+            }
+            Ev::Arrived { thread, tag, bytes } => {
+                if let Some(c) = chunks[thread].iter_mut().find(|c| c.seq == tag) {
+                    c.left -= bytes;
+                }
+                if waiting[thread] && chunks[thread].front().is_some_and(|c| c.left == 0) {
+                    waiting[thread] = false;
+                    q.push(now, Ev::Thread(thread)).expect("now");
+                }
+            }
+        }
+    }
+    let mut run = IoRun {
+        bytes: consumed.iter().sum(),
+        elapsed: end - Time::ZERO,
+        cpu,
+        kswapd_ns,
+        ..IoRun::default()
+    };
+    run.finish(layer);
+    run
+}
+
+/// Free `pages` pages for thread `t` at `now`: returns when they are free.
+#[allow(clippy::too_many_arguments)]
+fn reclaim(
+    r: &BufferedRead,
+    now: Time,
+    t: usize,
+    pages: u64,
+    kswapd_free: &mut [Time],
+    kswapd_ns: &mut [f64],
+    purge_free: &mut Time,
+    cpu_free: &mut [Time],
+    cpu: &mut CpuTime,
+) -> Time {
+    let per_node: Vec<(usize, u64)> = if r.interleave {
+        let share = pages / r.nodes as u64;
+        let extra = pages % r.nodes as u64;
+        (0..r.nodes)
+            .map(|nd| (nd, share + u64::from((nd as u64) < extra)))
+            .filter(|&(_, k)| k > 0)
+            .collect()
+    } else {
+        vec![(r.node[t], pages)]
+    };
+    let mut ready = now;
+    for (nd, k) in per_node {
+        // Who reclaims: the node's kswapd, or (zone_reclaim) the reader.
+        let start = if r.zone_reclaim {
+            now.max(cpu_free[t % r.cpus.max(1)])
+        } else {
+            now.max(kswapd_free[nd])
+        };
+        // The purges queue on the machine-wide purge lock from the moment
+        // reclaim starts (requests reach it in time order, so it never
+        // idles while someone waits); the reclaimer spins until its last.
+        let cpu_done = start + dur(k as f64 * r.b.reclaim_page_ns);
+        let mut purged = start;
+        for _ in 0..k.div_ceil(SWAP_CLUSTER_MAX) {
+            let s = now.max(*purge_free);
+            *purge_free = s + dur(r.purge_ns);
+            purged = *purge_free;
+        }
+        let at = cpu_done.max(purged);
+        let spin = (at - cpu_done).as_ns() as f64;
+        let work = (at - start).as_ns() as f64;
+        if r.zone_reclaim {
+            cpu.reclaim_ns += work - spin;
+            cpu.lock_wait_ns += spin;
+            cpu_free[t % r.cpus.max(1)] = at;
+        } else {
+            kswapd_ns[nd] += work;
+            kswapd_free[nd] = at;
+        }
+        ready = ready.max(at);
+    }
+    ready
+}

@@ -1,0 +1,160 @@
+//! Filesystems and the I/O data paths of [XFS06] section F.
+//!
+//! - `layout`: where a file's blocks land. XFS reserves space at `write()`
+//!   and allocates extents at writeback (delalloc, F1); Ext2/Ext3 allocate
+//!   in the write path near the file's previous block from windows (F2), so
+//!   parallel writers interleave by their (seeded) timing.
+//! - `laydown`: parallel `dd` writers laying a file set down (F10).
+//! - `iosim`: direct I/O and buffered reads over the block layer (F9, B12,
+//!   B13, D19); `bufwrite`: buffered writes (F3–F7, F11).
+//!
+//! Kernel versions select mechanisms as in the table at the top of F.
+
+pub mod bufwrite;
+pub mod iosim;
+pub mod laydown;
+pub mod layout;
+
+use crate::error::InputError;
+use crate::scenario::table::TableReader;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsKind {
+    Xfs,
+    Ext2,
+    Ext3,
+}
+
+impl FsKind {
+    pub const NAMES: &'static [(&'static str, FsKind)] = &[
+        ("xfs", FsKind::Xfs),
+        ("ext2", FsKind::Ext2),
+        ("ext3", FsKind::Ext3),
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            FsKind::Xfs => "xfs",
+            FsKind::Ext2 => "ext2",
+            FsKind::Ext3 => "ext3",
+        }
+    }
+    /// Block-mapped filesystems allocate in the write path (F2).
+    pub fn allocates_in_write_path(self) -> bool {
+        self != FsKind::Xfs
+    }
+}
+
+knob_enum!(KernelVersion {
+    Sles9Sp2 = "sles9sp2",
+    V2_6_15 = "2.6.15",
+    V2_6_15SlowPurge = "2.6.15-slowpurge",
+    V2_6_16 = "2.6.16",
+    V2_6_17 = "2.6.17",
+});
+knob_enum!(TlbPurge { Slow = "slow", Fast = "fast" });
+knob_enum!(WriteClustering {
+    BufferHead = "buffer-head",
+    Bio = "bio",
+});
+knob_enum!(SbCounters {
+    GlobalLock = "global-lock",
+    PerCpu = "percpu",
+});
+knob_enum!(BufferPolicy {
+    Local = "local",
+    Interleave = "interleave",
+});
+knob_enum!(Ext3Data {
+    Writeback = "writeback",
+    Ordered = "ordered",
+});
+knob_enum!(WriteBegin {
+    PerBlock = "per-block",
+    MultiBlock = "multi-block",
+});
+
+/// The I/O knobs of section F. `version` sets the others' defaults (the
+/// table at the top of F); a knob given explicitly wins over it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoKnobs {
+    pub version: KernelVersion,
+    /// `kernel.version` named this I/O release (else it follows the era).
+    pub version_named: bool,
+    pub tlb_purge: TlbPurge,
+    pub xfs_write_clustering: WriteClustering,
+    pub xfs_sb_counters: SbCounters,
+    pub buffer_policy: BufferPolicy,
+    pub ext3_data: Ext3Data,
+    pub write_begin: WriteBegin,
+}
+
+impl IoKnobs {
+    pub fn for_version(v: KernelVersion) -> IoKnobs {
+        use KernelVersion::*;
+        IoKnobs {
+            version: v,
+            version_named: false,
+            tlb_purge: match v {
+                Sles9Sp2 | V2_6_15SlowPurge => TlbPurge::Slow,
+                _ => TlbPurge::Fast,
+            },
+            xfs_write_clustering: match v {
+                Sles9Sp2 => WriteClustering::BufferHead,
+                _ => WriteClustering::Bio,
+            },
+            xfs_sb_counters: match v {
+                V2_6_17 => SbCounters::PerCpu,
+                _ => SbCounters::GlobalLock,
+            },
+            buffer_policy: BufferPolicy::Local,
+            ext3_data: Ext3Data::Writeback,
+            write_begin: WriteBegin::PerBlock,
+        }
+    }
+    /// `vm.zone_reclaim_mode` the version boots with (B13).
+    pub fn zone_reclaim_default(&self) -> u32 {
+        match self.version {
+            KernelVersion::V2_6_16 | KernelVersion::V2_6_17 => 1,
+            _ => 0,
+        }
+    }
+
+    /// The knobs over release `v`'s defaults (`kernel.version`, read by
+    /// `KernelConfig::read`; `named`: it named `v` itself).
+    pub fn read(r: &mut TableReader, v: KernelVersion, named: bool) -> Result<IoKnobs, InputError> {
+        let mut k = IoKnobs::for_version(v);
+        k.version_named = named;
+        k.tlb_purge = r
+            .choice("tlb_purge", TlbPurge::NAMES)?
+            .unwrap_or(k.tlb_purge);
+        k.xfs_write_clustering = r
+            .choice("xfs_write_clustering", WriteClustering::NAMES)?
+            .unwrap_or(k.xfs_write_clustering);
+        k.xfs_sb_counters = r
+            .choice("xfs_sb_counters", SbCounters::NAMES)?
+            .unwrap_or(k.xfs_sb_counters);
+        k.buffer_policy = r
+            .choice("buffer_policy", BufferPolicy::NAMES)?
+            .unwrap_or(k.buffer_policy);
+        k.ext3_data = r
+            .choice("ext3_data", Ext3Data::NAMES)?
+            .unwrap_or(k.ext3_data);
+        k.write_begin = r
+            .choice("write_begin", WriteBegin::NAMES)?
+            .unwrap_or(k.write_begin);
+        Ok(k)
+    }
+
+    pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
+        use serde_json::json;
+        Some(match knob {
+            "tlb_purge" => json!(self.tlb_purge.name()),
+            "xfs_write_clustering" => json!(self.xfs_write_clustering.name()),
+            "xfs_sb_counters" => json!(self.xfs_sb_counters.name()),
+            "buffer_policy" => json!(self.buffer_policy.name()),
+            "ext3_data" => json!(self.ext3_data.name()),
+            "write_begin" => json!(self.write_begin.name()),
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,184 @@
+//! `[block]`: the physics of a machine's disks, HBAs and I/O nodes, and the
+//! CPU path lengths of its kernel's I/O code. Shared by every I/O experiment
+//! on the machine; docs/io.md says where each value comes from (datasheet,
+//! mainline reference, or the one published figure it is calibrated on).
+
+use crate::error::InputError;
+use crate::scenario::size::format_size;
+use crate::scenario::table::TableReader;
+use toml::{Table, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockParams {
+    /// Spindle speed: one revolution is the worst rotational wait.
+    pub disk_rpm: f64,
+    /// Average seek (one third of the stroke), ms.
+    pub disk_seek_ms: f64,
+    /// Track-to-track seek, ms: the cost of the shortest non-sequential move.
+    pub disk_track_seek_ms: f64,
+    /// Bytes per disk.
+    pub disk_capacity: u64,
+    /// Per-command overhead in the drive and HBA firmware, µs.
+    pub disk_command_us: f64,
+    /// The drive acknowledges writes from its cache (WCE): a sequential
+    /// write never waits for the platter to come round.
+    pub disk_write_cache: bool,
+    /// The I/O scheduler: `noop` (arrival order, merging only) or
+    /// `deadline` (served as C-LOOK sweeps while nothing expires).
+    pub elevator_noop: bool,
+    /// The device queue's largest request (`max_sectors`), bytes.
+    pub max_request: u64,
+    /// Requests a disk queue holds before the submitter sleeps (`nr_requests`).
+    pub queue_depth: u32,
+    /// Bandwidth of one HBA (its SCSI bus), MB/s.
+    pub controller_mbps: f64,
+    /// Bandwidth of one I/O node's link into the fabric, GB/s each way.
+    pub io_node_gbps: f64,
+    /// One CPU copying between user and page-cache pages, GB/s.
+    pub copy_gbps: f64,
+    /// Page-cache work per page besides the copy (lookup, LRU, flags), ns.
+    pub page_op_ns: f64,
+    /// Direct I/O: pinning one user page (`get_user_pages`), ns.
+    pub gup_page_ns: f64,
+    /// Direct-I/O read completion: re-dirtying one user page the DMA
+    /// filled (`bio_check_pages_dirty()`), ns.
+    pub dio_dirty_page_ns: f64,
+    /// Building, submitting and completing one request (bio, SCSI, irq), µs.
+    pub request_us: f64,
+    /// kswapd/zone reclaim work per page freed, without the TLB purge, ns.
+    pub reclaim_page_ns: f64,
+    /// One SN2 global TLB purge (`ptc.g`) before / after Dean Roe's change, µs.
+    pub tlb_purge_slow_us: f64,
+    pub tlb_purge_fast_us: f64,
+    /// Writeback (`pdflush`) CPU per page written, ns.
+    pub writeback_page_ns: f64,
+    /// XFS in-core superblock critical section (F3/F4), ns.
+    pub xfs_sb_hold_ns: f64,
+    /// XFS extent allocation transaction (direct write, and again for the
+    /// unwritten-extent conversion), µs.
+    pub xfs_alloc_us: f64,
+    /// Ext2/Ext3 block lookup in a cached block map (`ext*_get_block`), ns.
+    pub ext_map_ns: f64,
+    /// Ext2/Ext3 allocation of one block under the filesystem lock, ns.
+    pub ext_alloc_ns: f64,
+    /// Ext3 journal handle (`journal_start`/`stop`) per block written, ns.
+    pub ext3_journal_ns: f64,
+    /// Ext3 buffered write: one journal handle per page (start, inode
+    /// size logged, stop), ns.
+    pub ext3_page_handle_ns: f64,
+    /// Truncate: XFS per extent freed, Ext2/3 per block-map entry, ns.
+    pub xfs_truncate_extent_ns: f64,
+    pub ext_truncate_block_ns: f64,
+}
+
+fn pos(t: &mut TableReader, key: &'static str) -> Result<f64, InputError> {
+    let v = t.nonneg_f64(key)?.ok_or_else(|| {
+        InputError::at(t.key(key), "missing (docs/io.md lists every [block] key)")
+    })?;
+    if v <= 0.0 || !v.is_finite() {
+        return Err(InputError::at(t.key(key), format!("{v}: must be positive")));
+    }
+    Ok(v)
+}
+
+fn nonneg(t: &mut TableReader, key: &'static str) -> Result<f64, InputError> {
+    t.nonneg_f64(key)?
+        .ok_or_else(|| InputError::at(t.key(key), "missing (docs/io.md lists every [block] key)"))
+}
+
+pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
+    let Some(mut t) = r.table("block")? else {
+        return Ok(None);
+    };
+    let size = |t: &mut TableReader, key: &'static str| -> Result<u64, InputError> {
+        match t.size(key)? {
+            Some(0) | None => Err(InputError::at(t.key(key), "missing or zero: give a size")),
+            Some(v) => Ok(v),
+        }
+    };
+    let p = BlockParams {
+        disk_rpm: pos(&mut t, "disk_rpm")?,
+        disk_seek_ms: pos(&mut t, "disk_seek_ms")?,
+        disk_track_seek_ms: nonneg(&mut t, "disk_track_seek_ms")?,
+        disk_capacity: size(&mut t, "disk_capacity")?,
+        disk_command_us: nonneg(&mut t, "disk_command_us")?,
+        disk_write_cache: t.bool("disk_write_cache")?.unwrap_or(false),
+        elevator_noop: match t.choice("elevator", &[("noop", true), ("deadline", false)])? {
+            Some(v) => v,
+            None => {
+                return Err(InputError::at(
+                    t.key("elevator"),
+                    "missing: noop or deadline",
+                ))
+            }
+        },
+        max_request: size(&mut t, "max_request")?,
+        queue_depth: t.u32_in("queue_depth", 1, 1 << 16)?.unwrap_or(128),
+        controller_mbps: pos(&mut t, "controller_mbps")?,
+        io_node_gbps: pos(&mut t, "io_node_gbps")?,
+        copy_gbps: pos(&mut t, "copy_gbps")?,
+        page_op_ns: nonneg(&mut t, "page_op_ns")?,
+        gup_page_ns: nonneg(&mut t, "gup_page_ns")?,
+        dio_dirty_page_ns: nonneg(&mut t, "dio_dirty_page_ns")?,
+        request_us: nonneg(&mut t, "request_us")?,
+        reclaim_page_ns: nonneg(&mut t, "reclaim_page_ns")?,
+        tlb_purge_slow_us: nonneg(&mut t, "tlb_purge_slow_us")?,
+        tlb_purge_fast_us: nonneg(&mut t, "tlb_purge_fast_us")?,
+        writeback_page_ns: nonneg(&mut t, "writeback_page_ns")?,
+        xfs_sb_hold_ns: nonneg(&mut t, "xfs_sb_hold_ns")?,
+        xfs_alloc_us: nonneg(&mut t, "xfs_alloc_us")?,
+        ext_map_ns: nonneg(&mut t, "ext_map_ns")?,
+        ext_alloc_ns: nonneg(&mut t, "ext_alloc_ns")?,
+        ext3_journal_ns: nonneg(&mut t, "ext3_journal_ns")?,
+        ext3_page_handle_ns: nonneg(&mut t, "ext3_page_handle_ns")?,
+        xfs_truncate_extent_ns: nonneg(&mut t, "xfs_truncate_extent_ns")?,
+        ext_truncate_block_ns: nonneg(&mut t, "ext_truncate_block_ns")?,
+    };
+    if p.disk_track_seek_ms > p.disk_seek_ms {
+        return Err(InputError::at(
+            t.key("disk_track_seek_ms"),
+            "longer than the average seek (disk_seek_ms)",
+        ));
+    }
+    t.finish()?;
+    Ok(Some(p))
+}
+
+pub fn write(p: &BlockParams) -> Table {
+    let mut t = Table::new();
+    let mut f = |k: &str, v: f64| {
+        t.insert(k.into(), Value::Float(v));
+    };
+    f("disk_rpm", p.disk_rpm);
+    f("disk_seek_ms", p.disk_seek_ms);
+    f("disk_track_seek_ms", p.disk_track_seek_ms);
+    f("disk_command_us", p.disk_command_us);
+    f("controller_mbps", p.controller_mbps);
+    f("io_node_gbps", p.io_node_gbps);
+    f("copy_gbps", p.copy_gbps);
+    f("page_op_ns", p.page_op_ns);
+    f("gup_page_ns", p.gup_page_ns);
+    f("dio_dirty_page_ns", p.dio_dirty_page_ns);
+    f("request_us", p.request_us);
+    f("reclaim_page_ns", p.reclaim_page_ns);
+    f("tlb_purge_slow_us", p.tlb_purge_slow_us);
+    f("tlb_purge_fast_us", p.tlb_purge_fast_us);
+    f("writeback_page_ns", p.writeback_page_ns);
+    f("xfs_sb_hold_ns", p.xfs_sb_hold_ns);
+    f("xfs_alloc_us", p.xfs_alloc_us);
+    f("ext_map_ns", p.ext_map_ns);
+    f("ext_alloc_ns", p.ext_alloc_ns);
+    f("ext3_journal_ns", p.ext3_journal_ns);
+    f("ext3_page_handle_ns", p.ext3_page_handle_ns);
+    f("xfs_truncate_extent_ns", p.xfs_truncate_extent_ns);
+    f("ext_truncate_block_ns", p.ext_truncate_block_ns);
+    t.insert("disk_capacity".into(), format_size(p.disk_capacity).into());
+    t.insert("max_request".into(), format_size(p.max_request).into());
+    t.insert("disk_write_cache".into(), p.disk_write_cache.into());
+    t.insert(
+        "elevator".into(),
+        if p.elevator_noop { "noop" } else { "deadline" }.into(),
+    );
+    t.insert("queue_depth".into(), (p.queue_depth as i64).into());
+    t
+}

@@ -1,0 +1,372 @@
+//! The I/O workloads of [XFS06] section F: direct I/O, buffered read,
+//! buffered write, and the run-to-run spread of Ext2 reads. Each sweeps
+//! `threads` (one file per thread, thread i on CPU i) on a fresh volume.
+
+use super::contention::counts;
+use super::{Recorder, Sim};
+use crate::error::{Error, InputError};
+use crate::kernel::block::blkdev::Dest;
+use crate::kernel::block::layer::check_machine;
+use crate::kernel::block::BlockLayer;
+use crate::kernel::fs::bufwrite::BufferedWrite;
+use crate::kernel::fs::iosim::{
+    buffered_read, direct_phase, BufferedRead, Direct, DirectMode, IoRun,
+};
+use crate::kernel::fs::laydown::LayDown;
+use crate::kernel::fs::layout::{FileLayout, VolumeAlloc, XfsAlloc};
+use crate::kernel::fs::{BufferPolicy, FsKind, TlbPurge};
+use crate::kernel::KernelConfig;
+use crate::machine::Machine;
+use crate::report::Record;
+use crate::scenario::table::TableReader;
+use serde_json::json;
+
+pub const WORKLOAD_NAMES: &[&str] = &[
+    "direct-io",
+    "buffered-read",
+    "buffered-write",
+    "read-variability",
+];
+
+/// Simulated bytes a step may move at most (all threads, all phases), so no
+/// step runs for long: 256 GiB.
+pub const MAX_STEP_BYTES: u128 = 256 << 30;
+
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub name: &'static str,
+    pub fs: FsKind,
+    pub threads: Vec<u64>,
+    pub stripe_unit: u64,
+    pub block_size: u64,
+    pub file_size: u64,
+    pub io_size: u64,
+    pub readahead: u64,
+    pub seeds: u64,
+}
+
+impl Step {
+    pub fn from_step(
+        name: &str,
+        r: &mut TableReader,
+        machine: &Machine,
+    ) -> Result<Option<Step>, InputError> {
+        let Some(&name) = WORKLOAD_NAMES.iter().find(|n| **n == name) else {
+            return Ok(None);
+        };
+        let fs = r
+            .choice("fs", FsKind::NAMES)?
+            .ok_or_else(|| InputError::at(r.key("fs"), "missing: xfs, ext2 or ext3"))?;
+        // More threads than CPUs share them (the papers ran 32 on 24).
+        let threads = match r.raw("threads") {
+            Some(toml::Value::Array(_)) => r.u64_list("threads")?.unwrap_or_default(),
+            Some(_) => vec![r.u64("threads")?.unwrap_or(0)],
+            None => counts(r, "threads", machine, None)?,
+        };
+        let max = 4 * machine.cpu_count();
+        if threads.is_empty() || threads.iter().any(|&t| t == 0 || t > max) {
+            return Err(InputError::at(
+                r.key("threads"),
+                format!("{threads:?}: each count 1..{max} (four threads per CPU at most)"),
+            ));
+        }
+        let size = |r: &mut TableReader, key: &'static str, d: u64| -> Result<u64, InputError> {
+            let v = r.size(key)?.unwrap_or(d);
+            if v == 0 {
+                return Err(InputError::at(r.key(key), "must be more than zero"));
+            }
+            Ok(v)
+        };
+        let stripe_unit = size(r, "stripe_unit", 512 << 10)?;
+        let block_size = size(r, "block_size", 4 << 10)?;
+        if !block_size.is_power_of_two() || !(512..=65536).contains(&block_size) {
+            return Err(InputError::at(
+                r.key("block_size"),
+                format!("{block_size}: a power of two from 512 bytes to 64 KiB"),
+            ));
+        }
+        if stripe_unit % block_size != 0 {
+            return Err(InputError::at(
+                r.key("stripe_unit"),
+                format!("{stripe_unit} bytes is not a multiple of the block size ({block_size})"),
+            ));
+        }
+        if stripe_unit % machine.page_size != 0 {
+            return Err(InputError::at(
+                r.key("stripe_unit"),
+                format!(
+                    "{stripe_unit} bytes is not a multiple of the page size ({})",
+                    machine.page_size
+                ),
+            ));
+        }
+        let default_file = match name {
+            "direct-io" => 1 << 30,
+            "buffered-write" => 1 << 30,
+            _ => 128 << 20,
+        };
+        let file_size = size(r, "file_size", default_file)?;
+        let io_size = if name == "direct-io" {
+            size(r, "io_size", 128 << 20)?
+        } else {
+            0
+        };
+        let readahead = if name == "buffered-read" || name == "read-variability" {
+            size(r, "readahead", 64 << 20)?
+        } else {
+            0
+        };
+        let seeds = if name == "read-variability" {
+            r.u64_in("seeds", 1, 100)?.unwrap_or(10)
+        } else {
+            1
+        };
+        let work = threads.iter().map(|&t| t as u128).sum::<u128>()
+            * file_size as u128
+            * seeds as u128
+            * if name == "direct-io" { 3 } else { 1 };
+        let sim = if name == "buffered-write" {
+            64 << 20
+        } else {
+            file_size
+        } as u128;
+        if work.min(sim * threads.iter().sum::<u64>() as u128 * seeds as u128) > MAX_STEP_BYTES
+            || (name != "buffered-write" && work > MAX_STEP_BYTES)
+        {
+            return Err(InputError::at(
+                r.key("file_size"),
+                "threads × file_size (× seeds) is more than 256 GiB of simulated I/O",
+            ));
+        }
+        check_machine(machine).map_err(|e| InputError::at("workload", e))?;
+        Ok(Some(Step {
+            name,
+            fs,
+            threads,
+            stripe_unit,
+            block_size,
+            file_size,
+            io_size,
+            readahead,
+            seeds,
+        }))
+    }
+
+    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        let m = sim.case.machine.clone();
+        let k = sim.case.kernel.clone();
+        let seed = sim.case.seed;
+        let rec = sim.recorder();
+        let mut out = Vec::new();
+        let b = m.block.as_ref().expect("checked");
+        let capacity = self.capacity(&BlockLayer::new(&m, self.stripe_unit, seed));
+        for &n in &self.threads {
+            let row = [("threads", json!(n))];
+            // The whole file set must fit on the volume (ENOSPC, a result).
+            if (n as u128) * (self.file_size as u128) > capacity as u128 {
+                out.push(rec.record(&row, "enospc", "flag", 1.0));
+                continue;
+            }
+            let _ = b;
+            match self.name {
+                "direct-io" => self.direct(&m, &k, seed, n, &rec, &row, &mut out),
+                "buffered-read" => match self.read_once(&m, &k, seed, n) {
+                    Some(run) => {
+                        out.push(rec.record(&row, "read_gibps", "GiB/s", run.gibps()));
+                        out.push(rec.record(
+                            &row,
+                            "cpu_pct_per_mibps",
+                            "%/(MiB/s)",
+                            run.cpu_pct_per_mibps(),
+                        ));
+                        out.push(rec.record(&row, "disk_iops", "1/s", run.iops()));
+                        out.push(rec.record(&row, "avg_io_kib", "KiB", run.avg_io_kib()));
+                        out.push(rec.record(
+                            &row,
+                            "kswapd_cpu_pct_per_node",
+                            "%",
+                            run.kswapd_cpu_pct_per_node(),
+                        ));
+                        out.push(rec.record(&row, "disk_busy_pct", "%", run.disk_busy_pct));
+                        out.push(rec.record(&row, "enospc", "flag", 0.0));
+                    }
+                    None => out.push(rec.record(&row, "enospc", "flag", 1.0)),
+                },
+                "read-variability" => {
+                    let rates: Vec<f64> = (0..self.seeds)
+                        .filter_map(|s| self.read_once(&m, &k, seed.wrapping_add(s), n))
+                        .map(|r| r.mibps())
+                        .collect();
+                    if rates.len() as u64 != self.seeds {
+                        out.push(rec.record(&row, "enospc", "flag", 1.0));
+                        continue;
+                    }
+                    let best = rates.iter().cloned().fold(f64::MIN, f64::max);
+                    let worst = rates.iter().cloned().fold(f64::MAX, f64::min);
+                    out.push(rec.record(&row, "best_mibps", "MiB/s", best));
+                    out.push(rec.record(&row, "worst_mibps", "MiB/s", worst));
+                    out.push(rec.record(
+                        &row,
+                        "mean_mibps",
+                        "MiB/s",
+                        rates.iter().sum::<f64>() / rates.len() as f64,
+                    ));
+                }
+                _ => {
+                    let b = m.block.as_ref().expect("checked");
+                    let mut layer = BlockLayer::new(&m, self.stripe_unit, seed);
+                    let w = BufferedWrite {
+                        m: &m,
+                        b,
+                        fs: self.fs,
+                        knobs: k.io,
+                        writers: n as usize,
+                        block: self.block_size,
+                        file_bytes: self.file_size,
+                        sim_file_bytes: (64 << 20).min(self.file_size),
+                        purge_ns: purge_ns(&k, b),
+                        seed,
+                    };
+                    match w.run(&mut layer) {
+                        Ok(r) => {
+                            out.push(rec.record(&row, "write_mibps", "MiB/s", r.write_mibps));
+                            out.push(rec.record(
+                                &row,
+                                "cpu_pct_per_mibps",
+                                "%/(MiB/s)",
+                                r.cpu_pct_per_mibps,
+                            ));
+                            out.push(rec.record(&row, "avg_io_kib", "KiB", r.avg_io_kib));
+                            out.push(rec.record(
+                                &row,
+                                "kswapd_cpu_pct_per_node",
+                                "%",
+                                r.kswapd_cpu_pct_per_node,
+                            ));
+                            out.push(rec.record(&row, "pdflush_cpu_pct", "%", r.pdflush_cpu_pct));
+                            out.push(rec.record(&row, "sb_lock_wait_pct", "%", r.sb_lock_wait_pct));
+                            out.push(rec.record(&row, "sb_calls_per_s", "1/s", r.sb_calls_per_s));
+                            out.push(rec.record(&row, "disk_busy_pct", "%", r.disk_busy_pct));
+                            out.push(rec.record(&row, "enospc", "flag", 0.0));
+                        }
+                        Err(_) => out.push(rec.record(&row, "enospc", "flag", 1.0)),
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn capacity(&self, layer: &BlockLayer) -> u64 {
+        // Ext2/Ext3 used a half-size volume (F8).
+        match self.fs {
+            FsKind::Xfs => layer.volume_bytes(),
+            _ => layer.volume_bytes() / 2,
+        }
+    }
+
+    fn nodes_of(&self, m: &Machine, n: u64) -> Vec<usize> {
+        (0..n)
+            .map(|t| m.cpu_node(t % m.cpu_count().max(1)).unwrap_or(0))
+            .collect()
+    }
+
+    /// One buffered read of a file set laid down by `n` parallel writers.
+    pub fn read_once(&self, m: &Machine, k: &KernelConfig, seed: u64, n: u64) -> Option<IoRun> {
+        let b = m.block.as_ref().expect("checked");
+        let mut layer = BlockLayer::new(m, self.stripe_unit, seed);
+        let files = LayDown {
+            fs: self.fs,
+            writers: n,
+            file_bytes: self.file_size,
+            block: self.block_size,
+            page: m.page_size,
+            stripe_unit: self.stripe_unit,
+            copy_bytes_per_ns: b.copy_gbps,
+            drain_bytes_per_ns: m.disk_bytes_per_s() / 1e9,
+            capacity: self.capacity(&layer),
+            seed,
+        }
+        .run()
+        .ok()?;
+        let r = BufferedRead {
+            b,
+            page: m.page_size,
+            nodes: m.node_count(),
+            node: self.nodes_of(m, n),
+            cpus: m.cpu_count() as usize,
+            interleave: k.io.buffer_policy == BufferPolicy::Interleave,
+            readahead: self.readahead,
+            zone_reclaim: k.vm.zone_reclaim_mode & 1 == 1,
+            purge_ns: purge_ns(k, b),
+        };
+        Some(buffered_read(&r, &mut layer, &files))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn direct(
+        &self,
+        m: &Machine,
+        k: &KernelConfig,
+        seed: u64,
+        n: u64,
+        rec: &Recorder,
+        row: &[(&str, serde_json::Value)],
+        out: &mut Vec<Record>,
+    ) {
+        let b = m.block.as_ref().expect("checked");
+        let mut layer = BlockLayer::new(m, self.stripe_unit, seed);
+        let mut alloc = VolumeAlloc::new(self.capacity(&layer));
+        let mut xfs = XfsAlloc::new(self.capacity(&layer), self.stripe_unit);
+        let mut files = vec![FileLayout::default(); n as usize];
+        let dest: Vec<Dest> = self
+            .nodes_of(m, n)
+            .into_iter()
+            .map(|nd| match k.io.buffer_policy {
+                BufferPolicy::Local => Dest::Node(nd as u16),
+                BufferPolicy::Interleave => Dest::Interleave,
+            })
+            .collect();
+        let phases = [
+            (DirectMode::Write, "write_gibps"),
+            (DirectMode::Overwrite, "overwrite_gibps"),
+            (DirectMode::Read, "read_gibps"),
+        ];
+        for (mode, metric) in phases {
+            let d = Direct {
+                b,
+                page: m.page_size,
+                block: self.block_size,
+                io_size: self.io_size,
+                file_bytes: self.file_size,
+                ext: self.fs != FsKind::Xfs,
+                mode,
+                dest: dest.clone(),
+            };
+            // Each phase on an idle volume with fresh statistics.
+            let mut fresh = BlockLayer::new(m, self.stripe_unit, seed ^ (mode as u64 + 1));
+            std::mem::swap(&mut layer, &mut fresh);
+            match direct_phase(&d, &mut layer, &mut files, &mut alloc, &mut xfs) {
+                Ok(run) => {
+                    out.push(rec.record(row, metric, "GiB/s", run.gibps()));
+                    if mode == DirectMode::Read {
+                        out.push(rec.record(row, "disk_busy_pct", "%", run.disk_busy_pct));
+                    }
+                }
+                Err(_) => {
+                    out.push(rec.record(row, "enospc", "flag", 1.0));
+                    return;
+                }
+            }
+        }
+        out.push(rec.record(row, "enospc", "flag", 0.0));
+    }
+}
+
+/// One SN2 global TLB purge under this kernel (D19).
+pub fn purge_ns(k: &KernelConfig, b: &crate::machine::blockio::BlockParams) -> f64 {
+    match k.io.tlb_purge {
+        TlbPurge::Slow => b.tlb_purge_slow_us * 1e3,
+        TlbPurge::Fast => b.tlb_purge_fast_us * 1e3,
+    }
+}

@@ -1,0 +1,225 @@
+//! The I/O stack of [XFS06] section F: conservation, determinism, the
+//! directions the paper states, calibration, and bad input.
+
+use numasim::experiments;
+use numasim::kernel::fs::laydown::LayDown;
+use numasim::kernel::fs::FsKind;
+use numasim::machine::{presets, Machine};
+use numasim::report::{Record, Summary};
+use numasim::scenario::run::run;
+use numasim::scenario::Scenario;
+use serde_json::json;
+
+fn machine() -> Machine {
+    Machine::from_toml_str(presets::preset_text("altix-a3700").unwrap(), "altix-a3700").unwrap()
+}
+
+fn scenario(kernel: &str, step: &str) -> Result<Vec<Record>, String> {
+    let text = format!(
+        "name = \"t\"\nseed = 3\n[machine]\npreset = \"altix-a3700\"\n[kernel]\n{kernel}\n[[run]]\n{step}"
+    );
+    let sc = Scenario::from_str(&text, "t.toml", None).map_err(|e| e.to_string())?;
+    run(&sc, &[]).map_err(|e| e.to_string())
+}
+
+fn get(recs: &[Record], metric: &str, threads: u64) -> f64 {
+    recs.iter()
+        .find(|r| r.metric == metric && r.case_value("threads") == Some(&json!(threads)))
+        .and_then(|r| r.value)
+        .unwrap_or_else(|| panic!("no {metric} at {threads} threads"))
+}
+
+fn lay(fs: FsKind, writers: u64, seed: u64) -> Vec<numasim::kernel::fs::layout::FileLayout> {
+    LayDown {
+        fs,
+        writers,
+        file_bytes: 48 << 20,
+        block: 4096,
+        page: 16384,
+        stripe_unit: 512 << 10,
+        copy_bytes_per_ns: 1.2,
+        drain_bytes_per_ns: 12.0,
+        capacity: 4 << 40,
+        seed,
+    }
+    .run()
+    .unwrap()
+}
+
+#[test]
+fn every_byte_written_has_one_place_and_files_never_overlap() {
+    for fs in [FsKind::Xfs, FsKind::Ext2, FsKind::Ext3] {
+        let files = lay(fs, 6, 7);
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for f in &files {
+            assert_eq!(f.runs.iter().map(|r| r.1).sum::<u64>(), 48 << 20, "{fs:?}");
+            assert_eq!(f.bytes, 48 << 20);
+            runs.extend(&f.runs);
+        }
+        runs.sort();
+        for w in runs.windows(2) {
+            assert!(w[0].0 + w[0].1 <= w[1].0, "{fs:?}: runs overlap {w:?}");
+        }
+    }
+}
+
+#[test]
+fn xfs_keeps_files_contiguous_where_ext2_interleaves_them() {
+    let runs = |fs| lay(fs, 8, 1).iter().map(|f| f.runs.len()).sum::<usize>();
+    let (xfs, ext2) = (runs(FsKind::Xfs), runs(FsKind::Ext2));
+    assert!(xfs * 20 < ext2, "xfs {xfs} runs, ext2 {ext2}");
+    // And a read follows: XFS issues stripe-unit I/Os, Ext2 smaller ones.
+    let read = |fs: &str| {
+        scenario(
+            "buffer_policy = \"interleave\"",
+            &format!("workload = \"buffered-read\"\nfs = \"{fs}\"\nthreads = 8\nfile_size = \"64 MiB\"\n"),
+        )
+        .unwrap()
+    };
+    let (x, e) = (read("xfs"), read("ext2"));
+    assert!(get(&x, "avg_io_kib", 8) > 2.0 * get(&e, "avg_io_kib", 8));
+    assert!(get(&x, "read_gibps", 8) > get(&e, "read_gibps", 8));
+}
+
+#[test]
+fn ext2_layout_follows_the_writers_seeded_timing() {
+    let a = lay(FsKind::Ext2, 4, 1);
+    let b = lay(FsKind::Ext2, 4, 2);
+    assert_ne!(a, b, "different seeds, different interleaving");
+    assert_eq!(a, lay(FsKind::Ext2, 4, 1), "same seed, same layout");
+    // One writer has nobody to interleave with.
+    assert_eq!(lay(FsKind::Ext2, 1, 1), lay(FsKind::Ext2, 1, 9));
+}
+
+#[test]
+fn runs_are_deterministic() {
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1, 8]\n";
+    let a = scenario("version = \"2.6.15\"", step).unwrap();
+    let b = scenario("version = \"2.6.15\"", step).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn percpu_counters_remove_the_superblock_lock_wait() {
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = 8\n";
+    let global = scenario("version = \"2.6.15\"", step).unwrap();
+    let percpu = scenario("version = \"2.6.17\"", step).unwrap();
+    assert!(get(&global, "sb_lock_wait_pct", 8) > 10.0);
+    assert_eq!(get(&percpu, "sb_lock_wait_pct", 8), 0.0);
+    assert!(get(&percpu, "write_mibps", 8) > get(&global, "write_mibps", 8));
+}
+
+#[test]
+fn the_fast_tlb_purge_raises_buffered_read_throughput() {
+    let step =
+        "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 24\nfile_size = \"128 MiB\"\n";
+    let slow = scenario("buffer_policy = \"interleave\"\ntlb_purge = \"slow\"", step).unwrap();
+    let fast = scenario("buffer_policy = \"interleave\"\ntlb_purge = \"fast\"", step).unwrap();
+    assert!(get(&fast, "read_gibps", 24) > 1.2 * get(&slow, "read_gibps", 24));
+    assert!(get(&slow, "kswapd_cpu_pct_per_node", 24) > get(&fast, "kswapd_cpu_pct_per_node", 24));
+}
+
+#[test]
+fn node_local_reclaim_moves_reclaim_out_of_kswapd() {
+    let step = "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 4\nfile_size = \"64 MiB\"\n";
+    let r = scenario("buffer_policy = \"interleave\"\nversion = \"2.6.16\"", step).unwrap();
+    assert_eq!(get(&r, "kswapd_cpu_pct_per_node", 4), 0.0);
+}
+
+#[test]
+fn interleaved_buffers_change_single_thread_direct_io() {
+    let step = "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = 1\nfile_size = \"512 MiB\"\n";
+    let local = scenario("buffer_policy = \"local\"", step).unwrap();
+    let il = scenario("buffer_policy = \"interleave\"", step).unwrap();
+    // One NUMALink port (6.4 GB/s) bounds a local buffer.
+    let l = get(&local, "read_gibps", 1);
+    assert!(l < 6.4e9 / (1u64 << 30) as f64);
+    assert!(get(&il, "read_gibps", 1) > 1.2 * l);
+}
+
+#[test]
+fn calibration_rows_are_within_tolerance() {
+    for id in ["xfs-direct-io", "fs-buffered-read", "fs-buffered-write"] {
+        let sc = experiments::load(id).unwrap();
+        let recs = run(&sc, &[]).unwrap();
+        let s = Summary::of(id, &recs, &sc.papers);
+        assert!(s.with_tolerance >= 1, "{id} has a calibration row");
+        assert!(s.passed(), "{s}");
+    }
+}
+
+#[test]
+fn a_file_set_larger_than_the_volume_is_enospc_not_a_crash() {
+    // 32 × 200 GiB fit the full XFS volume (8.4 TiB), not the half-size
+    // Ext2 one (4.2 TiB).
+    let step = |fs: &str| {
+        format!(
+            "workload = \"buffered-write\"\nfs = \"{fs}\"\nthreads = 32\nfile_size = \"200 GiB\"\n"
+        )
+    };
+    let x = scenario("", &step("xfs")).unwrap();
+    let e = scenario("", &step("ext2")).unwrap();
+    assert_eq!(get(&x, "enospc", 32), 0.0);
+    assert_eq!(get(&e, "enospc", 32), 1.0);
+    assert_eq!(e.len(), 1, "no throughput beside ENOSPC");
+    let m = machine();
+    let files = LayDown {
+        fs: FsKind::Ext2,
+        writers: 2,
+        file_bytes: 64 << 20,
+        block: 4096,
+        page: m.page_size,
+        stripe_unit: 512 << 10,
+        copy_bytes_per_ns: 1.2,
+        drain_bytes_per_ns: 12.0,
+        capacity: 100 << 20,
+        seed: 1,
+    }
+    .run();
+    assert!(files.is_err(), "128 MiB on a 100 MiB volume");
+}
+
+#[test]
+fn bad_input_names_the_key() {
+    let cases = [
+        (
+            "",
+            "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = 1\nstripe_unit = \"6 KiB\"\n",
+            "stripe_unit",
+        ),
+        (
+            "",
+            "workload = \"direct-io\"\nfs = \"zfs\"\nthreads = 1\n",
+            "fs",
+        ),
+        (
+            "version = \"2.4.21\"",
+            "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = 1\n",
+            "version",
+        ),
+        (
+            "",
+            "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 0\n",
+            "threads",
+        ),
+        (
+            "",
+            "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 1\nfile_size = \"0 B\"\n",
+            "file_size",
+        ),
+    ];
+    for (k, step, key) in cases {
+        let e = scenario(k, step).expect_err(step);
+        assert!(e.contains(key), "{e}");
+    }
+    // A machine without disks, or with a negative rate, is refused.
+    let text = presets::preset_text("altix-a3700").unwrap();
+    let neg = text.replace("disk_seek_ms = 4.7", "disk_seek_ms = -4.7");
+    let e = Machine::from_toml_str(&neg, "neg.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("disk_seek_ms"), "{e}");
+    let none = text.replace("count = 256", "count = 0");
+    let m = Machine::from_toml_str(&none, "none.toml").unwrap();
+    assert!(numasim::kernel::block::layer::check_machine(&m).is_err());
+}
