@@ -31,6 +31,11 @@ pub struct Measurements {
     pub caches: Vec<CacheInfo>,
     pub cpu_model: String,
     pub clock_mhz: Option<f64>,
+    /// Entries of the TLB for base pages, where the CPU says (`TLB size`
+    /// in /proc/cpuinfo on x86).
+    pub tlb_entries: Option<u64>,
+    /// Bytes the fault test touches, all threads together.
+    pub fault_bytes: u64,
     /// (threads, first-touch faults per second) with threads of one process.
     pub fault_per_s: Vec<(usize, f64)>,
     /// (threads, ns per `clock_gettime`).
@@ -110,8 +115,13 @@ pub fn arch_of_host() -> Option<Arch> {
 pub struct Fit {
     pub machine: Machine,
     pub notes: Vec<String>,
-    /// (table, key, the measurement the value came from); table "" is the top level.
+    /// (table, key, the measurement the value came from); table "" is the
+    /// top level, `cpu.cache#1` the second `[[cpu.cache]]`.
     pub sources: Vec<(String, String, String)>,
+    /// The measurements the hierarchy was fitted to reproduce.
+    pub used: Vec<crate::hierarchy::Used>,
+    /// (`table.key`, relative spread) of every fitted value that has one.
+    pub spreads: Vec<(String, f64)>,
 }
 
 impl Fit {
@@ -144,7 +154,7 @@ const UNSEEN: &str = "default: not seen by the probe";
 
 /// ` (spread 4.1%)`, with `; FLAGGED` past [`crate::bench::SPREAD_BOUND`]:
 /// a noisy figure is written, but never silently.
-fn spread_tag(sp: Option<f64>) -> String {
+pub(crate) fn spread_tag(sp: Option<f64>) -> String {
     match sp {
         None => String::new(),
         Some(x) if x > crate::bench::SPREAD_BOUND => format!(
@@ -164,14 +174,28 @@ pub fn annotate(
 ) -> (String, Vec<String>) {
     let mut out = String::new();
     let mut table = String::new();
+    // `cpu.cache#N` for the N-th `[[cpu.cache]]` (0-based).
+    let mut indexed = String::new();
+    let mut seen_arrays: Vec<String> = Vec::new();
     let mut unseen: Vec<String> = Vec::new();
     for line in toml.lines() {
         let t = line.trim();
         if t.starts_with('[') {
             table = t.trim_matches(|c| c == '[' || c == ']').to_string();
+            indexed = if t.starts_with("[[") {
+                let n = seen_arrays.iter().filter(|x| **x == table).count();
+                seen_arrays.push(table.clone());
+                format!("{table}#{n}")
+            } else {
+                table.clone()
+            };
             out.push_str(line);
         } else if let Some((key, _)) = t.split_once(" = ").filter(|_| !t.starts_with('#')) {
-            match sources.iter().find(|(tb, k, _)| *tb == table && k == key) {
+            let found = sources
+                .iter()
+                .find(|(tb, k, _)| *tb == indexed && k == key)
+                .or_else(|| sources.iter().find(|(tb, k, _)| *tb == table && k == key));
+            match found {
                 Some((_, _, from)) => out.push_str(&format!("{line}  # {from}")),
                 None => {
                     let name = if table.is_empty() {
@@ -243,25 +267,6 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
     }
     mach.page_size = m.page_size;
 
-    // Memory latency: the largest buffer, with huge pages where measured so
-    // that TLB misses (modelled separately) are not counted twice.
-    let base = m.latencies(PageKind::Base);
-    let thp = m.latencies(PageKind::Thp);
-    let huge = if !thp.is_empty() {
-        thp.clone()
-    } else {
-        m.latencies(PageKind::Hugetlb)
-    };
-    let lat_curve = if huge.is_empty() { &base } else { &huge };
-    if let Some(&(size, l)) = lat_curve.iter().max_by_key(|x| x.0) {
-        mach.memory.latency_ns = l;
-        if huge.is_empty() {
-            notes.push(format!(
-                "machine: dram.latency_ns = {l:.1} from 4 KiB pages at {} (no huge pages: includes TLB misses)",
-                crate::bench::size_label(size)
-            ));
-        }
-    }
     // Bandwidth: a copy moves each byte twice (read and write), as STREAM counts it.
     match m.node_copy_bps {
         Some(bps) => mach.memory.bandwidth_gbps = 2.0 * bps / 1e9,
@@ -277,21 +282,19 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
     sizes.dedup();
     mach.tlb.page_sizes = sizes;
     mach.tlb.refill = TlbRefill::Hardware;
-    match estimate_tlb(&base, &huge) {
-        Some(t) => {
-            mach.tlb.miss_ns = t.miss_ns;
-            match t.reach_bytes {
-                Some(r) => mach.tlb.entries = (r / m.page_size).max(1) as u32,
-                None => notes.push(format!(
-                    "machine: tlb.entries left at {} (4 KiB and huge-page latency never parted by 15% in the sizes measured)",
-                    mach.tlb.entries
-                )),
-            }
-        }
-        None => notes.push(
-            "machine: tlb.miss_ns and tlb.entries left at defaults (no huge pages to compare with)"
-                .into(),
-        ),
+    let base = m.latencies(PageKind::Base);
+    let huge = [PageKind::Thp, PageKind::Hugetlb]
+        .into_iter()
+        .map(|k| m.latencies(k))
+        .find(|c| !c.is_empty())
+        .unwrap_or_default();
+    match (m.tlb_entries, estimate_tlb(&base, &huge).and_then(|t| t.reach_bytes)) {
+        (Some(e), _) => mach.tlb.entries = e.clamp(1, u32::MAX as u64) as u32,
+        (None, Some(r)) => mach.tlb.entries = (r / m.page_size).max(1) as u32,
+        (None, None) => notes.push(format!(
+            "machine: tlb.entries left at {} (no `TLB size` in /proc/cpuinfo, and 4 KiB and huge-page latency never parted by 15% in the sizes measured)",
+            mach.tlb.entries
+        )),
     }
 
     // CPU and caches.
@@ -304,26 +307,37 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
             mach.cpu.cache_line = c.line;
         }
     }
-    let ghz = mach.cpu.clock_mhz / 1000.0;
     mach.cpu.caches = m
         .caches
         .iter()
-        .map(|c| {
-            // The latency just inside the cache: the largest measured size at most half of it.
-            let lat = lat_curve
-                .iter()
-                .filter(|(s, _)| *s <= c.size / 2)
-                .max_by_key(|x| x.0)
-                .map(|&(_, l)| l * ghz)
-                .unwrap_or(0.0);
-            Cache {
-                level: c.level,
-                size: c.size,
-                latency_cycles: (lat * 10.0).round() / 10.0,
-                shared_by: c.shared_by,
-            }
+        .map(|c| Cache {
+            level: c.level,
+            size: c.size,
+            latency_cycles: 0.0,
+            shared_by: c.shared_by,
+            copy_mbps: None,
         })
         .collect();
+    let (fitted, hier_notes) = crate::hierarchy::fit(m, &mut mach);
+    notes.extend(hier_notes);
+    // A node's bandwidth too noisy to write (the host's other tenants, or
+    // vCPUs that share a core some of the time): one core's stream rate,
+    // fitted on a quieter figure, is a lower bound that repeats.
+    let noisy_node_copy = m
+        .node_copy_spread
+        .is_some_and(|sp| sp > crate::bench::SPREAD_BOUND);
+    if noisy_node_copy && fitted.iter().any(|x| x.key == "stream_mbps") {
+        let was = mach.memory.bandwidth_gbps;
+        mach.memory.bandwidth_gbps = mach.hierarchy.stream_mbps / 1e3;
+        notes.push(format!(
+            "machine: dram.bandwidth_gbps: node_copy_mbps varied {:.0}% (over {:.0}%), so {:.1} GB/s is not written; \
+             one core's stream rate {:.1} GB/s is, a lower bound",
+            m.node_copy_spread.unwrap_or(0.0) * 100.0,
+            crate::bench::SPREAD_BOUND * 100.0,
+            was,
+            mach.memory.bandwidth_gbps
+        ));
+    }
 
     // Interconnect: a shared counter bouncing between two CPUs costs about one
     // line transfer per add; remote copy bandwidth bounds the link.
@@ -353,7 +367,21 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
         machine: mach,
         notes,
         sources: Vec::new(),
+        used: fitted.iter().map(|x| x.used.clone()).collect(),
+        spreads: Vec::new(),
     };
+    for x in &fitted {
+        let table = match x.cache {
+            Some(i) => format!("{}#{i}", x.table),
+            None => x.table.to_string(),
+        };
+        f.spreads.push((format!("{table}.{}", x.key), x.spread));
+        f.source(
+            &table,
+            x.key,
+            format!("{}{}", x.from, spread_tag(Some(x.spread))),
+        );
+    }
     fit_costs(m, &mut f);
     record_sources(m, &mut f);
 
@@ -375,20 +403,8 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
     let hl = huge.label();
     let mach = &mut f.machine;
     let mut src: Vec<(&str, &str, String)> = Vec::new();
-    // The probe's copy_mbps counts bytes copied (half the buffer); the
-    // model's rates are buffer bytes per pass (both halves): twice as many.
     if let Some(&(size, r)) = curve.last() {
         if r.copy_bps > 0.0 {
-            mach.hierarchy.stream_mbps = 2.0 * r.copy_bps / 1e6;
-            src.push((
-                "hierarchy",
-                "stream_mbps",
-                format!(
-                    "2 x copy_mbps at {} ({hl}){}: the model counts both halves",
-                    crate::bench::size_label(size),
-                    spread_tag(Some(r.spread[0]))
-                ),
-            ));
             // Clearing a page is the write half of a copy: one core writes
             // at least as fast as it copies.
             mach.fault.zero_gbps = r.copy_bps / 1e9;
@@ -402,45 +418,6 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
                 ),
             ));
         }
-    }
-    let l1 = m.caches.iter().find(|c| c.level == 1).map(|c| c.size);
-    if let Some(&(size, r)) = curve
-        .iter()
-        .filter(|(s, _)| l1.is_some_and(|l1| *s <= l1))
-        .max_by_key(|x| x.0)
-    {
-        mach.hierarchy.l1_copy_mbps = 2.0 * r.copy_bps / 1e6;
-        src.push((
-            "hierarchy",
-            "l1_copy_mbps",
-            format!(
-                "2 x copy_mbps at {} ({hl}, within L1){}",
-                crate::bench::size_label(size),
-                spread_tag(Some(r.spread[0]))
-            ),
-        ));
-    }
-    if let Some(&(size, r)) = curve.first() {
-        if r.random_bps > 0.0 {
-            mach.hierarchy.read_ns = 8e9 / r.random_bps;
-            src.push((
-                "hierarchy",
-                "read_ns",
-                format!(
-                    "8 B / random_mbps at {} ({hl}){}",
-                    crate::bench::size_label(size),
-                    spread_tag(Some(r.spread[2]))
-                ),
-            ));
-        }
-    }
-    if let Some(reach) = random_reach(&curve) {
-        mach.hierarchy.llc_reach = reach;
-        src.push((
-            "hierarchy",
-            "llc_reach",
-            "random_mbps: geometric mean of the last size at cache speed and the next".into(),
-        ));
     }
     // The clock: clock_gettime is the clock read and its conversion in user
     // space (vDSO); what gettimeofday costs beyond it is the call itself.
@@ -458,36 +435,53 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
         ));
         if let Some(g) = one(&m.gettimeofday_ns) {
             mach.timer.syscall_ns = (g - c).max(0.0);
+            // A difference of two close figures: its uncertainty is the
+            // sum of theirs, in ns.
+            let abs = |metric: &str, x: f64| {
+                let key = format!("{metric} threads=1");
+                m.spreads
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map_or(0.0, |s| s.1)
+                    * x
+            };
             src.push((
                 "timer",
                 "syscall_ns",
                 format!(
-                    "gettimeofday_ns{} - clock_gettime_ns, 1 thread (0: a vDSO call)",
-                    sp("gettimeofday_ns")
+                    "gettimeofday_ns - clock_gettime_ns, 1 thread, ± {:.1} ns from their spreads (0: a vDSO call)",
+                    abs("gettimeofday_ns", g) + abs("clock_gettime_ns", c)
                 ),
             ));
         }
     }
-    // A fault: what one thread pays per page, less the zeroing and the
-    // page-table-lock hold the model charges separately.
+    // A fault: solved so that one simulated thread faults at the measured
+    // rate; the zeroing (at `zero_gbps`) and the shared lines are the
+    // model's, the rest is `fault_ns`.
     if let Some(rate) = one(&m.fault_per_s).filter(|r| *r > 0.0) {
-        let per = 1e9 / rate;
-        let zero = m.page_size as f64 / mach.fault.zero_gbps;
-        let rest = per - zero - mach.fault.ptl_hold_ns;
-        if rest > 0.0 {
-            mach.fault.fault_ns = rest;
-            src.push((
-                "fault",
-                "fault_ns",
-                format!(
-                    "1e9 / fault_per_s (1 thread{}) = {per:.0} ns, less zeroing {zero:.0} ns and ptl_hold_ns",
-                    sp("fault_per_s")
-                ),
-            ));
-        } else {
-            f.notes.push(format!(
-                "machine: fault.fault_ns left at its default: a fault took {per:.0} ns, less than zeroing ({zero:.0} ns) and the lock hold"
-            ));
+        let base = mach.clone();
+        let at = |x: f64| {
+            let mut t = base.clone();
+            t.fault.fault_ns = x;
+            crate::validate::fault_rate(&t, 1, m.fault_bytes).map_or(f64::NAN, |r| 1e9 / r)
+        };
+        match crate::hierarchy::solve_within(at, 1e9 / rate, base.fault.fault_ns.max(1.0), 1e-3) {
+            Some(x) if x > 0.0 => {
+                mach.fault.fault_ns = x;
+                src.push((
+                    "fault",
+                    "fault_ns",
+                    format!(
+                        "fault_per_s, 1 thread{} = {:.0} ns a fault, less the simulated zeroing and shared lines",
+                        sp("fault_per_s"),
+                        1e9 / rate
+                    ),
+                ));
+            }
+            _ => f.notes.push(format!(
+                "machine: fault.fault_ns left at its default: {:.0} ns a fault is less than the zeroing and lines alone",
+                1e9 / rate
+            )),
         }
     }
     for (t, k, from) in src {
@@ -560,30 +554,29 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "shared_by",
             "/sys/devices/system/cpu/cpu0/cache".into(),
         ),
-        (
-            "cpu.cache",
-            "latency_cycles",
-            "mem_latency_ns at the largest size at most half the cache x clock".into(),
-        ),
     ];
     if m.clock_mhz.is_some() {
         v.push(("cpu", "clock_mhz", "/proc/cpuinfo".into()));
     }
-    if m.latencies(PageKind::Base).len() + m.sizes.len() > 0 {
-        v.push((
-            "dram",
-            "latency_ns",
-            "mem_latency_ns at the largest size (huge pages where measured)".into(),
-        ));
-    }
-    if m.node_copy_bps.is_some() {
+    if let Some(bps) = m.node_copy_bps {
+        let noisy = m
+            .node_copy_spread
+            .is_some_and(|sp| sp > crate::bench::SPREAD_BOUND);
         v.push((
             "dram",
             "bandwidth_gbps",
-            format!(
-                "2 x median node_copy_mbps{}: a copy reads and writes each byte",
-                spread_tag(m.node_copy_spread)
-            ),
+            if noisy && f.sources.iter().any(|(_, k, _)| k == "stream_mbps") {
+                format!(
+                    "FLAGGED node_copy_mbps{} would give {:.1}: one core's stream_mbps instead, a lower bound",
+                    spread_tag(m.node_copy_spread),
+                    2.0 * bps / 1e9
+                )
+            } else {
+                format!(
+                    "2 x median node_copy_mbps{}: a copy reads and writes each byte",
+                    spread_tag(m.node_copy_spread)
+                )
+            },
         ));
     }
     if m.atomic_shared_ns.iter().any(|(t, _)| *t == 2) {
@@ -600,19 +593,16 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "2 x mean remote_copy_mbps".into(),
         ));
     }
-    let base = m.latencies(PageKind::Base);
-    let huge = [PageKind::Thp, PageKind::Hugetlb]
-        .into_iter()
-        .map(|k| m.latencies(k))
-        .find(|c| !c.is_empty())
-        .unwrap_or_default();
-    if let Some(t) = estimate_tlb(&base, &huge) {
-        v.push((
-            "tlb",
-            "miss_ns",
-            "mem_latency_ns 4k - huge pages, largest size".into(),
-        ));
-        if t.reach_bytes.is_some() {
+    if m.tlb_entries.is_some() {
+        v.push(("tlb", "entries", "/proc/cpuinfo `TLB size`".into()));
+    } else {
+        let base = m.latencies(PageKind::Base);
+        let huge = [PageKind::Thp, PageKind::Hugetlb]
+            .into_iter()
+            .map(|k| m.latencies(k))
+            .find(|c| !c.is_empty())
+            .unwrap_or_default();
+        if estimate_tlb(&base, &huge).is_some_and(|t| t.reach_bytes.is_some()) {
             v.push((
                 "tlb",
                 "entries",
@@ -641,6 +631,170 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
     }
 }
 
+/// A whole probe run read back from its `--format jsonl` output: the host
+/// records (`clock_mhz`, `cache_bytes`, `page_bytes`, the nodes) give what
+/// [`measurements_from_jsonl`] cannot, so `probe --from FILE` fits it
+/// again without measuring. Errors name the line or what is missing.
+pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
+    use crate::topology::NodeInfo;
+    use serde_json::Value;
+    let mut base = Measurements {
+        name: String::new(),
+        description: String::new(),
+        topo: Topology { nodes: Vec::new() },
+        proc_mem_total_kb: 0,
+        page_size: 0,
+        huge_page_sizes: Vec::new(),
+        sizes: Vec::new(),
+        node_copy_bps: None,
+        node_copy_spread: None,
+        atomic_shared_ns: Vec::new(),
+        pairs: Vec::new(),
+        disk: None,
+        caches: Vec::new(),
+        cpu_model: String::new(),
+        clock_mhz: None,
+        tlb_entries: None,
+        fault_bytes: 0,
+        fault_per_s: Vec::new(),
+        clock_gettime_ns: Vec::new(),
+        gettimeofday_ns: Vec::new(),
+        spreads: Vec::new(),
+    };
+    let mut distance: Vec<(u64, u64, u32)> = Vec::new();
+    let mut direct: Vec<(String, f64)> = Vec::new();
+    let mut fs = String::new();
+    let mut seen_host = false;
+    let mut next_cpu = 0usize;
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let bad = |m: &str| format!("line {}: {m}", i + 1);
+        let v: Value = serde_json::from_str(line).map_err(|e| bad(&format!("not JSON: {e}")))?;
+        if v["experiment"] != crate::EXPERIMENT {
+            continue;
+        }
+        let metric = v["metric"].as_str().ok_or_else(|| bad("no `metric`"))?;
+        let value = v["value"].as_f64().filter(|x| x.is_finite() && *x >= 0.0);
+        let case = &v["case"];
+        let num = |what: &str| {
+            value.ok_or_else(|| bad(&format!("`{what}` needs a finite value of 0 or more")))
+        };
+        let node = || case["node"].as_u64().ok_or_else(|| bad("no `case.node`"));
+        let node_mut = |nodes: &mut Vec<NodeInfo>, id: u64| -> usize {
+            match nodes.iter().position(|n| n.id == id as usize) {
+                Some(i) => i,
+                None => {
+                    nodes.push(NodeInfo {
+                        id: id as usize,
+                        cpus: Vec::new(),
+                        mem_total_kb: 0,
+                        mem_free_kb: 0,
+                        distance: Vec::new(),
+                    });
+                    nodes.len() - 1
+                }
+            }
+        };
+        match metric {
+            "clock_mhz" => {
+                seen_host = true;
+                base.name = case["host"].as_str().unwrap_or("host").to_string();
+                base.cpu_model = case["model"].as_str().unwrap_or("unknown").to_string();
+                base.description = case["description"].as_str().unwrap_or("").to_string();
+                base.clock_mhz = Some(num(metric)?).filter(|x| *x > 0.0);
+            }
+            "proc_mem_total_kb" => base.proc_mem_total_kb = num(metric)? as u64,
+            "page_bytes" => {
+                let b = num(metric)? as u64;
+                if !b.is_power_of_two() {
+                    return Err(bad(&format!("page_bytes {b} is not a power of two")));
+                }
+                match case["of"].as_str() {
+                    Some("base") => base.page_size = b,
+                    Some("huge") => base.huge_page_sizes.push(b),
+                    _ => return Err(bad("page_bytes needs `case.of` = base or huge")),
+                }
+            }
+            "tlb_entries" => base.tlb_entries = Some(num(metric)? as u64).filter(|e| *e > 0),
+            "cache_bytes" => base.caches.push(CacheInfo {
+                level: case["level"]
+                    .as_u64()
+                    .filter(|l| (1..=4).contains(l))
+                    .ok_or_else(|| bad("cache_bytes needs `case.level` 1 to 4"))?
+                    as u8,
+                kind: case["kind"].as_str().unwrap_or("Unified").to_string(),
+                size: num(metric)? as u64,
+                line: case["line"].as_u64().unwrap_or(64) as u32,
+                shared_by: case["shared_by"].as_u64().unwrap_or(1).max(1) as u32,
+            }),
+            "mem_total_kb" => {
+                let i = node_mut(&mut base.topo.nodes, node()?);
+                base.topo.nodes[i].mem_total_kb = num(metric)? as u64;
+            }
+            "mem_free_kb" => {
+                let i = node_mut(&mut base.topo.nodes, node()?);
+                base.topo.nodes[i].mem_free_kb = num(metric)? as u64;
+            }
+            "node_cpus" => {
+                let i = node_mut(&mut base.topo.nodes, node()?);
+                let n = num(metric)? as usize;
+                base.topo.nodes[i].cpus = (next_cpu..next_cpu + n).collect();
+                next_cpu += n;
+            }
+            "distance" => {
+                let to = case["to"].as_u64().ok_or_else(|| bad("no `case.to`"))?;
+                distance.push((node()?, to, num(metric)? as u32));
+            }
+            "seq_read_mibps" | "seq_write_mibps" if case["io"] == "direct" => {
+                fs = case["fs"].as_str().unwrap_or("unknown").to_string();
+                direct.push((metric.to_string(), num(metric)?));
+            }
+            _ => {}
+        }
+    }
+    if !seen_host {
+        return Err("no `clock_mhz` record: not the output of `numasim probe --format jsonl` (0.4 or later)".into());
+    }
+    if base.page_size == 0 {
+        return Err("no `page_bytes` record for the base page".into());
+    }
+    if base.topo.nodes.is_empty() {
+        return Err("no node records (`mem_total_kb`, `node_cpus`)".into());
+    }
+    base.topo.nodes.sort_by_key(|n| n.id);
+    let ids: Vec<u64> = base.topo.nodes.iter().map(|n| n.id as u64).collect();
+    for n in &mut base.topo.nodes {
+        n.distance = ids
+            .iter()
+            .map(|to| {
+                distance
+                    .iter()
+                    .find(|d| d.0 == n.id as u64 && d.1 == *to)
+                    .map(|d| d.2)
+                    .ok_or_else(|| format!("no `distance` record from node {} to node {to}", n.id))
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    if !direct.is_empty() {
+        let mibps = direct.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+        base.disk = Some((format!("probed {fs}"), mibps));
+    }
+    let mut m = measurements_from_jsonl(text, base)?;
+    if m.fault_bytes == 0 {
+        // Runs before the fault records carried their size: --quick's.
+        m.fault_bytes = 512 << 20;
+    }
+    if m.sizes.is_empty() {
+        return Err(
+            "no memory-curve records (`copy_mbps`, `random_mbps`, `mem_latency_ns`)".into(),
+        );
+    }
+    Ok(m)
+}
+
 /// Fill the measured fields of `base` (sizes, node copy, atomics, faults,
 /// clocks) from a probe's `--format jsonl` output, so that a recorded run
 /// can be fitted again. Topology, caches and the CPU stay as in `base`:
@@ -655,6 +809,13 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
     {
         let bad = |m: &str| format!("line {}: {m}", i + 1);
         let v: Value = serde_json::from_str(line).map_err(|e| bad(&format!("not JSON: {e}")))?;
+        // `probe-validate` rows share metric names with the measurements.
+        if v["experiment"]
+            .as_str()
+            .is_some_and(|e| e != crate::EXPERIMENT)
+        {
+            continue;
+        }
         let metric = v["metric"].as_str().ok_or_else(|| bad("no `metric`"))?;
         let value = v["value"]
             .as_f64()
@@ -716,9 +877,13 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
                 base.node_copy_bps = Some(value * 1e6);
                 base.node_copy_spread = v["spread"].as_f64();
             }
-            "fault_per_s" if case["mode"].as_str() == Some("threads") => base
-                .fault_per_s
-                .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),
+            "fault_per_s" if case["mode"].as_str() == Some("threads") => {
+                if let Some(b) = case["bytes"].as_u64() {
+                    base.fault_bytes = b;
+                }
+                base.fault_per_s
+                    .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value))
+            }
             "gettimeofday_ns" => base
                 .gettimeofday_ns
                 .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),

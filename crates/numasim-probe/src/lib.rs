@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod contention;
+pub mod hierarchy;
 pub mod io;
 pub mod mem;
 pub mod scratch;
@@ -73,6 +74,10 @@ pub struct ProbeArgs {
     /// machine and print measured beside simulated (`probe-validate` records)
     #[arg(long)]
     pub validate: bool,
+    /// Measure nothing: fit (and with --validate, check) the machine from a
+    /// probe run saved with `--format jsonl`
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
     /// Where the NUMA nodes are listed (sysfs)
     #[arg(
         long,
@@ -94,6 +99,7 @@ impl Default for ProbeArgs {
             no_io: false,
             quiet: false,
             validate: false,
+            from: None,
             node_root: PathBuf::from("/sys/devices/system/node"),
         }
     }
@@ -327,7 +333,8 @@ fn huge_page_sizes() -> Vec<u64> {
     v
 }
 
-fn cpu_model_and_clock() -> (String, Option<f64>) {
+/// Model name, clock (MHz) and base-page TLB entries from /proc/cpuinfo.
+fn cpu_model_and_clock() -> (String, Option<f64>, Option<u64>) {
     let text = read_text("/proc/cpuinfo").unwrap_or_default();
     let field = |k: &str| {
         text.lines()
@@ -339,7 +346,13 @@ fn cpu_model_and_clock() -> (String, Option<f64>) {
         .or_else(|| field("Model"))
         .unwrap_or_else(|| "unknown".into());
     let mhz = field("cpu MHz").and_then(|v| v.parse::<f64>().ok());
-    (model, mhz)
+    // x86's "TLB size : 3072 4K pages" (arch/x86/kernel/cpu/proc.c).
+    let tlb = field("TLB size").and_then(|v| {
+        v.strip_suffix("4K pages")
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .filter(|n| *n > 0)
+    });
+    (model, mhz, tlb)
 }
 
 fn fs_type(dir: &Path) -> String {
@@ -358,9 +371,148 @@ fn fs_type(dir: &Path) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// Fit the machine, validate it if asked, write `--out`: the end of a
+/// probe run, measured now or read back with `--from`.
+fn fit_and_write(
+    meas: &Measurements,
+    args: &ProbeArgs,
+    records: &mut Vec<Record>,
+    notes: &mut Vec<String>,
+) -> Result<(Machine, String), ProbeError> {
+    let fit =
+        calibrate::fit(meas).map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
+    let (machine_toml, unseen) = fit.annotated_toml();
+    notes.extend(fit.notes);
+    notes.push(format!(
+        "machine: not seen by the probe, written as defaults: {}",
+        unseen.join(", ")
+    ));
+    let machine = fit.machine;
+    let used = fit.used;
+    if args.validate {
+        let rows = validate::validate(meas, &machine, &used);
+        let cal: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.role == Some(numasim::report::Role::Calibration))
+            .filter_map(|r| r.deviation())
+            .map(f64::abs)
+            .collect();
+        notes.push(format!(
+            "validate: {} calibration rows, worst |Δ| {:.1}% (the fit's arithmetic; bound 5%)",
+            cal.len(),
+            cal.iter().copied().fold(0.0, f64::max) * 100.0
+        ));
+        if let Some((med, worst, n)) = validate::prediction_summary(&rows) {
+            notes.push(format!(
+                "validate: {n} prediction rows, median |Δ| {:.1}%, worst {:.1}%",
+                med * 100.0,
+                worst * 100.0
+            ));
+        }
+        records.extend(rows);
+    }
+    if let Some(out) = &args.out {
+        std::fs::write(out, &machine_toml).map_err(|e| {
+            ProbeError::Input(format!("--out {}: cannot write: {e}", out.display()))
+        })?;
+        notes.push(format!(
+            "machine: written to {} (use it as [machine] preset = \"{}\")",
+            out.display(),
+            out.display()
+        ));
+    }
+    Ok((machine, machine_toml))
+}
+
+/// What the fit reads besides the measurements, as records, so that a
+/// saved `--format jsonl` run can be fitted again (`--from`).
+fn host_records(m: &Measurements) -> Vec<Record> {
+    let mut v = vec![
+        rec(
+            vec![
+                ("host", json!(m.name)),
+                ("model", json!(m.cpu_model)),
+                ("description", json!(m.description)),
+            ],
+            "clock_mhz",
+            "MHz",
+            m.clock_mhz.unwrap_or(0.0),
+        ),
+        rec(
+            vec![],
+            "proc_mem_total_kb",
+            "kB",
+            m.proc_mem_total_kb as f64,
+        ),
+        rec(
+            vec![("of", json!("base"))],
+            "page_bytes",
+            "B",
+            m.page_size as f64,
+        ),
+    ];
+    for &h in &m.huge_page_sizes {
+        v.push(rec(
+            vec![("of", json!("huge"))],
+            "page_bytes",
+            "B",
+            h as f64,
+        ));
+    }
+    if let Some(e) = m.tlb_entries {
+        v.push(rec(
+            vec![("of", json!("base"))],
+            "tlb_entries",
+            "entries",
+            e as f64,
+        ));
+    }
+    for c in &m.caches {
+        v.push(rec(
+            vec![
+                ("level", json!(c.level)),
+                ("kind", json!(c.kind)),
+                ("line", json!(c.line)),
+                ("shared_by", json!(c.shared_by)),
+            ],
+            "cache_bytes",
+            "B",
+            c.size as f64,
+        ));
+    }
+    v
+}
+
+/// `--from FILE`: fit a saved run again; a file that is not a whole probe
+/// run is the user's to fix (exit 2, naming the file and the line).
+fn refit(path: &Path, args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
+    let start = Instant::now();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ProbeError::Input(format!("--from {}: cannot read: {e}", path.display())))?;
+    let meas = calibrate::measurements_from_records(&text)
+        .map_err(|e| ProbeError::Input(format!("--from {}: {e}", path.display())))?;
+    let mut records = Vec::new();
+    let mut notes = vec![format!(
+        "from: fitted from {}, nothing measured",
+        path.display()
+    )];
+    let (machine, machine_toml) = fit_and_write(&meas, args, &mut records, &mut notes)?;
+    Ok(ProbeReport {
+        records,
+        notes,
+        machine,
+        machine_toml,
+        scratch_dir: None,
+        elapsed: start.elapsed(),
+    })
+}
+
 /// Measure this host. Progress goes to stderr unless `quiet`; records and
 /// notes come back; `--out` receives the machine TOML.
 pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
+    if let Some(path) = &args.from {
+        return refit(path, args);
+    }
     // --- validate input
     if !(1..=90).contains(&args.mem_share_pct) {
         return Err(ProbeError::Input(format!(
@@ -783,7 +935,11 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         check_stop()?;
         fault_per_s.push((t, r));
         records.push(rec_s(
-            vec![("mode", json!("threads")), ("threads", json!(t))],
+            vec![
+                ("mode", json!("threads")),
+                ("threads", json!(t)),
+                ("bytes", json!(plan.fault_bytes)),
+            ],
             "fault_per_s",
             "faults/s",
             r,
@@ -908,7 +1064,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                 match r {
                     Some(r) => {
                         let c = |op: Option<&str>| {
-                            let mut v = vec![("io", json!(label))];
+                            let mut v = vec![("io", json!(label)), ("fs", json!(fs))];
                             if let Some(op) = op {
                                 v.push(("op", json!(op)));
                             }
@@ -1053,7 +1209,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
 
     // --- calibration
     progress.stage("calibrating the machine description");
-    let (cpu_model, clock_mhz) = cpu_model_and_clock();
+    let (cpu_model, clock_mhz, tlb_entries) = cpu_model_and_clock();
     let caches = topology::read_caches(Path::new("/sys/devices/system/cpu/cpu0"));
     let hostname = sys::hostname();
     let release = read_text("/proc/sys/kernel/osrelease").unwrap_or_default();
@@ -1077,52 +1233,15 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         caches,
         cpu_model,
         clock_mhz,
+        tlb_entries,
+        fault_bytes: plan.fault_bytes,
         fault_per_s,
         clock_gettime_ns: cgt_ns,
         gettimeofday_ns: gtod_ns,
         spreads: one_thread_spreads,
     };
-    let fit =
-        calibrate::fit(&meas).map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
-    let (machine_toml, unseen) = fit.annotated_toml();
-    notes.extend(fit.notes);
-    notes.push(format!(
-        "machine: not seen by the probe, written as defaults: {}",
-        unseen.join(", ")
-    ));
-    let machine = fit.machine;
-    if args.validate {
-        let rows = validate::validate(&meas, &machine);
-        let cal: Vec<f64> = rows
-            .iter()
-            .filter(|r| r.role == Some(numasim::report::Role::Calibration))
-            .filter_map(|r| r.deviation())
-            .map(f64::abs)
-            .collect();
-        notes.push(format!(
-            "validate: {} calibration rows, worst |Δ| {:.1}% (the fit's arithmetic; bound 5%)",
-            cal.len(),
-            cal.iter().copied().fold(0.0, f64::max) * 100.0
-        ));
-        if let Some((med, worst, n)) = validate::prediction_summary(&rows) {
-            notes.push(format!(
-                "validate: {n} prediction rows, median |Δ| {:.1}%, worst {:.1}%",
-                med * 100.0,
-                worst * 100.0
-            ));
-        }
-        records.extend(rows);
-    }
-    if let Some(out) = &args.out {
-        std::fs::write(out, &machine_toml).map_err(|e| {
-            ProbeError::Input(format!("--out {}: cannot write: {e}", out.display()))
-        })?;
-        notes.push(format!(
-            "machine: written to {} (use it as [machine] preset = \"{}\")",
-            out.display(),
-            out.display()
-        ));
-    }
+    records.extend(host_records(&meas));
+    let (machine, machine_toml) = fit_and_write(&meas, args, &mut records, &mut notes)?;
     let elapsed = start.elapsed();
     notes.push(format!(
         "time: the probe took {:.1} s",

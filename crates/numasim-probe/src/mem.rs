@@ -37,51 +37,91 @@ pub struct SizePlan {
     pub latency: bool,
 }
 
+/// Buffers up to this size are mapped afresh for every repetition, so
+/// the spread covers where their pages land (a physically indexed cache
+/// maps two placements of the same buffer onto different sets); beyond
+/// it mapping and touching would cost more than the measurement.
+pub const FRESH_BUFFER_MAX: usize = 64 << 20;
+
 /// Map, touch and measure one buffer. Errors are the mapping's (no huge
 /// pages free, out of memory).
 pub fn measure_size(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Result<SizeResult> {
+    let mut v: [Vec<f64>; 4] = Default::default();
+    let mut thp_bytes = None;
+    let rounds = if plan.size <= FRESH_BUFFER_MAX {
+        effort.reps
+    } else {
+        1
+    };
+    let each = Effort {
+        reps: effort.reps / rounds,
+        ..effort
+    };
+    for round in 0..rounds {
+        let (rates, thp) = measure_buffer(plan, each, seed.wrapping_add(round as u64))?;
+        thp_bytes = thp_bytes.or(thp);
+        for (all, r) in v.iter_mut().zip(rates) {
+            all.extend(r);
+        }
+        if sys::stop_requested() {
+            break;
+        }
+    }
+    let mut r = SizeResult {
+        thp_bytes,
+        ..Default::default()
+    };
+    (r.copy_bps, r.spread[0]) = (bench::median(&v[0]), bench::spread(&v[0]));
+    (r.copy_loop_bps, r.spread[1]) = (bench::median(&v[1]), bench::spread(&v[1]));
+    (r.random_bps, r.spread[2]) = (bench::median(&v[2]), bench::spread(&v[2]));
+    if plan.latency {
+        r.latency_ns = Some(1e9 / bench::median(&v[3]).max(1e-9));
+        r.spread[3] = bench::spread(&v[3]);
+    }
+    Ok(r)
+}
+
+/// One mapping of the buffer: the repetitions' rates of the copy, the
+/// copy loop, random reads and chase steps, and the THP coverage.
+fn measure_buffer(
+    plan: SizePlan,
+    effort: Effort,
+    seed: u64,
+) -> std::io::Result<([Vec<f64>; 4], Option<u64>)> {
     let mut m = Mapping::new(plan.size, plan.page)?;
     m.as_mut_slice().fill(1);
     let thp_bytes = match plan.page {
         PageKind::Thp => m.thp_bytes(),
         _ => None,
     };
-    let mut r = SizeResult {
-        thp_bytes,
-        ..Default::default()
-    };
     let half_bytes = (plan.size / 2) as u64;
-    let v = bench::rates(effort, || {
+    let copy = bench::rates(effort, || {
         memcpy_halves(m.as_mut_slice());
         half_bytes
     });
-    (r.copy_bps, r.spread[0]) = (bench::median(&v), bench::spread(&v));
     let key = black_box(0u64);
-    let v = bench::rates(effort, || {
+    let copy_loop = bench::rates(effort, || {
         copy_halves(m.as_u64_mut(), key);
         half_bytes
     });
-    (r.copy_loop_bps, r.spread[1]) = (bench::median(&v), bench::spread(&v));
     let mut rng = Rng::new(seed);
     const BATCH: usize = 1 << 14;
-    let v = bench::rates(effort, || {
+    let random = bench::rates(effort, || {
         black_box(random_reads(m.as_u64(), BATCH, &mut rng));
         (BATCH * 8) as u64
     });
-    (r.random_bps, r.spread[2]) = (bench::median(&v), bench::spread(&v));
+    let mut steps = Vec::new();
     if plan.latency {
         build_chase(m.as_u64_mut(), &mut rng);
         let mut pos = 0usize;
         const STEPS: usize = 1 << 14;
-        let steps_per_s = bench::rates(effort, || {
+        steps = bench::rates(effort, || {
             pos = chase(m.as_u64(), pos, STEPS);
             STEPS as u64
         });
         black_box(pos);
-        r.latency_ns = Some(1e9 / bench::median(&steps_per_s).max(1e-9));
-        r.spread[3] = bench::spread(&steps_per_s);
     }
-    Ok(r)
+    Ok(([copy, copy_loop, random, steps], thp_bytes))
 }
 
 /// The reference for the copy figure: a plain `memcpy` loop over a buffer

@@ -1,14 +1,13 @@
 //! `numasim probe --validate`: simulate the probe's own micro-benchmarks on
 //! the machine fitted from them, measured beside simulated. A row the fit
 //! used is `calibration` (it checks the fitting arithmetic); every other
-//! row is `prediction` (the model's answer). Covered so far: the one-core
-//! copy and random-read curves at every size and page kind, and
-//! `gettimeofday` at every thread count.
+//! row is `prediction` (the model's answer). Covered: the one-core copy,
+//! random-read and pointer-chase curves at every size and page kind,
+//! `gettimeofday` and first-touch faults at every thread count.
 
 use crate::calibrate::Measurements;
-use crate::sys::PageKind;
-use numasim::engine::rng::stream;
-use numasim::kernel::mm::memcost;
+use crate::hierarchy::{self, kernel_for, Used};
+use numasim::kernel::contention::{AnonFault, ContentionKnobs};
 use numasim::kernel::time::gettimeofday::simulate_calls;
 use numasim::kernel::KernelConfig;
 use numasim::machine::Machine;
@@ -16,10 +15,6 @@ use numasim::report::{Record, Role};
 use serde_json::json;
 
 pub const EXPERIMENT: &str = "probe-validate";
-
-/// Reads simulated per random-read row: enough that the sampled TLB
-/// miss rate is steady to well under 1%.
-const SAMPLES: u64 = 20_000;
 
 fn row(
     case: Vec<(&str, serde_json::Value)>,
@@ -49,78 +44,52 @@ fn row(
     r
 }
 
-/// Measured vs simulated for every figure covered (see the module doc).
-pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
+/// Measured vs simulated for every figure covered (see the module doc);
+/// rows whose measurement is in `used` are calibration.
+pub fn validate(meas: &Measurements, m: &Machine, used: &[Used]) -> Vec<Record> {
     let mut out = Vec::new();
-    let huge = [PageKind::Thp, PageKind::Hugetlb]
-        .into_iter()
-        .find(|k| meas.sizes.iter().any(|(_, p, _)| p == k));
-    let fit_page = huge.unwrap_or(PageKind::Base);
-    let largest = meas
-        .sizes
-        .iter()
-        .filter(|(_, p, _)| *p == fit_page)
-        .map(|x| x.0)
-        .max();
-    let smallest = meas
-        .sizes
-        .iter()
-        .filter(|(_, p, _)| *p == fit_page)
-        .map(|x| x.0)
-        .min();
-    let l1 = meas.caches.iter().find(|c| c.level == 1).map(|c| c.size);
-    let l1_fit = meas
-        .sizes
-        .iter()
-        .filter(|(s, p, _)| *p == fit_page && l1.is_some_and(|l| *s <= l))
-        .map(|x| x.0)
-        .max();
     let mut sizes = meas.sizes.clone();
     sizes.sort_by_key(|x| (x.0, x.1.label()));
-    for (i, (size, page, r)) in sizes.iter().enumerate() {
-        let mut k = KernelConfig::defaults(m);
-        k.mm.page_size = match page {
-            PageKind::Base => meas.page_size,
-            _ => 2 << 20,
-        };
+    for (size, page, r) in &sizes {
+        let k = kernel_for(m, *page, meas.page_size);
         let case = || {
             vec![
                 ("size", json!(crate::bench::size_label(*size))),
                 ("page", json!(page.label())),
             ]
         };
-        let fitted = *page == fit_page;
-        // The model counts both halves of the copy; the probe the bytes copied.
-        let sc = memcost::stream_copy(m, &k, *size, false, 0, stream(1, "validate", i as u64));
-        out.push(row(
-            case(),
-            "copy_mbps",
-            "MB/s",
-            sc.mbps / 2.0,
-            r.copy_bps / 1e6,
-            fitted && (Some(*size) == largest || Some(*size) == l1_fit),
-        ));
-        let rr = memcost::random_read(
-            m,
-            &k,
-            *size,
-            8,
-            false,
-            0,
-            SAMPLES,
-            stream(2, "validate", i as u64),
-        );
-        out.push(row(
-            case(),
-            "random_mbps",
-            "MB/s",
-            rr.mbps,
-            r.random_bps / 1e6,
-            fitted && Some(*size) == smallest,
-        ));
+        let is_used = |metric: &str| {
+            used.iter()
+                .any(|u| u.metric == metric && u.bytes == *size && u.page == *page)
+        };
+        for (metric, unit) in [
+            ("copy_mbps", "MB/s"),
+            ("random_mbps", "MB/s"),
+            ("mem_latency_ns", "ns"),
+        ] {
+            let Some((target, _)) = hierarchy::measured(r, metric) else {
+                continue;
+            };
+            let sim = hierarchy::simulate(m, &k, metric, *size, 2);
+            // Back from the model's units to the probe's.
+            let to_probe = |x: f64| match metric {
+                "copy_mbps" => 1e3 / x / 2.0,
+                "random_mbps" => 8e3 / x,
+                _ => x,
+            };
+            out.push(row(
+                case(),
+                metric,
+                unit,
+                to_probe(sim),
+                to_probe(target),
+                is_used(metric),
+            ));
+        }
     }
+    let variant = ContentionKnobs::defaults(m).gettimeofday;
     for &(t, g) in &meas.gettimeofday_ns {
-        let sim = simulate_calls(m, t as u64, 10_000, 1).time_per_call_ns;
+        let sim = simulate_calls(m, variant, t as u64, 10_000, 1).time_per_call_ns;
         // One thread: clock_read_ns + syscall_ns were fitted to sum to it.
         out.push(row(
             vec![("threads", json!(t))],
@@ -131,7 +100,42 @@ pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
             t == 1,
         ));
     }
+    for &(t, rate) in &meas.fault_per_s {
+        if let Some(sim) = fault_rate(m, t as u64, meas.fault_bytes) {
+            out.push(row(
+                vec![("mode", json!("threads")), ("threads", json!(t))],
+                "fault_per_s",
+                "faults/s",
+                sim,
+                rate,
+                t == 1,
+            ));
+        }
+    }
     out
+}
+
+/// First-touch faults per second of `threads` threads of one process
+/// touching `bytes` together, simulated on `m`: today's kernels take no
+/// `page_table_lock` for the whole walk (split PTE locks), so the
+/// Altix-style path with per-node LRU lists is the one modelled
+/// (docs/probe.md says what that leaves out). `None` if it does not fit.
+pub fn fault_rate(m: &Machine, threads: u64, bytes: u64) -> Option<f64> {
+    let k = KernelConfig::defaults(m);
+    let booted = numasim::kernel::boot::boot(m, &k, 1).ok()?;
+    let mut knobs = ContentionKnobs::defaults(m);
+    knobs.anon_fault = AnonFault::CmpxchgPte;
+    let (run, faults) = numasim::workload::contention::anon_touch(
+        m,
+        &knobs,
+        &booted,
+        threads.max(1),
+        bytes,
+        numasim::kernel::mm::memory::DEFAULT_SAMPLE,
+        1,
+    )
+    .ok()?;
+    (run.time_s > 0.0).then(|| faults as f64 / run.time_s)
 }
 
 /// Median and worst |Δ| (fractions) of the prediction rows, with their count.

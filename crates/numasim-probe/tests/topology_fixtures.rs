@@ -31,6 +31,8 @@ fn measurements(topo: Topology) -> Measurements {
         caches: vec![],
         cpu_model: "test cpu".into(),
         clock_mhz: Some(2500.0),
+        tlb_entries: None,
+        fault_bytes: 0,
         fault_per_s: vec![],
         clock_gettime_ns: vec![],
         gettimeofday_ns: vec![],

@@ -419,12 +419,13 @@ proptest! {
 /// per call and the attempts per call of 200 calls within 15%.
 #[test]
 fn gettimeofday_window_matches_the_full_run() {
+    use numasim::kernel::contention::Gettimeofday;
     use numasim::kernel::time::gettimeofday::{simulate_calls, MIN_WINDOW_CALLS};
     let m = presets::preset("altix-512").unwrap();
     for threads in [16u64, 64] {
-        let full = simulate_calls(&m, threads, 200, 1);
+        let full = simulate_calls(&m, Gettimeofday::Cmpxchg, threads, 200, 1);
         for w in [MIN_WINDOW_CALLS, 25] {
-            let win = simulate_calls(&m, threads, w, 1);
+            let win = simulate_calls(&m, Gettimeofday::Cmpxchg, threads, w, 1);
             let d = win.time_per_call_ns / full.time_per_call_ns - 1.0;
             let a = win.attempts_per_call / full.attempts_per_call - 1.0;
             assert!(
@@ -433,4 +434,23 @@ fn gettimeofday_window_matches_the_full_run() {
             );
         }
     }
+}
+
+/// Direction: the interpolator's shared word makes each call slower as
+/// callers are added, while seqcount readers share nothing written, so
+/// their time per call stays that of one caller.
+#[test]
+fn gettimeofday_seqcount_readers_do_not_contend() {
+    use numasim::kernel::contention::Gettimeofday;
+    use numasim::kernel::time::gettimeofday::simulate_calls;
+    let m = presets::preset("altix-512").unwrap();
+    let one = |v| simulate_calls(&m, v, 1, 200, 1).time_per_call_ns;
+    let many = |v| simulate_calls(&m, v, 16, 200, 1).time_per_call_ns;
+    assert!(many(Gettimeofday::Cmpxchg) > 3.0 * one(Gettimeofday::Cmpxchg));
+    let (s1, s16) = (one(Gettimeofday::Seqcount), many(Gettimeofday::Seqcount));
+    assert!(
+        (s16 / s1 - 1.0).abs() < 0.05,
+        "seqcount 1 -> 16 callers: {s1} -> {s16}"
+    );
+    assert!(s1 < one(Gettimeofday::Cmpxchg));
 }

@@ -17,8 +17,17 @@ knob_enum! {
     TimerAdjust { Global = "global", PerCpu = "per-cpu" }
 }
 knob_enum! {
-    /// ia64 `do_gettimeofday()` (C5): the only variant described.
-    Gettimeofday { Cmpxchg = "cmpxchg" }
+    /// How `gettimeofday()` keeps time monotonic across CPUs.
+    Gettimeofday {
+        /// ia64 2.6 `time_interpolator_get_counter()` (C5): every call
+        /// `cmpxchg`es a shared "last value returned" word.
+        Cmpxchg = "cmpxchg",
+        /// Generic timekeeping (x86-64 vsyscall/vDSO, and ia64 itself once
+        /// the interpolator gave way to clocksources in 2.6.22): readers
+        /// only read a seqcount-protected copy of the time; nothing shared
+        /// is written per call.
+        Seqcount = "seqcount",
+    }
 }
 knob_enum! {
     /// The anonymous not-present fault path (C9, C10).
@@ -86,7 +95,13 @@ impl ContentionKnobs {
             // and what a kernel booted without `profile=` does.
             prof_cpu_mask: ProfCpuMask::None,
             timer_adjust: TimerAdjust::PerCpu,
-            gettimeofday: Gettimeofday::Cmpxchg,
+            // The interpolator's shared word is ia64's (and sparc64's);
+            // the other architectures modelled read a seqcount.
+            gettimeofday: if machine.arch == Arch::Ia64 {
+                Gettimeofday::Cmpxchg
+            } else {
+                Gettimeofday::Seqcount
+            },
             anon_fault: AnonFault::PageTableLock,
             devzero: Devzero::V24,
             hugetlb: Hugetlb::Prefault,

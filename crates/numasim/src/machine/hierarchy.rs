@@ -33,6 +33,12 @@ pub struct Hierarchy {
     /// How much of the last-level cache one core's random read stream
     /// keeps, bytes (the rest goes to other cores, code, replacement).
     pub llc_reach: u64,
+    /// Memory-level parallelism: cache misses of independent reads one
+    /// core keeps in flight at once (1: an in-order core that stalls on
+    /// each, as BG/P's PPC450; an out-of-order core overlaps as many as
+    /// its miss buffers hold). A dependent chain (a pointer chase) gets
+    /// none of it.
+    pub mlp: f64,
     /// Bytes of one page-table entry.
     pub pte_bytes: u64,
     /// Peak floating-point operations per cycle of one core.
@@ -123,6 +129,7 @@ fn hierarchy_defaults(cpu: &super::Cpu, mem: &super::Memory) -> Hierarchy {
         prefetch_depth_lines: 0.0,
         read_ns: 2.0 * l1_lat * cycle_ns,
         llc_reach: cpu.caches.iter().map(|c| c.size).max().unwrap_or(1 << 20),
+        mlp: 1.0,
         pte_bytes: default::PTE_BYTES,
         flops_per_cycle: default::FLOPS_PER_CYCLE,
     }
@@ -150,6 +157,7 @@ pub(super) fn read(
             }
             h.llc_reach = sz;
         }
+        h.mlp = num(&mut t, "mlp", h.mlp, 1.0)?;
         if let Some(b) = t.u64("pte_bytes")? {
             if !matches!(b, 4 | 8 | 16) {
                 return Err(InputError::at(
@@ -212,6 +220,7 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
         "llc_reach".into(),
         crate::scenario::size::format_size(h.llc_reach).into(),
     );
+    ht.insert("mlp".into(), h.mlp.into());
     ht.insert("pte_bytes".into(), (h.pte_bytes as i64).into());
     ht.insert("flops_per_cycle".into(), h.flops_per_cycle.into());
     t.insert("hierarchy".into(), ht.into());

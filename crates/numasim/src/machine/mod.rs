@@ -134,6 +134,10 @@ pub struct Cache {
     pub latency_cycles: f64,
     /// How many CPUs share one instance (1 = private).
     pub shared_by: u32,
+    /// One core's copy rate (buffer bytes per second of one pass) when
+    /// the buffer lives in this cache, MB/s; `None` streams it at
+    /// `[hierarchy] stream_mbps` (docs/tlb.md, "Copy through the caches").
+    pub copy_mbps: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -374,11 +374,19 @@ fn read_cpu(r: &mut TableReader) -> Result<Cpu, InputError> {
                     .u32_in("shared_by", 0, MAX_CPUS as u32)?
                     .unwrap_or(1)
                     .max(1);
+                let copy_mbps = cr.f64("copy_mbps")?;
+                if let Some(x) = copy_mbps.filter(|x| !(x.is_finite() && *x > 0.0)) {
+                    return Err(InputError::at(
+                        "copy_mbps",
+                        format!("{x}: must be more than 0"),
+                    ));
+                }
                 Ok(Cache {
                     level,
                     size,
                     latency_cycles,
                     shared_by,
+                    copy_mbps,
                 })
             })()
             .map_err(|e| e.to_string())?;
@@ -693,6 +701,9 @@ pub(super) fn write_machine(m: &Machine) -> String {
             ct.insert("size".into(), format_size(c.size).into());
             ct.insert("latency_cycles".into(), c.latency_cycles.into());
             ct.insert("shared_by".into(), (c.shared_by as i64).into());
+            if let Some(x) = c.copy_mbps {
+                ct.insert("copy_mbps".into(), x.into());
+            }
             Value::Table(ct)
         });
         cpu.insert("cache".into(), Value::Array(caches.collect()));

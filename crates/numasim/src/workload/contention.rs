@@ -302,7 +302,7 @@ impl Step {
                 pts.push(1);
                 let res: Vec<_> = pts
                     .par_iter()
-                    .map(|&n| gettimeofday::simulate(machine, n, *calls, seed))
+                    .map(|&n| gettimeofday::simulate(machine, knobs.gettimeofday, n, *calls, seed))
                     .collect();
                 let one = res.last().expect("pushed").time_per_call_ns;
                 let mut out = Vec::new();

@@ -120,6 +120,31 @@ pub fn memory_ns(m: &Machine) -> f64 {
     m.llc_latency_ns() + m.memory.latency_ns
 }
 
+/// Where the lines of a buffer of `bytes`, used uniformly over and over,
+/// are found: for each cache, smallest first, the share of the buffer it
+/// holds beyond the smaller ones, with the cache; the rest is in memory.
+/// A cache keeps `capacity / bytes` of a larger buffer (the last level
+/// only its `llc_reach`): the linear hit model random reads already use
+/// (docs/tlb.md), applied to every level.
+pub fn residency(m: &Machine, bytes: u64) -> (Vec<(f64, &crate::machine::Cache)>, f64) {
+    let mut caches: Vec<&crate::machine::Cache> = m.cpu.caches.iter().collect();
+    caches.sort_by_key(|c| (c.level, c.size));
+    let last = caches.len().saturating_sub(1);
+    let mut held = 0.0;
+    let mut out = Vec::with_capacity(caches.len());
+    for (i, c) in caches.into_iter().enumerate() {
+        let cap = if i == last {
+            c.size.min(m.hierarchy.llc_reach)
+        } else {
+            c.size
+        };
+        let h = (cap as f64 / bytes.max(1) as f64).min(1.0).max(held);
+        out.push((h - held, c));
+        held = h;
+    }
+    (out, 1.0 - held)
+}
+
 /// Expected latency of loading one page-table line that is referenced
 /// `pte_rate` times per access, spread over `pte_lines` lines, while the
 /// program reads `data_lines` lines uniformly at random: each cache keeps
@@ -281,13 +306,72 @@ pub fn random_read(
         paged_refills: refills,
         refill_ns: cost,
     };
-    let ns = (h.read_ns + p_mem * memory_ns(m) + rate * cost)
+    // Independent reads overlap their misses, page walks included (a
+    // hardware walker runs beside the loads); `mlp` is 1 in order.
+    let ns = (h.read_ns + (p_mem * memory_ns(m) + rate * cost) / h.mlp)
         * (1.0 + interruption_fraction(m, k, map, &d));
     RandomRead {
         ns_per_read: ns,
         mbps: read_bytes as f64 / ns * 1e3,
         tlb_miss_rate: rate,
         closed_miss_rate: closed,
+        miss_cost_ns: cost,
+    }
+}
+
+/// One pointer-chase run: every load's address comes from the load
+/// before it, so nothing overlaps and each load pays its full latency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointerChase {
+    pub ns_per_load: f64,
+    /// Paged-TLB misses per load (sampled).
+    pub tlb_miss_rate: f64,
+    pub miss_cost_ns: f64,
+}
+
+/// Dependent loads at random over `bytes`: each load costs the latency of
+/// where its line lives ([`residency`]), plus a TLB miss at the sampled
+/// rate. The probe's `mem_latency_ns`.
+pub fn pointer_chase(
+    m: &Machine,
+    k: &KernelConfig,
+    bytes: u64,
+    samples: u64,
+    rng: SimRng,
+) -> PointerChase {
+    let map = Mapping::of(m, k, false, BufferKind::Anon, bytes);
+    let (shares, mem) = residency(m, bytes);
+    let cycle = m.cycle_ns();
+    let hit: f64 = shares
+        .iter()
+        .map(|(share, c)| share * c.latency_cycles * cycle)
+        .sum();
+    let (rate, cost, refills) = match map {
+        Mapping::Paged(page) => {
+            let e = TlbPartition::of(m, &k.mm).paged;
+            let pages = bytes.div_ceil(page);
+            let rate = tlb::sample_random(e, k.mm.tlb_replacement, pages, 0, samples, rng);
+            let live = (e as f64).min(pages as f64);
+            let reuse = random_l1_reuse(m, bytes);
+            (
+                rate,
+                miss_cost_ns(m, page, Leaf::random(m, bytes, page, rate), reuse),
+                live * (1.0 - rate).max(0.0),
+            )
+        }
+        _ => (0.0, 0.0, 0.0),
+    };
+    let d = Disturbance {
+        l1_reuse: random_l1_reuse(m, bytes),
+        streams: 0.0,
+        paged_refills: refills,
+        refill_ns: cost,
+    };
+    let ns =
+        (hit + mem * memory_ns(m) + rate * cost) * (1.0 + interruption_fraction(m, k, map, &d));
+    PointerChase {
+        ns_per_load: ns,
+        tlb_miss_rate: rate,
         miss_cost_ns: cost,
     }
 }
@@ -318,9 +402,37 @@ pub fn stream_copy(
     let mut ns = if in_l1 {
         bytes as f64 / h.l1_copy_mbps * 1e3
     } else {
-        let mut t = bytes as f64 / h.stream_mbps * 1e3;
+        // Beyond L1, each share of the buffer copies at the rate of the
+        // cache holding it (L1's share counted with the next level, whose
+        // rate was measured with it) and the rest streams from memory.
+        let (shares, mem) = residency(m, bytes);
+        let mut per_byte = 0.0;
+        let mut streamed = mem;
+        let mut carry = 0.0;
+        for (share, c) in shares {
+            if c.level <= 1 {
+                carry += share;
+                continue;
+            }
+            let share = share + std::mem::take(&mut carry);
+            match c.copy_mbps {
+                Some(r) => per_byte += share / r,
+                None => streamed += share,
+            }
+        }
+        streamed += carry;
+        if !m
+            .cpu
+            .caches
+            .iter()
+            .any(|c| c.level > 1 && c.copy_mbps.is_some())
+        {
+            streamed = 1.0;
+            per_byte = 0.0;
+        }
+        let mut t = bytes as f64 * (per_byte + streamed / h.stream_mbps) * 1e3;
         if k.mm.l2_prefetch == L2Prefetch::Off {
-            t += bytes as f64 / line * h.prefetch_off_line_ns;
+            t += streamed * bytes as f64 / line * h.prefetch_off_line_ns;
         }
         t
     };

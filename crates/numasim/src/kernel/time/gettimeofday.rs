@@ -22,7 +22,7 @@ use rand::RngExt;
 
 use crate::engine::rng::stream;
 use crate::engine::{Dur, EventQueue, Time};
-use crate::kernel::contention::Spinlock;
+use crate::kernel::contention::{Gettimeofday, Spinlock};
 use crate::kernel::locking::line;
 use crate::kernel::locking::seqlock::SeqLock;
 use crate::kernel::locking::spinlock::spinlock;
@@ -61,8 +61,14 @@ enum Step {
 /// test-and-set lock held for no time, so the engine's unfair
 /// [`Lock`](crate::engine::Lock) carries it. A CPU that still holds the
 /// line (nobody asked for it since) accesses it as a cache hit.
-pub fn simulate(machine: &Machine, threads: u64, calls: u64, seed: u64) -> GtodResult {
-    simulate_calls(machine, threads, calls.min(window(threads)), seed)
+pub fn simulate(
+    machine: &Machine,
+    variant: Gettimeofday,
+    threads: u64,
+    calls: u64,
+    seed: u64,
+) -> GtodResult {
+    simulate_calls(machine, variant, threads, calls.min(window(threads)), seed)
 }
 
 /// Thread-calls simulated event by event at most: beyond it each thread
@@ -81,8 +87,16 @@ pub fn window(threads: u64) -> u64 {
     (WINDOW_THREAD_CALLS / threads.max(1)).max(MIN_WINDOW_CALLS)
 }
 
-/// As [`simulate`], every one of the `calls` calls event by event.
-pub fn simulate_calls(machine: &Machine, threads: u64, calls: u64, seed: u64) -> GtodResult {
+/// As [`simulate`], every one of the `calls` calls event by event. With
+/// [`Gettimeofday::Seqcount`] a call is the seqlock read section around
+/// the clock read, and the shared word is never touched.
+pub fn simulate_calls(
+    machine: &Machine,
+    variant: Gettimeofday,
+    threads: u64,
+    calls: u64,
+    seed: u64,
+) -> GtodResult {
     let cost = machine.line_cost_table();
     let mut word = spinlock(machine, &cost, Spinlock::Tas, 0, seed, "gettimeofday-word");
     let mut xtime = SeqLock::new(line(machine, &cost, 0));
@@ -116,7 +130,10 @@ pub fn simulate_calls(machine: &Machine, threads: u64, calls: u64, seed: u64) ->
             Step::Enter => {
                 let (t, s) = xtime.read_begin(now + syscall, c, node[c]);
                 seq[c] = s;
-                (t, Step::Load)
+                match variant {
+                    Gettimeofday::Cmpxchg => (t, Step::Load),
+                    Gettimeofday::Seqcount => (t + clock, Step::Exit),
+                }
             }
             Step::Load | Step::Cmpxchg => {
                 // A hit if this CPU still holds the line, else ask for it
@@ -163,7 +180,10 @@ pub fn simulate_calls(machine: &Machine, threads: u64, calls: u64, seed: u64) ->
             Step::Exit => {
                 let (t, retry) = xtime.read_retry(now, c, node[c], seq[c]);
                 if retry {
-                    (t, Step::Load)
+                    match variant {
+                        Gettimeofday::Cmpxchg => (t, Step::Load),
+                        Gettimeofday::Seqcount => (t + clock, Step::Exit),
+                    }
                 } else {
                     done[c] += 1;
                     if done[c] == calls {

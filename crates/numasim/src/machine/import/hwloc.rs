@@ -416,6 +416,7 @@ fn caches(x: &Xml, root: Node) -> Result<(Vec<Cache>, Option<u32>), InputError> 
                 size,
                 latency_cycles: 0.0,
                 shared_by: u32::try_from(pus).unwrap_or(u32::MAX),
+                copy_mbps: None,
             },
         );
     }

@@ -1,0 +1,554 @@
+//! Fitting the memory hierarchy by running the model backwards: each
+//! parameter is solved so that the simulator (`kernel/mm/memcost.rs`)
+//! reproduces one measurement, in an order where every measurement
+//! depends only on parameters already fitted. So a calibration row of
+//! `probe --validate` reproduces its measurement by construction, and
+//! every other size is the model's prediction (docs/probe.md, "Fitting").
+//!
+//! | parameter                     | measurement (huge pages where measured)        |
+//! |-------------------------------|------------------------------------------------|
+//! | `hierarchy.read_ns`           | random read at the smallest size               |
+//! | `hierarchy.llc_reach`         | where random reads leave cache speed           |
+//! | `cpu.cache.latency_cycles`    | chase at the largest size within half the level |
+//! | `dram.latency_ns`             | chase at the largest size                      |
+//! | `tlb.miss_ns`                 | chase with 4 KiB pages at the largest size     |
+//! | `hierarchy.mlp`               | random read at the largest size                |
+//! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
+//! | `cpu.cache.copy_mbps`         | copy at the largest size within half the level |
+//! | `hierarchy.stream_mbps`       | copy at the largest size                       |
+
+use crate::calibrate::{random_reach, Measurements};
+use crate::mem::SizeResult;
+use crate::sys::PageKind;
+use numasim::engine::rng::stream;
+use numasim::kernel::mm::memcost;
+use numasim::kernel::KernelConfig;
+use numasim::machine::Machine;
+
+/// TLB samples per simulated chase or random read: the sampled miss rate
+/// is steady to well under 1%.
+pub const SAMPLES: u64 = 20_000;
+
+/// A level's own share of a buffer below which its latency or copy rate
+/// is not fitted there: the measurement would mostly be other levels'.
+const MIN_SHARE: f64 = 0.5;
+
+/// Which measurement one fitted value reproduces.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Used {
+    pub metric: &'static str,
+    pub bytes: u64,
+    pub page: PageKind,
+}
+
+/// One fitted value: where it goes, its source text, its propagated spread.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    pub table: &'static str,
+    pub key: &'static str,
+    /// Index into `cpu.cache` (sorted by level) for per-cache keys.
+    pub cache: Option<usize>,
+    pub value: f64,
+    pub from: String,
+    /// Relative change of the value when its measurement moves by its
+    /// own spread: what the value is known to.
+    pub spread: f64,
+    pub used: Used,
+}
+
+/// Kernel of a simulated benchmark: the fitted machine's defaults with
+/// the page size the buffer had.
+pub fn kernel_for(m: &Machine, page: PageKind, base_page: u64) -> KernelConfig {
+    let mut k = KernelConfig::defaults(m);
+    k.mm.page_size = match page {
+        PageKind::Base => base_page,
+        _ => 2 << 20,
+    };
+    k
+}
+
+/// Simulated figure of `metric` on `m` for a buffer of `bytes`, in the
+/// model's own units: ns per chase load, ns per random read, ns per
+/// buffer byte copied (both halves).
+pub fn simulate(m: &Machine, k: &KernelConfig, metric: &str, bytes: u64, seed: u64) -> f64 {
+    match metric {
+        "mem_latency_ns" => {
+            memcost::pointer_chase(m, k, bytes, SAMPLES, stream(seed, "chase", bytes)).ns_per_load
+        }
+        "random_mbps" => {
+            memcost::random_read(m, k, bytes, 8, false, 0, SAMPLES, stream(seed, "rr", bytes))
+                .ns_per_read
+        }
+        "copy_mbps" => {
+            1e3 / memcost::stream_copy(m, k, bytes, false, 0, stream(seed, "copy", bytes)).mbps
+        }
+        _ => unreachable!("no simulation for {metric}"),
+    }
+}
+
+/// The measured figure in the model's units (see [`simulate`]) and its spread.
+pub fn measured(r: &SizeResult, metric: &str) -> Option<(f64, f64)> {
+    match metric {
+        "mem_latency_ns" => r.latency_ns.map(|l| (l, r.spread[3])),
+        "random_mbps" => (r.random_bps > 0.0).then(|| (8e9 / r.random_bps, r.spread[2])),
+        // The probe counts bytes copied (half the buffer); the model both halves.
+        "copy_mbps" => (r.copy_bps > 0.0).then(|| (1e3 / (2.0 * r.copy_bps / 1e6), r.spread[0])),
+        _ => None,
+    }
+}
+
+/// Solve `f(x) = target`, `f` continuous and near linear in `x`: secant
+/// steps from `x0`. `None` when it does not converge.
+pub fn solve(f: impl Fn(f64) -> f64, target: f64, x0: f64) -> Option<f64> {
+    solve_within(f, target, x0, 1e-9)
+}
+
+/// [`solve`] to a relative tolerance `rel` (a simulation that rounds to
+/// whole nanoseconds cannot do better than about 1e-4).
+pub fn solve_within(f: impl Fn(f64) -> f64, target: f64, x0: f64, rel: f64) -> Option<f64> {
+    let tol = rel * target.abs().max(1e-12);
+    let (mut a, mut b) = (x0, if x0 != 0.0 { x0 * 1.25 } else { 1.0 });
+    let (mut fa, mut fb) = (f(a) - target, f(b) - target);
+    for _ in 0..60 {
+        if fb.abs() <= tol {
+            return b.is_finite().then_some(b);
+        }
+        if fb == fa {
+            return None;
+        }
+        let c = b - fb * (b - a) / (fb - fa);
+        if !c.is_finite() {
+            return None;
+        }
+        (a, fa) = (b, fb);
+        b = c;
+        fb = f(b) - target;
+    }
+    None
+}
+
+/// Set one parameter of `m` to `x`.
+type Setter = fn(&mut Machine, Option<usize>, f64);
+
+struct Step<'a> {
+    table: &'static str,
+    key: &'static str,
+    cache: Option<usize>,
+    set: Setter,
+    /// The model parameter from x (x is what the figure is linear in).
+    param: fn(f64) -> f64,
+    metric: &'static str,
+    page: PageKind,
+    size: u64,
+    r: &'a SizeResult,
+    why: String,
+}
+
+/// Fit every parameter of the table in the module doc into `m`. Returns
+/// what was fitted and notes on what could not be.
+pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    let huge = [PageKind::Thp, PageKind::Hugetlb]
+        .into_iter()
+        .find(|&k| meas.sizes.iter().any(|x| x.1 == k));
+    let page = huge.unwrap_or(PageKind::Base);
+    let curve = curve(meas, page);
+    if curve.is_empty() {
+        notes.push("machine: [hierarchy] left at its defaults (no memory curves)".into());
+        return (out, notes);
+    }
+    if huge.is_none() {
+        notes.push(
+            "machine: no huge pages: the hierarchy is fitted on 4 KiB pages, TLB misses included"
+                .into(),
+        );
+    }
+    let label = |s: u64| crate::bench::size_label(s);
+    let mut notes_reach = false;
+    let pl = page.label();
+    if let Some(reach) = random_reach(&curve) {
+        m.hierarchy.llc_reach = reach;
+        notes_reach = true;
+    }
+    // Caches sorted as the model walks them.
+    m.cpu.caches.sort_by_key(|c| (c.level, c.size));
+    let ncache = m.cpu.caches.len();
+    let cap = |m: &Machine, i: usize| {
+        let c = &m.cpu.caches[i];
+        if i + 1 == ncache {
+            c.size.min(m.hierarchy.llc_reach)
+        } else {
+            c.size
+        }
+    };
+    // The largest size at most half of `limit` where `level` holds at
+    // least MIN_SHARE of the buffer on its own.
+    let within = |m: &Machine, i: Option<usize>, limit: u64| {
+        curve
+            .iter()
+            .filter(|(s, _)| *s <= limit / 2 || (i.is_none() && *s <= limit))
+            .filter(|(s, _)| {
+                i.is_none_or(|i| {
+                    let (shares, _) = memcost::residency(m, *s);
+                    shares.get(i).is_some_and(|x| x.0 >= MIN_SHARE)
+                })
+            })
+            .max_by_key(|x| x.0)
+            .copied()
+    };
+    if notes_reach {
+        out.push(Fitted {
+            table: "hierarchy",
+            key: "llc_reach",
+            cache: None,
+            value: m.hierarchy.llc_reach as f64,
+            from: format!(
+                "random_mbps ({pl}): geometric mean of the last size at cache speed and the next"
+            ),
+            // The sizes measured are 4x apart: the reach is known to a factor of 2.
+            spread: 1.0,
+            used: Used {
+                metric: "random_mbps",
+                bytes: 0,
+                page,
+            },
+        });
+    }
+    let smallest = curve[0];
+    let largest = *curve.last().expect("not empty");
+
+    let steps: Vec<Step> = vec![Step {
+        table: "hierarchy",
+        key: "read_ns",
+        cache: None,
+        set: |m, _, x| m.hierarchy.read_ns = x,
+        param: |x| x,
+        metric: "random_mbps",
+        page,
+        size: smallest.0,
+        r: smallest.1,
+        why: format!("random_mbps at {} ({pl})", label(smallest.0)),
+    }];
+    let fit_steps =
+        |m: &mut Machine, steps: Vec<Step>, out: &mut Vec<Fitted>, notes: &mut Vec<String>| {
+            let mut ok = true;
+            for s in steps {
+                ok &= fit_one(meas, m, s, out, notes);
+            }
+            ok
+        };
+    let _ = fit_steps(m, steps, &mut out, &mut notes);
+    // Latencies, level by level.
+    for i in 0..ncache {
+        match within(m, Some(i), cap(m, i)) {
+            Some((size, r)) => {
+                let _ = fit_steps(
+                    m,
+                    vec![Step {
+                        table: "cpu.cache",
+                        key: "latency_cycles",
+                        cache: Some(i),
+                        set: |m, i, x| m.cpu.caches[i.expect("a cache")].latency_cycles = x,
+                        param: |x| x,
+                        metric: "mem_latency_ns",
+                        page,
+                        size,
+                        r,
+                        why: format!("mem_latency_ns at {} ({pl})", label(size)),
+                    }],
+                    &mut out,
+                    &mut notes,
+                );
+            }
+            None => notes.push(format!(
+                "machine: cpu.cache L{} latency_cycles not fitted: no chase size within half of it",
+                m.cpu.caches[i].level
+            )),
+        }
+    }
+    // The chase stops at a smaller size than the other curves.
+    fn chased<'a>(c: &[(u64, &'a SizeResult)]) -> Option<(u64, &'a SizeResult)> {
+        c.iter()
+            .rev()
+            .find(|(_, r)| r.latency_ns.is_some())
+            .copied()
+    }
+    let mut tail = Vec::new();
+    if let Some((size, r)) = chased(&curve) {
+        tail.push(Step {
+            table: "dram",
+            key: "latency_ns",
+            cache: None,
+            set: |m, _, x| m.memory.latency_ns = x,
+            param: |x| x,
+            metric: "mem_latency_ns",
+            page,
+            size,
+            r,
+            why: format!(
+                "mem_latency_ns at {} ({pl}), less the caches' share",
+                label(size)
+            ),
+        });
+    }
+    if huge.is_some() {
+        if let Some((size, r)) = chased(&self::curve(meas, PageKind::Base)) {
+            tail.push(Step {
+                table: "tlb",
+                key: "miss_ns",
+                cache: None,
+                set: |m, _, x| m.tlb.miss_ns = x,
+                param: |x| x,
+                metric: "mem_latency_ns",
+                page: PageKind::Base,
+                size,
+                r,
+                why: format!(
+                    "mem_latency_ns at {} (4k), less the walk's table loads",
+                    label(size)
+                ),
+            });
+        }
+    }
+    tail.push(Step {
+        table: "hierarchy",
+        key: "mlp",
+        cache: None,
+        // Random reads are linear in 1/mlp.
+        set: |m, _, x| m.hierarchy.mlp = 1.0 / x,
+        param: |x| 1.0 / x,
+        metric: "random_mbps",
+        page,
+        size: largest.0,
+        r: largest.1,
+        why: format!(
+            "random_mbps at {} ({pl}) against the chase's latency",
+            label(largest.0)
+        ),
+    });
+    let _ = fit_steps(m, tail, &mut out, &mut notes);
+
+    // Copy rates: L1, each cache beyond it, memory. Copy time is linear
+    // in each rate's inverse.
+    let l1 = m.l1_bytes();
+    if let Some((size, r)) = curve
+        .iter()
+        .filter(|(s, _)| *s <= l1)
+        .max_by_key(|x| x.0)
+        .copied()
+    {
+        let _ = fit_steps(
+            m,
+            vec![Step {
+                table: "hierarchy",
+                key: "l1_copy_mbps",
+                cache: None,
+                set: |m, _, x| m.hierarchy.l1_copy_mbps = 1.0 / x,
+                param: |x| 1.0 / x,
+                metric: "copy_mbps",
+                page,
+                size,
+                r,
+                why: format!("copy_mbps at {} ({pl}, within L1)", label(size)),
+            }],
+            &mut out,
+            &mut notes,
+        );
+    }
+    for i in 0..ncache {
+        if m.cpu.caches[i].level <= 1 {
+            continue;
+        }
+        let found = within(m, Some(i), cap(m, i)).filter(|(s, _)| *s > l1);
+        if let Some((size, r)) = found {
+            // Start from the memory rate: the cache is at least that fast.
+            m.cpu.caches[i].copy_mbps = Some(m.hierarchy.stream_mbps);
+            let ok = fit_steps(
+                m,
+                vec![Step {
+                    table: "cpu.cache",
+                    key: "copy_mbps",
+                    cache: Some(i),
+                    set: |m, i, x| m.cpu.caches[i.expect("a cache")].copy_mbps = Some(1.0 / x),
+                    param: |x| 1.0 / x,
+                    metric: "copy_mbps",
+                    page,
+                    size,
+                    r,
+                    why: format!(
+                        "2 x copy_mbps at {} ({pl}), less the other levels' share",
+                        label(size)
+                    ),
+                }],
+                &mut out,
+                &mut notes,
+            );
+            if !ok {
+                m.cpu.caches[i].copy_mbps = None;
+            }
+        }
+    }
+    let _ = fit_steps(
+        m,
+        vec![Step {
+            table: "hierarchy",
+            key: "stream_mbps",
+            cache: None,
+            set: |m, _, x| m.hierarchy.stream_mbps = 1.0 / x,
+            param: |x| 1.0 / x,
+            metric: "copy_mbps",
+            page,
+            size: largest.0,
+            r: largest.1,
+            why: format!(
+                "2 x copy_mbps at {} ({pl}), less the caches' share: the model counts both halves",
+                label(largest.0)
+            ),
+        }],
+        &mut out,
+        &mut notes,
+    );
+    (out, notes)
+}
+
+fn curve(meas: &Measurements, page: PageKind) -> Vec<(u64, &SizeResult)> {
+    let mut v: Vec<(u64, &SizeResult)> = meas
+        .sizes
+        .iter()
+        .filter(|(_, p, _)| *p == page)
+        .map(|(s, _, r)| (*s, r))
+        .collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+/// Solve one step and keep the value if it is physical; the spread is
+/// propagated by solving again with the measurement moved by its own.
+fn fit_one(
+    meas: &Measurements,
+    m: &mut Machine,
+    s: Step,
+    out: &mut Vec<Fitted>,
+    notes: &mut Vec<String>,
+) -> bool {
+    let Some((target, sp)) = measured(s.r, s.metric) else {
+        notes.push(format!(
+            "machine: {}.{} not fitted: no {} at {}",
+            s.table,
+            s.key,
+            s.metric,
+            crate::bench::size_label(s.size)
+        ));
+        return false;
+    };
+    let k = kernel_for(m, s.page, meas.page_size);
+    let base = m.clone();
+    let at = |x: f64| {
+        let mut t = base.clone();
+        (s.set)(&mut t, s.cache, x);
+        simulate(&t, &k, s.metric, s.size, 1)
+    };
+    let x0 = current(&base, &s).max(1e-6);
+    let Some(x) = solve(at, target, x0) else {
+        notes.push(format!(
+            "machine: {}.{} not fitted: the model cannot reach {} = {target:.3} at {}",
+            s.table,
+            s.key,
+            s.metric,
+            crate::bench::size_label(s.size)
+        ));
+        return false;
+    };
+    let value = (s.param)(x);
+    let floor = if s.key == "mlp" { 1.0 } else { 0.0 };
+    let name = match s.cache {
+        Some(i) => format!("L{} {}", m.cpu.caches[i].level, s.key),
+        None => format!("{}.{}", s.table, s.key),
+    };
+    let is_rate = s.key.ends_with("_mbps");
+    if !(value.is_finite() && value >= floor) && is_rate {
+        // Faster than the levels fitted before allow: leave it unfitted.
+        notes.push(format!(
+            "machine: {name} not fitted: {} at {} is explained by the other levels alone",
+            s.metric,
+            crate::bench::size_label(s.size)
+        ));
+        return false;
+    }
+    if !(value.is_finite() && value >= floor) {
+        // Clamp to the physical floor: the measurement is explained by
+        // what was fitted before (a TLB walk hidden in the caches, an
+        // in-order core).
+        let fl = floor;
+        let x = if s.key == "mlp" { 1.0 } else { fl };
+        (s.set)(m, s.cache, x);
+        notes.push(format!(
+            "machine: {name} would be {value:.3} to match {} at {}: set to {fl} (the other levels already account for it)",
+            s.metric,
+            crate::bench::size_label(s.size)
+        ));
+        out.push(Fitted {
+            table: s.table,
+            key: s.key,
+            cache: s.cache,
+            value: fl,
+            from: format!("{} (clamped to {fl})", s.why),
+            spread: sp,
+            used: Used {
+                metric: s.metric,
+                bytes: s.size,
+                page: s.page,
+            },
+        });
+        return true;
+    }
+    (s.set)(m, s.cache, x);
+    // Propagated spread: the same solve with the measurement moved by its spread.
+    let moved = solve(at, target * (1.0 + sp), x).map(|x2| (s.param)(x2));
+    let spread = moved.map_or(sp, |v2| ((v2 - value) / value).abs());
+    out.push(Fitted {
+        table: s.table,
+        key: s.key,
+        cache: s.cache,
+        value,
+        from: s.why,
+        spread,
+        used: Used {
+            metric: s.metric,
+            bytes: s.size,
+            page: s.page,
+        },
+    });
+    true
+}
+
+/// The step's parameter as x (the quantity the figure is linear in).
+fn current(m: &Machine, s: &Step) -> f64 {
+    let cache = || &m.cpu.caches[s.cache.expect("a cache")];
+    match (s.table, s.key) {
+        ("hierarchy", "read_ns") => m.hierarchy.read_ns,
+        ("cpu.cache", "latency_cycles") => cache().latency_cycles.max(1.0),
+        ("dram", "latency_ns") => m.memory.latency_ns,
+        ("tlb", "miss_ns") => m.tlb.miss_ns.max(1.0),
+        ("hierarchy", "mlp") => 1.0 / m.hierarchy.mlp,
+        ("hierarchy", "l1_copy_mbps") => 1.0 / m.hierarchy.l1_copy_mbps,
+        ("cpu.cache", "copy_mbps") => 1.0 / cache().copy_mbps.unwrap_or(m.hierarchy.stream_mbps),
+        ("hierarchy", "stream_mbps") => 1.0 / m.hierarchy.stream_mbps,
+        _ => 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solve_finds_the_root_of_a_line_and_of_an_inverse() {
+        let x = solve(|x| 3.0 * x + 2.0, 11.0, 1.0).unwrap();
+        assert!((x - 3.0).abs() < 1e-9);
+        let x = solve(|x| 5.0 + 10.0 / x, 7.0, 1.0).unwrap();
+        assert!((x - 5.0).abs() < 1e-6);
+        assert_eq!(solve(|_| 1.0, 2.0, 1.0), None);
+    }
+}
