@@ -21,7 +21,8 @@ pub struct SeqResult {
 }
 
 /// Write then read back a `bytes`-long file in `block`-sized requests,
-/// `reps` times; best throughput of each (with its CPU cost). Buffered
+/// `reps` times; the median throughput of each (with its CPU cost), as
+/// fio reports a mean rather than a best run. Buffered
 /// writes are timed through `fsync`; buffered reads start with the file's
 /// pages dropped from the page cache (`POSIX_FADV_DONTNEED`). `Ok(None)`:
 /// the filesystem refuses `O_DIRECT`.
@@ -43,7 +44,7 @@ pub fn sequential(
     }
     let blocks = (bytes / block as u64).max(1);
     let mib = (blocks * block as u64) as f64 / (1 << 20) as f64;
-    let mut best: Option<SeqResult> = None;
+    let mut runs: Vec<SeqResult> = Vec::new();
     for _ in 0..reps {
         // write
         let f = if direct {
@@ -99,15 +100,20 @@ pub fn sequential(
         let r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
         drop(f);
         let _ = std::fs::remove_file(&path);
-        best = Some(match best {
-            None => SeqResult { write: w, read: r },
-            Some(b) => SeqResult {
-                write: if w.mibps > b.write.mibps { w } else { b.write },
-                read: if r.mibps > b.read.mibps { r } else { b.read },
-            },
-        });
+        runs.push(SeqResult { write: w, read: r });
     }
-    Ok(best)
+    let median = |pick: fn(&SeqResult) -> Throughput| {
+        let mut v: Vec<Throughput> = runs.iter().map(pick).collect();
+        v.sort_by(|a, b| a.mibps.total_cmp(&b.mibps));
+        v[(v.len() - 1) / 2]
+    };
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(SeqResult {
+        write: median(|r| r.write),
+        read: median(|r| r.read),
+    }))
 }
 
 fn throughput(mib: f64, t0: u64, c0: u64) -> Throughput {

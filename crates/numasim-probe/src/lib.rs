@@ -590,7 +590,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     }
     let multi_node = topo.nodes.len() > 1;
     // topology, memory by size, node copy, faults (2), clocks, atomics, calibration
-    let total_stages = 8 + usize::from(!args.no_io) + usize::from(multi_node);
+    let total_stages = 7 + usize::from(!args.no_io) + usize::from(multi_node);
     let mut progress = Progress {
         quiet: args.quiet,
         start,
@@ -707,7 +707,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     let mut sizes_out: Vec<(u64, PageKind, mem::SizeResult)> = Vec::new();
     let mut memcpy_ref: Vec<(u64, f64)> = Vec::new();
     progress.stage(&format!(
-        "copy, random access and latency by size ({} .. {}), pages: {}",
+        "copy, random access and latency by size ({} .. {}), pages: {}; node copy bandwidth each round",
         size_label(plan.sizes[0]),
         size_label(*plan.sizes.last().expect("one size")),
         kinds
@@ -716,12 +716,12 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             .collect::<Vec<_>>()
             .join(", ")
     ));
+    // Repetitions go round by round over every size, each round on a
+    // fresh mapping: a figure's spread then covers where its pages landed
+    // and the host's drift over the whole run, not one burst of it.
+    let mut plans: Vec<(usize, mem::SizePlan)> = Vec::new();
     for (i, &size) in plan.sizes.iter().enumerate() {
-        if !args.quiet {
-            eprintln!("    {}", size_label(size));
-        }
         for &page in &kinds {
-            check_stop()?;
             if page == PageKind::Hugetlb && size > hp_free {
                 notes.push(format!(
                     "pages: hugetlb skipped at {} (only {} free)",
@@ -730,48 +730,124 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                 ));
                 continue;
             }
-            let p = mem::SizePlan {
-                size: size as usize,
-                page,
-                latency: size <= plan.latency_max,
+            plans.push((
+                i,
+                mem::SizePlan {
+                    size: size as usize,
+                    page,
+                    latency: size <= plan.latency_max,
+                },
+            ));
+        }
+    }
+    // The node copy's setup: every CPU of one node copying at once.
+    let home = topo
+        .nodes
+        .iter()
+        .position(|n| n.mem_total_kb > 0 && n.cpus.iter().any(|c| allowed.contains(c)))
+        .unwrap_or(0);
+    let home_cpus: Vec<usize> = topo.nodes[home]
+        .cpus
+        .iter()
+        .copied()
+        .filter(|c| allowed.contains(c))
+        .collect();
+    let home_cpus = if home_cpus.is_empty() {
+        allowed.clone()
+    } else {
+        home_cpus
+    };
+    let nthreads = home_cpus.len().min(max_threads);
+    let big = (*plan.sizes.last().expect("one size")).min(1 << 30);
+    let bw_page = if thp_ok {
+        PageKind::Thp
+    } else {
+        PageKind::Base
+    };
+    // Each thread copies its share in whole calls (hundreds of MiB, tens of
+    // ms each): a repetition must hold many of them, or whether the last
+    // call finished before the stop decides the figure.
+    let copy_effort = Effort {
+        rep_time: plan.effort.rep_time.max(Duration::from_millis(300)),
+        ..plan.effort
+    };
+    let mut copy_reps: Vec<f64> = Vec::new();
+    let one = Effort {
+        reps: 1,
+        ..plan.effort
+    };
+    let mut rates: Vec<Option<mem::BufferRates>> = vec![Some(Default::default()); plans.len()];
+    for round in 0..plan.effort.reps {
+        if !args.quiet {
+            eprintln!("    round {}/{}", round + 1, plan.effort.reps);
+        }
+        for (j, (i, p)) in plans.iter().enumerate() {
+            check_stop()?;
+            let Some(acc) = rates[j].as_mut() else {
+                continue;
             };
-            let r = match mem::measure_size(p, plan.effort, 0x5eed + i as u64) {
-                Ok(r) => r,
-                Err(e) if page != PageKind::Base => {
+            match mem::measure_buffer(*p, one, 0x5eed + (*i as u64) * 64 + round as u64) {
+                Ok((v, thp)) => {
+                    for (all, r) in acc.0.iter_mut().zip(v) {
+                        all.extend(r);
+                    }
+                    acc.1 = acc.1.or(thp);
+                }
+                Err(e) if p.page != PageKind::Base => {
                     notes.push(format!(
                         "pages: {} mapping of {} failed ({e}); skipped",
-                        page.label(),
-                        size_label(size)
+                        p.page.label(),
+                        size_label(p.size as u64)
                     ));
-                    continue;
+                    rates[j] = None;
                 }
                 Err(e) => return Err(internal("mapping a buffer")(e)),
-            };
-            check_stop()?;
-            let c = || size_case(size, page);
-            let sp = r.spread;
-            records.push(rec_s(c(), "copy_mbps", "MB/s", r.copy_bps / 1e6, sp[0]));
-            records.push(rec_s(
-                c(),
-                "copy_loop_mbps",
-                "MB/s",
-                r.copy_loop_bps / 1e6,
-                sp[1],
-            ));
-            records.push(rec_s(c(), "random_mbps", "MB/s", r.random_bps / 1e6, sp[2]));
-            if let Some(l) = r.latency_ns {
-                records.push(rec_s(c(), "mem_latency_ns", "ns", l, sp[3]));
             }
-            if let (Some(b), true) = (r.thp_bytes, size >= sys::HUGE_2M as u64) {
-                records.push(rec(
-                    c(),
-                    "thp_coverage_pct",
-                    "%",
-                    100.0 * b as f64 / size as f64,
-                ));
-            }
-            sizes_out.push((size, page, r));
         }
+        copy_reps.extend(
+            mem::parallel_copy(
+                big as usize,
+                bw_page,
+                nthreads,
+                &home_cpus,
+                multi_node.then_some(topo.nodes[home].id),
+                Effort {
+                    reps: 1,
+                    ..copy_effort
+                },
+            )
+            .map_err(internal("parallel copy"))?,
+        );
+    }
+    for ((_, p), acc) in plans.iter().zip(rates) {
+        let Some((v, thp)) = acc else { continue };
+        let (size, page) = (p.size as u64, p.page);
+        let r = mem::summarize(&v, thp, p.latency);
+        let c = || size_case(size, page);
+        let sp = r.spread;
+        records.push(rec_s(c(), "copy_mbps", "MB/s", r.copy_bps / 1e6, sp[0]));
+        records.push(rec_s(
+            c(),
+            "copy_loop_mbps",
+            "MB/s",
+            r.copy_loop_bps / 1e6,
+            sp[1],
+        ));
+        records.push(rec_s(c(), "random_mbps", "MB/s", r.random_bps / 1e6, sp[2]));
+        if let Some(l) = r.latency_ns {
+            records.push(rec_s(c(), "mem_latency_ns", "ns", l, sp[3]));
+        }
+        if let (Some(b), true) = (r.thp_bytes, size >= sys::HUGE_2M as u64) {
+            records.push(rec(
+                c(),
+                "thp_coverage_pct",
+                "%",
+                100.0 * b as f64 / size as f64,
+            ));
+        }
+        sizes_out.push((size, page, r));
+    }
+    for &size in &plan.sizes {
         let m = mem::memcpy_reference(size as usize, plan.effort);
         check_stop()?;
         records.push(rec(
@@ -854,47 +930,8 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         }
     }
 
-    // --- all CPUs of one node copying at once: the node's bandwidth
-    progress.stage("copy bandwidth with every CPU of one node");
-    let home = topo
-        .nodes
-        .iter()
-        .position(|n| n.mem_total_kb > 0 && n.cpus.iter().any(|c| allowed.contains(c)))
-        .unwrap_or(0);
-    let home_cpus: Vec<usize> = topo.nodes[home]
-        .cpus
-        .iter()
-        .copied()
-        .filter(|c| allowed.contains(c))
-        .collect();
-    let home_cpus = if home_cpus.is_empty() {
-        allowed.clone()
-    } else {
-        home_cpus
-    };
-    let nthreads = home_cpus.len().min(max_threads);
-    let big = (*plan.sizes.last().expect("one size")).min(1 << 30);
-    let bw_page = if thp_ok {
-        PageKind::Thp
-    } else {
-        PageKind::Base
-    };
-    // Each thread copies its share in whole calls (hundreds of MiB, tens of
-    // ms each): a repetition must hold many of them, or whether the last
-    // call finished before the stop decides the figure.
-    let copy_effort = Effort {
-        rep_time: plan.effort.rep_time.max(Duration::from_millis(300)),
-        ..plan.effort
-    };
-    let copy_reps = mem::parallel_copy(
-        big as usize,
-        bw_page,
-        nthreads,
-        &home_cpus,
-        multi_node.then_some(topo.nodes[home].id),
-        copy_effort,
-    )
-    .map_err(internal("parallel copy"))?;
+    // --- all CPUs of one node copying at once: the node's bandwidth, one
+    // repetition per round of the memory curves (above).
     check_stop()?;
     let node_copy = bench::median(&copy_reps);
     let node_copy_spread = bench::spread(&copy_reps);

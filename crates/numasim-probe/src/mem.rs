@@ -67,6 +67,15 @@ pub fn measure_size(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Resul
             break;
         }
     }
+    Ok(summarize(&v, thp_bytes, plan.latency))
+}
+
+/// The repetitions' rates of the copy, copy loop, random reads and chase
+/// steps, and the THP coverage, of one buffer.
+pub type BufferRates = ([Vec<f64>; 4], Option<u64>);
+
+/// Medians and spreads of the repetitions' rates of [`measure_buffer`].
+pub fn summarize(v: &[Vec<f64>; 4], thp_bytes: Option<u64>, latency: bool) -> SizeResult {
     let mut r = SizeResult {
         thp_bytes,
         ..Default::default()
@@ -74,20 +83,16 @@ pub fn measure_size(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Resul
     (r.copy_bps, r.spread[0]) = (bench::median(&v[0]), bench::spread(&v[0]));
     (r.copy_loop_bps, r.spread[1]) = (bench::median(&v[1]), bench::spread(&v[1]));
     (r.random_bps, r.spread[2]) = (bench::median(&v[2]), bench::spread(&v[2]));
-    if plan.latency {
+    if latency {
         r.latency_ns = Some(1e9 / bench::median(&v[3]).max(1e-9));
         r.spread[3] = bench::spread(&v[3]);
     }
-    Ok(r)
+    r
 }
 
-/// One mapping of the buffer: the repetitions' rates of the copy, the
+/// Map and touch the buffer once, then measure: the repetitions' rates of the copy, the
 /// copy loop, random reads and chase steps, and the THP coverage.
-fn measure_buffer(
-    plan: SizePlan,
-    effort: Effort,
-    seed: u64,
-) -> std::io::Result<([Vec<f64>; 4], Option<u64>)> {
+pub fn measure_buffer(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Result<BufferRates> {
     let mut m = Mapping::new(plan.size, plan.page)?;
     m.as_mut_slice().fill(1);
     let thp_bytes = match plan.page {

@@ -169,7 +169,10 @@ impl KernelConfig {
         let version = match r.raw("version") {
             None => Era::V2_6_9,
             Some(toml::Value::String(v)) => {
-                match crate::kernel::fs::KernelVersion::NAMES.iter().find(|(n, _)| n == v) {
+                match crate::kernel::fs::KernelVersion::NAMES
+                    .iter()
+                    .find(|(n, _)| n == v)
+                {
                     Some(&(_, iov)) => {
                         io_version = Some(iov);
                         Era::V2_6_9
