@@ -456,3 +456,43 @@ fn run_report_writes_one_page_for_a_users_scenario() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no experiment"));
     assert!(!dir.exists(), "a refused report wrote its folder");
 }
+
+/// `probe --from` refits a saved run; a run cut short or hand-edited into
+/// nonsense exits 2 naming the file and the line, and a whole run fits.
+#[test]
+fn probe_from_a_broken_run_exits_2_naming_file_and_line() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../numasim-probe/tests/fixtures/runs/vm-2cpu-quick-1.jsonl");
+    let text = std::fs::read_to_string(&fixture).unwrap();
+    let dir = std::env::temp_dir().join(format!("numasim-cli-from-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cut = dir.join("cut.jsonl");
+    std::fs::write(&cut, &text[..text.len() / 3]).unwrap();
+    let edited = dir.join("edited.jsonl");
+    std::fs::write(
+        &edited,
+        text.replacen("\"metric\":\"copy_mbps\"", "\"metric\":7", 1),
+    )
+    .unwrap();
+    for f in [&cut, &edited] {
+        let o = numasim(&["probe", "--from", f.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{}", f.display());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(f.to_str().unwrap()) && err.contains("line "),
+            "{err}"
+        );
+    }
+    let out = dir.join("host.toml");
+    let o = numasim(&[
+        "probe",
+        "--from",
+        fixture.to_str().unwrap(),
+        "--validate",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&out).unwrap().contains("mlp = "));
+    std::fs::remove_dir_all(&dir).ok();
+}
