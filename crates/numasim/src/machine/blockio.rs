@@ -10,16 +10,24 @@ use toml::{Table, Value};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockParams {
-    /// Spindle speed: one revolution is the worst rotational wait.
+    /// Spindle speed: one revolution is the worst rotational wait. Zero for
+    /// a solid-state drive: no platter, no rotational wait.
     pub disk_rpm: f64,
-    /// Average seek (one third of the stroke), ms.
+    /// Average seek (one third of the stroke), ms. Zero for a solid-state
+    /// drive: a non-sequential request costs no positioning.
     pub disk_seek_ms: f64,
     /// Track-to-track seek, ms: the cost of the shortest non-sequential move.
     pub disk_track_seek_ms: f64,
     /// Bytes per disk.
     pub disk_capacity: u64,
-    /// Per-command overhead in the drive and HBA firmware, µs.
+    /// Per-command overhead in the drive and HBA firmware, µs: time the
+    /// drive is occupied by a command besides its transfer.
     pub disk_command_us: f64,
+    /// Media latency that overlaps with the drive's other commands, µs
+    /// (NAND read time on an NVMe drive, whose dies work in parallel): a
+    /// request's data leaves the drive this long after its service slot.
+    /// Optional, 0 by default (a disk's positioning is in its service time).
+    pub disk_latency_us: f64,
     /// The drive acknowledges writes from its cache (WCE): a sequential
     /// write never waits for the platter to come round.
     pub disk_write_cache: bool,
@@ -97,11 +105,12 @@ pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
         }
     };
     let p = BlockParams {
-        disk_rpm: pos(&mut t, "disk_rpm")?,
-        disk_seek_ms: pos(&mut t, "disk_seek_ms")?,
+        disk_rpm: nonneg(&mut t, "disk_rpm")?,
+        disk_seek_ms: nonneg(&mut t, "disk_seek_ms")?,
         disk_track_seek_ms: nonneg(&mut t, "disk_track_seek_ms")?,
         disk_capacity: size(&mut t, "disk_capacity")?,
         disk_command_us: nonneg(&mut t, "disk_command_us")?,
+        disk_latency_us: t.nonneg_f64("disk_latency_us")?.unwrap_or(0.0),
         disk_write_cache: t.bool("disk_write_cache")?.unwrap_or(false),
         elevator_noop: match t.choice("elevator", &[("noop", true), ("deadline", false)])? {
             Some(v) => v,
@@ -153,6 +162,9 @@ pub fn write(p: &BlockParams) -> Table {
     f("disk_seek_ms", p.disk_seek_ms);
     f("disk_track_seek_ms", p.disk_track_seek_ms);
     f("disk_command_us", p.disk_command_us);
+    if p.disk_latency_us > 0.0 {
+        f("disk_latency_us", p.disk_latency_us);
+    }
     f("controller_mbps", p.controller_mbps);
     f("io_node_gbps", p.io_node_gbps);
     f("copy_gbps", p.copy_gbps);

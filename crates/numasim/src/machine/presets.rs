@@ -35,6 +35,7 @@ pub const PRESETS: &[(&str, &str)] = &[
         include_str!("../../../../machines/epyc-2s-nps4.toml"),
     ),
     ("xeon-4s", include_str!("../../../../machines/xeon-4s.toml")),
+    ("nvme-2s", include_str!("../../../../machines/nvme-2s.toml")),
 ];
 
 /// The TOML text of a preset, or an error listing the presets.

@@ -49,11 +49,14 @@ pub struct Req {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiskModel {
     pub bytes_per_ns: f64,
+    /// One revolution; 0 for a solid-state drive (no rotational wait).
     pub rev_ns: u64,
     pub seek_avg_ns: f64,
     pub seek_track_ns: f64,
     pub capacity: u64,
     pub command_ns: u64,
+    /// Media latency overlapped with other commands (NVMe NAND read).
+    pub latency_ns: u64,
     pub write_cache: bool,
     pub max_request: u64,
     /// `noop`: serve in arrival order (merging only); else C-LOOK.
@@ -64,11 +67,16 @@ impl DiskModel {
     pub fn from_machine(b: &crate::machine::blockio::BlockParams, mibps: f64) -> DiskModel {
         DiskModel {
             bytes_per_ns: mibps * (1u64 << 20) as f64 / 1e9,
-            rev_ns: (60e9 / b.disk_rpm).round() as u64,
+            rev_ns: if b.disk_rpm > 0.0 {
+                (60e9 / b.disk_rpm).round() as u64
+            } else {
+                0
+            },
             seek_avg_ns: b.disk_seek_ms * 1e6,
             seek_track_ns: b.disk_track_seek_ms * 1e6,
             capacity: b.disk_capacity,
             command_ns: (b.disk_command_us * 1e3).round() as u64,
+            latency_ns: (b.disk_latency_us * 1e3).round() as u64,
             write_cache: b.disk_write_cache,
             max_request: b.max_request,
             noop: b.elevator_noop,
@@ -172,13 +180,15 @@ impl DiskState {
             // The write cache hides the platter for a write, and for
             // whatever follows one (the drive destages while it waits).
             let cache_hides = m.write_cache && (req.write || self.last_write);
-            if !self.busy && gap > 0 && !cache_hides {
+            if !self.busy && gap > 0 && !cache_hides && m.rev_ns > 0 {
                 t += (m.rev_ns - gap % m.rev_ns) as f64;
             }
         } else {
             self.stats.seeks += 1;
             t += m.seek_ns(req.off.abs_diff(self.head));
-            t += self.rng.random_range(0..m.rev_ns) as f64;
+            if m.rev_ns > 0 {
+                t += self.rng.random_range(0..m.rev_ns) as f64;
+            }
         }
         t += m.transfer_ns(req.len) as f64;
         let d = Dur(t.round() as u64);
@@ -210,6 +220,7 @@ mod tests {
             seek_track_ns: 0.3e6,
             capacity: 36_000_000_000,
             command_ns: 50_000,
+            latency_ns: 0,
             write_cache: false,
             max_request: 512 << 10,
             noop: false,
@@ -257,5 +268,29 @@ mod tests {
             (t2 - t1).as_ns()
         );
         assert_eq!(d.stats.seeks, 1);
+    }
+
+    #[test]
+    fn a_solid_state_drive_serves_any_offset_at_command_plus_transfer() {
+        let m = DiskModel {
+            rev_ns: 0,
+            seek_avg_ns: 0.0,
+            seek_track_ns: 0.0,
+            ..model()
+        };
+        let mut d = DiskState::new(stream(1, "d", 0));
+        let mut now = Time::ZERO;
+        for off in [0u64, 30_000_000_000, 512 << 10, 7 << 30] {
+            d.enqueue(req(off, 512 << 10), m.max_request);
+            let (_, t) = d.dispatch(now, &m).unwrap();
+            assert_eq!(
+                (t - now).as_ns(),
+                m.command_ns + m.transfer_ns(512 << 10),
+                "offset {off}"
+            );
+            d.finish(t);
+            // Idle gap: a disk would wait for the platter; a drive does not.
+            now = t + crate::engine::Dur(1_000_000);
+        }
     }
 }

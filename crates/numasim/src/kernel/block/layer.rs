@@ -148,9 +148,12 @@ impl BlockLayer {
         self.disks[d].finish(now);
         // The data streams off the platter during the transfer, so the links
         // may start on it that long before the disk finishes.
-        let ready = Time(now.as_ns().saturating_sub(self.model.transfer_ns(req.len)));
+        // A solid-state drive's media latency delays the data, not the
+        // drive's next command (its dies work in parallel).
+        let lat = Dur(self.model.latency_ns);
+        let ready = Time(now.as_ns().saturating_sub(self.model.transfer_ns(req.len))) + lat;
         let c = self.disk_ctrl[d];
-        let mut at = now.max(self.controllers[c].carry(ready, req.len));
+        let mut at = (now + lat).max(self.controllers[c].carry(ready, req.len));
         at = at.max(self.io_nodes[self.ctrl_ionode[c]].carry(ready, req.len));
         let nodes = self.node_in.len();
         for p in &req.parts {
