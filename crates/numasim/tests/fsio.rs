@@ -223,3 +223,38 @@ fn bad_input_names_the_key() {
     let m = Machine::from_toml_str(&none, "none.toml").unwrap();
     assert!(numasim::kernel::block::layer::check_machine(&m).is_err());
 }
+
+fn nvme(kernel: &str, step: &str) -> Vec<Record> {
+    let text = format!(
+        "name = \"t\"\nseed = 3\n[machine]\npreset = \"nvme-2s\"\n[kernel]\nversion = \"6.8\"\n{kernel}\n[[run]]\n{step}"
+    );
+    let sc = Scenario::from_str(&text, "t.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    run(&sc, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn nvme_direct_reads_keep_every_drive_busy_wherever_the_buffers_are() {
+    // Zero seek and rotation: 16 readers of separate files cost the drives
+    // nothing to move between, so the stripe runs at the drives' rate, and
+    // the 256 GB/s xGMI ports do not care where the buffers are.
+    let step = "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = [16]\nio_size = \"16 MiB\"\nfile_size = \"128 MiB\"";
+    let local = nvme("buffer_policy = \"local\"", step);
+    let inter = nvme("buffer_policy = \"interleave\"", step);
+    let busy = get(&local, "disk_busy_pct", 16);
+    assert!(busy > 95.0, "drives {busy}% busy");
+    let drives = 8.0 * 7.0e9 / (1u64 << 30) as f64;
+    let r = get(&local, "read_gibps", 16);
+    assert!(r > 0.85 * drives && r <= drives, "{r} GiB/s of {drives}");
+    let ri = get(&inter, "read_gibps", 16);
+    assert!((r - ri).abs() < 0.02 * r, "local {r} vs interleave {ri}");
+}
+
+#[test]
+fn nvme_buffered_reads_with_local_cache_leave_one_kswapd_doing_all_reclaim() {
+    // All 16 readers sit on socket 0: with local page cache only node 0's
+    // kswapd reclaims; interleaved, both do.
+    let step = "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [16]\nfile_size = \"128 MiB\"\nreadahead = \"128 KiB\"";
+    let local = get(&nvme("buffer_policy = \"local\"", step), "read_gibps", 16);
+    let inter = get(&nvme("buffer_policy = \"interleave\"", step), "read_gibps", 16);
+    assert!(inter > 1.5 * local, "interleave {inter} vs local {local}");
+}
