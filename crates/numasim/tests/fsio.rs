@@ -255,6 +255,10 @@ fn nvme_buffered_reads_with_local_cache_leave_one_kswapd_doing_all_reclaim() {
     // kswapd reclaims; interleaved, both do.
     let step = "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [16]\nfile_size = \"128 MiB\"\nreadahead = \"128 KiB\"";
     let local = get(&nvme("buffer_policy = \"local\"", step), "read_gibps", 16);
-    let inter = get(&nvme("buffer_policy = \"interleave\"", step), "read_gibps", 16);
+    let inter = get(
+        &nvme("buffer_policy = \"interleave\"", step),
+        "read_gibps",
+        16,
+    );
     assert!(inter > 1.5 * local, "interleave {inter} vs local {local}");
 }
