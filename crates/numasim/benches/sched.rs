@@ -30,7 +30,10 @@ fn scenario(name: &str, text: &str) -> Scenario {
 /// nodes, the 512's building block), all three back-offs at 4,096 only.
 fn livelock_4096() -> Scenario {
     let text = LIVELOCK
-        .replace("preset = \"altix-512\"\n", "preset = \"altix-512\"\nnodes = 2048\n")
+        .replace(
+            "preset = \"altix-512\"\n",
+            "preset = \"altix-512\"\nnodes = 2048\n",
+        )
         .replace("cpus = [64, 128, 192, 256, 384, 512]", "cpus = [4096]");
     // The [[paper]] rows name 256 and 512 CPUs, which this sweep lacks.
     let text = text.split("[[paper]]").next().unwrap().to_string();
@@ -42,7 +45,10 @@ fn machine_of(sc: &Scenario) -> Machine {
 }
 
 fn one_core() -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap()
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
 }
 
 /// Whole experiments as `numasim replay` runs them, on one core.

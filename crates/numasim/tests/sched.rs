@@ -227,7 +227,11 @@ fn todays_machines_keep_the_directions() {
         let us = |l| {
             pick(
                 &peek,
-                &[("machine.preset", m), ("kernel.rq_layout", l), ("cpus", all)],
+                &[
+                    ("machine.preset", m),
+                    ("kernel.rq_layout", l),
+                    ("cpus", all),
+                ],
                 "peek_all_us",
             )
         };
