@@ -177,3 +177,67 @@ fn bad_scheduler_input_names_file_and_key() {
     let e = refused("", "workload = \"sched-ops\"\ncpus = 513");
     assert!(e.to_string().contains("cpus"), "{e}");
 }
+
+/// Load `examples/NAME.toml` (resolving every case) and run it.
+fn example(name: &str, run_it: bool) -> Vec<numasim::report::Record> {
+    let path = format!("{}/../../examples/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let sc = Scenario::from_file(std::path::Path::new(&path)).unwrap_or_else(|e| panic!("{e}"));
+    if !run_it {
+        return Vec::new();
+    }
+    numasim::scenario::run::run(&sc, &[]).unwrap()
+}
+
+/// `metric` of the row whose case has every `(key, value)` of `want`.
+fn pick(recs: &[numasim::report::Record], want: &[(&str, &str)], metric: &str) -> f64 {
+    recs.iter()
+        .find(|r| {
+            r.metric == metric
+                && want.iter().all(|(k, v)| {
+                    r.case
+                        .iter()
+                        .any(|(ck, cv)| ck == k && cv.to_string().trim_matches('"') == *v)
+                })
+        })
+        .and_then(|r| r.value)
+        .unwrap_or_else(|| panic!("no {metric} for {want:?}"))
+}
+
+#[test]
+fn todays_machines_keep_the_directions() {
+    // The predictions of docs/sched.md on EPYC (NPS4) and Xeon 4S come from
+    // the same mechanisms, so the papers' directions must hold there too.
+    let o1 = example("sched-epyc-xeon-o1", true);
+    let peek = example("sched-epyc-xeon-peek", true);
+    for (m, cpus) in [
+        ("epyc-2s-nps4", ["8", "48", "384"]),
+        ("xeon-4s", ["8", "56", "224"]),
+    ] {
+        for n in cpus {
+            let ops = |q| {
+                pick(
+                    &o1,
+                    &[("machine.preset", m), ("kernel.runqueue", q), ("cpus", n)],
+                    "sched_ops_per_s",
+                )
+            };
+            assert!(ops("per-cpu") > 1.5 * ops("global"), "{m} {n} CPUs");
+        }
+        let all = cpus[2];
+        let us = |l| {
+            pick(
+                &peek,
+                &[
+                    ("machine.preset", m),
+                    ("kernel.rq_layout", l),
+                    ("cpus", all),
+                ],
+                "peek_all_us",
+            )
+        };
+        assert!(us("global-array") < us("percpu-areas"), "{m}");
+    }
+    // The other two load (every case resolves on its machine).
+    example("sched-epyc-xeon-livelock", false);
+    example("sched-epyc-xeon-aim7", false);
+}

@@ -86,6 +86,8 @@ pub struct OpsResult {
     pub sched_ops_per_s: f64,
     /// Share of the CPUs' time spent waiting for run-queue locks.
     pub lock_wait_fraction: f64,
+    /// Engine events scheduled (a work counter for the benches).
+    pub events: u64,
 }
 
 /// Every one of `cpus` CPUs loops: `work_ns` of user work, then a
@@ -198,6 +200,7 @@ pub fn sched_ops(
     OpsResult {
         sched_ops_per_s: ops as f64 / duration.as_secs_f64(),
         lock_wait_fraction: (waited.as_ns() as f64 / (n as f64 * duration.as_ns() as f64)).min(1.0),
+        events: q.pushed(),
     }
 }
 
@@ -241,6 +244,8 @@ pub struct Aim7Result {
     /// At the end every task is in exactly one place: running on the CPU
     /// that names it, counted in one queue, or asleep.
     pub tasks_conserved: bool,
+    /// Engine events scheduled (a work counter for the benches).
+    pub events: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -609,6 +614,7 @@ pub fn aim7(
             walked as f64 / walks as f64
         },
         tasks_conserved,
+        events: q.pushed(),
     }
 }
 

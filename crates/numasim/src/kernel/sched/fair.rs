@@ -64,6 +64,8 @@ pub struct BalanceResult {
     pub max_wait_us: f64,
     /// Balance attempts that took the busiest lock, per second.
     pub balance_attempts_per_s: f64,
+    /// Engine events scheduled (a work counter for the benches).
+    pub events: u64,
 }
 
 /// What a CPU wants the busiest lock for.
@@ -428,6 +430,7 @@ pub fn boot_balance(
         boot_progress: progress.clamp(0.0, 1.0),
         max_wait_us: max_wait.as_ns() as f64 / 1e3,
         balance_attempts_per_s: attempts as f64 / (span / 1e9),
+        events: q.pushed(),
     }
 }
 
