@@ -276,11 +276,12 @@ def sweep(
         if client is None:
             out += _run_points(text, source, folder, rest)
         else:
-            workers = max(1, len(client.scheduler_info().get("workers", {})))
-            size = batch_size or min(
-                max(1, math.ceil(_TASK_SECONDS / per_case)),
-                max(1, math.ceil(len(rest) / workers)),
-            )
+            size = batch_size or max(1, math.ceil(_TASK_SECONDS / per_case))
+            # No fewer tasks than workers (an adaptive cluster that has none
+            # yet gets the time-sized batches).
+            workers = len(client.scheduler_info().get("workers", {}))
+            if not batch_size and workers:
+                size = min(size, max(1, math.ceil(len(rest) / workers)))
             batches = [rest[i : i + size] for i in range(0, len(rest), size)]
             futures = client.map(
                 _run_points,
