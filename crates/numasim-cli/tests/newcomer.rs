@@ -235,7 +235,7 @@ fn every_member_inherits_the_declared_minimum_toolchain() {
         .find_map(|l| l.strip_prefix("rust-version = \""))
         .expect("workspace rust-version")
         .trim_end_matches('"');
-    for m in ["numasim", "numasim-probe", "numasim-cli"] {
+    for m in ["numasim", "numasim-probe", "numasim-cli", "numasim-py"] {
         let t = std::fs::read_to_string(repo(&format!("crates/{m}/Cargo.toml"))).unwrap();
         assert!(
             t.contains("rust-version.workspace = true"),

@@ -1,0 +1,296 @@
+"""numasim from Python: simulate large NUMA machines and the Linux mechanisms
+that make them scale, and get the results as pandas DataFrames.
+
+    >>> import numasim
+    >>> df = numasim.replay("hashdist-boot")
+    >>> df = numasim.run("examples/epyc-touch.toml", set={"kernel.hashdist": 1})
+    >>> df = numasim.sweep(scenario, grid={"machine.nodes": [4, 8, 16],
+    ...                                     "kernel.hashdist": [0, 1]})
+
+Every row is one tidy record (the contract of ``numasim run --format jsonl``):
+``experiment``, one column per case key, ``metric``, ``unit``, ``value``,
+``paper``, ``role`` and ``comparable`` (False where an override changed the
+machine or kernel a published value was measured on). Bad input raises
+:class:`numasim.InputError`, naming the file, the key and what is allowed.
+
+The simulation is the Rust library's (the extension module
+``numasim._numasim``); this layer only converts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _numasim
+from ._numasim import InputError
+
+__all__ = [
+    "InputError",
+    "run",
+    "replay",
+    "sweep",
+    "experiments",
+    "machines",
+    "machine",
+]
+
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+"""A scenario: a path to a TOML file, TOML text, or a dict of the same shape."""
+
+_RECORD_TAIL = ["metric", "unit", "value", "paper", "role", "comparable"]
+
+
+def _source(scenario: Scenario) -> tuple[str, str, Optional[str]]:
+    """(TOML text, source name for errors, directory for relative machine paths)."""
+    if isinstance(scenario, Mapping):
+        return _numasim.toml_from_json(_json(scenario, "<dict>")), "<dict>", None
+    if isinstance(scenario, os.PathLike):
+        return _read(Path(scenario))
+    if not isinstance(scenario, str):
+        raise TypeError(
+            f"scenario must be a path, TOML text or a dict, not {type(scenario).__name__}"
+        )
+    # TOML text has a line break or an `=`; a path has neither (or exists).
+    if ("\n" in scenario or "=" in scenario) and not os.path.isfile(scenario):
+        return scenario, "<string>", os.getcwd()
+    return _read(Path(scenario))
+
+
+def _read(path: Path) -> tuple[str, str, Optional[str]]:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        err = InputError(f"{path}: cannot read scenario: {e.strerror or e}")
+        err.file, err.key, err.message, err.allowed = str(path), None, str(e), None
+        raise err from None
+    return text, str(path), str(path.parent)
+
+
+def _json(value: Any, where: str) -> str:
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        err = InputError(f"{where}: {e}")
+        err.file, err.key, err.message, err.allowed = where, None, str(e), None
+        raise err from None
+
+
+def _plain(v: Any) -> Any:
+    """numpy scalars (from a grid built with numpy) as plain Python values."""
+    item = getattr(v, "item", None)
+    return item() if callable(item) and not isinstance(v, (list, tuple, dict)) else v
+
+
+def _frame(jsonl: Iterable[str], extra: Sequence[Mapping[str, Any]] = ()) -> pd.DataFrame:
+    """Tidy records (JSON lines, one string per run) as one DataFrame; the
+    keys of ``extra[i]`` (a sweep's grid point) become columns of run i.
+
+    Built column by column in plain Python, then handed to pandas once: a
+    pandas call costs tens of microseconds, a record a microsecond."""
+    recs: list[dict[str, Any]] = []
+    cases: list[dict[str, Any]] = []
+    keys: dict[str, None] = {}  # case keys in first-seen order
+    loads = json.loads
+    for i, text in enumerate(jsonl):
+        point = extra[i] if extra else None
+        if point:
+            for k in point:
+                keys.setdefault(k, None)
+        # One parse per run, not per line (JSON escapes newlines in strings).
+        body = text.strip().replace("\n", ",")
+        for r in loads(f"[{body}]") if body else ():
+            case = r["case"]
+            for k in case:
+                if k not in keys:
+                    keys[k] = None
+            cases.append({**case, **point} if point else case)
+            recs.append(r)
+    nan = float("nan")
+    data: dict[str, Any] = {"experiment": [r["experiment"] for r in recs]}
+    for k in keys:
+        if k in data or k in _RECORD_TAIL:
+            continue
+        col = [c.get(k) for c in cases]
+        present = [v for v in col if v is not None]
+        # A case key some rows lack (``node`` beside whole-machine rows)
+        # would turn integers into floats: keep them whole, missing <NA>.
+        if len(present) < len(col) and present and all(
+            type(v) is int for v in present
+        ):
+            data[k] = pd.array(col, dtype="Int64")
+        else:
+            data[k] = col
+    data["metric"] = [r["metric"] for r in recs]
+    data["unit"] = [r["unit"] for r in recs]
+    data["value"] = np.array([nan if r["value"] is None else r["value"] for r in recs], dtype="float64")
+    data["paper"] = np.array([nan if r["paper"] is None else r["paper"] for r in recs], dtype="float64")
+    data["role"] = [r["role"] for r in recs]
+    data["comparable"] = np.array([r.get("comparable", True) for r in recs], dtype=bool)
+    return pd.DataFrame(data)
+
+
+def run(scenario: Scenario, set: Optional[Mapping[str, Any]] = None) -> pd.DataFrame:
+    """Run a scenario and return its tidy records as a DataFrame.
+
+    Args:
+        scenario: a path to a scenario TOML file, the TOML text itself, or a
+            dict of the same shape (``{"machine": {"preset": "xeon-4s"},
+            "run": [{"workload": "boot"}]}``). See docs/scenario.md.
+        set: overrides as ``{"kernel.hashdist": 0, "machine.nodes": 32}``,
+            the same keys as the command line's ``--set`` (machine.*, kernel.*,
+            seed); they win over the scenario's ``[[case]]`` values.
+
+    Returns:
+        One row per record: ``experiment``, a column per case key (``node``,
+        ``kernel.hashdist``…), ``metric``, ``unit``, ``value``, ``paper``
+        (NaN where nothing was published), ``role`` and ``comparable``.
+
+    Raises:
+        InputError: the scenario or an override is bad; ``.file``, ``.key``
+            and ``.allowed`` say where and what would do.
+    """
+    text, source, folder = _source(scenario)
+    sets = _json([{k: _plain(v) for k, v in (set or {}).items()}], "set")
+    return _frame(_numasim.run_batch(text, source, folder, sets))
+
+
+def replay(id: str, set: Optional[Mapping[str, Any]] = None) -> pd.DataFrame:
+    """Run a published experiment (``numasim replay ID``); the ``paper`` and
+    ``role`` columns hold the published values beside the simulated ones.
+
+    Args:
+        id: an experiment id from :func:`experiments` (e.g. ``"hashdist-boot"``).
+        set: overrides, as for :func:`run` (changed cases are marked
+            ``comparable = False``).
+    """
+    text, source = _numasim.experiment(id)
+    sets = _json([{k: _plain(v) for k, v in (set or {}).items()}], "set")
+    return _frame(_numasim.run_batch(text, source, None, sets))
+
+
+def experiments() -> pd.DataFrame:
+    """The published experiments :func:`replay` runs: ``id``, ``description``."""
+    return pd.DataFrame(_numasim.experiment_list(), columns=["id", "description"])
+
+
+def machines() -> pd.DataFrame:
+    """The built-in machines: ``name``, ``nodes``, ``cpus``, ``memory_bytes``,
+    ``description`` (as ``numasim machines`` lists them)."""
+    return pd.DataFrame(
+        _numasim.machine_list(),
+        columns=["name", "nodes", "cpus", "memory_bytes", "description"],
+    )
+
+
+def machine(name: str) -> dict[str, Any]:
+    """A built-in machine (or a machine TOML file, given a path) as a dict,
+    every default filled in: the tables of ``numasim machines NAME``. A
+    dict you change can go back as a scenario's ``"machine"`` table."""
+    return json.loads(_numasim.machine_json(os.fspath(name)))
+
+
+def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    if not isinstance(grid, Mapping) or not grid:
+        err = InputError("grid: give a dict of dotted keys to lists of values")
+        err.file, err.key, err.message, err.allowed = "grid", None, str(err), None
+        raise err
+    keys = list(grid)
+    values = []
+    for k in keys:
+        v = grid[k]
+        if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
+            err = InputError(f"grid key `{k}`: give a list of values, not {v!r}")
+            err.file, err.key, err.message, err.allowed = "grid", k, str(err), "a list"
+            raise err
+        values.append([_plain(x) for x in v])
+    return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+
+
+def _run_points(
+    text: str, source: str, folder: Optional[str], points: list[dict[str, Any]]
+) -> list[str]:
+    """One batch: the JSON lines of each grid point (a Dask task's work)."""
+    return _numasim.run_batch(text, source, folder, json.dumps(points))
+
+
+# A task should last this long at least: Dask's per-task cost is around a
+# millisecond on a LocalCluster and a few on a busy cluster scheduler, so
+# tasks of 0.2 s keep it under 5%.
+_TASK_SECONDS = 0.2
+
+
+def sweep(
+    scenario: Scenario,
+    grid: Mapping[str, Sequence[Any]],
+    client: Any = None,
+    set: Optional[Mapping[str, Any]] = None,
+    batch_size: Optional[int] = None,
+) -> pd.DataFrame:
+    """Run a scenario at every combination of ``grid`` and concatenate the
+    records, one column per grid key.
+
+    Args:
+        scenario: as for :func:`run`.
+        grid: dotted keys to lists of values, e.g. ``{"machine.nodes": [4, 8,
+            16], "kernel.hashdist": [0, 1]}``; combinations in
+            ``itertools.product`` order (the last key varies fastest).
+        client: a ``dask.distributed.Client`` (of a ``LocalCluster``, or of a
+            ``dask_jobqueue.SLURMCluster`` on a cluster): the combinations
+            run there as Dask tasks, one per batch. None runs them here.
+        set: overrides applied to every combination (the grid wins).
+        batch_size: combinations per task; by default enough for a task to
+            last about 0.2 s (measured on the first combination) but at
+            least as many tasks as the client has workers.
+
+    Returns:
+        The same DataFrame, row for row, whatever the client and the number
+        of workers: the simulation is deterministic and batches are put
+        back in grid order.
+
+    Raises:
+        InputError: bad scenario, grid key or value (raised before anything
+            is sent to the cluster where the first combination shows it).
+    """
+    text, source, folder = _source(scenario)
+    base = {k: _plain(v) for k, v in (set or {}).items()}
+    points = _grid_points(grid)
+    runs = [{**base, **p} for p in points]
+    _json(runs, "grid")
+    # The first combination runs here: it checks the input before a cluster
+    # sees it, and its time sizes the batches.
+    t0 = time.perf_counter()
+    first = _run_points(text, source, folder, runs[:1])
+    per_case = max(time.perf_counter() - t0, 1e-6)
+    rest = runs[1:]
+    out = list(first)
+    if rest:
+        if client is None:
+            out += _run_points(text, source, folder, rest)
+        else:
+            size = batch_size or max(1, math.ceil(_TASK_SECONDS / per_case))
+            # No fewer tasks than workers (an adaptive cluster that has none
+            # yet gets the time-sized batches).
+            workers = len(client.scheduler_info().get("workers", {}))
+            if not batch_size and workers:
+                size = min(size, max(1, math.ceil(len(rest) / workers)))
+            batches = [rest[i : i + size] for i in range(0, len(rest), size)]
+            futures = client.map(
+                _run_points,
+                [text] * len(batches),
+                [source] * len(batches),
+                [folder] * len(batches),
+                batches,
+                pure=False,
+            )
+            for part in client.gather(futures):
+                out += part
+    return _frame(out, points)

@@ -1,0 +1,234 @@
+//! The Rust half of the `numasim` Python package (`numasim._numasim`): thin
+//! calls into the library, the same ones the `numasim` command makes
+//! (`Scenario::from_str`, `run::run`, `experiments::load`, `presets`).
+//! Records cross as JSON lines, the tidy-record contract of DESIGN.md, so
+//! the Python side sees exactly what `--format jsonl` prints. The pandas
+//! layer lives in `python/numasim/__init__.py`.
+
+use numasim::error::{Error, InputError as LibInputError};
+use numasim::experiments::{self, EXPERIMENTS};
+use numasim::machine::{presets, Machine};
+use numasim::scenario::{run, Scenario};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+// `numasim.InputError`: module "numasim" so that a pickled error (from a
+// Dask worker) is looked up where users import it.
+create_exception!(
+    numasim,
+    InputError,
+    PyValueError,
+    "Bad input: a scenario, override, machine or experiment id numasim refuses.\n\n\
+     Attributes: `file` (the file, `set`, or None), `key` (the dotted key, or None),\n\
+     `message` (what is wrong and what is allowed), `allowed` (the allowed part\n\
+     of the message where it names one, else None)."
+);
+
+/// The allowed values an error message names, where it names them: the
+/// text after the last marker the library's messages use.
+fn allowed_part(message: &str) -> Option<String> {
+    const MARKERS: &[&str] = &[
+        "allowed: ",
+        "allowed ",
+        "Valid keys here: ",
+        "Presets: ",
+        "Experiments: ",
+        "expected ",
+    ];
+    MARKERS
+        .iter()
+        .filter_map(|m| message.rfind(m).map(|i| (i, *m)))
+        .max_by_key(|(i, _)| *i)
+        .map(|(i, m)| message[i + m.len()..].trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn input_err(py: Python<'_>, e: &LibInputError) -> PyErr {
+    let err = InputError::new_err(e.to_string());
+    let v = err.value(py);
+    // Setting attributes on a fresh exception cannot fail in practice; if it
+    // did, the message still carries everything.
+    let _ = v.setattr("file", e.file.clone());
+    let _ = v.setattr("key", e.key.clone());
+    let _ = v.setattr("message", e.message.clone());
+    let _ = v.setattr("allowed", allowed_part(&e.message));
+    err
+}
+
+fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    match e {
+        Error::Input(i) => input_err(py, &i),
+        Error::Internal(m) => PyRuntimeError::new_err(format!("numasim internal error: {m}")),
+    }
+}
+
+/// JSON overrides `{"kernel.hashdist": 0, ...}` as the library's `--set` list.
+fn parse_sets(json: &str) -> Result<Vec<(String, toml::Value)>, LibInputError> {
+    let t: toml::Table = serde_json::from_str(json).map_err(|e| {
+        LibInputError::new(format!(
+            "overrides must map dotted keys to numbers, strings, booleans or lists (no None): {e}"
+        ))
+        .in_file("set")
+    })?;
+    Ok(t.into_iter().collect())
+}
+
+fn scenario(text: &str, source: &str, dir: Option<String>) -> Result<Scenario, LibInputError> {
+    Scenario::from_str(text, source, dir.map(PathBuf::from))
+}
+
+/// Parse a scenario and run it once per override set (`sets_json`: a JSON
+/// array of objects), in parallel; one JSON-lines string per set, in order.
+/// Parsing once per batch keeps a sweep's cost the simulation's.
+#[pyfunction]
+#[pyo3(signature = (text, source, dir, sets_json))]
+fn run_batch(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    dir: Option<String>,
+    sets_json: &str,
+) -> PyResult<Vec<String>> {
+    let sc = scenario(text, source, dir).map_err(|e| input_err(py, &e))?;
+    let list: Vec<serde_json::Value> = serde_json::from_str(sets_json).map_err(|e| {
+        input_err(
+            py,
+            &LibInputError::new(format!("overrides: {e}")).in_file("set"),
+        )
+    })?;
+    let sets = list
+        .iter()
+        .map(|v| parse_sets(&v.to_string()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| input_err(py, &e))?;
+    // The simulation runs without the interpreter lock: other Python
+    // threads (a Dask worker's) go on meanwhile.
+    let out: Result<Vec<String>, Error> = py.detach(|| {
+        sets.par_iter()
+            .map(|s| {
+                let recs = run::run(&sc, s)?;
+                let mut text = String::with_capacity(recs.len() * 160);
+                for r in &recs {
+                    text.push_str(&r.to_json_line());
+                    text.push('\n');
+                }
+                Ok(text)
+            })
+            .collect()
+    });
+    out.map_err(|e| to_py(py, e))
+}
+
+/// Check a scenario without running it; returns its name.
+#[pyfunction]
+#[pyo3(signature = (text, source, dir=None))]
+fn check(py: Python<'_>, text: &str, source: &str, dir: Option<String>) -> PyResult<String> {
+    scenario(text, source, dir)
+        .map(|s| s.name)
+        .map_err(|e| input_err(py, &e))
+}
+
+/// A scenario given as a JSON object, written as TOML text (key order kept).
+#[pyfunction]
+fn toml_from_json(py: Python<'_>, json: &str) -> PyResult<String> {
+    let t: toml::Table = serde_json::from_str(json).map_err(|e| {
+        input_err(
+            py,
+            &LibInputError::new(format!(
+                "a scenario dict holds tables, numbers, strings, booleans and lists (no None): {e}"
+            ))
+            .in_file("<dict>"),
+        )
+    })?;
+    toml::to_string(&t).map_err(|e| {
+        input_err(
+            py,
+            &LibInputError::new(format!("cannot write as TOML: {e}")).in_file("<dict>"),
+        )
+    })
+}
+
+/// (TOML text, source name) of a published experiment.
+#[pyfunction]
+fn experiment(py: Python<'_>, id: &str) -> PyResult<(String, String)> {
+    // `load` gives the error (with its "did you mean") for an unknown id.
+    experiments::load(id).map_err(|e| input_err(py, &e))?;
+    let text = EXPERIMENTS
+        .iter()
+        .find(|(n, _)| *n == id)
+        .map(|(_, t)| t.to_string())
+        .unwrap_or_default();
+    Ok((text, format!("experiments/{id}.toml")))
+}
+
+/// (id, description) of every published experiment.
+#[pyfunction]
+fn experiment_list(py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+    EXPERIMENTS
+        .iter()
+        .map(|(id, _)| {
+            experiments::load(id)
+                .map(|s| (id.to_string(), s.description))
+                .map_err(|e| input_err(py, &e))
+        })
+        .collect()
+}
+
+/// (name, nodes, cpus, memory bytes, description) of a preset.
+type PresetRow = (String, usize, u64, u64, String);
+
+/// Every preset, in `numasim machines` order.
+#[pyfunction]
+fn machine_list(py: Python<'_>) -> PyResult<Vec<PresetRow>> {
+    presets::PRESETS
+        .iter()
+        .map(|(n, _)| {
+            presets::preset(n)
+                .map(|m| {
+                    (
+                        n.to_string(),
+                        m.node_count(),
+                        m.cpu_count(),
+                        m.mem_bytes(),
+                        m.description,
+                    )
+                })
+                .map_err(|e| input_err(py, &e))
+        })
+        .collect()
+}
+
+/// A preset or a machine file, every default filled in, as JSON.
+#[pyfunction]
+fn machine_json(py: Python<'_>, name: &str) -> PyResult<String> {
+    // As `numasim machines NAME`: a path is a machine file, else a preset.
+    let m = if name.contains('/') || name.ends_with(".toml") || Path::new(name).is_file() {
+        std::fs::read_to_string(name)
+            .map_err(|e| LibInputError::new(format!("cannot read machine file: {e}")).in_file(name))
+            .and_then(|t| Machine::from_toml_str(&t, name))
+    } else {
+        presets::preset(name)
+    }
+    .map_err(|e| input_err(py, &e))?;
+    let t: toml::Table = m
+        .to_toml_string()
+        .parse()
+        .map_err(|e| PyRuntimeError::new_err(format!("machine TOML does not read back: {e}")))?;
+    serde_json::to_string(&t).map_err(|e| PyRuntimeError::new_err(format!("machine as JSON: {e}")))
+}
+
+#[pymodule]
+fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add_function(wrap_pyfunction!(run_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_list, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_list, m)?)?;
+    m.add_function(wrap_pyfunction!(machine_json, m)?)?;
+    Ok(())
+}
