@@ -331,10 +331,15 @@ fn section(i: usize, e: &Entry, s: &Summary) -> String {
             continue;
         }
         let t = svgs.iter().position(|x| std::ptr::eq(*x, a)).unwrap_or(0);
+        // What the timeline shows, by the artifact that drew it.
+        let what = match a.kind.as_str() {
+            "runqueue.svg" => "Tasks waiting in each run queue over time",
+            _ => "Memory per node over time",
+        };
         let caption = if n.title.is_empty() {
-            format!("Memory per node over time ({})", a.kind)
+            format!("{what} ({})", a.kind)
         } else {
-            format!("Memory per node over time, {} ({})", n.title, a.kind)
+            format!("{what}, {} ({})", n.title, a.kind)
         };
         let _ = writeln!(
             h,
