@@ -110,6 +110,23 @@ fn percpu_counters_remove_the_superblock_lock_wait() {
 }
 
 #[test]
+fn spinners_on_the_global_lock_slow_every_hand_off() {
+    // Past the peak, each release starts a cmpxchg storm among the spinners
+    // that the next holder waits behind: more writers, less throughput
+    // (a plateau would mean the hand-off cost does not grow).
+    for fs in ["ext3", "xfs"] {
+        let step = format!("workload = \"buffered-write\"\nfs = \"{fs}\"\nthreads = [4, 16]\n");
+        let r = scenario("version = \"2.6.15\"", &step).unwrap();
+        let (w4, w16) = (get(&r, "write_mibps", 4), get(&r, "write_mibps", 16));
+        assert!(w16 < 0.9 * w4, "{fs}: {w4} MiB/s at 4 writers, {w16} at 16");
+    }
+    // Per-CPU counters take no lock: no storm.
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [4, 16]\n";
+    let r = scenario("version = \"2.6.17\"", step).unwrap();
+    assert!(get(&r, "write_mibps", 16) >= get(&r, "write_mibps", 4));
+}
+
+#[test]
 fn the_fast_tlb_purge_raises_buffered_read_throughput() {
     let step =
         "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 24\nfile_size = \"128 MiB\"\n";

@@ -26,7 +26,7 @@ use super::iosim::{Mutex, SWAP_CLUSTER_MAX};
 use super::laydown::{LayDown, MAX_WRITEBACK_PAGES};
 use super::layout::{Enospc, FileLayout};
 use super::{Ext3Data, FsKind, IoKnobs, SbCounters, WriteBegin, WriteClustering};
-use crate::engine::{Dur, EventQueue, Time};
+use crate::engine::{CacheLine, Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
 use crate::kernel::contention::Spinlock;
@@ -116,6 +116,17 @@ impl BufferedWrite<'_> {
         let n = self.writers.min(self.m.cpu_count().max(1) as usize);
         let cost = self.m.line_cost_table();
         let mut lock = spinlock(self.m, &cost, Spinlock::Tas, 0, self.seed, "fs-global-lock");
+        // The lock word shares its cache line with the fields it protects
+        // (jbd's `j_state_lock` beside `j_running_transaction`, XFS's
+        // `m_sb_lock` beside the in-core superblock). ia64 spinlocks spin
+        // test-and-test-and-set: at a release every spinner sees the line go
+        // and tries its `cmpxchg`; the losers' attempts still take the line
+        // exclusively, one after another, and the new holder's first touch
+        // of the protected fields waits behind them (the ownership chain of
+        // `engine::CacheLine`). So the hold grows with the spinners.
+        let mut line =
+            CacheLine::new(0, &cost).with_directory(self.m.coherence.directory_ns.round() as u64);
+        let mut spinning = vec![false; n];
         let blocks_per_call = (page / self.block / calls_per_page).max(1) as i64;
         let mut counter = XfsCounter::new(self.m.cpu_count().max(1) as usize, 1 << 40, 512 + 64);
         #[derive(Clone, Copy)]
@@ -151,15 +162,28 @@ impl BufferedWrite<'_> {
                             .expect("future");
                     } else if let Some(at) = lock.acquire(now, w, node(w)) {
                         calls += 1;
-                        q.push(at + Dur(hold_ns.round() as u64), Ev::Release(w))
+                        // The winning cmpxchg, then the protected fields.
+                        line.write(now, w, node(w));
+                        let start = line.write(at, w, node(w));
+                        q.push(start + Dur(hold_ns.round() as u64), Ev::Release(w))
                             .expect("future");
+                    } else {
+                        spinning[w] = true;
                     }
                 }
                 Ev::Release(w) => {
                     if !percpu {
                         if let Some(g) = lock.release(now, w) {
                             calls += 1;
-                            q.push(g.at + Dur(hold_ns.round() as u64), Ev::Release(g.cpu))
+                            spinning[g.cpu] = false;
+                            // Every spinner saw the release: the winner's
+                            // cmpxchg first, then the losers'.
+                            line.write(now, g.cpu, g.node);
+                            for s in (0..n).filter(|&s| spinning[s]) {
+                                line.write(now, s, node(s));
+                            }
+                            let start = line.write(g.at, g.cpu, g.node);
+                            q.push(start + Dur(hold_ns.round() as u64), Ev::Release(g.cpu))
                                 .expect("future");
                         }
                     }
