@@ -639,7 +639,7 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                 m.name,
                 m.node_count(),
                 m.cpu_count(),
-                mem_label(m.mem_bytes())
+                numasim::scenario::size::mem_label(m.mem_bytes())
             );
         }
         Some(n) => {
@@ -656,31 +656,13 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                     "{n:<20} {:>6} {:>6} {:>10}  {}",
                     m.node_count(),
                     m.cpu_count(),
-                    mem_label(m.mem_bytes()),
+                    numasim::scenario::size::mem_label(m.mem_bytes()),
                     m.description
                 );
             }
         }
     }
     Ok(())
-}
-
-/// Memory in the largest binary unit that keeps it at least 1, with one
-/// decimal where it is not whole: "59.2 GiB" fits the column where
-/// "62097440 KiB" did not.
-fn mem_label(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if v.fract() == 0.0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 fn workloads(name: Option<String>, markdown: bool) -> Result<(), Error> {

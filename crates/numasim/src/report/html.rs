@@ -365,7 +365,7 @@ fn machine_line(sc: &Scenario) -> String {
                 "<code>{name}</code>: {} nodes, {} CPUs, {}{}",
                 m.node_count(),
                 m.cpu_count(),
-                mem(m.mem_bytes()),
+                crate::scenario::size::mem_label(m.mem_bytes()),
                 if m.description.is_empty() {
                     String::new()
                 } else {
@@ -374,21 +374,6 @@ fn machine_line(sc: &Scenario) -> String {
             )
         }
         Err(_) => format!("<code>{name}</code>"),
-    }
-}
-
-fn mem(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if v.fract() == 0.0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
     }
 }
 

@@ -95,6 +95,24 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
+/// Memory for people to read: the largest binary unit that keeps it at
+/// least 1, with one decimal where it is not whole ("59.2 GiB" where
+/// [`format_size`] would print "62097440 KiB"). Not for parsing back.
+pub fn mem_label(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,6 +130,44 @@ enum Ev {
     },
 }
 
+/// Put a thread's prepared pieces into the disk queues now, and schedule
+/// the completion of every disk that started on one.
+fn submit_prepared(
+    layer: &mut BlockLayer,
+    q: &mut EventQueue<Ev>,
+    now: Time,
+    pieces: Vec<(u64, u64, Part)>,
+    write: bool,
+    started: &mut Vec<(usize, Time)>,
+) {
+    for (v, l, part) in pieces {
+        layer.submit(now, v, l, write, part, started);
+    }
+    for (disk, at) in started.drain(..) {
+        q.push(at, Ev::DiskDone(disk)).expect("future");
+    }
+}
+
+/// A disk finished its request: schedule its next one and the arrival in
+/// memory of every part the request carried.
+fn complete_disk(layer: &mut BlockLayer, q: &mut EventQueue<Ev>, now: Time, disk: usize) {
+    let (done, next) = layer.disk_done(now, disk);
+    if let Some(at) = next {
+        q.push(at, Ev::DiskDone(disk)).expect("future");
+    }
+    for p in done.parts {
+        q.push(
+            done.at,
+            Ev::Arrived {
+                thread: p.owner as usize,
+                tag: p.tag,
+                bytes: p.bytes,
+            },
+        )
+        .expect("future");
+    }
+}
+
 fn dur(ns: f64) -> Dur {
     Dur(ns.max(0.0).round() as u64)
 }
@@ -261,30 +299,10 @@ pub fn direct_phase(
                 q.push(ready, Ev::Submit(t)).expect("future");
             }
             Ev::Submit(t) => {
-                for (v, l, part) in std::mem::take(&mut prepared[t]) {
-                    layer.submit(now, v, l, write, part, &mut started);
-                }
-                for (disk, at) in started.drain(..) {
-                    q.push(at, Ev::DiskDone(disk)).expect("future");
-                }
+                let pieces = std::mem::take(&mut prepared[t]);
+                submit_prepared(layer, &mut q, now, pieces, write, &mut started);
             }
-            Ev::DiskDone(disk) => {
-                let (done, next) = layer.disk_done(now, disk);
-                if let Some(at) = next {
-                    q.push(at, Ev::DiskDone(disk)).expect("future");
-                }
-                for p in done.parts {
-                    q.push(
-                        done.at,
-                        Ev::Arrived {
-                            thread: p.owner as usize,
-                            tag: 0,
-                            bytes: p.bytes,
-                        },
-                    )
-                    .expect("future");
-                }
-            }
+            Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
             Ev::Arrived { thread, bytes, .. } => {
                 pending[thread] -= bytes;
                 if pending[thread] == 0 {
@@ -457,31 +475,10 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
             Ev::Submit(t) => {
                 // Everything prepared up to now (the submits of one refill
                 // come due in order; later ones wait for their own event).
-                let due: Vec<_> = std::mem::take(&mut prepared[t]);
-                for (v, l, part) in due {
-                    layer.submit(now, v, l, false, part, &mut started);
-                }
-                for (disk, at) in started.drain(..) {
-                    q.push(at, Ev::DiskDone(disk)).expect("future");
-                }
+                let due = std::mem::take(&mut prepared[t]);
+                submit_prepared(layer, &mut q, now, due, false, &mut started);
             }
-            Ev::DiskDone(disk) => {
-                let (done, next) = layer.disk_done(now, disk);
-                if let Some(at) = next {
-                    q.push(at, Ev::DiskDone(disk)).expect("future");
-                }
-                for p in done.parts {
-                    q.push(
-                        done.at,
-                        Ev::Arrived {
-                            thread: p.owner as usize,
-                            tag: p.tag,
-                            bytes: p.bytes,
-                        },
-                    )
-                    .expect("future");
-                }
-            }
+            Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
             Ev::Arrived { thread, tag, bytes } => {
                 if let Some(c) = chunks[thread].iter_mut().find(|c| c.seq == tag) {
                     c.left -= bytes;
