@@ -165,39 +165,31 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
         );
     }
     let label = |s: u64| crate::bench::size_label(s);
-    let mut notes_reach = false;
+    let mut reach_fitted = false;
     let pl = page.label();
     if let Some(reach) = random_reach(&curve) {
         m.hierarchy.llc_reach = reach;
-        notes_reach = true;
+        reach_fitted = true;
     }
     // Caches sorted as the model walks them.
     m.cpu.caches.sort_by_key(|c| (c.level, c.size));
     let ncache = m.cpu.caches.len();
-    let cap = |m: &Machine, i: usize| {
-        let c = &m.cpu.caches[i];
-        if i + 1 == ncache {
-            c.size.min(m.hierarchy.llc_reach)
-        } else {
-            c.size
-        }
-    };
-    // The largest size at most half of `limit` where `level` holds at
+    // Caches are sorted as `memcost::cache_capacities` walks them.
+    let cap = |m: &Machine, i: usize| memcost::cache_capacities(m)[i].0;
+    // The largest size at most half of `limit` where cache `i` holds at
     // least MIN_SHARE of the buffer on its own.
-    let within = |m: &Machine, i: Option<usize>, limit: u64| {
+    let within = |m: &Machine, i: usize, limit: u64| {
         curve
             .iter()
-            .filter(|(s, _)| *s <= limit / 2 || (i.is_none() && *s <= limit))
+            .filter(|(s, _)| *s <= limit / 2)
             .filter(|(s, _)| {
-                i.is_none_or(|i| {
-                    let (shares, _) = memcost::residency(m, *s);
-                    shares.get(i).is_some_and(|x| x.0 >= MIN_SHARE)
-                })
+                let (shares, _) = memcost::residency(m, *s);
+                shares.get(i).is_some_and(|x| x.0 >= MIN_SHARE)
             })
             .max_by_key(|x| x.0)
             .copied()
     };
-    if notes_reach {
+    if reach_fitted {
         out.push(Fitted {
             table: "hierarchy",
             key: "llc_reach",
@@ -241,7 +233,7 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
     let _ = fit_steps(m, steps, &mut out, &mut notes);
     // Latencies, level by level.
     for i in 0..ncache {
-        match within(m, Some(i), cap(m, i)) {
+        match within(m, i, cap(m, i)) {
             Some((size, r)) => {
                 let _ = fit_steps(
                     m,
@@ -360,7 +352,7 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
         if m.cpu.caches[i].level <= 1 {
             continue;
         }
-        let found = within(m, Some(i), cap(m, i)).filter(|(s, _)| *s > l1);
+        let found = within(m, i, cap(m, i)).filter(|(s, _)| *s > l1);
         if let Some((size, r)) = found {
             // Start from the memory rate: the cache is at least that fast.
             m.cpu.caches[i].copy_mbps = Some(m.hierarchy.stream_mbps);

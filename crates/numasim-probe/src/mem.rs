@@ -37,39 +37,6 @@ pub struct SizePlan {
     pub latency: bool,
 }
 
-/// Buffers up to this size are mapped afresh for every repetition, so
-/// the spread covers where their pages land (a physically indexed cache
-/// maps two placements of the same buffer onto different sets); beyond
-/// it mapping and touching would cost more than the measurement.
-pub const FRESH_BUFFER_MAX: usize = 64 << 20;
-
-/// Map, touch and measure one buffer. Errors are the mapping's (no huge
-/// pages free, out of memory).
-pub fn measure_size(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Result<SizeResult> {
-    let mut v: [Vec<f64>; 4] = Default::default();
-    let mut thp_bytes = None;
-    let rounds = if plan.size <= FRESH_BUFFER_MAX {
-        effort.reps
-    } else {
-        1
-    };
-    let each = Effort {
-        reps: effort.reps / rounds,
-        ..effort
-    };
-    for round in 0..rounds {
-        let (rates, thp) = measure_buffer(plan, each, seed.wrapping_add(round as u64))?;
-        thp_bytes = thp_bytes.or(thp);
-        for (all, r) in v.iter_mut().zip(rates) {
-            all.extend(r);
-        }
-        if sys::stop_requested() {
-            break;
-        }
-    }
-    Ok(summarize(&v, thp_bytes, plan.latency))
-}
-
 /// The repetitions' rates of the copy, copy loop, random reads and chase
 /// steps, and the THP coverage, of one buffer.
 pub type BufferRates = ([Vec<f64>; 4], Option<u64>);

@@ -127,22 +127,36 @@ pub fn memory_ns(m: &Machine) -> f64 {
 /// only its `llc_reach`): the linear hit model random reads already use
 /// (docs/tlb.md), applied to every level.
 pub fn residency(m: &Machine, bytes: u64) -> (Vec<(f64, &crate::machine::Cache)>, f64) {
-    let mut caches: Vec<&crate::machine::Cache> = m.cpu.caches.iter().collect();
-    caches.sort_by_key(|c| (c.level, c.size));
-    let last = caches.len().saturating_sub(1);
     let mut held = 0.0;
+    let caches = cache_capacities(m);
     let mut out = Vec::with_capacity(caches.len());
-    for (i, c) in caches.into_iter().enumerate() {
-        let cap = if i == last {
-            c.size.min(m.hierarchy.llc_reach)
-        } else {
-            c.size
-        };
+    for (cap, c) in caches {
         let h = (cap as f64 / bytes.max(1) as f64).min(1.0).max(held);
         out.push((h - held, c));
         held = h;
     }
     (out, 1.0 - held)
+}
+
+/// The caches smallest first (by level, then size), each with the bytes
+/// of one core's buffer it can hold: its size, the last level only its
+/// `llc_reach`.
+pub fn cache_capacities(m: &Machine) -> Vec<(u64, &crate::machine::Cache)> {
+    let mut caches: Vec<&crate::machine::Cache> = m.cpu.caches.iter().collect();
+    caches.sort_by_key(|c| (c.level, c.size));
+    let last = caches.len().saturating_sub(1);
+    caches
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let cap = if i == last {
+                c.size.min(m.hierarchy.llc_reach)
+            } else {
+                c.size
+            };
+            (cap, c)
+        })
+        .collect()
 }
 
 /// Expected latency of loading one page-table line that is referenced
