@@ -18,26 +18,13 @@ pub mod layout;
 use crate::error::InputError;
 use crate::scenario::table::TableReader;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FsKind {
-    Xfs,
-    Ext2,
-    Ext3,
-}
+knob_enum!(FsKind {
+    Xfs = "xfs",
+    Ext2 = "ext2",
+    Ext3 = "ext3",
+});
 
 impl FsKind {
-    pub const NAMES: &'static [(&'static str, FsKind)] = &[
-        ("xfs", FsKind::Xfs),
-        ("ext2", FsKind::Ext2),
-        ("ext3", FsKind::Ext3),
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            FsKind::Xfs => "xfs",
-            FsKind::Ext2 => "ext2",
-            FsKind::Ext3 => "ext3",
-        }
-    }
     /// Block-mapped filesystems allocate in the write path (F2).
     pub fn allocates_in_write_path(self) -> bool {
         self != FsKind::Xfs
