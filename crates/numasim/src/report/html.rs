@@ -12,7 +12,7 @@ use super::hint::{FigureHint, Shape};
 use super::out::case_names;
 use super::summary::{Summary, Totals};
 use super::svg::{self, PlotOpts, SWEEP_KEYS};
-use super::table::{fmt_json, fmt_value};
+use super::table::{fmt_json, fmt_paper, fmt_value};
 use super::{Artifact, Record, Role};
 use crate::scenario::Scenario;
 use serde_json::Value as Json;
@@ -618,7 +618,7 @@ fn compared_table(records: &[Record], sc: &Scenario) -> String {
         let role = r.role.unwrap_or(Role::Prediction);
         let verdict = match (dev, tol) {
             (Some(d), Some(t)) if role.scored() => {
-                if d.abs() <= t {
+                if r.paper_bound.within(d, t) {
                     "ok"
                 } else {
                     "bad"
@@ -633,7 +633,7 @@ fn compared_table(records: &[Record], sc: &Scenario) -> String {
             esc(&r.metric),
             esc(&case_text(&r.case)),
             esc(&fmt_value(r.value)),
-            esc(&fmt_value(r.paper)),
+            esc(&fmt_paper(r)),
             dev.map_or("not comparable".into(), pct),
             tol.map_or("—".into(), |t| format!("±{:.0}%", t * 100.0)),
         );
@@ -667,11 +667,7 @@ fn records_table(records: &[Record]) -> String {
             esc(&r.metric),
             esc(&fmt_value(r.value)),
             esc(&r.unit),
-            if r.paper.is_some() {
-                esc(&fmt_value(r.paper))
-            } else {
-                String::new()
-            }
+            esc(&fmt_paper(r))
         );
     }
     h += "</tbody>\n</table>\n";

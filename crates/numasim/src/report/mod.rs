@@ -12,6 +12,6 @@ pub mod timeline;
 pub mod view;
 
 pub use hint::{FigureHint, ReportHints, Shape};
-pub use record::{Record, Role};
+pub use record::{Bound, Record, Role};
 pub use summary::{Summary, Totals};
 pub use timeline::Artifact;

@@ -48,6 +48,60 @@ impl fmt::Display for Role {
     }
 }
 
+/// What a published value says of the model's: equal to it, or a bound on
+/// it ("never exceeds 250 MiB/s" is `Below`, "at least 5x" is `Above`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Bound {
+    #[default]
+    At,
+    /// The published value is an upper bound.
+    Below,
+    /// The published value is a lower bound.
+    Above,
+}
+
+impl Bound {
+    /// The `bound` values a `[[paper]]` row may take.
+    pub const NAMES: &'static [(&'static str, Bound)] = &[
+        ("at", Bound::At),
+        ("below", Bound::Below),
+        ("above", Bound::Above),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::At => "at",
+            Bound::Below => "below",
+            Bound::Above => "above",
+        }
+    }
+
+    /// How a published value prints: "100", "< 100", "> 100".
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Bound::At => "",
+            Bound::Below => "< ",
+            Bound::Above => "> ",
+        }
+    }
+
+    /// The part of a signed deviation that breaks the bound (0 where the
+    /// bound holds; the deviation itself for `At`): a satisfied bound is
+    /// no miss, so this, not the raw deviation, is what the scores count.
+    pub fn excess(self, deviation: f64) -> f64 {
+        match self {
+            Bound::At => deviation,
+            Bound::Below => deviation.max(0.0),
+            Bound::Above => deviation.min(0.0),
+        }
+    }
+
+    /// Whether `deviation` lies within `tolerance` of the bound.
+    pub fn within(self, deviation: f64, tolerance: f64) -> bool {
+        self.excess(deviation).abs() <= tolerance
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     pub experiment: String,
@@ -61,6 +115,9 @@ pub struct Record {
     pub paper: Option<f64>,
     /// The published value's role; `Some` exactly when `paper` is.
     pub role: Option<Role>,
+    /// Whether `paper` is the value itself or an upper or lower bound on
+    /// it; `At` wherever `paper` is `None`.
+    pub paper_bound: Bound,
     /// False when a `--set` changed the machine or kernel this record's case
     /// was measured on: the published value is shown but not compared.
     pub comparable: bool,
@@ -85,6 +142,7 @@ impl Record {
             value: Some(value),
             paper: None,
             role: None,
+            paper_bound: Bound::At,
             comparable: true,
             spread: None,
         }
@@ -137,7 +195,9 @@ impl Serialize for OrderedCase<'_> {
 impl Serialize for Record {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(
-            7 + usize::from(!self.comparable) + usize::from(self.spread.is_some()),
+            7 + usize::from(self.paper_bound != Bound::At)
+                + usize::from(!self.comparable)
+                + usize::from(self.spread.is_some()),
         ))?;
         m.serialize_entry("experiment", &self.experiment)?;
         m.serialize_entry("case", &OrderedCase(&self.case))?;
@@ -146,6 +206,11 @@ impl Serialize for Record {
         m.serialize_entry("value", &self.value)?;
         m.serialize_entry("paper", &self.paper)?;
         m.serialize_entry("role", &self.role.map(Role::as_str))?;
+        // Only on records whose published value is a bound: the ordinary
+        // record keeps the seven keys of the contract.
+        if self.paper_bound != Bound::At {
+            m.serialize_entry("paper_bound", self.paper_bound.as_str())?;
+        }
         // Only on records a --set made incomparable, so the ordinary
         // record keeps the seven keys of the contract.
         if !self.comparable {
@@ -188,5 +253,24 @@ mod tests {
         assert!(r
             .to_json_line()
             .ends_with(r#""role":"calibration","spread":0.25}"#));
+        // A bound follows the role it qualifies.
+        r.paper_bound = Bound::Below;
+        assert!(r
+            .to_json_line()
+            .ends_with(r#""role":"calibration","paper_bound":"below","spread":0.25}"#));
+    }
+
+    #[test]
+    fn a_bound_counts_only_what_breaks_it() {
+        // 30% under an upper bound is no miss; 30% over one is a 30% miss.
+        assert_eq!(Bound::Below.excess(-0.3), 0.0);
+        assert_eq!(Bound::Below.excess(0.3), 0.3);
+        assert_eq!(Bound::Above.excess(0.3), 0.0);
+        assert_eq!(Bound::Above.excess(-0.3), -0.3);
+        assert!(Bound::Below.within(-0.9, 0.05));
+        assert!(Bound::Below.within(0.04, 0.05));
+        assert!(!Bound::Below.within(0.06, 0.05));
+        assert!(!Bound::Above.within(-0.06, 0.05));
+        assert!(!Bound::At.within(-0.06, 0.05));
     }
 }

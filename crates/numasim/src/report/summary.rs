@@ -3,7 +3,7 @@
 //! fitted to it, an input row because it was copied in; only predictions
 //! test the model. Inputs are listed, never counted as matches.
 
-use super::{Record, Role};
+use super::{Bound, Record, Role};
 use crate::scenario::PaperRow;
 use std::fmt;
 
@@ -14,13 +14,22 @@ pub struct Compared {
     /// (simulated − paper) / |paper|.
     pub deviation: f64,
     pub tolerance: Option<f64>,
+    /// Whether the published value is the value or a bound on it.
+    pub bound: Bound,
     /// The metric and case, for the worst-row pointer.
     pub what: String,
 }
 
 impl Compared {
     pub fn within(&self) -> bool {
-        self.tolerance.is_some_and(|t| self.deviation.abs() <= t)
+        self.tolerance
+            .is_some_and(|t| self.bound.within(self.deviation, t))
+    }
+
+    /// What the scores count: the deviation, or for a bound only the part
+    /// beyond it (a throughput well under a published ceiling is no miss).
+    pub fn excess(&self) -> f64 {
+        self.bound.excess(self.deviation)
     }
 }
 
@@ -32,7 +41,7 @@ pub struct RoleStats {
     pub with_tolerance: usize,
     pub within: usize,
     pub median_abs_dev: f64,
-    /// The largest |deviation|, signed, and where (`experiment: metric [case]`
+    /// The largest |deviation| (for a bound, |excess beyond it|), signed, and where (`experiment: metric [case]`
     /// in totals, `metric [case]` per experiment).
     pub worst: Option<(f64, String)>,
 }
@@ -52,12 +61,10 @@ impl RoleStats {
             s.rows += 1;
             s.with_tolerance += usize::from(c.tolerance.is_some());
             s.within += usize::from(c.within());
-            devs.push(c.deviation.abs());
-            if s.worst
-                .as_ref()
-                .is_none_or(|(w, _)| c.deviation.abs() > w.abs())
-            {
-                s.worst = Some((c.deviation, format!("{prefix}{}", c.what)));
+            let d = c.excess();
+            devs.push(d.abs());
+            if s.worst.as_ref().is_none_or(|(w, _)| d.abs() > w.abs()) {
+                s.worst = Some((d, format!("{prefix}{}", c.what)));
             }
         }
         s.median_abs_dev = median(&mut devs);
@@ -150,6 +157,7 @@ impl Summary {
                 role,
                 deviation: d,
                 tolerance: paper_of(r, papers).and_then(|p| p.tolerance),
+                bound: r.paper_bound,
                 what: format!("{} [{}]", r.metric, case.join(", ")),
             });
         }
@@ -187,6 +195,7 @@ fn paper_of<'a>(r: &Record, papers: &'a [PaperRow]) -> Option<&'a PaperRow> {
     papers.iter().find(|p| {
         p.metric == r.metric
             && Some(p.value) == r.paper
+            && p.bound == r.paper_bound
             && p.case.iter().all(|(k, v)| {
                 r.case_value(k)
                     .is_some_and(|rv| rv.as_f64().zip(v.as_f64()).map_or(rv == v, |(a, b)| a == b))

@@ -134,9 +134,8 @@ fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
                     .set_alignment(CellAlignment::Right),
             );
             if !roles.is_empty() {
-                let p = rec.and_then(|r| r.paper);
                 cells.push(
-                    Cell::new(p.map(|p| fmt_value(Some(p))).unwrap_or_default())
+                    Cell::new(rec.map(|r| fmt_paper(r)).unwrap_or_default())
                         .set_alignment(CellAlignment::Right),
                 );
                 let d = match rec {
@@ -164,6 +163,14 @@ pub fn fmt_json(v: &Json) -> String {
         Json::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// The published value as printed: "100", or for a bound "< 100" / "> 100";
+/// empty where there is none.
+pub fn fmt_paper(r: &Record) -> String {
+    r.paper
+        .map(|p| format!("{}{}", r.paper_bound.prefix(), fmt_value(Some(p))))
+        .unwrap_or_default()
 }
 
 /// Whole numbers without decimals; small fractions with four significant digits.

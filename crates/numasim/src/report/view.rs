@@ -17,7 +17,7 @@
 //! ```
 
 use super::table::{fmt_json, fmt_value};
-use super::Record;
+use super::{Bound, Record};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::Value as Json;
 
@@ -50,6 +50,8 @@ pub struct View {
 pub struct PivotCell {
     pub value: Option<f64>,
     pub paper: Option<f64>,
+    /// Whether `paper` is the value or a bound on it.
+    pub bound: Bound,
     pub deviation: Option<f64>,
 }
 
@@ -134,6 +136,7 @@ impl View {
             p.cells[ri][ci].get_or_insert(PivotCell {
                 value: r.value,
                 paper: r.paper,
+                bound: r.paper_bound,
                 deviation: r.deviation(),
             });
         }
@@ -187,8 +190,9 @@ impl View {
                         None => String::new(),
                         Some(c) => match (c.paper, c.deviation) {
                             (Some(pv), Some(d)) => format!(
-                                "{} (paper {}, Δ {:+.1}%)",
+                                "{} (paper {}{}, Δ {:+.1}%)",
                                 fmt_value(c.value),
+                                c.bound.prefix(),
                                 fmt_value(Some(pv)),
                                 d * 100.0
                             ),

@@ -15,7 +15,7 @@ use crate::error::InputError;
 use crate::kernel::KernelConfig;
 use crate::machine::{presets, Machine};
 use crate::report::view::{Better, View};
-use crate::report::{FigureHint, ReportHints, Role, Shape};
+use crate::report::{Bound, FigureHint, ReportHints, Role, Shape};
 use merge::{apply_dotted, deep_merge, flatten};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,31 @@ pub struct PaperRow {
     pub tolerance: Option<f64>,
     /// Fitted to, copied in, or predicted: decides whether and how it is scored.
     pub role: Role,
+    /// Which of the matching records the value belongs to: each, or only
+    /// the one where the model peaks (a paper's "peak of ~700 MiB/s").
+    pub at: PaperAt,
+    /// The value itself, or an upper or lower bound on it.
+    pub bound: Bound,
+}
+
+/// The `at` key of a `[[paper]]` row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PaperAt {
+    /// Every record matching `metric` and `case`.
+    #[default]
+    Each,
+    /// Only the matching record with the largest value (first on ties).
+    Max,
+    /// Only the matching record with the smallest value (first on ties).
+    Min,
+}
+
+impl PaperAt {
+    pub const NAMES: &'static [(&'static str, PaperAt)] = &[
+        ("each", PaperAt::Each),
+        ("max", PaperAt::Max),
+        ("min", PaperAt::Min),
+    ];
 }
 
 /// A loaded, validated scenario.
@@ -521,6 +546,8 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
              workload) or `prediction` (nothing was fitted to it)",
         )
     })?;
+    let at = r.choice("at", PaperAt::NAMES)?.unwrap_or_default();
+    let bound = r.choice("bound", Bound::NAMES)?.unwrap_or_default();
     r.allow("source");
     r.allow("note");
     r.finish()?;
@@ -530,6 +557,8 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         value,
         tolerance,
         role,
+        at,
+        bound,
     })
 }
 

@@ -1,7 +1,7 @@
 //! Running a scenario: every case (in parallel: they share nothing), then
 //! the published values attached to the records they describe.
 
-use super::{PaperRow, Scenario};
+use super::{PaperAt, PaperRow, Scenario};
 use crate::error::Error;
 use crate::report::Artifact;
 use crate::report::Record;
@@ -93,17 +93,52 @@ fn same(a: &Json, b: &Json) -> bool {
     }
 }
 
-/// Give each record the published value whose case keys it matches.
+fn matches(p: &PaperRow, r: &Record) -> bool {
+    p.metric == r.metric
+        && p.case
+            .iter()
+            .all(|(k, v)| r.case_value(k).is_some_and(|rv| same(rv, v)))
+}
+
+/// The one record an `at = "max"`/`"min"` row describes: the matching
+/// record with the largest (smallest) value, the first of equals; `None`
+/// for `at = "each"` or where no matching record has a value.
+fn extreme_of(records: &[Record], p: &PaperRow) -> Option<usize> {
+    let better = |v: f64, best: f64| match p.at {
+        PaperAt::Each => false,
+        PaperAt::Max => v > best,
+        PaperAt::Min => v < best,
+    };
+    if p.at == PaperAt::Each {
+        return None;
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for (i, r) in records.iter().enumerate() {
+        let Some(v) = r.value.filter(|v| !v.is_nan()) else {
+            continue;
+        };
+        if matches(p, r) && best.is_none_or(|(_, b)| better(v, b)) {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// Give each record the published value whose case keys it matches (the
+/// first such row; an `at = "max"`/`"min"` row only on its extreme record).
 pub fn attach_paper(records: &mut [Record], papers: &[PaperRow]) {
-    for r in records.iter_mut() {
-        if let Some(p) = papers.iter().find(|p| {
-            p.metric == r.metric
-                && p.case
-                    .iter()
-                    .all(|(k, v)| r.case_value(k).is_some_and(|rv| same(rv, v)))
+    let extremes: Vec<Option<usize>> = papers.iter().map(|p| extreme_of(records, p)).collect();
+    for (i, r) in records.iter_mut().enumerate() {
+        if let Some(p) = papers.iter().zip(&extremes).find_map(|(p, ext)| {
+            let here = match p.at {
+                PaperAt::Each => true,
+                PaperAt::Max | PaperAt::Min => *ext == Some(i),
+            };
+            (here && matches(p, r)).then_some(p)
         }) {
             r.paper = Some(p.value);
             r.role = Some(p.role);
+            r.paper_bound = p.bound;
         }
     }
 }
@@ -112,13 +147,6 @@ pub fn attach_paper(records: &mut [Record], papers: &[PaperRow]) {
 pub fn unmatched_papers<'a>(records: &[Record], papers: &'a [PaperRow]) -> Vec<&'a PaperRow> {
     papers
         .iter()
-        .filter(|p| {
-            !records.iter().any(|r| {
-                p.metric == r.metric
-                    && p.case
-                        .iter()
-                        .all(|(k, v)| r.case_value(k).is_some_and(|rv| same(rv, v)))
-            })
-        })
+        .filter(|p| !records.iter().any(|r| matches(p, r)))
         .collect()
 }
