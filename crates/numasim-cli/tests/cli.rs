@@ -199,6 +199,56 @@ fn an_imported_machine_drives_a_scenario() {
     assert!(v["value"].as_f64().unwrap() < 0.14, "{line}");
 }
 
+#[test]
+fn paper_at_and_bound_take_only_their_names() {
+    let body = "name = \"r\"\n[machine]\npreset = \"altix-hashdist-16\"\n\
+                [[run]]\nworkload = \"boot\"\nmetrics = [\"tcp_ehash_bytes\"]\n\
+                [[paper]]\nmetric = \"tcp_ehash_bytes\"\nvalue = 1\nrole = \"prediction\"\n";
+    for (key, bad, allowed) in [
+        ("at", "peak", ["`each`", "`max`", "`min`"]),
+        ("bound", "under", ["`at`", "`below`", "`above`"]),
+    ] {
+        let f = write_scenario(&format!("bad{key}"), &format!("{body}{key} = \"{bad}\"\n"));
+        let o = numasim(&["run", f.to_str().unwrap()]);
+        std::fs::remove_dir_all(f.parent().unwrap()).ok();
+        assert_eq!(o.status.code(), Some(2), "{key}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("bad{key}.toml"))
+                && err.contains(&format!("paper[0].{key}"))
+                && err.contains(bad)
+                && allowed.iter().all(|a| err.contains(a)),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_bound_at_the_peak_shows_as_a_bound_on_one_record() {
+    // Two process counts; the published ceiling belongs to the faster one.
+    let body = format!(
+        "{VIEW_SCENARIO}[[paper]]\ncase = {{ \"kernel.devzero\" = \"altix\" }}\n\
+         metric = \"faults_per_s\"\nvalue = 1e7\nrole = \"prediction\"\n\
+         tolerance = 0.1\nat = \"max\"\nbound = \"below\"\n"
+    );
+    let f = write_scenario("peakbound", &body);
+    let jsonl = numasim(&["run", f.to_str().unwrap(), "--format", "jsonl"]);
+    let table = numasim(&["run", f.to_str().unwrap()]);
+    std::fs::remove_dir_all(f.parent().unwrap()).ok();
+    assert_eq!(jsonl.status.code(), Some(0), "{jsonl:?}");
+    let text = String::from_utf8_lossy(&jsonl.stdout);
+    let bound: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(r#""paper_bound":"below""#))
+        .collect();
+    assert_eq!(bound.len(), 1, "{text}");
+    assert!(bound[0].contains(r#""processes":4"#), "{}", bound[0]);
+    // The other altix record keeps the contract's seven keys, unpublished.
+    assert_eq!(text.matches(r#""paper":10000000.0"#).count(), 1, "{text}");
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("< 10000000"), "{table}");
+}
+
 const VIEW_SCENARIO: &str = "name = \"v\"\n[machine]\npreset = \"altix-512\"\n\
     [[case]]\nkernel.devzero = \"2.4\"\n[[case]]\nkernel.devzero = \"altix\"\n\
     [[run]]\nworkload = \"devzero\"\nbytes = \"4 MB\"\nprocesses = [1, 4]\n";
