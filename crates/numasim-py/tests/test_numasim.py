@@ -31,13 +31,18 @@ BOOT = {
 def test_replay_carries_published_values_with_roles():
     df = numasim.replay("hashdist-boot")
     assert list(df.columns[:1]) == ["experiment"]
-    assert list(df.columns[-6:]) == ["metric", "unit", "value", "paper", "role", "comparable"]
+    assert list(df.columns[-7:]) == [
+        "metric", "unit", "value", "paper", "role", "comparable", "paper_bound"
+    ]
     assert {"kernel.hashdist", "node"} <= set(df.columns)
     published = df[df.paper.notna()]
     assert len(published) > 0
     assert set(published.role) <= {"calibration", "prediction", "input"}
     assert df[df.paper.isna()].role.isna().all()
     assert df.comparable.all()
+    # No hashdist-boot row is a bound; unpublished rows have none.
+    assert (published.paper_bound == "at").all()
+    assert df[df.paper.isna()].paper_bound.isna().all()
 
 
 def test_path_text_and_dict_give_the_same_records():

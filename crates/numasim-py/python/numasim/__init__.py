@@ -9,8 +9,10 @@ that make them scale, and get the results as pandas DataFrames.
 
 Every row is one tidy record (the contract of ``numasim run --format jsonl``):
 ``experiment``, one column per case key, ``metric``, ``unit``, ``value``,
-``paper``, ``role`` and ``comparable`` (False where an override changed the
-machine or kernel a published value was measured on). Bad input raises
+``paper``, ``role``, ``comparable`` (False where an override changed the
+machine or kernel a published value was measured on) and ``paper_bound``
+(``"below"``/``"above"`` where the published value is an upper/lower bound,
+``"at"`` where it is the value, None where nothing was published). Bad input raises
 :class:`numasim.InputError`, naming the file, the key and what is allowed.
 
 The simulation is the Rust library's (the extension module
@@ -46,7 +48,7 @@ __all__ = [
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 """A scenario: a path to a TOML file, TOML text, or a dict of the same shape."""
 
-_RECORD_TAIL = ["metric", "unit", "value", "paper", "role", "comparable"]
+_RECORD_TAIL = ["metric", "unit", "value", "paper", "role", "comparable", "paper_bound"]
 
 
 def _source(scenario: Scenario) -> tuple[str, str, Optional[str]]:
@@ -135,6 +137,10 @@ def _frame(jsonl: Iterable[str], extra: Sequence[Mapping[str, Any]] = ()) -> pd.
     data["paper"] = np.array([nan if r["paper"] is None else r["paper"] for r in recs], dtype="float64")
     data["role"] = [r["role"] for r in recs]
     data["comparable"] = np.array([r.get("comparable", True) for r in recs], dtype=bool)
+    # Written only where not "at", like "comparable" only where false.
+    data["paper_bound"] = [
+        None if r["paper"] is None else r.get("paper_bound", "at") for r in recs
+    ]
     return pd.DataFrame(data)
 
 
@@ -152,7 +158,9 @@ def run(scenario: Scenario, set: Optional[Mapping[str, Any]] = None) -> pd.DataF
     Returns:
         One row per record: ``experiment``, a column per case key (``node``,
         ``kernel.hashdist``…), ``metric``, ``unit``, ``value``, ``paper``
-        (NaN where nothing was published), ``role`` and ``comparable``.
+        (NaN where nothing was published), ``role``, ``comparable`` and
+        ``paper_bound`` (``"at"``, ``"below"``, ``"above"``; None where
+        nothing was published).
 
     Raises:
         InputError: the scenario or an override is bad; ``.file``, ``.key``
