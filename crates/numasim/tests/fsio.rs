@@ -127,6 +127,20 @@ fn spinners_on_the_global_lock_slow_every_hand_off() {
 }
 
 #[test]
+fn superblock_lock_wait_grows_with_the_writers_spinning_on_it() {
+    // Writers that never got the lock in the window waited all of it: a
+    // wait counted only at grants would fall as the losers starve.
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1, 4, 16, 32]\n";
+    let r = scenario("version = \"2.6.15\"", step).unwrap();
+    let wait: Vec<f64> = [1, 4, 16, 32]
+        .iter()
+        .map(|&t| get(&r, "sb_lock_wait_pct", t))
+        .collect();
+    assert!(wait.windows(2).all(|w| w[1] > w[0]), "{wait:?}");
+    assert!(wait[0] < 10.0 && wait[3] > 90.0, "{wait:?}");
+}
+
+#[test]
 fn the_fast_tlb_purge_raises_buffered_read_throughput() {
     let step =
         "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 24\nfile_size = \"128 MiB\"\n";
