@@ -186,8 +186,16 @@ impl BufferedWrite<'_> {
                             // Every spinner saw the release: the winner's
                             // cmpxchg first, then the losers'.
                             line.write(now, g.cpu, g.node);
+                            let mut prev: Option<usize> = None;
                             for s in (0..n).filter(|&s| spinning[s]) {
                                 line.write(now, s, node(s));
+                                if let Some(p) = prev {
+                                    line.read(now, p, node(p));
+                                }
+                                prev = Some(s);
+                            }
+                            if let Some(p) = prev {
+                                line.read(now, p, node(p));
                             }
                             let start = line.write(g.at, g.cpu, g.node);
                             waited += start.min(end) - asked[g.cpu].min(end);
