@@ -13,7 +13,7 @@ use super::out::case_names;
 use super::summary::{Summary, Totals};
 use super::svg::{self, PlotOpts, SWEEP_KEYS};
 use super::table::{fmt_json, fmt_paper, fmt_value};
-use super::{Artifact, Record, Role};
+use super::{Artifact, Bound, Record, Role};
 use crate::scenario::Scenario;
 use serde_json::Value as Json;
 use std::fmt::Write as _;
@@ -171,7 +171,7 @@ fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> Stri
             s.rows
                 .iter()
                 .filter(|c| c.role.scored())
-                .map(|c| (c.deviation, c.tolerance, c.within())),
+                .map(|c| (c.excess(), c.tolerance, c.within())),
         );
         if timing {
             let ms = e.run_ms.unwrap_or(0.0);
@@ -198,7 +198,7 @@ fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> Stri
         s.rows
             .iter()
             .filter(|c| c.role.scored())
-            .map(|c| (c.deviation, c.tolerance, c.within()))
+            .map(|c| (c.excess(), c.tolerance, c.within()))
     }));
     if timing {
         let _ = write!(h, "<td class=\"n time\">{total_ms:.0} ms</td>");
@@ -215,13 +215,7 @@ fn score_cells(rows: impl Iterator<Item = (f64, Option<f64>, bool)>) -> String {
             .into();
     }
     let mut abs: Vec<f64> = rows.iter().map(|r| r.0.abs()).collect();
-    abs.sort_by(f64::total_cmp);
-    let n = abs.len();
-    let median = if n % 2 == 1 {
-        abs[n / 2]
-    } else {
-        (abs[n / 2 - 1] + abs[n / 2]) / 2.0
-    };
+    let median = super::summary::median(&mut abs);
     let worst = rows
         .iter()
         .map(|r| r.0)
@@ -635,7 +629,15 @@ fn compared_table(records: &[Record], sc: &Scenario) -> String {
             esc(&fmt_value(r.value)),
             esc(&fmt_paper(r)),
             dev.map_or("not comparable".into(), pct),
-            tol.map_or("—".into(), |t| format!("±{:.0}%", t * 100.0)),
+            tol.map_or("—".into(), |t| {
+                // A ceiling allows only overshoot, a floor only undershoot.
+                let sign = match r.paper_bound {
+                    Bound::At => "±",
+                    Bound::Below => "+",
+                    Bound::Above => "−",
+                };
+                format!("{sign}{:.0}%", t * 100.0)
+            }),
         );
     }
     h += "</tbody>\n</table>\n";
