@@ -121,9 +121,11 @@ impl BufferedWrite<'_> {
         // `m_sb_lock` beside the in-core superblock). ia64 spinlocks spin
         // test-and-test-and-set: at a release every spinner sees the line go
         // and tries its `cmpxchg`; the losers' attempts still take the line
-        // exclusively, one after another, and the new holder's first touch
-        // of the protected fields waits behind them (the ownership chain of
-        // `engine::CacheLine`). So the hold grows with the spinners.
+        // exclusively, one after another, each loser then spins on loads
+        // again (`ia64_spinlock_contention`), pulling a shared copy out of
+        // the next `cmpxchg`-er's cache, and the new holder's first touch of
+        // the protected fields waits behind them all (the ownership chain of
+        // `engine::CacheLine`). So the hand-off grows with the spinners.
         let mut line =
             CacheLine::new(0, &cost).with_directory(self.m.coherence.directory_ns.round() as u64);
         let mut spinning = vec![false; n];
