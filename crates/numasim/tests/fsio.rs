@@ -299,10 +299,13 @@ fn nvme_direct_writes_run_at_the_drives_write_rate_and_reads_at_their_read_rate(
     // 16 writers against 8 drives keep every drive's queue full, so the
     // drives' media rate is the limit (not the CPU path, not PCIe): writes
     // and reads should stand in the ratio of the drives' two rates.
-    let m = Machine::from_toml_str(presets::preset_text("nvme-2s").unwrap(), "nvme-2s.toml")
-        .unwrap();
+    let m =
+        Machine::from_toml_str(presets::preset_text("nvme-2s").unwrap(), "nvme-2s.toml").unwrap();
     let g = &m.io.disks[0];
-    assert!(g.write_rate() < g.mibps, "nvme-2s writes slower than it reads");
+    assert!(
+        g.write_rate() < g.mibps,
+        "nvme-2s writes slower than it reads"
+    );
     let ratio = g.write_rate() / g.mibps;
     let step = "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = [16]\nio_size = \"16 MiB\"\nfile_size = \"128 MiB\"";
     let r = nvme("buffer_policy = \"local\"", step);
@@ -343,7 +346,10 @@ fn a_disk_group_without_write_mibps_writes_at_its_read_rate() {
         format!("{:?}", run(&sc, &[]).unwrap_or_else(|e| panic!("{e}")))
     };
     let omitted = go(disks(""));
-    assert_eq!(omitted, go(disks(&format!(", write_mibps = {:?}", g.mibps))));
+    assert_eq!(
+        omitted,
+        go(disks(&format!(", write_mibps = {:?}", g.mibps)))
+    );
     // The key is read: half the write rate changes the writes.
     assert_ne!(
         omitted,
@@ -353,8 +359,8 @@ fn a_disk_group_without_write_mibps_writes_at_its_read_rate() {
 
 #[test]
 fn write_mibps_prints_back_and_reads_back() {
-    let m = Machine::from_toml_str(presets::preset_text("nvme-2s").unwrap(), "nvme-2s.toml")
-        .unwrap();
+    let m =
+        Machine::from_toml_str(presets::preset_text("nvme-2s").unwrap(), "nvme-2s.toml").unwrap();
     assert!(m.io.disks[0].write_mibps.is_some());
     let back = Machine::from_toml_str(&m.to_toml_string(), "back.toml").unwrap();
     assert_eq!(back, m);
