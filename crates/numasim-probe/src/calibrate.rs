@@ -360,6 +360,7 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
             count: 1,
             kind: kind.clone(),
             mibps: *mibps,
+            write_mibps: None,
         }];
     }
 

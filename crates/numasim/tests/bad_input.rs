@@ -245,3 +245,24 @@ fn bad_report_hints_name_the_key() {
     ))
     .unwrap();
 }
+
+#[test]
+fn a_disk_write_rate_of_zero_or_below_is_refused_naming_file_and_key() {
+    use numasim::machine::{presets, Machine};
+    let text = presets::preset_text("nvme-2s").unwrap();
+    assert!(text.contains("write_mibps = 3815.0"));
+    for bad in ["0.0", "-1.0"] {
+        let t = text.replace("write_mibps = 3815.0", &format!("write_mibps = {bad}"));
+        let e = Machine::from_toml_str(&t, "nvme.toml").unwrap_err();
+        assert_eq!(e.file.as_deref(), Some("nvme.toml"), "{e}");
+        assert_eq!(e.key.as_deref(), Some("io.disks"), "{e}");
+        assert!(e.message.contains("`write_mibps`"), "{bad}: {e}");
+    }
+    // A group with no disks in it writes nothing: its rate is not checked.
+    let t = text.replace(
+        "count = 8, kind = \"nvme\", mibps = 6676.0, write_mibps = 3815.0",
+        "count = 8, kind = \"nvme\", mibps = 6676.0 }, { count = 0, mibps = 1.0, write_mibps = 0.0",
+    );
+    let m = Machine::from_toml_str(&t, "nvme.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.io.disks.len(), 2);
+}

@@ -293,3 +293,75 @@ fn nvme_buffered_reads_with_local_cache_leave_one_kswapd_doing_all_reclaim() {
     );
     assert!(inter > 1.5 * local, "interleave {inter} vs local {local}");
 }
+
+#[test]
+fn nvme_direct_writes_run_at_the_drives_write_rate_and_reads_at_their_read_rate() {
+    // 16 writers against 8 drives keep every drive's queue full, so the
+    // drives' media rate is the limit (not the CPU path, not PCIe): writes
+    // and reads should stand in the ratio of the drives' two rates.
+    let m =
+        Machine::from_toml_str(presets::preset_text("nvme-2s").unwrap(), "nvme-2s.toml").unwrap();
+    let g = &m.io.disks[0];
+    assert!(
+        g.write_rate() < g.mibps,
+        "nvme-2s writes slower than it reads"
+    );
+    let ratio = g.write_rate() / g.mibps;
+    let step = "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = [16]\nio_size = \"16 MiB\"\nfile_size = \"128 MiB\"";
+    let r = nvme("buffer_policy = \"local\"", step);
+    let (w, rd) = (get(&r, "write_gibps", 16), get(&r, "read_gibps", 16));
+    let got = w / rd;
+    assert!(
+        (got - ratio).abs() < 0.05 * ratio,
+        "write {w} / read {rd} GiB/s = {got}, drives {ratio}"
+    );
+    // And never above what the drives can program.
+    let drives = 8.0 * g.write_rate() / 1024.0;
+    assert!(w <= drives, "{w} GiB/s written by drives good for {drives}");
+}
+
+#[test]
+fn a_disk_group_without_write_mibps_writes_at_its_read_rate() {
+    // The Altix A3700's disks with write_mibps omitted, and spelt out at the
+    // read rate, run the same requests: byte-identical records.
+    let m = Machine::from_toml_str(
+        presets::preset_text("altix-a3700").unwrap(),
+        "altix-a3700.toml",
+    )
+    .unwrap();
+    let g = &m.io.disks[0];
+    assert_eq!(g.write_mibps, None);
+    let disks = |extra: &str| {
+        format!(
+            "io = {{ disks = [ {{ count = {}, kind = \"{}\", mibps = {:?}{extra} }} ] }}",
+            g.count, g.kind, g.mibps
+        )
+    };
+    let step = "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = [1, 8]\nio_size = \"4 MiB\"\nfile_size = \"64 MiB\"";
+    let go = |io: String| {
+        let body = format!(
+            "name = \"t\"\nseed = 3\n[machine]\npreset = \"altix-a3700\"\n{io}\n[kernel]\n[[run]]\n{step}"
+        );
+        let sc = Scenario::from_str(&body, "t.toml", None).unwrap_or_else(|e| panic!("{e}"));
+        format!("{:?}", run(&sc, &[]).unwrap_or_else(|e| panic!("{e}")))
+    };
+    let omitted = go(disks(""));
+    assert_eq!(
+        omitted,
+        go(disks(&format!(", write_mibps = {:?}", g.mibps)))
+    );
+    // The key is read: half the write rate changes the writes.
+    assert_ne!(
+        omitted,
+        go(disks(&format!(", write_mibps = {:?}", g.mibps / 2.0)))
+    );
+}
+
+#[test]
+fn write_mibps_prints_back_and_reads_back() {
+    let m =
+        Machine::from_toml_str(presets::preset_text("nvme-2s").unwrap(), "nvme-2s.toml").unwrap();
+    assert!(m.io.disks[0].write_mibps.is_some());
+    let back = Machine::from_toml_str(&m.to_toml_string(), "back.toml").unwrap();
+    assert_eq!(back, m);
+}

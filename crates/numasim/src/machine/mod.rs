@@ -196,8 +196,19 @@ pub struct Interconnect {
 pub struct DiskGroup {
     pub count: u32,
     pub kind: String,
-    /// Streaming rate of one disk, MiB/s.
+    /// Streaming rate of one disk, MiB/s (reads; writes too unless
+    /// `write_mibps` is set).
     pub mibps: f64,
+    /// Streaming write rate, MiB/s, where it differs from `mibps`: NAND
+    /// programs slower than it reads; a platter writes as fast as it reads.
+    pub write_mibps: Option<f64>,
+}
+
+impl DiskGroup {
+    /// Media rate of one disk for a write, MiB/s.
+    pub fn write_rate(&self) -> f64 {
+        self.write_mibps.unwrap_or(self.mibps)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -273,6 +284,15 @@ impl Machine {
             .disks
             .iter()
             .map(|g| g.count as f64 * g.mibps * 1024.0 * 1024.0)
+            .sum()
+    }
+
+    /// Aggregate streaming write rate of all disks, bytes/s.
+    pub fn disk_write_bytes_per_s(&self) -> f64 {
+        self.io
+            .disks
+            .iter()
+            .map(|g| g.count as f64 * g.write_rate() * 1024.0 * 1024.0)
             .sum()
     }
 

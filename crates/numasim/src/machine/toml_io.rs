@@ -525,17 +525,27 @@ fn read_io(r: &mut TableReader, nodes: usize) -> Result<Io, InputError> {
     let disks = t
         .list("disks", |v| {
             let Value::Table(tab) = v else {
-                return Err("expected a table { count, kind, mibps }".into());
+                return Err("expected a table { count, kind, mibps, write_mibps }".into());
             };
             let mut dr = TableReader::new("", tab);
             let g = (|| -> Result<DiskGroup, InputError> {
-                Ok(DiskGroup {
+                let g = DiskGroup {
                     count: dr.u32_in("count", 0, MAX_IO_DEVICES)?.unwrap_or(1),
                     kind: dr.str("kind")?.unwrap_or("disk").to_string(),
                     mibps: dr
                         .nonneg_f64("mibps")?
                         .ok_or_else(|| InputError::at("mibps", "missing"))?,
-                })
+                    write_mibps: dr.nonneg_f64("write_mibps")?,
+                };
+                // A drive that takes no writes would stall every writer for
+                // ever; omit the key to write at `mibps`.
+                if g.count > 0 && g.write_mibps == Some(0.0) {
+                    return Err(InputError::at(
+                        "write_mibps",
+                        "must be > 0 MiB/s for a group with disks (omit it to write at `mibps`)",
+                    ));
+                }
+                Ok(g)
             })()
             .map_err(|e| e.to_string())?;
             dr.finish().map_err(|e| e.to_string())?;
@@ -755,6 +765,9 @@ pub(super) fn write_machine(m: &Machine) -> String {
             gt.insert("count".into(), (g.count as i64).into());
             gt.insert("kind".into(), g.kind.clone().into());
             gt.insert("mibps".into(), g.mibps.into());
+            if let Some(w) = g.write_mibps {
+                gt.insert("write_mibps".into(), w.into());
+            }
             Value::Table(gt)
         });
         io.insert("disks".into(), Value::Array(disks.collect()));

@@ -283,7 +283,8 @@ impl Step {
             page: m.page_size,
             stripe_unit: self.stripe_unit,
             copy_bytes_per_ns: b.copy_gbps,
-            drain_bytes_per_ns: m.disk_bytes_per_s() / 1e9,
+            // The writers' data drains at the drives' write rate.
+            drain_bytes_per_ns: m.disk_write_bytes_per_s() / 1e9,
             capacity: self.capacity(&layer),
             seed,
         }

@@ -8,7 +8,8 @@
 //! - anywhere else: a seek that grows with the square root of the distance
 //!   (track-to-track for the shortest, the average at a third of the
 //!   stroke) plus a rotational wait drawn from the disk's seeded stream;
-//! - transfer at the media rate.
+//! - transfer at the media rate: the read rate for a read, the write rate
+//!   for a write (NAND programs slower than it reads; a platter does not).
 //!
 //! The queue merges a request into a queued one it directly follows or
 //! precedes (same direction, up to `max_request`), and the disk takes the
@@ -48,7 +49,10 @@ pub struct Req {
 /// Physical constants of one drive, from `[block]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DiskModel {
+    /// Media rate of a read.
     pub bytes_per_ns: f64,
+    /// Media rate of a write (`[io] disks` `write_mibps`, default `mibps`).
+    pub write_bytes_per_ns: f64,
     /// One revolution; 0 for a solid-state drive (no rotational wait).
     pub rev_ns: u64,
     pub seek_avg_ns: f64,
@@ -64,9 +68,14 @@ pub struct DiskModel {
 }
 
 impl DiskModel {
-    pub fn from_machine(b: &crate::machine::blockio::BlockParams, mibps: f64) -> DiskModel {
+    pub fn from_machine(
+        b: &crate::machine::blockio::BlockParams,
+        mibps: f64,
+        write_mibps: f64,
+    ) -> DiskModel {
         DiskModel {
             bytes_per_ns: mibps * (1u64 << 20) as f64 / 1e9,
+            write_bytes_per_ns: write_mibps * (1u64 << 20) as f64 / 1e9,
             rev_ns: if b.disk_rpm > 0.0 {
                 (60e9 / b.disk_rpm).round() as u64
             } else {
@@ -88,8 +97,14 @@ impl DiskModel {
         let x = (dist as f64 / third).sqrt();
         self.seek_track_ns + (self.seek_avg_ns - self.seek_track_ns) * x
     }
-    pub fn transfer_ns(&self, bytes: u64) -> u64 {
-        (bytes as f64 / self.bytes_per_ns).ceil() as u64
+    /// Media time of `bytes` in the given direction.
+    pub fn transfer_ns(&self, bytes: u64, write: bool) -> u64 {
+        let rate = if write {
+            self.write_bytes_per_ns
+        } else {
+            self.bytes_per_ns
+        };
+        (bytes as f64 / rate).ceil() as u64
     }
 }
 
@@ -190,7 +205,7 @@ impl DiskState {
                 t += self.rng.random_range(0..m.rev_ns) as f64;
             }
         }
-        t += m.transfer_ns(req.len) as f64;
+        t += m.transfer_ns(req.len, req.write) as f64;
         let d = Dur(t.round() as u64);
         self.busy = true;
         self.head = req.off + req.len;
@@ -215,6 +230,7 @@ mod tests {
     fn model() -> DiskModel {
         DiskModel {
             bytes_per_ns: 46.0 * 1048576.0 / 1e9,
+            write_bytes_per_ns: 46.0 * 1048576.0 / 1e9,
             rev_ns: 6_000_000,
             seek_avg_ns: 4.7e6,
             seek_track_ns: 0.3e6,
@@ -285,7 +301,7 @@ mod tests {
             let (_, t) = d.dispatch(now, &m).unwrap();
             assert_eq!(
                 (t - now).as_ns(),
-                m.command_ns + m.transfer_ns(512 << 10),
+                m.command_ns + m.transfer_ns(512 << 10, false),
                 "offset {off}"
             );
             d.finish(t);

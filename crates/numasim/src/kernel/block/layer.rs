@@ -49,6 +49,16 @@ pub fn check_machine(m: &Machine) -> Result<(), String> {
     if m.io.disks.iter().any(|g| g.count > 0 && g.mibps <= 0.0) {
         return Err(format!("machine `{}`: a disk group has mibps = 0", m.name));
     }
+    if m.io
+        .disks
+        .iter()
+        .any(|g| g.count > 0 && g.write_rate() <= 0.0)
+    {
+        return Err(format!(
+            "machine `{}`: a disk group has write_mibps = 0",
+            m.name
+        ));
+    }
     Ok(())
 }
 
@@ -58,17 +68,17 @@ impl BlockLayer {
     /// Call [`check_machine`] first.
     pub fn new(m: &Machine, unit: u64, seed: u64) -> BlockLayer {
         let b = m.block.as_ref().expect("check_machine first");
-        let mibps =
+        let (mibps, write_mibps) =
             m.io.disks
                 .iter()
                 .find(|g| g.count > 0)
-                .map(|g| g.mibps)
-                .unwrap_or(1.0);
+                .map(|g| (g.mibps, g.write_rate()))
+                .unwrap_or((1.0, 1.0));
         let ndisks: usize = m.io.disks.iter().map(|g| g.count as usize).sum();
         let nctrl = (m.io.controllers as usize).max(1);
         let nio = m.io.io_nodes.len().max(1);
         BlockLayer {
-            model: DiskModel::from_machine(b, mibps),
+            model: DiskModel::from_machine(b, mibps, write_mibps),
             stripe: Stripe::new(ndisks as u64, unit),
             disks: (0..ndisks)
                 .map(|d| DiskState::new(stream(seed, "disk-rotation", d as u64)))
@@ -151,7 +161,10 @@ impl BlockLayer {
         // A solid-state drive's media latency delays the data, not the
         // drive's next command (its dies work in parallel).
         let lat = Dur(self.model.latency_ns);
-        let ready = Time(now.as_ns().saturating_sub(self.model.transfer_ns(req.len))) + lat;
+        let ready = Time(
+            now.as_ns()
+                .saturating_sub(self.model.transfer_ns(req.len, req.write)),
+        ) + lat;
         let c = self.disk_ctrl[d];
         let mut at = (now + lat).max(self.controllers[c].carry(ready, req.len));
         at = at.max(self.io_nodes[self.ctrl_ionode[c]].carry(ready, req.len));
