@@ -62,6 +62,14 @@ pub struct VmSysctl {
     /// `dirty_ratio`: a writer that would push dirty page cache above this
     /// percent of memory waits for writeback (`balance_dirty_pages()`).
     pub dirty_ratio: u32,
+    /// `dirty_background_ratio`: above this percent of memory dirty,
+    /// `pdflush` writes back in the background (B12).
+    pub dirty_background_ratio: u32,
+    /// `dirty_expire_centisecs`: the periodic (kupdate) pass writes pages
+    /// dirtied longer ago than this (B12).
+    pub dirty_expire_centisecs: u64,
+    /// `dirty_writeback_centisecs`: the period of that pass (B12).
+    pub dirty_writeback_centisecs: u64,
     pub oom: OomKind,
     pub oom_victim: OomVictim,
     /// B11: window over which swap-out successes and attempts are counted, s.
@@ -89,6 +97,11 @@ impl Default for VmSysctl {
             zone_reclaim_mode: 0,
             // mm/page-writeback.c (2.6.15): vm_dirty_ratio = 40.
             dirty_ratio: 40,
+            // mm/page-writeback.c (2.6.15): dirty_background_ratio = 10,
+            // dirty_expire_centisecs = 30 s, dirty_writeback_centisecs = 5 s.
+            dirty_background_ratio: 10,
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
             oom: OomKind::Linux24,
             oom_victim: OomVictim::Largest,
             oom_swap_window_s: 10,
@@ -136,6 +149,9 @@ impl VmSysctl {
             "vm_swappiness" => self.vm_swappiness.map_or(json!("none"), |v| json!(v)),
             "zone_reclaim_mode" => json!(self.zone_reclaim_mode),
             "dirty_ratio" => json!(self.dirty_ratio),
+            "dirty_background_ratio" => json!(self.dirty_background_ratio),
+            "dirty_expire_centisecs" => json!(self.dirty_expire_centisecs),
+            "dirty_writeback_centisecs" => json!(self.dirty_writeback_centisecs),
             "oom" => json!(name_of(OOM, self.oom)),
             "oom_victim" => json!(name_of(VICTIM, self.oom_victim)),
             "oom_swap_window_s" => json!(self.oom_swap_window_s),
@@ -232,6 +248,33 @@ impl VmSysctl {
                 ));
             }
             v.dirty_ratio = d as u32;
+        }
+        if let Some(d) = r.u64("dirty_background_ratio")? {
+            if !(1..=100).contains(&d) {
+                return Err(InputError::at(
+                    r.key("dirty_background_ratio"),
+                    format!("{d}: allowed 1..100 (percent of memory)"),
+                ));
+            }
+            v.dirty_background_ratio = d as u32;
+        }
+        // 0 disables the periodic pass in the kernel; here it must run.
+        for (key, slot) in [
+            ("dirty_expire_centisecs", &mut v.dirty_expire_centisecs),
+            (
+                "dirty_writeback_centisecs",
+                &mut v.dirty_writeback_centisecs,
+            ),
+        ] {
+            if let Some(c) = r.u64(key)? {
+                if !(1..=360_000).contains(&c) {
+                    return Err(InputError::at(
+                        r.key(key),
+                        format!("{c}: allowed 1..360000 centiseconds (up to an hour)"),
+                    ));
+                }
+                *slot = c;
+            }
         }
         v.oom = r.choice("oom", OOM)?.unwrap_or(v.oom);
         v.oom_victim = r.choice("oom_victim", VICTIM)?.unwrap_or(v.oom_victim);

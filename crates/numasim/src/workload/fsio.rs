@@ -15,6 +15,7 @@ use crate::kernel::fs::iosim::{
 use crate::kernel::fs::laydown::LayDown;
 use crate::kernel::fs::layout::{FileLayout, VolumeAlloc, XfsAlloc};
 use crate::kernel::fs::{BufferPolicy, FsKind, TlbPurge};
+use crate::kernel::mm::page_writeback::DirtyLimits;
 use crate::kernel::KernelConfig;
 use crate::machine::Machine;
 use crate::report::Record;
@@ -225,6 +226,7 @@ impl Step {
                         file_bytes: self.file_size,
                         sim_file_bytes: (64 << 20).min(self.file_size),
                         purge_ns: purge_ns(&k, b),
+                        limits: DirtyLimits::from_sysctl(&k.vm),
                         seed,
                     };
                     match w.run(&mut layer) {
@@ -247,6 +249,7 @@ impl Step {
                             out.push(rec.record(&row, "sb_lock_wait_pct", "%", r.sb_lock_wait_pct));
                             out.push(rec.record(&row, "sb_calls_per_s", "1/s", r.sb_calls_per_s));
                             out.push(rec.record(&row, "disk_busy_pct", "%", r.disk_busy_pct));
+                            out.push(rec.record(&row, "writeback_age_s", "s", r.writeback_age_s));
                             out.push(rec.record(&row, "enospc", "flag", 0.0));
                         }
                         Err(_) => out.push(rec.record(&row, "enospc", "flag", 1.0)),

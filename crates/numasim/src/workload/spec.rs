@@ -966,7 +966,12 @@ pub static WORKLOADS: &[Spec] = &[
             m("pdflush_cpu_pct", "%", "pdflush's CPU (of one CPU)"),
             m("sb_lock_wait_pct", "%", "writers' time waiting for the filesystem's global lock"),
             m("sb_calls_per_s", "1/s", "critical sections entered per second"),
-            m("disk_busy_pct", "%", "mean disk utilisation during writeback"),
+            m("disk_busy_pct", "%", "mean disk utilisation over the timed run"),
+            m(
+                "writeback_age_s",
+                "s",
+                "how long after being dirtied a page is written back (pdflush's periodic pass, background writeout or the dirty threshold)",
+            ),
             ENOSPC,
         ],
         example_machine: "altix-a3700",

@@ -13,14 +13,17 @@
 //!    journal handle (and, with `data=ordered`, one more per page). An
 //!    event simulation of the writers over a short window gives their rate
 //!    and the lock wait.
-//! 2. Writeback: one `pdflush` per filesystem, CPU-bound at
-//!    `writeback_page_ns` a page; what it cannot write, `kswapd` writes in
-//!    LRU order, a small cluster at a time (B12).
+//! 2. Writeback (`mm::page_writeback`, B12): one `pdflush` per filesystem,
+//!    CPU-bound at `writeback_page_ns` a page, by its periodic pass or in
+//!    the background; what it cannot write, the writers write themselves
+//!    in `balance_dirty_pages()`, which slows them. kswapd reclaims clean
+//!    pages: in this steady state no page reaches the LRU tail dirty.
 //! 3. The disks: `pdflush` walks the dirty inodes writing up to
-//!    `MAX_WRITEBACK_PAGES` pages of each in file-offset order, in I/Os as
+//!    `MAX_WRITEBACK_PAGES` pages of each in file-offset order, the
+//!    throttled writers `sync_writeback_pages()` at a time, in I/Os as
 //!    large as the write clustering allows (buffer heads: `BH_MAX_BLOCKS`
 //!    blocks; bio: `BIO_MAX_PAGES` pages), split at stripe units and at
-//!    runs of the on-disk layout; `kswapd`'s share goes as small writes.
+//!    runs of the on-disk layout.
 
 use super::iosim::{Mutex, SWAP_CLUSTER_MAX};
 use super::laydown::{LayDown, MAX_WRITEBACK_PAGES};
@@ -32,6 +35,7 @@ use crate::kernel::block::BlockLayer;
 use crate::kernel::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::xfs_counter::XfsCounter;
+use crate::kernel::mm::page_writeback::{steady_state, sync_writeback_pages, DirtyLimits};
 use crate::machine::blockio::BlockParams;
 use crate::machine::Machine;
 
@@ -39,8 +43,6 @@ use crate::machine::Machine;
 pub const BIO_MAX_PAGES: u64 = 256;
 /// Buffer heads one clustered write carries on the old path (choice, docs/io.md).
 pub const BH_MAX_BLOCKS: u64 = 64;
-/// Pages kswapd writes around one dirty page it meets (choice, docs/io.md).
-pub const RECLAIM_WRITE_PAGES: u64 = 4;
 /// Simulated writer time per case: long against a lock hand-off (µs) and
 /// short enough to keep a case fast.
 pub const WRITER_WINDOW_NS: u64 = 4_000_000;
@@ -56,6 +58,8 @@ pub struct BufferedWrite<'a> {
     /// Bytes per file the disk stage lays down and writes back.
     pub sim_file_bytes: u64,
     pub purge_ns: f64,
+    /// The B12 writeback tunables.
+    pub limits: DirtyLimits,
     pub seed: u64,
 }
 
@@ -69,6 +73,8 @@ pub struct WriteRun {
     pub sb_lock_wait_pct: f64,
     pub sb_calls_per_s: f64,
     pub disk_busy_pct: f64,
+    /// How long after being dirtied a page is written back, s.
+    pub writeback_age_s: f64,
     /// Each stage's rate alone, MiB/s (writers, pdflush+kswapd, disks).
     pub writers_mibps: f64,
     pub disks_mibps: f64,
@@ -229,13 +235,15 @@ impl BufferedWrite<'_> {
         }
     }
 
-    /// Stage 3: the disks writing back `files`, `kswapd_share` of the pages
-    /// written by kswapd in small clusters. Returns (bytes/ns, ios, bytes, busy %).
+    /// Stage 3: the disks writing back `files`, `writer_share` of the bytes
+    /// by throttled writers `sync_chunk` bytes a pass, the rest by pdflush.
+    /// Returns (bytes/ns, ios, bytes, busy %).
     fn disks(
         &self,
         layer: &mut BlockLayer,
         files: &[FileLayout],
-        kswapd_share: f64,
+        writer_share: f64,
+        sync_chunk: u64,
     ) -> (f64, u64, u64, f64) {
         let page = self.m.page_size;
         let cluster = match (self.fs, self.knobs.xfs_write_clustering) {
@@ -245,7 +253,6 @@ impl BufferedWrite<'_> {
             _ => BIO_MAX_PAGES * page,
         };
         let chunk = MAX_WRITEBACK_PAGES * page;
-        let small = RECLAIM_WRITE_PAGES * page;
         let cap = layer.disks.len() * 2;
         #[derive(Clone, Copy)]
         enum Ev {
@@ -254,15 +261,14 @@ impl BufferedWrite<'_> {
             Done(usize),
         }
         let mut q: EventQueue<Ev> = EventQueue::with_capacity(layer.disks.len() + 2);
-        // Each file: written from the front by pdflush, kswapd takes pages
-        // from the back (the oldest dirty pages at the LRU tail lie ahead of
-        // pdflush's cursor in no file-offset order).
-        let mut front = vec![0u64; files.len()];
-        let mut back: Vec<u64> = files.iter().map(|f| f.bytes).collect();
+        // Each file is written from the front, in file-offset order, a pass
+        // at a time: pdflush's `chunk`, or a throttled writer's `sync_chunk`
+        // while the writers owe their share.
+        let mut done = vec![0u64; files.len()];
         let mut in_flight = 0usize;
-        let mut pass_left = chunk;
+        let mut pass_left = 0u64;
         let mut cur = 0usize;
-        let mut kswapd_debt = 0.0f64;
+        let mut writer_debt = 0.0f64;
         let mut started = Vec::new();
         let mut end = Time::ZERO;
         q.push(Time::ZERO, Ev::Issue).expect("start");
@@ -276,34 +282,34 @@ impl BufferedWrite<'_> {
                     while in_flight < cap && written < total {
                         // Find a file with dirty data.
                         let mut tries = 0;
-                        while front[cur] >= back[cur] && tries < files.len() {
+                        while done[cur] >= files[cur].bytes && tries < files.len() {
                             cur = (cur + 1) % files.len();
-                            pass_left = chunk;
+                            pass_left = 0;
                             tries += 1;
                         }
-                        if front[cur] >= back[cur] {
+                        if done[cur] >= files[cur].bytes {
                             break;
                         }
-                        let (off, len) = if kswapd_debt >= small as f64 {
-                            kswapd_debt -= small as f64;
-                            let len = small.min(back[cur] - front[cur]);
-                            back[cur] -= len;
-                            (back[cur], len)
-                        } else {
-                            let len = cluster.min(pass_left).min(back[cur] - front[cur]);
-                            let off = front[cur];
-                            front[cur] += len;
-                            pass_left -= len;
-                            kswapd_debt += len as f64 * kswapd_share / (1.0 - kswapd_share);
-                            if pass_left == 0 {
-                                cur = (cur + 1) % files.len();
-                                pass_left = chunk;
-                            }
-                            (off, len)
-                        };
+                        if pass_left == 0 {
+                            pass_left = if writer_debt >= sync_chunk as f64 {
+                                writer_debt -= sync_chunk as f64;
+                                sync_chunk
+                            } else {
+                                writer_debt += chunk as f64 * writer_share / (1.0 - writer_share);
+                                chunk
+                            };
+                        }
+                        let f = cur;
+                        let off = done[f];
+                        let len = cluster.min(pass_left).min(files[f].bytes - off);
+                        done[f] += len;
+                        pass_left -= len;
+                        if pass_left == 0 {
+                            cur = (cur + 1) % files.len();
+                        }
                         written += len;
                         let mut pieces = Vec::new();
-                        files[cur.min(files.len() - 1)].map(off, len, |v, l| pieces.push((v, l)));
+                        files[f].map(off, len, |v, l| pieces.push((v, l)));
                         for (v, l) in pieces {
                             in_flight += 1;
                             let part = Part {
@@ -351,13 +357,20 @@ impl BufferedWrite<'_> {
         let n = self.writers;
         let nodes = self.m.node_count().max(1);
         let w = self.writers();
-        let pd_bytes_per_ns = page as f64 / self.b.writeback_page_ns.max(1e-9);
         let demand = w.bytes_per_ns;
-        let kswapd_share = if demand > pd_bytes_per_ns {
-            (demand - pd_bytes_per_ns) / demand
-        } else {
-            0.0
-        };
+        let cpus = self.m.cpu_count().max(1);
+        let writer_cpus = (n as u64).min(cpus) as f64;
+        let memory = self.m.mem_bytes();
+        let wb = steady_state(
+            demand,
+            writer_cpus,
+            memory as f64,
+            page,
+            self.b.writeback_page_ns,
+            &self.limits,
+        );
+        let writer_share = wb.writers / wb.rate.max(1e-12);
+        let sync_chunk = sync_writeback_pages(memory, page, cpus) * page;
         let files = LayDown {
             fs: self.fs,
             writers: n as u64,
@@ -371,10 +384,41 @@ impl BufferedWrite<'_> {
             seed: self.seed,
         }
         .run()?;
-        let (disk_rate, ios, bytes, busy) = self.disks(layer, &files, kswapd_share);
+        let (disk_rate, ios, bytes, busy) = self.disks(layer, &files, writer_share, sync_chunk);
         // The global TLB purge lock bounds reclaim machine-wide (D19).
         let purge_rate = (SWAP_CLUSTER_MAX * page) as f64 / self.purge_ns.max(1e-9);
-        let rate = demand.min(disk_rate).min(purge_rate);
+        // CPUs busy at a dirtying rate (bytes/ns): the writers dirty (their
+        // spinning included) and write back what pdflush cannot; pdflush
+        // writes the rest; kswapd reclaims every page, all clean
+        // (mm::page_writeback). A slower downstream stage throttles the
+        // writers, not pdflush.
+        let per_byte = self.b.writeback_page_ns / page as f64;
+        let reclaim_per_byte =
+            (self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64) / page as f64;
+        // The writers' time splits into work and spinning on the lock.
+        let working = 1.0 - w.lock_wait_frac;
+        let cpus_busy = |rate: f64| {
+            let pdflush = rate.min(1.0 / per_byte.max(1e-12));
+            let dirtying = writer_cpus * (rate / demand.max(1e-12)).min(1.0);
+            (
+                dirtying * working + (rate - pdflush) * per_byte,
+                dirtying * (1.0 - working),
+                pdflush * per_byte,
+                rate * reclaim_per_byte,
+            )
+        };
+        let mut rate = wb.rate.min(disk_rate).min(purge_rate);
+        // Writers, pdflush and the kswapds share the machine's CPUs: where
+        // their work needs more, the writers get less time and dirty less
+        // (spinning on a lock gives way first: it moves nothing).
+        for _ in 0..8 {
+            let (w_cpu, _, p_cpu, k_cpu) = cpus_busy(rate);
+            let busy = w_cpu + p_cpu + k_cpu;
+            if busy <= cpus as f64 * (1.0 + 1e-9) {
+                break;
+            }
+            rate *= cpus as f64 / busy;
+        }
         // The timed run: truncate the previous file, then write this one.
         let trunc_ns = match self.fs {
             FsKind::Xfs => {
@@ -396,18 +440,19 @@ impl BufferedWrite<'_> {
         let elapsed_ns = trunc_ns + total / rate.max(1e-12);
         let mibps = total / elapsed_ns * 1e9 / (1u64 << 20) as f64;
         let write_share = (total / rate) / elapsed_ns;
-        // CPU, in CPUs busy: writers run when not throttled; pdflush writes
-        // its share; kswapd reclaims every page and writes the rest.
-        let pages_per_ns = rate / page as f64;
-        let writers_cpu = n as f64 * (rate / demand.max(1e-12)).min(1.0) * write_share;
-        let pdflush_cpu =
-            (pages_per_ns * (1.0 - kswapd_share) * self.b.writeback_page_ns).min(1.0) * write_share;
-        let kswapd_total = pages_per_ns
-            * (self.b.reclaim_page_ns
-                + self.purge_ns / SWAP_CLUSTER_MAX as f64
-                + kswapd_share * self.b.writeback_page_ns)
-            * write_share;
+        let (w_cpu, spin_cpu, p_cpu, k_cpu) = cpus_busy(rate);
+        let spin_cpu = spin_cpu.min((cpus as f64 - w_cpu - p_cpu - k_cpu).max(0.0));
+        let writers_cpu = (w_cpu + spin_cpu) * write_share;
+        let pdflush_cpu = p_cpu.min(1.0) * write_share;
+        let kswapd_total = k_cpu * write_share;
         let kswapd_per_node = (kswapd_total / nodes as f64).min(1.0);
+        // Held back by the disks or the CPUs, the writers wait at the dirty
+        // threshold in balance_dirty_pages().
+        let writeback_age_ns = if rate < wb.rate * (1.0 - 1e-9) {
+            self.limits.thresholds(memory as f64).1 / rate.max(1e-12)
+        } else {
+            wb.dirty_age_ns
+        };
         Ok(WriteRun {
             write_mibps: mibps,
             cpu_pct_per_mibps: 100.0 * (writers_cpu + pdflush_cpu + kswapd_per_node * nodes as f64)
@@ -420,6 +465,7 @@ impl BufferedWrite<'_> {
             // The disk stage ran flat out; the timed run gives the disks the
             // same busy time over its own, longer, elapsed time.
             disk_busy_pct: busy * (rate / disk_rate.max(1e-12)).min(1.0) * write_share,
+            writeback_age_s: writeback_age_ns / 1e9,
             writers_mibps: demand * 1e9 / (1u64 << 20) as f64,
             disks_mibps: disk_rate * 1e9 / (1u64 << 20) as f64,
         })

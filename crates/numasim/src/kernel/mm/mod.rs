@@ -16,6 +16,7 @@ pub mod mempolicy;
 pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_cache_size;
+pub mod page_writeback;
 pub mod swap;
 pub mod tlb;
 pub mod vm;
