@@ -48,7 +48,7 @@ impl DirtyLimits {
     /// `get_dirty_limits()` with no mapped pages: (background, dirty)
     /// thresholds in bytes of `memory`.
     pub fn thresholds(&self, memory: f64) -> (f64, f64) {
-        let dirty = self.dirty_ratio.min(50).max(5);
+        let dirty = self.dirty_ratio.clamp(5, 50);
         let background = if self.background_ratio >= dirty {
             dirty / 2
         } else {
