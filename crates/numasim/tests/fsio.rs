@@ -178,6 +178,26 @@ fn past_pdflush_the_writers_write_back_in_file_order_not_kswapd() {
 }
 
 #[test]
+fn a_buffered_read_case_draws_its_largest_runs_disks_as_a_heat_map() {
+    let text = "name = \"t\"\nseed = 3\n[machine]\npreset = \"altix-a3700\"\n[kernel]\nbuffer_policy = \"interleave\"\n[[run]]\nworkload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [1, 4]\nfile_size = \"64 MiB\"\n";
+    let sc = Scenario::from_str(text, "t.toml", None).unwrap();
+    let (recs, files) = numasim::scenario::run::run_with_artifacts(&sc, &[], true, &|| {}).unwrap();
+    let maps: Vec<_> = files.iter().filter(|a| a.kind == "disk-busy.svg").collect();
+    assert_eq!(maps.len(), 1);
+    assert_eq!(
+        maps[0].case.last(),
+        Some(&("threads".to_string(), json!(4)))
+    );
+    // One cell per disk, and its mean is the run's disk_busy_pct.
+    assert_eq!(
+        maps[0].content.matches("% busy</title></rect>").count(),
+        256
+    );
+    let mean = format!("mean {:.1}%", get(&recs, "disk_busy_pct", 4));
+    assert!(maps[0].content.contains(&mean), "{mean}");
+}
+
+#[test]
 fn the_fast_tlb_purge_raises_buffered_read_throughput() {
     let step =
         "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 24\nfile_size = \"128 MiB\"\n";

@@ -1,6 +1,7 @@
 //! Tidy records and their views: tables, CSV, JSONL, SVG plots.
 
 pub mod csv;
+pub mod disk_heat;
 pub mod hint;
 pub mod html;
 pub mod out;

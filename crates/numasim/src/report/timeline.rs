@@ -186,7 +186,7 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<(String, usi
 const SCALE_ID: &str = "page-cache-share";
 
 /// Heat-map colour of a page-cache share in 0..=1: white to blue.
-fn share_color(share: f64) -> String {
+pub(crate) fn share_color(share: f64) -> String {
     let c = (255.0 * (1.0 - share.clamp(0.0, 1.0))) as u8;
     format!("rgb({c},{c},255)")
 }

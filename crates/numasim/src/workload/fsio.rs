@@ -18,7 +18,8 @@ use crate::kernel::fs::{BufferPolicy, FsKind, TlbPurge};
 use crate::kernel::mm::page_writeback::DirtyLimits;
 use crate::kernel::KernelConfig;
 use crate::machine::Machine;
-use crate::report::Record;
+use crate::report::disk_heat;
+use crate::report::{Artifact, Record};
 use crate::scenario::table::TableReader;
 use serde_json::json;
 
@@ -173,6 +174,30 @@ impl Step {
                 "direct-io" => self.direct(&m, &k, seed, n, &rec, &row, &mut out),
                 "buffered-read" => match self.read_once(&m, &k, seed, n) {
                     Some(run) => {
+                        // The heat map of the case's largest run.
+                        if Some(&n) == self.threads.iter().max() {
+                            if let Some(files) = sim.artifacts.as_mut() {
+                                let disks = run.per_disk_busy_pct.len();
+                                let per_row = if disks <= 16 {
+                                    disks
+                                } else {
+                                    (disks as f64).sqrt().ceil() as usize
+                                };
+                                let title = format!("{}: {n} readers", sim.experiment);
+                                if let Some((svg, at)) =
+                                    disk_heat::to_svg(&run.per_disk_busy_pct, per_row, &title)
+                                {
+                                    let mut case = rec.keys().to_vec();
+                                    case.push(("threads".into(), json!(n)));
+                                    files.push(Artifact {
+                                        case,
+                                        kind: "disk-busy.svg".into(),
+                                        content: svg,
+                                        name_at: Some(at),
+                                    });
+                                }
+                            }
+                        }
                         out.push(rec.record(&row, "read_gibps", "GiB/s", run.gibps()));
                         out.push(rec.record(
                             &row,
