@@ -2,7 +2,7 @@
 //! group per case, the published value as a tick where one exists.
 
 use super::table::fmt_json;
-use super::{Record, Role};
+use super::{Bound, Record, Role};
 use serde_json::Value as Json;
 
 /// Series colours (Tableau 10), in case order.
@@ -106,13 +106,16 @@ pub fn node_bars(
             // Wide enough bars also carry the role's marker on the tick.
             if bar_w >= 8.0 {
                 s += &paper_mark(x + bar_w / 2.0, y, r.role);
+                s += &bound_arrow(x + bar_w / 2.0, y, r.paper_bound);
             }
         }
     }
     for r in recs.iter().filter(|r| thin && r.paper.is_some()) {
         let node = r.case_value("node").and_then(Json::as_u64).unwrap_or(0) as f64;
         let p = r.paper.unwrap_or(0.0);
-        s += &paper_mark(left + (node + 0.5) * group_w, ax.y(p, top, plot_h), r.role);
+        let (x, y) = (left + (node + 0.5) * group_w, ax.y(p, top, plot_h));
+        s += &paper_mark(x, y, r.role);
+        s += &bound_arrow(x, y, r.paper_bound);
     }
     let step = (nodes / 32).max(1);
     for n in (0..nodes).step_by(step) {
@@ -384,7 +387,7 @@ fn case_lines(
     // Lines closer than their own width hide each other.
     const LINE_W: f64 = 2.0;
     // Per case, its points in pixels (x, y, paper y), left to right.
-    type Pt = (f64, f64, Option<(f64, Option<Role>)>);
+    type Pt = (f64, f64, Option<(f64, Option<Role>, Bound)>);
     let lines: Vec<Vec<Pt>> = cases
         .iter()
         .map(|c| {
@@ -395,7 +398,7 @@ fn case_lines(
                     (
                         px(x),
                         py(r.value.unwrap_or(0.0)),
-                        r.paper.map(|p| (py(p), r.role)),
+                        r.paper.map(|p| (py(p), r.role, r.paper_bound)),
                     )
                 })
                 .collect();
@@ -442,8 +445,9 @@ fn case_lines(
         );
         for &(x, y, p) in line {
             s += &format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>\n");
-            if let Some((p, role)) = p {
+            if let Some((p, role, bound)) = p {
                 s += &paper_mark(x, p, role);
+                s += &bound_arrow(x, p, bound);
             }
         }
         let note = under
@@ -472,7 +476,35 @@ pub const PAPER_LEGEND: &str = "published value (paper)";
 /// Legend lines under a plot: one per case, one more for the paper's
 /// marks when any record has a published value.
 fn legend_lines<'a>(cases: usize, recs: impl IntoIterator<Item = &'a Record>) -> usize {
-    cases + roles_present(recs).len()
+    cases + paper_legend_lines(recs)
+}
+
+/// Legend lines for the paper's marks: one per role, one more if any
+/// published value is a bound.
+fn paper_legend_lines<'a>(recs: impl IntoIterator<Item = &'a Record>) -> usize {
+    let recs: Vec<&Record> = recs.into_iter().collect();
+    roles_present(recs.iter().copied()).len()
+        + usize::from(
+            recs.iter()
+                .any(|r| r.paper.is_some() && r.paper_bound != Bound::At),
+        )
+}
+
+/// A ceiling's mark points down, a floor's up: the side the value must be on.
+pub fn bound_arrow(x: f64, y: f64, bound: Bound) -> String {
+    let (dir, class) = match bound {
+        Bound::At => return String::new(),
+        Bound::Below => (1.0, "below"),
+        Bound::Above => (-1.0, "above"),
+    };
+    let (y0, y1) = (y + dir * 6.0, y + dir * 18.0);
+    format!(
+        "<path class=\"paper bound {class}\" d=\"M{x:.1},{y0:.1} L{x:.1},{y1:.1} M{:.1},{:.1} L{x:.1},{y1:.1} L{:.1},{:.1}\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+        x - 4.0,
+        y1 - dir * 5.0,
+        x + 4.0,
+        y1 - dir * 5.0
+    )
 }
 
 /// The roles of the published values among `recs`, in legend order; a
@@ -526,8 +558,13 @@ fn role_legend<'a>(
     legend_top: f64,
     tick: bool,
 ) -> String {
+    let recs: Vec<&Record> = recs.into_iter().collect();
+    let bounded = recs
+        .iter()
+        .any(|r| r.paper.is_some() && r.paper_bound != Bound::At);
+    let roles = roles_present(recs.iter().copied()).len();
     let mut s = String::new();
-    for (i, role) in roles_present(recs).into_iter().enumerate() {
+    for (i, role) in roles_present(recs.iter().copied()).into_iter().enumerate() {
         let y = legend_top + 18.0 * i as f64;
         if tick {
             s += &format!(
@@ -542,6 +579,14 @@ fn role_legend<'a>(
             "<text x=\"{:.1}\" y=\"{y:.1}\">{PAPER_LEGEND}, {}</text>\n",
             left + 14.0,
             role_words(role)
+        );
+    }
+    if bounded {
+        let y = legend_top + 18.0 * roles as f64;
+        s += &bound_arrow(left + 5.0, y - 16.0, Bound::Below);
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{y:.1}\">an arrow: the published value is a bound (down: the model must stay under it; up: over it)</text>\n",
+            left + 14.0
         );
     }
     s
@@ -606,7 +651,7 @@ pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String
     let (lo, hi) = vals.fold((0.0f64, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
     let ax = YAxis::linear(lo, hi);
     let bar_h = 22.0;
-    let legend = 18.0 * roles_present(recs.iter().copied()).len() as f64;
+    let legend = 18.0 * paper_legend_lines(recs.iter().copied()) as f64;
     let (w, top, left) = (900.0, 40.0, label_w);
     let ph = bar_h * recs.len() as f64;
     let h = top + ph + 50.0 + legend;
@@ -905,6 +950,14 @@ mod tests {
             !svg.contains("coincides") && !svg.contains("dasharray"),
             "{svg}"
         );
+    }
+
+    #[test]
+    fn a_bound_points_to_the_side_the_value_must_be_on() {
+        assert!(bound_arrow(10.0, 50.0, Bound::At).is_empty());
+        // The shaft runs from just past the mark to its tip.
+        assert!(bound_arrow(10.0, 50.0, Bound::Below).contains("M10.0,56.0 L10.0,68.0"));
+        assert!(bound_arrow(10.0, 50.0, Bound::Above).contains("M10.0,44.0 L10.0,32.0"));
     }
 
     #[test]
