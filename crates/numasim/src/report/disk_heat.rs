@@ -5,7 +5,7 @@
 //! that sends the readers to a few disks (Ext2's interleaved runs, one
 //! node's port) shows as a pattern.
 
-use super::timeline::{escape, share_color};
+use super::timeline::{colour_scale, escape, share_color};
 
 /// Cell size, pixels.
 const CELL: f64 = 18.0;
@@ -54,19 +54,14 @@ pub fn to_svg(busy_pct: &[f64], per_row: usize, title: &str) -> Option<(String, 
         );
     }
     // The colour scale: the cells' mapping, 0 to 100% busy.
-    let (sx, sy, sw) = (left, top + rows as f64 * CELL + 24.0, 160.0);
-    s += &format!(
-        "<defs><linearGradient id=\"disk-busy\"><stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"1\" stop-color=\"{}\"/></linearGradient></defs>\n\
-         <rect x=\"{sx:.1}\" y=\"{sy:.1}\" width=\"{sw}\" height=\"10\" fill=\"url(#disk-busy)\" stroke=\"#999\"/>\n\
-         <text x=\"{sx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">0%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">50%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">100% busy</text>\n</svg>\n",
-        share_color(0.0),
-        share_color(1.0),
-        sy + 24.0,
-        sx + sw / 2.0,
-        sy + 24.0,
-        sx + sw,
-        sy + 24.0,
+    s += &colour_scale(
+        "disk-busy",
+        left,
+        top + rows as f64 * CELL + 24.0,
+        None,
+        "100% busy",
     );
+    s += "</svg>\n";
     Some((s, title_end))
 }
 

@@ -163,27 +163,42 @@ pub fn to_svg(samples: &[Sample], page: u64, title: &str) -> Option<(String, usi
         lx = left - 5.0,
     );
     // The heat map's colour scale: the same mapping as the cells, 0 to 100%.
-    let (sx, sy, sw) = (left + plot_w - 240.0, bottom + 30.0, 160.0);
-    s += &format!(
-        "<defs><linearGradient id=\"{SCALE_ID}\"><stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"1\" stop-color=\"{}\"/></linearGradient></defs>\n\
-         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">page cache share</text>\n\
-         <rect x=\"{sx:.1}\" y=\"{sy:.1}\" width=\"{sw}\" height=\"10\" fill=\"url(#{SCALE_ID})\" stroke=\"#999\"/>\n\
-         <text x=\"{sx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">0%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">50%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">100%</text>\n</svg>\n",
-        share_color(0.0),
-        share_color(1.0),
-        sx - 8.0,
-        sy + 9.0,
-        sy + 24.0,
-        sx + sw / 2.0,
-        sy + 24.0,
-        sx + sw,
-        sy + 24.0,
-    );
+    let (sx, sy) = (left + plot_w - 240.0, bottom + 30.0);
+    s += &colour_scale(SCALE_ID, sx, sy, Some("page cache share"), "100%");
+    s += "</svg>\n";
     Some((s, title_end))
 }
 
 /// The id of the heat map's colour-scale gradient.
 const SCALE_ID: &str = "page-cache-share";
+
+/// A 160-pixel colour scale of [`share_color`] at (x, y): a gradient
+/// `id`, an optional label before it, "0%", "50%" and `end` under it.
+pub(crate) fn colour_scale(id: &str, x: f64, y: f64, before: Option<&str>, end: &str) -> String {
+    let w = 160.0;
+    let mut s = format!(
+        "<defs><linearGradient id=\"{id}\"><stop offset=\"0\" stop-color=\"{}\"/><stop offset=\"1\" stop-color=\"{}\"/></linearGradient></defs>\n",
+        share_color(0.0),
+        share_color(1.0),
+    );
+    if let Some(label) = before {
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>\n",
+            x - 8.0,
+            y + 9.0
+        );
+    }
+    s += &format!(
+        "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w}\" height=\"10\" fill=\"url(#{id})\" stroke=\"#999\"/>\n\
+         <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">0%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">50%</text><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{end}</text>\n",
+        y + 24.0,
+        x + w / 2.0,
+        y + 24.0,
+        x + w,
+        y + 24.0,
+    );
+    s
+}
 
 /// Heat-map colour of a page-cache share in 0..=1: white to blue.
 pub(crate) fn share_color(share: f64) -> String {
