@@ -35,7 +35,9 @@ use crate::kernel::block::BlockLayer;
 use crate::kernel::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::xfs_counter::XfsCounter;
-use crate::kernel::mm::page_writeback::{steady_state, sync_writeback_pages, DirtyLimits};
+use crate::kernel::mm::page_writeback::{
+    dirty_age, steady_state, sync_writeback_pages, DirtyLimits,
+};
 use crate::machine::blockio::BlockParams;
 use crate::machine::Machine;
 
@@ -446,12 +448,13 @@ impl BufferedWrite<'_> {
         let pdflush_cpu = p_cpu.min(1.0) * write_share;
         let kswapd_total = k_cpu * write_share;
         let kswapd_per_node = (kswapd_total / nodes as f64).min(1.0);
-        // Held back by the disks or the CPUs, the writers wait at the dirty
-        // threshold in balance_dirty_pages().
-        let writeback_age_ns = if rate < wb.rate * (1.0 - 1e-9) {
+        // Held back by the disks or the purge lock, the writers wait at the
+        // dirty threshold in balance_dirty_pages(); held back by the CPUs
+        // they just dirty more slowly.
+        let writeback_age_ns = if disk_rate.min(purge_rate) < wb.rate {
             self.limits.thresholds(memory as f64).1 / rate.max(1e-12)
         } else {
-            wb.dirty_age_ns
+            dirty_age(rate, 1.0 / per_byte.max(1e-12), memory as f64, &self.limits).0
         };
         Ok(WriteRun {
             write_mibps: mibps,

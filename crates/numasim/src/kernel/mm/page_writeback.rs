@@ -111,20 +111,10 @@ pub fn steady_state(
     writeback_page_ns: f64,
     limits: &DirtyLimits,
 ) -> WritebackSplit {
-    let (background, dirty) = limits.thresholds(memory);
     let per_byte = writeback_page_ns / page as f64;
     let pdflush_max = 1.0 / per_byte.max(1e-12);
     if demand <= pdflush_max {
-        // The periodic pass writes a page on average half a period after it
-        // expires; if the dirty pages would pass the background threshold
-        // before that, background writeout takes them younger.
-        let kupdate_age = limits.expire_ns + limits.writeback_ns / 2.0;
-        let background_age = background / demand.max(1e-12);
-        let (dirty_age_ns, mode) = if kupdate_age <= background_age {
-            (kupdate_age, PdflushMode::Kupdate)
-        } else {
-            (background_age, PdflushMode::Background)
-        };
+        let (dirty_age_ns, mode) = dirty_age(demand, pdflush_max, memory, limits);
         return WritebackSplit {
             rate: demand,
             pdflush: demand,
@@ -138,12 +128,39 @@ pub fn steady_state(
     // rate × (n / demand + per_byte) = n + pdflush_max × per_byte.
     let n = writer_cpus.max(1.0);
     let rate = ((n + 1.0) / (n / demand + per_byte)).min(demand);
+    let (dirty_age_ns, mode) = dirty_age(rate, pdflush_max, memory, limits);
     WritebackSplit {
         rate,
         pdflush: pdflush_max,
         writers: rate - pdflush_max,
-        dirty_age_ns: dirty / rate,
-        mode: PdflushMode::Saturated,
+        dirty_age_ns,
+        mode,
+    }
+}
+
+/// How old a page is when written back, and how pdflush runs, when pages
+/// are dirtied at `rate` bytes/ns and pdflush can write `pdflush_max`.
+pub fn dirty_age(
+    rate: f64,
+    pdflush_max: f64,
+    memory: f64,
+    limits: &DirtyLimits,
+) -> (f64, PdflushMode) {
+    let (background, dirty) = limits.thresholds(memory);
+    let rate = rate.max(1e-12);
+    if rate > pdflush_max {
+        // The dirty pages stand at the dirty threshold.
+        return (dirty / rate, PdflushMode::Saturated);
+    }
+    // The periodic pass writes a page on average half a period after it
+    // expires; if the dirty pages would pass the background threshold
+    // before that, background writeout takes them younger.
+    let kupdate_age = limits.expire_ns + limits.writeback_ns / 2.0;
+    let background_age = background / rate;
+    if kupdate_age <= background_age {
+        (kupdate_age, PdflushMode::Kupdate)
+    } else {
+        (background_age, PdflushMode::Background)
     }
 }
 
