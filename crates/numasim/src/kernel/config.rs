@@ -265,6 +265,10 @@ impl KernelConfig {
             crate::kernel::fs::KernelVersion::V2_6_15
         });
         k.io = crate::kernel::fs::IoKnobs::read(r, io_base, io_version.is_some())?;
+        // IO-less dirty throttling (3.2) on the releases after it, unless given.
+        if version >= Era::V3_10 && !r.has("dirty_throttle") {
+            k.io.dirty_throttle = crate::kernel::fs::DirtyThrottle::IoLess;
+        }
         // The version boots with its zone_reclaim_mode unless it is given (B13).
         if io_version.is_some() && !r.has("zone_reclaim_mode") {
             k.vm.zone_reclaim_mode = k.io.zone_reclaim_default();

@@ -28,7 +28,7 @@
 use super::iosim::{Mutex, SWAP_CLUSTER_MAX};
 use super::laydown::{LayDown, MAX_WRITEBACK_PAGES};
 use super::layout::{Enospc, FileLayout};
-use super::{Ext3Data, FsKind, IoKnobs, SbCounters, WriteBegin, WriteClustering};
+use super::{DirtyThrottle, Ext3Data, FsKind, IoKnobs, SbCounters, WriteBegin, WriteClustering};
 use crate::engine::{CacheLine, Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
@@ -370,6 +370,7 @@ impl BufferedWrite<'_> {
             page,
             self.b.writeback_page_ns,
             &self.limits,
+            self.knobs.dirty_throttle == DirtyThrottle::IoLess,
         );
         let writer_share = wb.writers / wb.rate.max(1e-12);
         let sync_chunk = sync_writeback_pages(memory, page, cpus) * page;
@@ -392,21 +393,27 @@ impl BufferedWrite<'_> {
         // CPUs busy at a dirtying rate (bytes/ns): the writers dirty (their
         // spinning included) and write back what pdflush cannot; pdflush
         // writes the rest; kswapd reclaims every page, all clean
-        // (mm::page_writeback). A slower downstream stage throttles the
-        // writers, not pdflush.
+        // (mm::page_writeback), as far as one thread per node can. A slower
+        // downstream stage throttles the writers, not pdflush.
         let per_byte = self.b.writeback_page_ns / page as f64;
         let reclaim_per_byte =
             (self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64) / page as f64;
         // The writers' time splits into work and spinning on the lock.
         let working = 1.0 - w.lock_wait_frac;
+        // One kswapd per node; what they cannot free the allocating writers
+        // free themselves (direct reclaim in __alloc_pages()).
+        let kswapd_max = nodes as f64 / reclaim_per_byte.max(1e-12);
         let cpus_busy = |rate: f64| {
             let pdflush = rate.min(1.0 / per_byte.max(1e-12));
+            let kswapd = rate.min(kswapd_max);
             let dirtying = writer_cpus * (rate / demand.max(1e-12)).min(1.0);
             (
-                dirtying * working + (rate - pdflush) * per_byte,
+                dirtying * working
+                    + (rate - pdflush) * per_byte
+                    + (rate - kswapd) * reclaim_per_byte,
                 dirtying * (1.0 - working),
                 pdflush * per_byte,
-                rate * reclaim_per_byte,
+                kswapd * reclaim_per_byte,
             )
         };
         let mut rate = wb.rate.min(disk_rate).min(purge_rate);

@@ -55,6 +55,13 @@ knob_enum!(Ext3Data {
     Writeback = "writeback",
     Ordered = "ordered",
 });
+// How balance_dirty_pages() holds a dirtier back when writeback falls
+// behind: it writes back itself (2.6 to 3.1), or it sleeps while the
+// flusher writes (IO-less dirty throttling, Linux 3.2).
+knob_enum!(DirtyThrottle {
+    Writeback = "writeback",
+    IoLess = "io-less",
+});
 knob_enum!(WriteBegin {
     PerBlock = "per-block",
     MultiBlock = "multi-block",
@@ -73,6 +80,7 @@ pub struct IoKnobs {
     pub buffer_policy: BufferPolicy,
     pub ext3_data: Ext3Data,
     pub write_begin: WriteBegin,
+    pub dirty_throttle: DirtyThrottle,
 }
 
 impl IoKnobs {
@@ -96,6 +104,7 @@ impl IoKnobs {
             buffer_policy: BufferPolicy::Local,
             ext3_data: Ext3Data::Writeback,
             write_begin: WriteBegin::PerBlock,
+            dirty_throttle: DirtyThrottle::Writeback,
         }
     }
     /// `vm.zone_reclaim_mode` the version boots with (B13).
@@ -129,6 +138,9 @@ impl IoKnobs {
         k.write_begin = r
             .choice("write_begin", WriteBegin::NAMES)?
             .unwrap_or(k.write_begin);
+        k.dirty_throttle = r
+            .choice("dirty_throttle", DirtyThrottle::NAMES)?
+            .unwrap_or(k.dirty_throttle);
         Ok(k)
     }
 
@@ -141,6 +153,7 @@ impl IoKnobs {
             "buffer_policy" => json!(self.buffer_policy.name()),
             "ext3_data" => json!(self.ext3_data.name()),
             "write_begin" => json!(self.write_begin.name()),
+            "dirty_throttle" => json!(self.dirty_throttle.name()),
             _ => return None,
         })
     }

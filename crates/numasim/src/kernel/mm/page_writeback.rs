@@ -14,7 +14,9 @@
 //! - `balance_dirty_pages()`: when pdflush cannot keep up, the dirty pages
 //!   grow to the dirty threshold and the writers themselves write back
 //!   (`writeback_inodes()`, `sync_writeback_pages()` at a time) before
-//!   they may dirty more.
+//!   they may dirty more. From Linux 3.2 (IO-less dirty throttling, Wu
+//!   Fengguang) they only sleep, and the device's flusher thread (pdflush's
+//!   successor since 2.6.32) alone sets the rate.
 //!
 //! kswapd writes a page itself only when it meets it still dirty at the
 //! tail of the LRU, that is when pages are written back later than they
@@ -102,7 +104,8 @@ pub struct WritebackSplit {
 
 /// The steady state of writers that together dirty `demand` bytes/ns when
 /// nothing throttles them, on `writer_cpus` CPUs, with pdflush writing a
-/// page of `page` bytes in `writeback_page_ns`.
+/// page of `page` bytes in `writeback_page_ns`; `io_less`: throttled
+/// writers sleep instead of writing back (3.2 on).
 pub fn steady_state(
     demand: f64,
     writer_cpus: f64,
@@ -110,6 +113,7 @@ pub fn steady_state(
     page: u64,
     writeback_page_ns: f64,
     limits: &DirtyLimits,
+    io_less: bool,
 ) -> WritebackSplit {
     let per_byte = writeback_page_ns / page as f64;
     let pdflush_max = 1.0 / per_byte.max(1e-12);
@@ -126,8 +130,13 @@ pub fn steady_state(
     // The writers' CPU time is shared between dirtying (all of it at
     // `demand`) and writing back what pdflush cannot:
     // rate × (n / demand + per_byte) = n + pdflush_max × per_byte.
+    // IO-less, they wait for the flusher instead.
     let n = writer_cpus.max(1.0);
-    let rate = ((n + 1.0) / (n / demand + per_byte)).min(demand);
+    let rate = if io_less {
+        pdflush_max
+    } else {
+        ((n + 1.0) / (n / demand + per_byte)).min(demand)
+    };
     let (dirty_age_ns, mode) = dirty_age(rate, pdflush_max, memory, limits);
     WritebackSplit {
         rate,
@@ -188,8 +197,8 @@ mod tests {
         // 24 GiB: background at 2.4 GiB; 30 s + 2.5 s of dirtying must stay
         // under it for kupdate alone to write back.
         let m = 24.0 * GIB;
-        let slow = steady_state(GIB / 1e9 * 0.05, 1.0, m, 16384, 10_000.0, &limits());
-        let fast = steady_state(GIB / 1e9 * 0.5, 1.0, m, 16384, 10_000.0, &limits());
+        let slow = steady_state(GIB / 1e9 * 0.05, 1.0, m, 16384, 10_000.0, &limits(), false);
+        let fast = steady_state(GIB / 1e9 * 0.5, 1.0, m, 16384, 10_000.0, &limits(), false);
         assert_eq!(slow.mode, PdflushMode::Kupdate);
         assert_eq!(fast.mode, PdflushMode::Background);
         assert!(fast.dirty_age_ns < slow.dirty_age_ns);
@@ -201,11 +210,22 @@ mod tests {
         let m = 24.0 * GIB;
         let page = 16384;
         let pd = page as f64 / 10_000.0;
-        let s = steady_state(2.0 * pd, 4.0, m, page, 10_000.0, &limits());
+        let s = steady_state(2.0 * pd, 4.0, m, page, 10_000.0, &limits(), false);
         assert_eq!(s.mode, PdflushMode::Saturated);
         assert!(s.rate < 2.0 * pd && s.rate > pd);
         // Conservation: everything dirtied is written back by someone.
         assert!((s.pdflush + s.writers - s.rate).abs() < 1e-12);
+    }
+
+    #[test]
+    fn io_less_throttling_leaves_the_rate_to_the_flusher() {
+        let m = 24.0 * GIB;
+        let page = 16384;
+        let pd = page as f64 / 10_000.0;
+        let s = steady_state(2.0 * pd, 4.0, m, page, 10_000.0, &limits(), true);
+        assert_eq!((s.rate, s.writers), (pd, 0.0));
+        let old = steady_state(2.0 * pd, 4.0, m, page, 10_000.0, &limits(), false);
+        assert!(old.rate > s.rate);
     }
 
     #[test]
@@ -217,7 +237,7 @@ mod tests {
             l.background_ratio = bg;
             for rate in [0.01, 0.1, 0.5, 1.0, 3.0] {
                 let m = 24.0 * GIB;
-                let s = steady_state(rate, 4.0, m, 16384, 10_000.0, &l);
+                let s = steady_state(rate, 4.0, m, 16384, 10_000.0, &l, false);
                 let lru_age = m / s.rate;
                 assert!(s.dirty_age_ns < lru_age, "{d} {bg} {rate}");
             }
