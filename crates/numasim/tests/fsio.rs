@@ -428,10 +428,14 @@ fn io_less_throttling_leaves_buffered_writes_to_the_flusher() {
     // From 3.2 a writer over the dirty limit sleeps instead of writing back
     // itself, so on 6.8 more writers do not write faster than one flusher;
     // the 2.6 way (the writers write back too) keeps scaling.
-    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1, 8]\nfile_size = \"256 MiB\"";
+    let step =
+        "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1, 8]\nfile_size = \"256 MiB\"";
     let io_less = nvme("", step);
     let old = nvme("dirty_throttle = \"writeback\"", step);
-    let (a1, a8) = (get(&io_less, "write_mibps", 1), get(&io_less, "write_mibps", 8));
+    let (a1, a8) = (
+        get(&io_less, "write_mibps", 1),
+        get(&io_less, "write_mibps", 8),
+    );
     assert!((a8 / a1 - 1.0).abs() < 0.01, "io-less: {a1} -> {a8} MiB/s");
     assert!(get(&io_less, "pdflush_cpu_pct", 8) > 99.0);
     assert!(get(&old, "write_mibps", 8) > 2.0 * a8);

@@ -118,7 +118,6 @@ impl BufferedWrite<'_> {
             ),
         };
         let hold_ns = block_hold + page_hold / calls_per_page as f64;
-        let extra_per_page = 0.0;
         let percpu = self.fs == FsKind::Xfs && self.knobs.xfs_sb_counters == SbCounters::PerCpu;
         // Writers sharing a CPU take turns on it: only one per CPU contends.
         let n = self.writers.min(self.m.cpu_count().max(1) as usize);
@@ -158,7 +157,6 @@ impl BufferedWrite<'_> {
         }
         let end = Time(WRITER_WINDOW_NS);
         let node = |w: usize| self.m.cpu_node(self.cpu(w) as u64).unwrap_or(0);
-        let mut percpu_extra = 0.0;
         while let Some((now, ev)) = q.pop_until(end) {
             match ev {
                 Ev::Want(w) => {
@@ -171,7 +169,6 @@ impl BufferedWrite<'_> {
                         let mut ns = hold_ns;
                         if counter.stats().rebalances > before {
                             ns += self.m.cpu_count() as f64 * self.m.line_transfer_ns(0, 1);
-                            percpu_extra += ns;
                         }
                         calls += 1;
                         q.push(now + Dur(ns.round() as u64), Ev::Release(w))
@@ -218,13 +215,12 @@ impl BufferedWrite<'_> {
                     if calls_left[w] == 0 {
                         calls_left[w] = calls_per_page;
                         pages[w] += 1;
-                        next = now + Dur((copy_ns + extra_per_page).round() as u64);
+                        next = now + Dur(copy_ns.round() as u64);
                     }
                     q.push(next, Ev::Want(w)).expect("future");
                 }
             }
         }
-        let _ = percpu_extra;
         for w in (0..n).filter(|&w| spinning[w]) {
             waited += end - asked[w].min(end);
         }
