@@ -10,6 +10,7 @@ pub mod bootmem;
 pub mod filemap;
 pub mod hash;
 pub mod hugetlb;
+pub mod kswapd;
 pub mod memcost;
 pub mod memory;
 pub mod mempolicy;
