@@ -338,17 +338,38 @@ fn nvme_direct_reads_keep_every_drive_busy_wherever_the_buffers_are() {
 }
 
 #[test]
-fn nvme_buffered_reads_with_local_cache_leave_one_kswapd_doing_all_reclaim() {
-    // All 16 readers sit on socket 0: with local page cache only node 0's
-    // kswapd reclaims; interleaved, both do.
+fn nvme_buffered_readers_bound_to_a_node_leave_one_kswapd_doing_all_reclaim() {
+    // All 16 readers sit on socket 0. Bound there (`numactl --membind`),
+    // only node 0's kswapd reclaims; interleaved, both do.
     let step = "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [16]\nfile_size = \"128 MiB\"\nreadahead = \"128 KiB\"";
-    let local = get(&nvme("buffer_policy = \"local\"", step), "read_gibps", 16);
+    let bound = get(&nvme("buffer_policy = \"bind\"", step), "read_gibps", 16);
     let inter = get(
         &nvme("buffer_policy = \"interleave\"", step),
         "read_gibps",
         16,
     );
-    assert!(inter > 1.5 * local, "interleave {inter} vs local {local}");
+    assert!(inter > 1.5 * bound, "interleave {inter} vs bind {bound}");
+}
+
+#[test]
+fn local_page_cache_falls_back_to_the_next_node_when_its_kswapd_falls_behind() {
+    // Local first (A3, B12): once node 0's kswapd cannot keep up, the
+    // allocator takes the pages node 1's kswapd frees, so 16 readers on
+    // socket 0 get both kswapds, as interleaving does, not the bound one.
+    let step = "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [1, 16]\nfile_size = \"128 MiB\"\nreadahead = \"128 KiB\"";
+    let local = nvme("buffer_policy = \"local\"", step);
+    let bound = nvme("buffer_policy = \"bind\"", step);
+    let inter = nvme("buffer_policy = \"interleave\"", step);
+    let (l, b, i) = (
+        get(&local, "read_gibps", 16),
+        get(&bound, "read_gibps", 16),
+        get(&inter, "read_gibps", 16),
+    );
+    assert!(l > 1.5 * b, "local {l} vs bind {b}");
+    assert!((l - i).abs() < 0.05 * i, "local {l} vs interleave {i}");
+    // One reader: node 0's kswapd keeps up, local and bound alike.
+    let (l1, b1) = (get(&local, "read_gibps", 1), get(&bound, "read_gibps", 1));
+    assert!((l1 - b1).abs() < 1e-9 * b1, "local {l1} vs bind {b1}");
 }
 
 #[test]

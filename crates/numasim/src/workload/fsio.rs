@@ -10,12 +10,13 @@ use crate::kernel::block::layer::check_machine;
 use crate::kernel::block::BlockLayer;
 use crate::kernel::fs::bufwrite::BufferedWrite;
 use crate::kernel::fs::iosim::{
-    buffered_read, direct_phase, BufferedRead, Direct, DirectMode, IoRun,
+    buffered_read, direct_phase, BufferedRead, Direct, DirectMode, IoRun, ZONELIST_WALK,
 };
 use crate::kernel::fs::laydown::LayDown;
 use crate::kernel::fs::layout::{FileLayout, VolumeAlloc, XfsAlloc};
 use crate::kernel::fs::{BufferPolicy, FsKind, TlbPurge};
 use crate::kernel::mm::page_writeback::DirtyLimits;
+use crate::kernel::mm::PageAlloc;
 use crate::kernel::KernelConfig;
 use crate::machine::Machine;
 use crate::report::disk_heat;
@@ -318,13 +319,15 @@ impl Step {
         }
         .run()
         .ok()?;
+        let node = self.nodes_of(m, n);
         let r = BufferedRead {
             b,
             page: m.page_size,
             nodes: m.node_count(),
-            node: self.nodes_of(m, n),
+            zonelist: zonelists(m, &node),
+            node,
             cpus: m.cpu_count() as usize,
-            interleave: k.io.buffer_policy == BufferPolicy::Interleave,
+            policy: k.io.buffer_policy.alloc_policy(),
             readahead: self.readahead,
             zone_reclaim: k.vm.zone_reclaim_mode & 1 == 1,
             purge_ns: purge_ns(k, b),
@@ -352,7 +355,7 @@ impl Step {
             .nodes_of(m, n)
             .into_iter()
             .map(|nd| match k.io.buffer_policy {
-                BufferPolicy::Local => Dest::Node(nd as u16),
+                BufferPolicy::Local | BufferPolicy::Bind => Dest::Node(nd as u16),
                 BufferPolicy::Interleave => Dest::Interleave,
             })
             .collect();
@@ -390,6 +393,26 @@ impl Step {
         }
         out.push(rec.record(row, "enospc", "flag", 0.0));
     }
+}
+
+/// Each thread's zonelist (nodes with memory, nearest first, at most
+/// `ZONELIST_WALK` of them), one list per distinct node.
+fn zonelists(m: &Machine, node: &[usize]) -> Vec<std::sync::Arc<[u32]>> {
+    let mut alloc = PageAlloc::new(m, 11);
+    let mut memo: std::collections::BTreeMap<usize, std::sync::Arc<[u32]>> = Default::default();
+    node.iter()
+        .map(|&nd| {
+            memo.entry(nd)
+                .or_insert_with(|| {
+                    alloc
+                        .zonelist(nd)
+                        .filter(|&j| m.nodes[j as usize].mem_bytes > 0)
+                        .take(ZONELIST_WALK)
+                        .collect()
+                })
+                .clone()
+        })
+        .collect()
 }
 
 /// One SN2 global TLB purge under this kernel (D19).

@@ -12,7 +12,13 @@
 //! readahead window. Every page read needs a free page; memory is full of
 //! clean cache in steady state, so each one is reclaimed first: by the
 //! node's `kswapd` (zone_reclaim_mode 0) or by the reader itself on the
-//! page's node (zone_reclaim_mode 1, B13). Reclaim scans and frees at
+//! page's node (zone_reclaim_mode 1, B13). Where the page lies follows the
+//! reader's memory policy (`mm::kswapd`): interleaved over every node, bound
+//! to the reader's node, or local first: the reader's node while its
+//! kswapd keeps up, else the next node down the zonelist whose kswapd has
+//! caught up (a batch of readahead at a time, so the cycling of a stream
+//! that one kswapd keeps up with over every node is not drawn here: its
+//! pages stay local). Reclaim scans and frees at
 //! `reclaim_page_ns` a page and, per `SWAP_CLUSTER_MAX` pages, makes one SN2
 //! global TLB purge, which machine-wide is one at a time (the `ptc.g`
 //! lock): its length is the slow or fast purge (D19). The reader then
@@ -23,6 +29,7 @@ use super::layout::FileLayout;
 use crate::engine::{Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
+use crate::kernel::mm::kswapd::AllocPolicy;
 use crate::machine::blockio::BlockParams;
 use std::collections::VecDeque;
 
@@ -332,18 +339,28 @@ pub struct BufferedRead<'a> {
     pub nodes: usize,
     /// Per thread: its CPU's node (thread t runs on CPU t mod `cpus`).
     pub node: Vec<usize>,
+    /// Per thread: its node's zonelist (nodes with memory, nearest first;
+    /// at most `ZONELIST_WALK` long).
+    pub zonelist: Vec<std::sync::Arc<[u32]>>,
     pub cpus: usize,
-    /// Page cache and user buffer spread over every node (`numactl -i all`).
-    pub interleave: bool,
+    /// Where page cache and user buffer go: interleaving (`numactl -i all`)
+    /// spreads both over every node.
+    pub policy: AllocPolicy,
     pub readahead: u64,
     pub zone_reclaim: bool,
     pub purge_ns: f64,
 }
 
+/// How far down its zonelist a local-first reader looks for a kswapd that
+/// has caught up before it waits for the soonest one.
+pub const ZONELIST_WALK: usize = 256;
+
 struct Chunk {
     seq: u64,
     len: u64,
     left: u64,
+    /// The node its page-cache pages are on (None: interleaved).
+    node: Option<usize>,
 }
 
 /// Every thread reads its whole file; returns the run.
@@ -388,11 +405,13 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     }
                     let len = step.min(size - issued[t]);
                     let pages = len.div_ceil(r.page);
+                    let node = place(r, now, t, &kswapd_free);
                     // Free pages first: reclaim them where they will be placed.
                     let ready = reclaim(
                         r,
                         now,
                         t,
+                        node,
                         pages,
                         &mut kswapd_free,
                         &mut kswapd_ns,
@@ -414,10 +433,9 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     cpu.submit_ns += submit;
                     let at = ready.max(cpu_free[t % ncpu]) + dur(submit);
                     cpu_free[t % ncpu] = at;
-                    let dest = if r.interleave {
-                        Dest::Interleave
-                    } else {
-                        Dest::Node(r.node[t] as u16)
+                    let dest = match node {
+                        None => Dest::Interleave,
+                        Some(nd) => Dest::Node(nd as u16),
                     };
                     prepared[t].extend(pieces.into_iter().map(|(v, l)| {
                         let part = Part {
@@ -433,6 +451,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         seq: s,
                         len,
                         left: len,
+                        node,
                     });
                     issued[t] += len;
                 }
@@ -448,17 +467,25 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         // The copy reads from the page cache's nodes and writes
                         // the user buffer's: both cross node ports.
                         let me = r.node[t];
-                        if r.interleave {
-                            let share = c.len.div_ceil(r.nodes as u64);
-                            for nd in 0..r.nodes {
-                                if nd != me {
-                                    done = done.max(layer.node_out[nd].carry(start, share));
-                                    done = done.max(layer.node_in[nd].carry(start, share));
+                        match c.node {
+                            None => {
+                                let share = c.len.div_ceil(r.nodes as u64);
+                                for nd in 0..r.nodes {
+                                    if nd != me {
+                                        done = done.max(layer.node_out[nd].carry(start, share));
+                                        done = done.max(layer.node_in[nd].carry(start, share));
+                                    }
                                 }
+                                let remote = share * (r.nodes as u64 - 1);
+                                done = done.max(layer.node_in[me].carry(start, remote));
+                                done = done.max(layer.node_out[me].carry(start, remote));
                             }
-                            let remote = share * (r.nodes as u64 - 1);
-                            done = done.max(layer.node_in[me].carry(start, remote));
-                            done = done.max(layer.node_out[me].carry(start, remote));
+                            // Cache fallen back to another node, buffer local.
+                            Some(nd) if nd != me => {
+                                done = done.max(layer.node_out[nd].carry(start, c.len));
+                                done = done.max(layer.node_in[me].carry(start, c.len));
+                            }
+                            Some(_) => {}
                         }
                         cpu_free[t % ncpu] = done;
                         consumed[t] += c.len;
@@ -501,12 +528,39 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     run
 }
 
-/// Free `pages` pages for thread `t` at `now`: returns when they are free.
+/// The node thread `t`'s next readahead batch goes to at `now` (None:
+/// interleaved). Local first, `__alloc_pages()` takes the first zone of the
+/// zonelist above its low watermark, that is whose kswapd has caught up;
+/// with none, the batch waits for the kswapd that catches up first.
+fn place(r: &BufferedRead, now: Time, t: usize, kswapd_free: &[Time]) -> Option<usize> {
+    match r.policy {
+        AllocPolicy::Interleave => None,
+        AllocPolicy::Bind => Some(r.node[t]),
+        // zone_reclaim() keeps the page on the reader's node (B13).
+        AllocPolicy::LocalFirst if r.zone_reclaim => Some(r.node[t]),
+        AllocPolicy::LocalFirst => {
+            let zl = &r.zonelist[t];
+            let ready = zl
+                .iter()
+                .map(|&j| j as usize)
+                .find(|&j| kswapd_free[j] <= now);
+            ready.or_else(|| {
+                zl.iter()
+                    .map(|&j| j as usize)
+                    .min_by_key(|&j| kswapd_free[j])
+            })
+        }
+    }
+}
+
+/// Free `pages` pages for thread `t` at `now` on `node` (None: spread
+/// over every node): returns when they are free.
 #[allow(clippy::too_many_arguments)]
 fn reclaim(
     r: &BufferedRead,
     now: Time,
     t: usize,
+    node: Option<usize>,
     pages: u64,
     kswapd_free: &mut [Time],
     kswapd_ns: &mut [f64],
@@ -514,15 +568,16 @@ fn reclaim(
     cpu_free: &mut [Time],
     cpu: &mut CpuTime,
 ) -> Time {
-    let per_node: Vec<(usize, u64)> = if r.interleave {
-        let share = pages / r.nodes as u64;
-        let extra = pages % r.nodes as u64;
-        (0..r.nodes)
-            .map(|nd| (nd, share + u64::from((nd as u64) < extra)))
-            .filter(|&(_, k)| k > 0)
-            .collect()
-    } else {
-        vec![(r.node[t], pages)]
+    let per_node: Vec<(usize, u64)> = match node {
+        None => {
+            let share = pages / r.nodes as u64;
+            let extra = pages % r.nodes as u64;
+            (0..r.nodes)
+                .map(|nd| (nd, share + u64::from((nd as u64) < extra)))
+                .filter(|&(_, k)| k > 0)
+                .collect()
+        }
+        Some(nd) => vec![(nd, pages)],
     };
     let mut ready = now;
     for (nd, k) in per_node {

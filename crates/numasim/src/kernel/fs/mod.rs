@@ -47,10 +47,26 @@ knob_enum!(SbCounters {
     GlobalLock = "global-lock",
     PerCpu = "percpu",
 });
+// The memory policy of the I/O threads (A6): their page cache and user
+// buffers local first (the default), interleaved over every node
+// (`numactl -i all`), or bound to the thread's node (`numactl --membind`).
 knob_enum!(BufferPolicy {
     Local = "local",
     Interleave = "interleave",
+    Bind = "bind",
 });
+
+impl BufferPolicy {
+    /// The page allocator's view of it (`mm::kswapd`).
+    pub fn alloc_policy(self) -> crate::kernel::mm::kswapd::AllocPolicy {
+        use crate::kernel::mm::kswapd::AllocPolicy;
+        match self {
+            BufferPolicy::Local => AllocPolicy::LocalFirst,
+            BufferPolicy::Interleave => AllocPolicy::Interleave,
+            BufferPolicy::Bind => AllocPolicy::Bind,
+        }
+    }
+}
 knob_enum!(Ext3Data {
     Writeback = "writeback",
     Ordered = "ordered",
