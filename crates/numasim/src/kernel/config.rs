@@ -269,6 +269,10 @@ impl KernelConfig {
         if version >= Era::V3_10 && !r.has("dirty_throttle") {
             k.io.dirty_throttle = crate::kernel::fs::DirtyThrottle::IoLess;
         }
+        // Reclaim leaves dirty pages to the flushers from 3.2 on (B12).
+        if version >= Era::V3_10 && !r.has("reclaim_writeback") {
+            k.io.reclaim_writeback = crate::kernel::fs::ReclaimWriteback::Flusher;
+        }
         // The version boots with its zone_reclaim_mode unless it is given (B13).
         if io_version.is_some() && !r.has("zone_reclaim_mode") {
             k.vm.zone_reclaim_mode = k.io.zone_reclaim_default();

@@ -253,6 +253,7 @@ impl Step {
                         sim_file_bytes: (64 << 20).min(self.file_size),
                         purge_ns: purge_ns(&k, b),
                         limits: DirtyLimits::from_sysctl(&k.vm),
+                        min_free_kbytes: k.min_free_kbytes,
                         seed,
                     };
                     match w.run(&mut layer) {
@@ -276,6 +277,18 @@ impl Step {
                             out.push(rec.record(&row, "sb_calls_per_s", "1/s", r.sb_calls_per_s));
                             out.push(rec.record(&row, "disk_busy_pct", "%", r.disk_busy_pct));
                             out.push(rec.record(&row, "writeback_age_s", "s", r.writeback_age_s));
+                            out.push(rec.record(
+                                &row,
+                                "kswapd_cpu_pct_max",
+                                "%",
+                                r.kswapd_cpu_pct_max,
+                            ));
+                            out.push(rec.record(
+                                &row,
+                                "reclaim_write_pct",
+                                "%",
+                                r.reclaim_write_pct,
+                            ));
                             out.push(rec.record(&row, "enospc", "flag", 0.0));
                         }
                         Err(_) => out.push(rec.record(&row, "enospc", "flag", 1.0)),

@@ -970,7 +970,13 @@ pub static WORKLOADS: &[Spec] = &[
             m(
                 "writeback_age_s",
                 "s",
-                "how long after being dirtied a page is written back (pdflush's periodic pass, background writeout or the dirty threshold)",
+                "how long after being dirtied a page is written back (pdflush's periodic pass, background writeout, the dirty threshold, or its node's LRU tail)",
+            ),
+            m("kswapd_cpu_pct_max", "%", "the busiest node's kswapd"),
+            m(
+                "reclaim_write_pct",
+                "%",
+                "share of the written-back bytes reclaim wrote itself from the LRU tails (kswapd's pageout(), or the writers' direct reclaim)",
             ),
             ENOSPC,
         ],

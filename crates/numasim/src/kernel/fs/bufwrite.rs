@@ -13,14 +13,21 @@
 //!    journal handle (and, with `data=ordered`, one more per page). An
 //!    event simulation of the writers over a short window gives their rate
 //!    and the lock wait.
-//! 2. Writeback (`mm::page_writeback`, B12): one `pdflush` per filesystem,
-//!    CPU-bound at `writeback_page_ns` a page, by its periodic pass or in
-//!    the background; what it cannot write, the writers write themselves
-//!    in `balance_dirty_pages()`, which slows them. kswapd reclaims clean
-//!    pages: in this steady state no page reaches the LRU tail dirty.
+//! 2. Writeback and reclaim (`mm::page_writeback`, `mm::kswapd`, B12): the
+//!    allocator places the writers' pages by their memory policy, each
+//!    node's kswapd frees what its node gives (the writers themselves what
+//!    no kswapd keeps up with), and each node's LRU turns over at its own
+//!    pace. One `pdflush` per filesystem writes at `writeback_page_ns` a
+//!    page, by its periodic pass or in the background; a node whose LRU
+//!    turns over before pdflush gets to its pages has them met dirty at
+//!    the tail, and kswapd writes them (`pageout()`, in clusters of
+//!    `reclaim_write_pages`, LRU order) or, from 3.2, leaves them to the
+//!    flusher; what pdflush cannot write, the writers write themselves in
+//!    `balance_dirty_pages()`, which slows them.
 //! 3. The disks: `pdflush` walks the dirty inodes writing up to
 //!    `MAX_WRITEBACK_PAGES` pages of each in file-offset order, the
-//!    throttled writers `sync_writeback_pages()` at a time, in I/Os as
+//!    throttled writers `sync_writeback_pages()` at a time, kswapd its
+//!    reclaim clusters file after file as the LRU holds them, in I/Os as
 //!    large as the write clustering allows (buffer heads: `BH_MAX_BLOCKS`
 //!    blocks; bio: `BIO_MAX_PAGES` pages), split at stripe units and at
 //!    runs of the on-disk layout.
@@ -28,16 +35,22 @@
 use super::iosim::{Mutex, SWAP_CLUSTER_MAX};
 use super::laydown::{LayDown, MAX_WRITEBACK_PAGES};
 use super::layout::{Enospc, FileLayout};
-use super::{DirtyThrottle, Ext3Data, FsKind, IoKnobs, SbCounters, WriteBegin, WriteClustering};
+use super::{
+    DirtyThrottle, Ext3Data, FsKind, IoKnobs, ReclaimWriteback, SbCounters, WriteBegin,
+    WriteClustering,
+};
 use crate::engine::{CacheLine, Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
 use crate::kernel::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::xfs_counter::XfsCounter;
+use crate::kernel::mm::kswapd::{self, NodeReclaim, Stream, Supply};
 use crate::kernel::mm::page_writeback::{
-    dirty_age, steady_state, sync_writeback_pages, DirtyLimits,
+    age_for_dirty, sync_writeback_pages, tail_writeback, throttled_rate, DirtyLimits, NodeLru,
+    TailWriteback,
 };
+use crate::kernel::mm::PageAlloc;
 use crate::machine::blockio::BlockParams;
 use crate::machine::Machine;
 
@@ -62,6 +75,9 @@ pub struct BufferedWrite<'a> {
     pub purge_ns: f64,
     /// The B12 writeback tunables.
     pub limits: DirtyLimits,
+    /// `min_free_kbytes` (None: the 2.6 formula): the watermark gap a
+    /// kswapd wake-up refills.
+    pub min_free_kbytes: Option<u64>,
     pub seed: u64,
 }
 
@@ -77,9 +93,42 @@ pub struct WriteRun {
     pub disk_busy_pct: f64,
     /// How long after being dirtied a page is written back, s.
     pub writeback_age_s: f64,
+    /// The busiest node's kswapd, % of a CPU.
+    pub kswapd_cpu_pct_max: f64,
+    /// Share of the written-back bytes that reclaim wrote from the LRU
+    /// tails (kswapd's `pageout()`, or the writers' direct reclaim), %.
+    pub reclaim_write_pct: f64,
     /// Each stage's rate alone, MiB/s (writers, pdflush+kswapd, disks).
     pub writers_mibps: f64,
     pub disks_mibps: f64,
+}
+
+/// The machine's nodes as the writers' page cache meets them.
+struct NodeMap {
+    /// Page-cache bytes each node holds (its memory, full of cache).
+    bytes: Vec<f64>,
+    /// Bytes between each node's low and high watermarks.
+    gap: Vec<f64>,
+    /// Writers per node (where their CPUs are).
+    writers_on: Vec<usize>,
+    /// Each writer node's zonelist.
+    zonelists: std::collections::BTreeMap<usize, Vec<usize>>,
+}
+
+/// The steady state at one dirtying rate: where the pages go, who frees
+/// and who writes them back, bytes/ns.
+struct Steady {
+    supply: Supply,
+    lrus: Vec<NodeLru>,
+    tw: TailWriteback,
+    /// Per node: the fraction of its pages kswapd writes itself.
+    pageout: Vec<f64>,
+    /// Written by kswapd (`pageout()`) and by the writers' direct reclaim
+    /// at the LRU tails.
+    kswapd_writes: f64,
+    direct_writes: f64,
+    /// Written by pdflush (or the flusher).
+    pdflush: f64,
 }
 
 struct Writers {
@@ -234,14 +283,17 @@ impl BufferedWrite<'_> {
     }
 
     /// Stage 3: the disks writing back `files`, `writer_share` of the bytes
-    /// by throttled writers `sync_chunk` bytes a pass, the rest by pdflush.
-    /// Returns (bytes/ns, ios, bytes, busy %).
+    /// by throttled writers `sync_chunk` bytes a pass, `reclaim_share` by
+    /// reclaim at the LRU tails `reclaim_chunk` bytes a pass, the rest by
+    /// pdflush. Returns (bytes/ns, ios, bytes, busy %).
     fn disks(
         &self,
         layer: &mut BlockLayer,
         files: &[FileLayout],
         writer_share: f64,
         sync_chunk: u64,
+        reclaim_share: f64,
+        reclaim_chunk: u64,
     ) -> (f64, u64, u64, f64) {
         let page = self.m.page_size;
         let cluster = match (self.fs, self.knobs.xfs_write_clustering) {
@@ -260,13 +312,31 @@ impl BufferedWrite<'_> {
         }
         let mut q: EventQueue<Ev> = EventQueue::with_capacity(layer.disks.len() + 2);
         // Each file is written from the front, in file-offset order, a pass
-        // at a time: pdflush's `chunk`, or a throttled writer's `sync_chunk`
-        // while the writers owe their share.
+        // at a time: pdflush's `chunk`, a throttled writer's `sync_chunk`
+        // while the writers owe their share, or a reclaim cluster while
+        // reclaim owes its share (file after file, as the LRU tail holds
+        // the writers' pages in the order they were dirtied). With nothing
+        // left to pdflush, reclaim's clusters are the passes.
+        let pdflush_share = 1.0 - writer_share - reclaim_share;
+        let (base, base_share) = if pdflush_share > 1e-9 || reclaim_share <= 0.0 {
+            (chunk, pdflush_share)
+        } else {
+            (reclaim_chunk.max(page), reclaim_share)
+        };
+        let owed = |share: f64| {
+            if base_share > 1e-9 {
+                base as f64 * share / base_share
+            } else {
+                0.0
+            }
+        };
+        let reclaim_owed = if base == chunk { reclaim_share } else { 0.0 };
         let mut done = vec![0u64; files.len()];
         let mut in_flight = 0usize;
         let mut pass_left = 0u64;
         let mut cur = 0usize;
         let mut writer_debt = 0.0f64;
+        let mut reclaim_debt = 0.0f64;
         let mut started = Vec::new();
         let mut end = Time::ZERO;
         q.push(Time::ZERO, Ev::Issue).expect("start");
@@ -292,9 +362,13 @@ impl BufferedWrite<'_> {
                             pass_left = if writer_debt >= sync_chunk as f64 {
                                 writer_debt -= sync_chunk as f64;
                                 sync_chunk
+                            } else if reclaim_debt >= reclaim_chunk as f64 {
+                                reclaim_debt -= reclaim_chunk as f64;
+                                reclaim_chunk
                             } else {
-                                writer_debt += chunk as f64 * writer_share / (1.0 - writer_share);
-                                chunk
+                                writer_debt += owed(writer_share);
+                                reclaim_debt += owed(reclaim_owed);
+                                base
                             };
                         }
                         let f = cur;
@@ -350,6 +424,115 @@ impl BufferedWrite<'_> {
         )
     }
 
+    /// The nodes as the writers' page cache meets them.
+    fn node_map(&self) -> NodeMap {
+        let page = self.m.page_size;
+        let mut alloc = PageAlloc::new(self.m, 11);
+        alloc.set_watermarks(self.min_free_kbytes);
+        let nodes = self.m.node_count().max(1);
+        let mut writers_on = vec![0usize; nodes];
+        for w in 0..self.writers {
+            writers_on[self.m.cpu_node(self.cpu(w) as u64).unwrap_or(0)] += 1;
+        }
+        let mut zonelists = std::collections::BTreeMap::new();
+        for (nd, &k) in writers_on.iter().enumerate() {
+            if k > 0 {
+                zonelists.insert(nd, alloc.zonelist(nd).map(|j| j as usize).collect());
+            }
+        }
+        NodeMap {
+            bytes: self.m.nodes.iter().map(|n| n.mem_bytes as f64).collect(),
+            gap: alloc
+                .nodes()
+                .iter()
+                .map(|n| (n.watermark[2] - n.watermark[1]) as f64 * page as f64)
+                .collect(),
+            writers_on,
+            zonelists,
+        }
+    }
+
+    /// The steady state at dirtying rate `rate`: the allocator places the
+    /// pages, each node's LRU turns over, pdflush or the LRU tails take
+    /// them (`mm::kswapd`, `mm::page_writeback`). A kswapd that writes
+    /// what it meets dirty frees less a second, which moves pages to other
+    /// nodes and slows its LRU; where that tips a node's tail back past
+    /// pdflush, the node settles with part of its pages met dirty (a
+    /// decreasing-step iteration finds the fraction). From 3.2 reclaim
+    /// leaves what it meets dirty to the flusher, which then writes every
+    /// page (the reclaim stalls behind that are not drawn).
+    fn steady(&self, map: &NodeMap, rate: f64) -> Steady {
+        let page = self.m.page_size as f64;
+        let reclaim_ns = self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64;
+        let pdflush_max = page / self.b.writeback_page_ns.max(1e-12);
+        let memory = self.m.mem_bytes() as f64;
+        let n = self.writers.max(1) as f64;
+        let streams: Vec<Stream> = map
+            .writers_on
+            .iter()
+            .enumerate()
+            .filter(|&(_, &k)| k > 0)
+            .map(|(node, &k)| Stream {
+                node,
+                rate: rate * k as f64 / n,
+            })
+            .collect();
+        let pageout = self.knobs.reclaim_writeback == ReclaimWriteback::Pageout;
+        let policy = self.knobs.buffer_policy.alloc_policy();
+        let nodes = map.bytes.len();
+        let mut met = vec![0.0; nodes];
+        const ROUNDS: usize = 48;
+        for round in 0..ROUNDS {
+            let reclaim: Vec<NodeReclaim> = (0..nodes)
+                .map(|j| NodeReclaim {
+                    capacity: if map.bytes[j] > 0.0 {
+                        page / (reclaim_ns + met[j] * self.b.writeback_page_ns)
+                    } else {
+                        0.0
+                    },
+                    gap: map.gap[j],
+                })
+                .collect();
+            let supply = kswapd::supply(policy, &streams, &reclaim, &mut |nd| {
+                map.zonelists.get(&nd).cloned().unwrap_or_else(|| vec![nd])
+            });
+            // Direct reclaim frees (and places) on the writers' own nodes.
+            let lrus: Vec<NodeLru> = (0..nodes)
+                .map(|j| NodeLru {
+                    bytes: if pageout { map.bytes[j] } else { f64::INFINITY },
+                    inflow: supply.from[j] + supply.direct * map.writers_on[j] as f64 / n,
+                })
+                .collect();
+            let tw = tail_writeback(&lrus, pdflush_max, memory, &self.limits);
+            let off = met
+                .iter()
+                .zip(&tw.met_dirty)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            if off < 1e-9 || round == ROUNDS - 1 {
+                let kswapd_writes: f64 = (0..nodes).map(|j| supply.from[j] * met[j]).sum();
+                let direct_writes: f64 = (0..nodes)
+                    .map(|j| (lrus[j].inflow - supply.from[j]) * met[j])
+                    .sum();
+                let pdflush = (rate - kswapd_writes - direct_writes - tw.writers).max(0.0);
+                return Steady {
+                    pageout: met,
+                    supply,
+                    lrus,
+                    tw,
+                    kswapd_writes,
+                    direct_writes,
+                    pdflush,
+                };
+            }
+            let step = 1.0 / (round + 1) as f64;
+            for (m, t) in met.iter_mut().zip(&tw.met_dirty) {
+                *m += step * (t - *m);
+            }
+        }
+        unreachable!("the last round returns")
+    }
+
     pub fn run(&self, layer: &mut BlockLayer) -> Result<WriteRun, Enospc> {
         let page = self.m.page_size;
         let n = self.writers;
@@ -359,17 +542,44 @@ impl BufferedWrite<'_> {
         let cpus = self.m.cpu_count().max(1);
         let writer_cpus = (n as u64).min(cpus) as f64;
         let memory = self.m.mem_bytes();
-        let wb = steady_state(
-            demand,
-            writer_cpus,
-            memory as f64,
-            page,
-            self.b.writeback_page_ns,
-            &self.limits,
-            self.knobs.dirty_throttle == DirtyThrottle::IoLess,
-        );
-        let writer_share = wb.writers / wb.rate.max(1e-12);
+        let io_less = self.knobs.dirty_throttle == DirtyThrottle::IoLess;
+        let map = self.node_map();
+        // The writers' own limit: dirtying, and past pdflush writing back
+        // what neither pdflush nor the LRU tails take.
+        let per_byte = self.b.writeback_page_ns / page as f64;
+        let reclaim_per_byte =
+            (self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64) / page as f64;
+        let mut wb_rate = demand;
+        for round in 0..64 {
+            let st = self.steady(&map, wb_rate);
+            let r = wb_rate.max(1e-300);
+            let tails = (st.kswapd_writes + st.direct_writes) / r;
+            // What the writers reclaim (and write) themselves per byte.
+            let own = (st.supply.direct * reclaim_per_byte + st.direct_writes * per_byte) / r;
+            let next = throttled_rate(
+                demand,
+                writer_cpus,
+                page,
+                self.b.writeback_page_ns,
+                tails,
+                own,
+                io_less,
+            );
+            if (next - wb_rate).abs() <= 1e-12 * wb_rate {
+                break;
+            }
+            // Direct reclaim grows as the rate passes the kswapds: halve
+            // the steps once a few have not settled it.
+            wb_rate = if round < 4 {
+                next
+            } else {
+                0.5 * (wb_rate + next)
+            };
+        }
+        let st = self.steady(&map, wb_rate);
+        let share = |x: f64| x / wb_rate.max(1e-12);
         let sync_chunk = sync_writeback_pages(memory, page, cpus) * page;
+        let reclaim_chunk = self.knobs.reclaim_write_pages(self.fs) * page;
         let files = LayDown {
             fs: self.fs,
             writers: n as u64,
@@ -383,42 +593,46 @@ impl BufferedWrite<'_> {
             seed: self.seed,
         }
         .run()?;
-        let (disk_rate, ios, bytes, busy) = self.disks(layer, &files, writer_share, sync_chunk);
+        let (disk_rate, ios, bytes, busy) = self.disks(
+            layer,
+            &files,
+            share(st.tw.writers),
+            sync_chunk,
+            share(st.kswapd_writes + st.direct_writes),
+            reclaim_chunk,
+        );
         // The global TLB purge lock bounds reclaim machine-wide (D19).
         let purge_rate = (SWAP_CLUSTER_MAX * page) as f64 / self.purge_ns.max(1e-9);
         // CPUs busy at a dirtying rate (bytes/ns): the writers dirty (their
-        // spinning included) and write back what pdflush cannot; pdflush
-        // writes the rest; kswapd reclaims every page, all clean
-        // (mm::page_writeback), as far as one thread per node can. A slower
-        // downstream stage throttles the writers, not pdflush.
-        let per_byte = self.b.writeback_page_ns / page as f64;
-        let reclaim_per_byte =
-            (self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64) / page as f64;
+        // spinning included), write back what pdflush and the tails cannot,
+        // and reclaim what no kswapd keeps up with; pdflush writes its
+        // part; each kswapd reclaims what its node gives and writes what it
+        // meets dirty. A slower downstream stage throttles the writers, not
+        // pdflush.
         // The writers' time splits into work and spinning on the lock.
         let working = 1.0 - w.lock_wait_frac;
-        // One kswapd per node; what they cannot free the allocating writers
-        // free themselves (direct reclaim in __alloc_pages()).
-        let kswapd_max = nodes as f64 / reclaim_per_byte.max(1e-12);
         let cpus_busy = |rate: f64| {
-            let pdflush = rate.min(1.0 / per_byte.max(1e-12));
-            let kswapd = rate.min(kswapd_max);
+            let st = self.steady(&map, rate);
+            let kswapd: Vec<f64> = (0..st.lrus.len())
+                .map(|j| st.supply.from[j] * (reclaim_per_byte + st.pageout[j] * per_byte))
+                .collect();
             let dirtying = writer_cpus * (rate / demand.max(1e-12)).min(1.0);
             (
                 dirtying * working
-                    + (rate - pdflush) * per_byte
-                    + (rate - kswapd) * reclaim_per_byte,
+                    + (st.tw.writers + st.direct_writes) * per_byte
+                    + st.supply.direct * reclaim_per_byte,
                 dirtying * (1.0 - working),
-                pdflush * per_byte,
-                kswapd * reclaim_per_byte,
+                st.pdflush * per_byte,
+                kswapd,
             )
         };
-        let mut rate = wb.rate.min(disk_rate).min(purge_rate);
+        let mut rate = wb_rate.min(disk_rate).min(purge_rate);
         // Writers, pdflush and the kswapds share the machine's CPUs: where
         // their work needs more, the writers get less time and dirty less
         // (spinning on a lock gives way first: it moves nothing).
         for _ in 0..8 {
             let (w_cpu, _, p_cpu, k_cpu) = cpus_busy(rate);
-            let busy = w_cpu + p_cpu + k_cpu;
+            let busy = w_cpu + p_cpu + k_cpu.iter().sum::<f64>();
             if busy <= cpus as f64 * (1.0 + 1e-9) {
                 break;
             }
@@ -446,19 +660,29 @@ impl BufferedWrite<'_> {
         let mibps = total / elapsed_ns * 1e9 / (1u64 << 20) as f64;
         let write_share = (total / rate) / elapsed_ns;
         let (w_cpu, spin_cpu, p_cpu, k_cpu) = cpus_busy(rate);
-        let spin_cpu = spin_cpu.min((cpus as f64 - w_cpu - p_cpu - k_cpu).max(0.0));
+        let k_total: f64 = k_cpu.iter().sum();
+        let spin_cpu = spin_cpu.min((cpus as f64 - w_cpu - p_cpu - k_total).max(0.0));
         let writers_cpu = (w_cpu + spin_cpu) * write_share;
         let pdflush_cpu = p_cpu.min(1.0) * write_share;
-        let kswapd_total = k_cpu * write_share;
-        let kswapd_per_node = (kswapd_total / nodes as f64).min(1.0);
+        let kswapd_per_node = (k_total * write_share / nodes as f64).min(1.0);
+        let kswapd_max = k_cpu.iter().cloned().fold(0.0, f64::max).min(1.0) * write_share;
+        let st = self.steady(&map, rate);
         // Held back by the disks or the purge lock, the writers wait at the
         // dirty threshold in balance_dirty_pages(); held back by the CPUs
-        // they just dirty more slowly.
-        let writeback_age_ns = if disk_rate.min(purge_rate) < wb.rate {
-            self.limits.thresholds(memory as f64).1 / rate.max(1e-12)
+        // they just dirty more slowly. Pages met dirty at a tail are
+        // written there.
+        let pdflush_age = if disk_rate.min(purge_rate) < wb_rate {
+            age_for_dirty(&st.lrus, self.limits.thresholds(memory as f64).1)
         } else {
-            dirty_age(rate, 1.0 / per_byte.max(1e-12), memory as f64, &self.limits).0
+            st.tw.dirty_age_ns
         };
+        let writeback_age_ns = st
+            .lrus
+            .iter()
+            .zip(&st.pageout)
+            .map(|(l, f)| l.inflow * (f * l.tail_age().min(pdflush_age) + (1.0 - f) * pdflush_age))
+            .sum::<f64>()
+            / rate.max(1e-300);
         Ok(WriteRun {
             write_mibps: mibps,
             cpu_pct_per_mibps: 100.0 * (writers_cpu + pdflush_cpu + kswapd_per_node * nodes as f64)
@@ -472,6 +696,8 @@ impl BufferedWrite<'_> {
             // same busy time over its own, longer, elapsed time.
             disk_busy_pct: busy * (rate / disk_rate.max(1e-12)).min(1.0) * write_share,
             writeback_age_s: writeback_age_ns / 1e9,
+            kswapd_cpu_pct_max: 100.0 * kswapd_max,
+            reclaim_write_pct: 100.0 * (st.kswapd_writes + st.direct_writes) / rate.max(1e-300),
             writers_mibps: demand * 1e9 / (1u64 << 20) as f64,
             disks_mibps: disk_rate * 1e9 / (1u64 << 20) as f64,
         })

@@ -78,6 +78,14 @@ knob_enum!(DirtyThrottle {
     Writeback = "writeback",
     IoLess = "io-less",
 });
+// What reclaim does with a dirty page-cache page it meets at the LRU tail:
+// write it itself (`pageout()`, 2.6), or leave it to the flusher threads
+// and move on (from Linux 3.2, Mel Gorman's "reduce filesystem writeback
+// from page reclaim" series; modelled from the 3.10 era on).
+knob_enum!(ReclaimWriteback {
+    Pageout = "pageout",
+    Flusher = "flusher",
+});
 knob_enum!(WriteBegin {
     PerBlock = "per-block",
     MultiBlock = "multi-block",
@@ -97,6 +105,10 @@ pub struct IoKnobs {
     pub ext3_data: Ext3Data,
     pub write_begin: WriteBegin,
     pub dirty_throttle: DirtyThrottle,
+    pub reclaim_writeback: ReclaimWriteback,
+    /// Pages one reclaim-initiated write carries; None: the filesystem's
+    /// (`reclaim_write_pages()`).
+    pub reclaim_write_pages: Option<u64>,
 }
 
 impl IoKnobs {
@@ -121,7 +133,21 @@ impl IoKnobs {
             ext3_data: Ext3Data::Writeback,
             write_begin: WriteBegin::PerBlock,
             dirty_throttle: DirtyThrottle::Writeback,
+            reclaim_writeback: ReclaimWriteback::Pageout,
+            reclaim_write_pages: None,
         }
+    }
+
+    /// Pages a reclaim-initiated write carries on `fs` (not stated by
+    /// [XFS06]; a knob): `pageout()` asks `->writepage` for one page with
+    /// `nr_to_write = SWAP_CLUSTER_MAX`, and XFS's `xfs_cluster_write()`
+    /// adds the dirty pages after it in the file up to that; Ext2/Ext3's
+    /// `block_write_full_page()` writes the one page.
+    pub fn reclaim_write_pages(&self, fs: FsKind) -> u64 {
+        self.reclaim_write_pages.unwrap_or(match fs {
+            FsKind::Xfs => crate::kernel::fs::iosim::SWAP_CLUSTER_MAX,
+            FsKind::Ext2 | FsKind::Ext3 => 1,
+        })
     }
     /// `vm.zone_reclaim_mode` the version boots with (B13).
     pub fn zone_reclaim_default(&self) -> u32 {
@@ -157,6 +183,21 @@ impl IoKnobs {
         k.dirty_throttle = r
             .choice("dirty_throttle", DirtyThrottle::NAMES)?
             .unwrap_or(k.dirty_throttle);
+        k.reclaim_writeback = r
+            .choice("reclaim_writeback", ReclaimWriteback::NAMES)?
+            .unwrap_or(k.reclaim_writeback);
+        if let Some(p) = r.u64("reclaim_write_pages")? {
+            if !(1..=crate::kernel::fs::bufwrite::BIO_MAX_PAGES).contains(&p) {
+                return Err(InputError::at(
+                    r.key("reclaim_write_pages"),
+                    format!(
+                        "{p}: allowed 1..{} pages (one page up to a full bio)",
+                        crate::kernel::fs::bufwrite::BIO_MAX_PAGES
+                    ),
+                ));
+            }
+            k.reclaim_write_pages = Some(p);
+        }
         Ok(k)
     }
 
@@ -170,6 +211,8 @@ impl IoKnobs {
             "ext3_data" => json!(self.ext3_data.name()),
             "write_begin" => json!(self.write_begin.name()),
             "dirty_throttle" => json!(self.dirty_throttle.name()),
+            "reclaim_writeback" => json!(self.reclaim_writeback.name()),
+            "reclaim_write_pages" => self.reclaim_write_pages.map_or(json!("auto"), |p| json!(p)),
             _ => return None,
         })
     }

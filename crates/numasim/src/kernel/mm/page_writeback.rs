@@ -19,12 +19,18 @@
 //!   successor since 2.6.32) alone sets the rate.
 //!
 //! kswapd writes a page itself only when it meets it still dirty at the
-//! tail of the LRU, that is when pages are written back later than they
-//! reach the tail. One writer's pages spread over every node (A3), so the
-//! LRU tail is `memory / rate` old, while a page is written back at most
-//! `dirty threshold / rate` after it was dirtied, and the dirty threshold
-//! is at most half of memory: in this steady state kswapd only reclaims
-//! clean pages, whatever the tunables.
+//! tail of its node's LRU, that is when a node's LRU turns over faster than
+//! pdflush gets to the page (`tail_writeback`). Each node's LRU holds the
+//! node's memory and takes the pages the allocator places there
+//! (`mm::kswapd`): spread over every node, its tail is `memory / rate` old,
+//! while a page is written back at most `dirty threshold / rate` after it
+//! was dirtied, and the dirty threshold is at most half of memory, so
+//! kswapd only reclaims clean pages whatever the tunables. A writer whose
+//! pages stay on fewer nodes (bound there, or faster than their kswapds
+//! under the default policy) cycles less memory: once that is less than
+//! the background threshold, background writeout never starts, pdflush
+//! only makes its periodic pass, and kswapd meets every page dirty at the
+//! tail and writes it (`pageout()`), in LRU order rather than file order.
 
 use crate::kernel::sysctl_vm::VmSysctl;
 
@@ -84,92 +90,198 @@ pub enum PdflushMode {
     Kupdate,
     /// Background writeout holds the dirty pages at the background threshold.
     Background,
-    /// pdflush runs all the time and the writers write back the rest.
+    /// pdflush runs all the time; the rest reaches the LRU tails dirty or
+    /// the writers write it back.
     Saturated,
 }
 
-/// Who writes back what, per ns, in the steady state.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WritebackSplit {
-    /// Bytes/ns the writers dirty, after their own writeback.
-    pub rate: f64,
-    /// Bytes/ns pdflush writes back.
-    pub pdflush: f64,
-    /// Bytes/ns the writers write back in `balance_dirty_pages()`.
-    pub writers: f64,
-    /// How long after being dirtied a page is written back, ns.
-    pub dirty_age_ns: f64,
-    pub mode: PdflushMode,
-}
-
-/// The steady state of writers that together dirty `demand` bytes/ns when
-/// nothing throttles them, on `writer_cpus` CPUs, with pdflush writing a
-/// page of `page` bytes in `writeback_page_ns`; `io_less`: throttled
-/// writers sleep instead of writing back (3.2 on).
-pub fn steady_state(
+/// The rate writers that together dirty `demand` bytes/ns when nothing
+/// throttles them, on `writer_cpus` CPUs, keep up when each byte dirtied
+/// also costs them `own_ns_per_byte` of their own work (direct reclaim),
+/// and pdflush (a page of `page` bytes in `writeback_page_ns`) must write
+/// the `1 - tail_share` of their pages the LRU tails do not take. Past
+/// pdflush, the writers write back the rest in `balance_dirty_pages()`,
+/// their CPU time shared: rate × (n / demand + own + (1 − tail_share) ×
+/// per_byte) = n + pdflush_max × per_byte. `io_less` (Linux 3.2 on): they
+/// sleep instead, and pdflush alone sets the rate.
+pub fn throttled_rate(
     demand: f64,
     writer_cpus: f64,
-    memory: f64,
     page: u64,
     writeback_page_ns: f64,
-    limits: &DirtyLimits,
+    tail_share: f64,
+    own_ns_per_byte: f64,
     io_less: bool,
-) -> WritebackSplit {
+) -> f64 {
     let per_byte = writeback_page_ns / page as f64;
     let pdflush_max = 1.0 / per_byte.max(1e-12);
-    if demand <= pdflush_max {
-        let (dirty_age_ns, mode) = dirty_age(demand, pdflush_max, memory, limits);
-        return WritebackSplit {
-            rate: demand,
-            pdflush: demand,
-            writers: 0.0,
-            dirty_age_ns,
-            mode,
-        };
-    }
-    // The writers' CPU time is shared between dirtying (all of it at
-    // `demand`) and writing back what pdflush cannot:
-    // rate × (n / demand + per_byte) = n + pdflush_max × per_byte.
-    // IO-less, they wait for the flusher instead.
+    let left = (1.0 - tail_share).clamp(0.0, 1.0);
     let n = writer_cpus.max(1.0);
-    let rate = if io_less {
-        pdflush_max
+    let own = own_ns_per_byte.max(0.0);
+    // Dirtying and their own reclaim alone.
+    let alone = if own > 0.0 {
+        (n / (n / demand + own)).min(demand)
     } else {
-        ((n + 1.0) / (n / demand + per_byte)).min(demand)
+        demand
     };
-    let (dirty_age_ns, mode) = dirty_age(rate, pdflush_max, memory, limits);
-    WritebackSplit {
-        rate,
-        pdflush: pdflush_max,
-        writers: rate - pdflush_max,
-        dirty_age_ns,
-        mode,
+    if alone * left <= pdflush_max {
+        return alone;
+    }
+    if io_less {
+        (pdflush_max / left).min(alone)
+    } else {
+        ((n + pdflush_max * per_byte) / (n / demand + own + left * per_byte)).min(alone)
     }
 }
 
-/// How old a page is when written back, and how pdflush runs, when pages
-/// are dirtied at `rate` bytes/ns and pdflush can write `pdflush_max`.
-pub fn dirty_age(
-    rate: f64,
+/// One node's page-cache LRU in the steady state of a long buffered
+/// write: memory full of page cache, the writers' freshly dirtied pages
+/// entering at `inflow` bytes/ns and reaching the tail `bytes / inflow`
+/// later.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeLru {
+    pub bytes: f64,
+    pub inflow: f64,
+}
+
+impl NodeLru {
+    /// How old a page is when it reaches the LRU tail, ns.
+    pub fn tail_age(&self) -> f64 {
+        if self.inflow > 0.0 {
+            self.bytes / self.inflow
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// Who writes back which pages when each node's LRU turns over at its own
+/// pace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TailWriteback {
+    /// pdflush (or the throttled writers) write a page back this long
+    /// after it was dirtied, ns.
+    pub dirty_age_ns: f64,
+    pub mode: PdflushMode,
+    /// Per node: the fraction of its pages that reach the LRU tail still
+    /// dirty (kswapd, or a direct reclaimer, meets them there).
+    pub met_dirty: Vec<f64>,
+    /// Bytes/ns the writers write back themselves in
+    /// `balance_dirty_pages()`, pdflush being flat out.
+    pub writers: f64,
+}
+
+impl TailWriteback {
+    /// Bytes/ns met dirty at the LRU tails.
+    pub fn met_dirty_rate(&self, lrus: &[NodeLru]) -> f64 {
+        lrus.iter()
+            .zip(&self.met_dirty)
+            .map(|(l, f)| l.inflow * f)
+            .sum()
+    }
+}
+
+/// The nodes taking pages, youngest tail first.
+fn by_tail_age(lrus: &[NodeLru]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..lrus.len()).filter(|&j| lrus[j].inflow > 0.0).collect();
+    order.sort_by(|&a, &b| lrus[a].tail_age().total_cmp(&lrus[b].tail_age()));
+    order
+}
+
+/// How old pages are when written back once `dirty` bytes of them stand
+/// dirty: each node holds its pages dirty up to that age or its tail,
+/// whichever is first (infinite if the LRUs cannot hold that many).
+pub fn age_for_dirty(lrus: &[NodeLru], dirty: f64) -> f64 {
+    age_for_dirty_in(lrus, &by_tail_age(lrus), dirty)
+}
+
+fn age_for_dirty_in(lrus: &[NodeLru], order: &[usize], dirty: f64) -> f64 {
+    let mut full = 0.0;
+    let mut rate: f64 = order.iter().map(|&j| lrus[j].inflow).sum();
+    for &j in order {
+        let d = (dirty - full) / rate.max(1e-300);
+        if d <= lrus[j].tail_age() {
+            return d.max(0.0);
+        }
+        full += lrus[j].bytes;
+        rate -= lrus[j].inflow;
+    }
+    f64::INFINITY
+}
+
+/// The writeback of `lrus` (2.6.15): pdflush writes the oldest dirty pages
+/// first, at up to `pdflush_max` bytes/ns, by its periodic pass (pages
+/// `dirty_expire` old, half a period late) or, once the dirty pages pass
+/// the background threshold, in the background; a node whose tail is
+/// younger than that has its pages met dirty there. With pdflush flat
+/// out, the dirty pages grow until either enough nodes' tails are met
+/// dirty to leave pdflush what it can write, or they reach the dirty
+/// threshold and the writers write the excess.
+pub fn tail_writeback(
+    lrus: &[NodeLru],
     pdflush_max: f64,
     memory: f64,
     limits: &DirtyLimits,
-) -> (f64, PdflushMode) {
-    let (background, dirty) = limits.thresholds(memory);
-    let rate = rate.max(1e-12);
-    if rate > pdflush_max {
-        // The dirty pages stand at the dirty threshold.
-        return (dirty / rate, PdflushMode::Saturated);
-    }
-    // The periodic pass writes a page on average half a period after it
-    // expires; if the dirty pages would pass the background threshold
-    // before that, background writeout takes them younger.
-    let kupdate_age = limits.expire_ns + limits.writeback_ns / 2.0;
-    let background_age = background / rate;
-    if kupdate_age <= background_age {
-        (kupdate_age, PdflushMode::Kupdate)
+) -> TailWriteback {
+    let (background, threshold) = limits.thresholds(memory);
+    let order = by_tail_age(lrus);
+    let age_for = |target: f64| age_for_dirty_in(lrus, &order, target);
+    // Bytes/ns left to pdflush when pages are written back at `age`.
+    let load = |age: f64| -> f64 {
+        order
+            .iter()
+            .filter(|&&j| lrus[j].tail_age() >= age)
+            .map(|&j| lrus[j].inflow)
+            .sum()
+    };
+    let met = |age: f64| -> Vec<f64> {
+        lrus.iter()
+            .map(|l| f64::from(u8::from(l.inflow > 0.0 && l.tail_age() < age)))
+            .collect()
+    };
+    let kupdate = limits.expire_ns + limits.writeback_ns / 2.0;
+    let background_age = age_for(background);
+    let (age, mode) = if kupdate <= background_age {
+        (kupdate, PdflushMode::Kupdate)
     } else {
         (background_age, PdflushMode::Background)
+    };
+    let mut left = load(age);
+    if left <= pdflush_max {
+        return TailWriteback {
+            dirty_age_ns: age,
+            mode,
+            met_dirty: met(age),
+            writers: 0.0,
+        };
+    }
+    // pdflush is flat out: the pages age until the tails they pass leave
+    // it what it can write, or until the dirty threshold.
+    let at_threshold = age_for(threshold);
+    for &j in order.iter().filter(|&&j| lrus[j].tail_age() >= age) {
+        let t = lrus[j].tail_age();
+        if t >= at_threshold {
+            break;
+        }
+        if left - lrus[j].inflow <= pdflush_max {
+            // This node's tail sits at the dirty age: part of its pages
+            // reach it dirty, just enough to leave pdflush its rate.
+            let mut m = met(t);
+            m[j] = 1.0 - (pdflush_max - (left - lrus[j].inflow)) / lrus[j].inflow;
+            return TailWriteback {
+                dirty_age_ns: t,
+                mode: PdflushMode::Saturated,
+                met_dirty: m,
+                writers: 0.0,
+            };
+        }
+        left -= lrus[j].inflow;
+    }
+    TailWriteback {
+        dirty_age_ns: at_threshold,
+        mode: PdflushMode::Saturated,
+        met_dirty: met(at_threshold),
+        writers: (load(at_threshold) - pdflush_max).max(0.0),
     }
 }
 
@@ -192,13 +304,25 @@ mod tests {
         assert_eq!((bg, d), (25.0, 50.0));
     }
 
+    /// `nodes` LRUs of `memory / nodes` bytes sharing `rate` evenly.
+    fn spread(memory: f64, nodes: usize, rate: f64) -> Vec<NodeLru> {
+        vec![
+            NodeLru {
+                bytes: memory / nodes as f64,
+                inflow: rate / nodes as f64,
+            };
+            nodes
+        ]
+    }
+
     #[test]
     fn a_slow_writer_is_left_to_the_periodic_pass_a_fast_one_to_background_writeout() {
         // 24 GiB: background at 2.4 GiB; 30 s + 2.5 s of dirtying must stay
         // under it for kupdate alone to write back.
         let m = 24.0 * GIB;
-        let slow = steady_state(GIB / 1e9 * 0.05, 1.0, m, 16384, 10_000.0, &limits(), false);
-        let fast = steady_state(GIB / 1e9 * 0.5, 1.0, m, 16384, 10_000.0, &limits(), false);
+        let pd = 16384.0 / 10_000.0;
+        let slow = tail_writeback(&spread(m, 12, GIB / 1e9 * 0.05), pd, m, &limits());
+        let fast = tail_writeback(&spread(m, 12, GIB / 1e9 * 0.5), pd, m, &limits());
         assert_eq!(slow.mode, PdflushMode::Kupdate);
         assert_eq!(fast.mode, PdflushMode::Background);
         assert!(fast.dirty_age_ns < slow.dirty_age_ns);
@@ -210,37 +334,116 @@ mod tests {
         let m = 24.0 * GIB;
         let page = 16384;
         let pd = page as f64 / 10_000.0;
-        let s = steady_state(2.0 * pd, 4.0, m, page, 10_000.0, &limits(), false);
-        assert_eq!(s.mode, PdflushMode::Saturated);
-        assert!(s.rate < 2.0 * pd && s.rate > pd);
+        let rate = throttled_rate(2.0 * pd, 4.0, page, 10_000.0, 0.0, 0.0, false);
+        assert!(rate < 2.0 * pd && rate > pd);
+        let t = tail_writeback(&spread(m, 12, rate), pd, m, &limits());
+        assert_eq!(t.mode, PdflushMode::Saturated);
         // Conservation: everything dirtied is written back by someone.
-        assert!((s.pdflush + s.writers - s.rate).abs() < 1e-12);
+        assert!((pd + t.writers - rate).abs() < 1e-12);
+        // Pages the tails take leave pdflush room: the writers go faster.
+        let eased = throttled_rate(2.0 * pd, 4.0, page, 10_000.0, 0.25, 0.0, false);
+        assert!(eased > rate && eased <= 2.0 * pd);
     }
 
     #[test]
     fn io_less_throttling_leaves_the_rate_to_the_flusher() {
-        let m = 24.0 * GIB;
         let page = 16384;
         let pd = page as f64 / 10_000.0;
-        let s = steady_state(2.0 * pd, 4.0, m, page, 10_000.0, &limits(), true);
-        assert_eq!((s.rate, s.writers), (pd, 0.0));
-        let old = steady_state(2.0 * pd, 4.0, m, page, 10_000.0, &limits(), false);
-        assert!(old.rate > s.rate);
+        let io_less = throttled_rate(2.0 * pd, 4.0, page, 10_000.0, 0.0, 0.0, true);
+        assert_eq!(io_less, pd);
+        let old = throttled_rate(2.0 * pd, 4.0, page, 10_000.0, 0.0, 0.0, false);
+        assert!(old > io_less);
     }
 
     #[test]
-    fn pages_are_written_back_before_they_reach_the_lru_tail() {
-        // The claim of the module docs, over tunables and rates.
+    fn pages_spread_over_every_node_are_written_back_before_they_reach_the_lru_tail() {
+        // The claim of the module docs, over tunables and rates, now as
+        // each node's LRU sees it.
+        let page = 16384;
+        let pd = page as f64 / 10_000.0;
         for (d, bg) in [(40, 10), (100, 100), (5, 1), (50, 49)] {
             let mut l = limits();
             l.dirty_ratio = d;
             l.background_ratio = bg;
-            for rate in [0.01, 0.1, 0.5, 1.0, 3.0] {
+            for demand in [0.01, 0.1, 0.5, 1.0, 3.0] {
                 let m = 24.0 * GIB;
-                let s = steady_state(rate, 4.0, m, 16384, 10_000.0, &l, false);
-                let lru_age = m / s.rate;
-                assert!(s.dirty_age_ns < lru_age, "{d} {bg} {rate}");
+                let rate = throttled_rate(demand, 4.0, page, 10_000.0, 0.0, 0.0, false);
+                let t = tail_writeback(&spread(m, 12, rate), pd, m, &l);
+                assert!(t.met_dirty.iter().all(|&f| f == 0.0), "{d} {bg} {demand}");
+                assert!(t.dirty_age_ns < m / rate, "{d} {bg} {demand}");
             }
+        }
+    }
+
+    #[test]
+    fn spread_evenly_the_per_node_writeback_is_the_machine_wide_one() {
+        // One LRU of the whole memory: kupdate's age while 32.5 s of
+        // dirtying stays under the background threshold, else the
+        // background threshold's, past pdflush the dirty threshold's.
+        let m = 24.0 * GIB;
+        let pd = 16384.0 / 10_000.0;
+        let (bg, dt) = limits().thresholds(m);
+        let kupdate = 32.5e9;
+        for rate in [0.01, 0.07, 0.3, 1.2, 2.5, 6.0] {
+            let t = tail_writeback(&spread(m, 12, rate), pd, m, &limits());
+            let (age, mode) = if rate > pd {
+                (dt / rate, PdflushMode::Saturated)
+            } else if kupdate * rate <= bg {
+                (kupdate, PdflushMode::Kupdate)
+            } else {
+                (bg / rate, PdflushMode::Background)
+            };
+            assert_eq!(t.mode, mode, "{rate}");
+            assert!((t.dirty_age_ns - age).abs() <= 1e-9 * age, "{rate}");
+            assert!((t.writers - (rate - pd).max(0.0)).abs() < 1e-12, "{rate}");
+        }
+    }
+
+    #[test]
+    fn a_writer_cycling_less_memory_than_the_background_threshold_leaves_its_pages_to_kswapd() {
+        // One writer bound to one 2 GiB node of a 24 GiB machine: its LRU
+        // turns over in 2 GiB, under the 2.4 GiB background threshold, so
+        // background writeout never starts, pdflush only makes its periodic
+        // pass (whose 30 s pages are long gone), and every page reaches
+        // the tail dirty.
+        let m = 24.0 * GIB;
+        let pd = 16384.0 / 10_000.0;
+        let rate = 426.0 * (1u64 << 20) as f64 / 1e9;
+        let mut lrus = spread(m, 12, 0.0);
+        lrus[0].inflow = rate;
+        let t = tail_writeback(&lrus, pd, m, &limits());
+        assert_eq!(t.mode, PdflushMode::Kupdate);
+        assert_eq!(t.met_dirty[0], 1.0);
+        assert!(t.met_dirty[1..].iter().all(|&f| f == 0.0));
+        assert!((t.met_dirty_rate(&lrus) - rate).abs() < 1e-12);
+        // Spread over every node instead, nothing reaches a tail dirty.
+        let even = tail_writeback(&spread(m, 12, rate), pd, m, &limits());
+        assert_eq!(even.met_dirty_rate(&spread(m, 12, rate)), 0.0);
+        assert_eq!(even.mode, PdflushMode::Background);
+    }
+
+    #[test]
+    fn every_dirtied_byte_is_written_back_by_pdflush_kswapd_or_the_writers() {
+        let m = 24.0 * GIB;
+        let pd = 16384.0 / 10_000.0;
+        // Uneven nodes: a busy local node, a few spill nodes, idle ones.
+        for scale in [0.05, 0.4, 1.0, 2.0, 4.0] {
+            let mut lrus = spread(m, 12, 0.0);
+            for (j, f) in [(0, 1.0), (1, 0.4), (2, 0.2), (3, 0.1)] {
+                lrus[j].inflow = scale * f;
+            }
+            let rate: f64 = lrus.iter().map(|l| l.inflow).sum();
+            let t = tail_writeback(&lrus, pd, m, &limits());
+            let pdflush: f64 = lrus
+                .iter()
+                .zip(&t.met_dirty)
+                .map(|(l, f)| l.inflow * (1.0 - f))
+                .sum::<f64>()
+                - t.writers;
+            assert!(pdflush <= pd + 1e-9, "{scale}: pdflush {pdflush}");
+            assert!(pdflush >= -1e-12 && t.writers >= 0.0, "{scale}");
+            let sum = pdflush + t.writers + t.met_dirty_rate(&lrus);
+            assert!((sum - rate).abs() < 1e-9 * rate, "{scale}: {sum} vs {rate}");
         }
     }
 
