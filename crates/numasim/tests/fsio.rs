@@ -178,6 +178,97 @@ fn past_pdflush_the_writers_write_back_in_file_order_not_kswapd() {
 }
 
 #[test]
+fn spread_over_every_node_no_page_reaches_an_lru_tail_dirty() {
+    // XFS06's buffered writes with the page cache interleaved: each node's
+    // LRU turns over in 24 GiB of writing, pdflush writes a page within
+    // the 2.4 GiB background threshold (or the writers within 9.6 GiB), so
+    // reclaim writes nothing at any writer count, and every kswapd does
+    // the same work.
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1, 2, 4, 8, 16, 32]\n";
+    for v in ["2.6.15", "2.6.17"] {
+        let r = scenario(
+            &format!("version = \"{v}\"\nbuffer_policy = \"interleave\""),
+            step,
+        )
+        .unwrap();
+        for t in [1, 2, 4, 8, 16, 32] {
+            assert_eq!(get(&r, "reclaim_write_pct", t), 0.0, "{v} {t}");
+            let (max, mean) = (
+                get(&r, "kswapd_cpu_pct_max", t),
+                get(&r, "kswapd_cpu_pct_per_node", t),
+            );
+            assert!(
+                (max - mean).abs() <= 1e-9 * mean,
+                "{v} {t}: {max} vs {mean}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_writer_bound_to_its_node_leaves_its_pages_to_kswapd_and_pdflush_to_its_periodic_pass() {
+    // numactl --membind: one XFS writer's pages cycle through its 2 GiB
+    // node, less than the 2.4 GiB background threshold, so background
+    // writeout never starts, the periodic pass finds nothing 30 s old, and
+    // the node's kswapd writes every page it meets at the tail.
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1]\n";
+    let bound = scenario("version = \"2.6.15\"\nbuffer_policy = \"bind\"", step).unwrap();
+    let spread = scenario("version = \"2.6.15\"\nbuffer_policy = \"interleave\"", step).unwrap();
+    assert!(get(&bound, "reclaim_write_pct", 1) > 99.0);
+    assert!(get(&bound, "pdflush_cpu_pct", 1) < 1.0);
+    assert!(get(&spread, "pdflush_cpu_pct", 1) > 20.0);
+    let (b, s) = (
+        get(&bound, "kswapd_cpu_pct_max", 1),
+        get(&spread, "kswapd_cpu_pct_max", 1),
+    );
+    assert!(b > 5.0 * s, "bound {b}% vs spread {s}%");
+    // Written as they reach the tail, younger than pdflush takes them.
+    assert!(get(&bound, "writeback_age_s", 1) < get(&spread, "writeback_age_s", 1));
+}
+
+#[test]
+fn a_local_writer_faster_than_its_kswapd_spills_and_loads_its_own_node_most() {
+    // Two XFS writers on node 0, local first: more than node 0's kswapd
+    // frees, so it runs flat out and the rest cycles over the other nodes.
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [2]\n";
+    let r = scenario("version = \"2.6.15\"", step).unwrap();
+    assert!(get(&r, "kswapd_cpu_pct_max", 2) > 99.0);
+    assert!(get(&r, "kswapd_cpu_pct_per_node", 2) < 15.0);
+}
+
+#[test]
+fn from_3_2_reclaim_leaves_the_dirty_pages_it_meets_to_the_flusher() {
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1]\n";
+    let flusher = scenario(
+        "version = \"2.6.15\"\nbuffer_policy = \"bind\"\nreclaim_writeback = \"flusher\"",
+        step,
+    )
+    .unwrap();
+    assert_eq!(get(&flusher, "reclaim_write_pct", 1), 0.0);
+    assert!(get(&flusher, "pdflush_cpu_pct", 1) > 20.0);
+    // The default of a 3.10+ release.
+    let text = "name = \"t\"\nseed = 3\n[machine]\npreset = \"altix-a3700\"\n[kernel]\nversion = \"4.15\"\nbuffer_policy = \"bind\"\n[[run]]\nworkload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1]\n";
+    let sc = Scenario::from_str(text, "t.toml", None).unwrap();
+    assert_eq!(get(&run(&sc, &[]).unwrap(), "reclaim_write_pct", 1), 0.0);
+}
+
+#[test]
+fn reclaim_writes_carry_reclaim_write_pages_each() {
+    // Two writers bound to node 0: kswapd writes every page, a cluster
+    // from one file then one from the other as the LRU tail holds them.
+    // XFS's default 32 pages make stripe-unit I/Os; 4-page clusters make
+    // smaller ones (the elevator merges some of a file's neighbours).
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [2]\n";
+    let k = "version = \"2.6.15\"\nbuffer_policy = \"bind\"";
+    let dflt = scenario(k, step).unwrap();
+    let four = scenario(&format!("{k}\nreclaim_write_pages = 4"), step).unwrap();
+    assert!(get(&four, "reclaim_write_pct", 2) > 99.0);
+    assert_eq!(get(&dflt, "avg_io_kib", 2), 512.0);
+    let small = get(&four, "avg_io_kib", 2);
+    assert!(small < 0.75 * 512.0, "{small} KiB");
+}
+
+#[test]
 fn a_buffered_read_case_draws_its_largest_runs_disks_as_a_heat_map() {
     let text = "name = \"t\"\nseed = 3\n[machine]\npreset = \"altix-a3700\"\n[kernel]\nbuffer_policy = \"interleave\"\n[[run]]\nworkload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [1, 4]\nfile_size = \"64 MiB\"\n";
     let sc = Scenario::from_str(text, "t.toml", None).unwrap();
@@ -294,6 +385,26 @@ fn bad_input_names_the_key() {
             "",
             "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 1\nfile_size = \"0 B\"\n",
             "file_size",
+        ),
+        (
+            "reclaim_write_pages = 0",
+            "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = 1\n",
+            "reclaim_write_pages",
+        ),
+        (
+            "reclaim_write_pages = 1000",
+            "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = 1\n",
+            "reclaim_write_pages",
+        ),
+        (
+            "reclaim_writeback = \"kswapd\"",
+            "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = 1\n",
+            "reclaim_writeback",
+        ),
+        (
+            "buffer_policy = \"membind\"",
+            "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = 1\n",
+            "buffer_policy",
         ),
     ];
     for (k, step, key) in cases {
