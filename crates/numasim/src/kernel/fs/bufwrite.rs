@@ -274,9 +274,15 @@ impl BufferedWrite<'_> {
             waited += end - asked[w].min(end);
         }
         let window = WRITER_WINDOW_NS as f64;
-        let bytes: u64 = pages.iter().sum::<u64>() * page;
+        let mut bytes = (pages.iter().sum::<u64>() * page) as f64;
+        if bytes == 0.0 {
+            // So many spinners that no page was finished in the window:
+            // count the critical sections entered instead, each its share
+            // of a page.
+            bytes = calls as f64 * page as f64 / calls_per_page as f64;
+        }
         Writers {
-            bytes_per_ns: bytes as f64 / window,
+            bytes_per_ns: bytes / window,
             lock_wait_frac: waited.as_ns() as f64 / (n as f64 * window),
             calls_per_ns: calls as f64 / window,
         }
@@ -656,9 +662,10 @@ impl BufferedWrite<'_> {
             }
         };
         let total = (n as u64 * self.file_bytes) as f64;
-        let elapsed_ns = trunc_ns + total / rate.max(1e-12);
+        let write_ns = total / rate.max(1e-12);
+        let elapsed_ns = trunc_ns + write_ns;
         let mibps = total / elapsed_ns * 1e9 / (1u64 << 20) as f64;
-        let write_share = (total / rate) / elapsed_ns;
+        let write_share = write_ns / elapsed_ns;
         let (w_cpu, spin_cpu, p_cpu, k_cpu) = cpus_busy(rate);
         let k_total: f64 = k_cpu.iter().sum();
         let spin_cpu = spin_cpu.min((cpus as f64 - w_cpu - p_cpu - k_total).max(0.0));
@@ -680,9 +687,10 @@ impl BufferedWrite<'_> {
             .lrus
             .iter()
             .zip(&st.pageout)
+            .filter(|(l, _)| l.inflow > 0.0)
             .map(|(l, f)| l.inflow * (f * l.tail_age().min(pdflush_age) + (1.0 - f) * pdflush_age))
             .sum::<f64>()
-            / rate.max(1e-300);
+            / st.lrus.iter().map(|l| l.inflow).sum::<f64>().max(1e-300);
         Ok(WriteRun {
             write_mibps: mibps,
             cpu_pct_per_mibps: 100.0 * (writers_cpu + pdflush_cpu + kswapd_per_node * nodes as f64)
