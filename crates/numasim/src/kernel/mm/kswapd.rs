@@ -71,21 +71,6 @@ impl Supply {
     pub fn total(&self) -> f64 {
         self.from.iter().sum::<f64>() + self.direct
     }
-
-    /// Each kswapd's busy fraction of one CPU.
-    pub fn kswapd_busy(&self, nodes: &[NodeReclaim]) -> Vec<f64> {
-        self.from
-            .iter()
-            .zip(nodes)
-            .map(|(&f, n)| {
-                if n.capacity > 0.0 {
-                    (f / n.capacity).min(1.0)
-                } else {
-                    0.0
-                }
-            })
-            .collect()
-    }
 }
 
 /// The steady-state supply of `streams` under `policy`; `zonelist(n)` is
@@ -154,7 +139,7 @@ pub fn supply(
 /// Saturate the nodes of `zl` in order while `a` exceeds what each one's
 /// kswapd has left; returns the first node that keeps up with the rest and
 /// that rest, or `None` with `a` exhausted. Past the zonelist's end the
-/// rest is direct reclaim, returned against the stream's first node.
+/// rest is direct reclaim, returned against `usize::MAX`.
 fn fill(
     from: &mut [f64],
     left: &mut [f64],

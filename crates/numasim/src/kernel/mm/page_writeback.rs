@@ -171,16 +171,6 @@ pub struct TailWriteback {
     pub writers: f64,
 }
 
-impl TailWriteback {
-    /// Bytes/ns met dirty at the LRU tails.
-    pub fn met_dirty_rate(&self, lrus: &[NodeLru]) -> f64 {
-        lrus.iter()
-            .zip(&self.met_dirty)
-            .map(|(l, f)| l.inflow * f)
-            .sum()
-    }
-}
-
 /// The nodes taking pages, youngest tail first.
 fn by_tail_age(lrus: &[NodeLru]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..lrus.len()).filter(|&j| lrus[j].inflow > 0.0).collect();
@@ -304,6 +294,14 @@ mod tests {
         assert_eq!((bg, d), (25.0, 50.0));
     }
 
+    /// Bytes/ns met dirty at the LRU tails.
+    fn met_dirty_rate(t: &TailWriteback, lrus: &[NodeLru]) -> f64 {
+        lrus.iter()
+            .zip(&t.met_dirty)
+            .map(|(l, f)| l.inflow * f)
+            .sum()
+    }
+
     /// `nodes` LRUs of `memory / nodes` bytes sharing `rate` evenly.
     fn spread(memory: f64, nodes: usize, rate: f64) -> Vec<NodeLru> {
         vec![
@@ -415,10 +413,10 @@ mod tests {
         assert_eq!(t.mode, PdflushMode::Kupdate);
         assert_eq!(t.met_dirty[0], 1.0);
         assert!(t.met_dirty[1..].iter().all(|&f| f == 0.0));
-        assert!((t.met_dirty_rate(&lrus) - rate).abs() < 1e-12);
+        assert!((met_dirty_rate(&t, &lrus) - rate).abs() < 1e-12);
         // Spread over every node instead, nothing reaches a tail dirty.
         let even = tail_writeback(&spread(m, 12, rate), pd, m, &limits());
-        assert_eq!(even.met_dirty_rate(&spread(m, 12, rate)), 0.0);
+        assert_eq!(met_dirty_rate(&even, &spread(m, 12, rate)), 0.0);
         assert_eq!(even.mode, PdflushMode::Background);
     }
 
@@ -442,7 +440,7 @@ mod tests {
                 - t.writers;
             assert!(pdflush <= pd + 1e-9, "{scale}: pdflush {pdflush}");
             assert!(pdflush >= -1e-12 && t.writers >= 0.0, "{scale}");
-            let sum = pdflush + t.writers + t.met_dirty_rate(&lrus);
+            let sum = pdflush + t.writers + met_dirty_rate(&t, &lrus);
             assert!((sum - rate).abs() < 1e-9 * rate, "{scale}: {sum} vs {rate}");
         }
     }
