@@ -258,37 +258,21 @@ impl Step {
                     };
                     match w.run(&mut layer) {
                         Ok(r) => {
-                            out.push(rec.record(&row, "write_mibps", "MiB/s", r.write_mibps));
-                            out.push(rec.record(
-                                &row,
-                                "cpu_pct_per_mibps",
-                                "%/(MiB/s)",
-                                r.cpu_pct_per_mibps,
-                            ));
-                            out.push(rec.record(&row, "avg_io_kib", "KiB", r.avg_io_kib));
-                            out.push(rec.record(
-                                &row,
-                                "kswapd_cpu_pct_per_node",
-                                "%",
-                                r.kswapd_cpu_pct_per_node,
-                            ));
-                            out.push(rec.record(&row, "pdflush_cpu_pct", "%", r.pdflush_cpu_pct));
-                            out.push(rec.record(&row, "sb_lock_wait_pct", "%", r.sb_lock_wait_pct));
-                            out.push(rec.record(&row, "sb_calls_per_s", "1/s", r.sb_calls_per_s));
-                            out.push(rec.record(&row, "disk_busy_pct", "%", r.disk_busy_pct));
-                            out.push(rec.record(&row, "writeback_age_s", "s", r.writeback_age_s));
-                            out.push(rec.record(
-                                &row,
-                                "kswapd_cpu_pct_max",
-                                "%",
-                                r.kswapd_cpu_pct_max,
-                            ));
-                            out.push(rec.record(
-                                &row,
-                                "reclaim_write_pct",
-                                "%",
-                                r.reclaim_write_pct,
-                            ));
+                            for (metric, unit, v) in [
+                                ("write_mibps", "MiB/s", r.write_mibps),
+                                ("cpu_pct_per_mibps", "%/(MiB/s)", r.cpu_pct_per_mibps),
+                                ("avg_io_kib", "KiB", r.avg_io_kib),
+                                ("kswapd_cpu_pct_per_node", "%", r.kswapd_cpu_pct_per_node),
+                                ("pdflush_cpu_pct", "%", r.pdflush_cpu_pct),
+                                ("sb_lock_wait_pct", "%", r.sb_lock_wait_pct),
+                                ("sb_calls_per_s", "1/s", r.sb_calls_per_s),
+                                ("disk_busy_pct", "%", r.disk_busy_pct),
+                                ("writeback_age_s", "s", r.writeback_age_s),
+                                ("kswapd_cpu_pct_max", "%", r.kswapd_cpu_pct_max),
+                                ("reclaim_write_pct", "%", r.reclaim_write_pct),
+                            ] {
+                                out.push(rec.record(&row, metric, unit, v));
+                            }
                             out.push(rec.record(&row, "enospc", "flag", 0.0));
                         }
                         Err(_) => out.push(rec.record(&row, "enospc", "flag", 1.0)),
