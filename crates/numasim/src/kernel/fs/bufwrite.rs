@@ -630,6 +630,7 @@ impl BufferedWrite<'_> {
                 dirtying * (1.0 - working),
                 st.pdflush * per_byte,
                 kswapd,
+                st,
             )
         };
         let mut rate = wb_rate.min(disk_rate).min(purge_rate);
@@ -637,7 +638,7 @@ impl BufferedWrite<'_> {
         // their work needs more, the writers get less time and dirty less
         // (spinning on a lock gives way first: it moves nothing).
         for _ in 0..8 {
-            let (w_cpu, _, p_cpu, k_cpu) = cpus_busy(rate);
+            let (w_cpu, _, p_cpu, k_cpu, _) = cpus_busy(rate);
             let busy = w_cpu + p_cpu + k_cpu.iter().sum::<f64>();
             if busy <= cpus as f64 * (1.0 + 1e-9) {
                 break;
@@ -666,14 +667,13 @@ impl BufferedWrite<'_> {
         let elapsed_ns = trunc_ns + write_ns;
         let mibps = total / elapsed_ns * 1e9 / (1u64 << 20) as f64;
         let write_share = write_ns / elapsed_ns;
-        let (w_cpu, spin_cpu, p_cpu, k_cpu) = cpus_busy(rate);
+        let (w_cpu, spin_cpu, p_cpu, k_cpu, st) = cpus_busy(rate);
         let k_total: f64 = k_cpu.iter().sum();
         let spin_cpu = spin_cpu.min((cpus as f64 - w_cpu - p_cpu - k_total).max(0.0));
         let writers_cpu = (w_cpu + spin_cpu) * write_share;
         let pdflush_cpu = p_cpu.min(1.0) * write_share;
         let kswapd_per_node = (k_total * write_share / nodes as f64).min(1.0);
         let kswapd_max = k_cpu.iter().cloned().fold(0.0, f64::max).min(1.0) * write_share;
-        let st = self.steady(&map, rate);
         // Held back by the disks or the purge lock, the writers wait at the
         // dirty threshold in balance_dirty_pages(); held back by the CPUs
         // they just dirty more slowly. Pages met dirty at a tail are
