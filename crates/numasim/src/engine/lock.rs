@@ -780,13 +780,18 @@ mod tests {
                 want[n] += 1;
                 want_phase += p;
                 let base = Time(t * 10_000);
-                l.acquire(base, 1000, 0).unwrap();
+                // The grant comes when the line arrives (the last trial
+                // left it on some node): release 100 ns after that, not
+                // before it (the checked build's debug_assert caught a
+                // release at base + 100 ns preceding a 270 ns grant).
+                let granted = l.acquire(base, 1000, 0).unwrap();
                 for (i, &n) in nodes.iter().enumerate() {
                     assert_eq!(l.acquire(base, i, n), None);
                 }
-                let g = l.release(base + Dur(100), 1000).unwrap();
+                let released = granted + Dur(100);
+                let g = l.release(released, 1000).unwrap();
                 got[g.node] += 1;
-                got_phase += (g.at - (base + Dur(100))).as_ns() - cost.transfer_ns(0, g.node);
+                got_phase += (g.at - released).as_ns() - cost.transfer_ns(0, g.node);
                 // Drain the rest in any order.
                 let mut h = g.cpu;
                 let mut now = g.at;
