@@ -135,6 +135,10 @@ enum Command {
         /// Override a key, as for `run`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Exit 1 when a calibration or validation row lies outside its
+        /// tolerance (the table or JSONL is printed in full first).
+        #[arg(long)]
+        strict: bool,
         #[command(flatten)]
         output: Output,
     },
@@ -288,6 +292,7 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             all,
             list,
             sets,
+            strict,
             output,
         } => {
             if list {
@@ -298,16 +303,19 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
                 return Ok(());
             }
             let sets = parse_sets(&sets)?;
-            if all {
-                replay_all(&sets, &output)
+            let summaries = if all {
+                replay_all(&sets, &output)?
             } else {
                 let sc = experiments::load(id.as_deref().unwrap_or_default())?;
                 let records = run_and_print(&sc, &sets, &output, true)?;
-                if output.format == Format::Table {
-                    println!("{}", Summary::of(&sc.name, &records, &sc.papers));
-                }
-                Ok(())
+                let summary = Summary::of(&sc.name, &records, &sc.papers).with_fits(&sc.fits);
+                print_summary(&summary, output.format);
+                vec![summary]
+            };
+            if strict {
+                strict_verdict(&summaries);
             }
+            Ok(())
         }
         Command::Machines { name, import } => machines(name, import),
         Command::Workloads { name, markdown } => workloads(name, markdown),
@@ -526,7 +534,32 @@ fn write_report(dir: &Path, title: &str, runs: &[(&Scenario, Ran)]) -> Result<()
     Ok(())
 }
 
-fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error> {
+/// An experiment's summary after its records: the role lines under the
+/// table, or one `"summary"` object in JSONL (CSV has no place for it).
+fn print_summary(summary: &Summary, format: Format) {
+    match format {
+        Format::Table => println!("{summary}"),
+        Format::Jsonl => println!("{}", summary.to_json_line()),
+        Format::Csv => {}
+    }
+}
+
+/// `replay --strict`: exit 1, naming the experiments and roles, when any
+/// calibration or validation row lies outside its tolerance.
+fn strict_verdict(summaries: &[Summary]) {
+    let failed = Totals::of(summaries).failed;
+    if failed.is_empty() {
+        return;
+    }
+    let list: Vec<String> = failed.iter().map(|(e, r)| format!("{e} ({r})")).collect();
+    eprintln!(
+        "numasim: --strict: rows outside their tolerance in {}",
+        list.join(", ")
+    );
+    std::process::exit(1);
+}
+
+fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<Vec<Summary>, Error> {
     let bar = indicatif::ProgressBar::new(EXPERIMENTS.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -541,7 +574,11 @@ fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error>
         bar.set_message(id.to_string());
         let sc = experiments::load(id)?;
         let records = bar.suspend(|| run_and_print(&sc, sets, out, true))?;
-        summaries.push(Summary::of(&sc.name, &records, &sc.papers));
+        let summary = Summary::of(&sc.name, &records, &sc.papers).with_fits(&sc.fits);
+        if out.format == Format::Jsonl {
+            bar.suspend(|| print_summary(&summary, out.format));
+        }
+        summaries.push(summary);
         bar.inc(1);
         // indicatif draws nothing when stderr is not a terminal (a CI log,
         // nohup): there, one line per finished experiment with an estimate.
@@ -569,7 +606,7 @@ fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<(), Error>
         summaries.len(),
         t0.elapsed().as_secs_f64()
     );
-    Ok(())
+    Ok(summaries)
 }
 
 fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error> {

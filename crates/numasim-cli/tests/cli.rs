@@ -20,7 +20,14 @@ fn replay_prints_the_table_and_exits_0() {
         out.contains("calibration  16 rows, median |Δ|") && out.contains("within tolerance 16/16"),
         "{out}"
     );
-    assert!(out.contains("prediction    1 row, "), "{out}");
+    assert!(out.contains("validation    1 row, "), "{out}");
+    // The parameters fitted to the experiment's rows, beside the row counts.
+    assert!(
+        out.contains(
+            "fitted        3 parameters on 15 calibration rows: machine.boot.node_reserved"
+        ),
+        "{out}"
+    );
     assert!(
         out.contains("input        34 rows (copied, not scored"),
         "{out}"
@@ -33,7 +40,14 @@ fn jsonl_is_one_record_per_line_and_deterministic() {
     let b = numasim(&["replay", "hashdist-boot", "--format", "jsonl"]);
     assert_eq!(a.stdout, b.stdout);
     let text = String::from_utf8_lossy(&a.stdout);
-    for line in text.lines() {
+    // The experiment's summary follows its records, as one object.
+    let last = text.lines().last().unwrap_or_default();
+    let s: serde_json::Value = serde_json::from_str(last).expect("JSON");
+    assert_eq!(s["experiment"], "hashdist-boot", "{last}");
+    assert_eq!(s["summary"]["fitted_parameters"], 3, "{last}");
+    assert_eq!(s["summary"]["roles"]["calibration"]["rows"], 16, "{last}");
+    assert_eq!(s["summary"]["roles"]["input"]["rows"], 34, "{last}");
+    for line in text.lines().filter(|l| !l.contains(r#""summary":"#)) {
         let v: serde_json::Value = serde_json::from_str(line).expect("each line is JSON");
         for key in [
             "experiment",
@@ -65,14 +79,15 @@ fn replay_all_stdout_is_byte_identical_run_to_run() {
     let text = String::from_utf8_lossy(&a.stdout);
     assert!(a.stdout == b.stdout, "stdout differs between two runs");
     assert!(text.contains("== Totals by role"), "{text}");
-    // The verdict counts calibration and prediction rows, and states inputs apart.
+    // The verdict counts calibration and validation rows, and states inputs apart.
     let verdict = text.lines().last().unwrap_or_default();
     assert!(
         verdict.contains("calibration")
-            && verdict.contains("prediction")
+            && verdict.contains("validation")
             && verdict.contains("input rows not scored"),
         "{verdict}"
     );
+    assert!(text.contains("  fitted       "), "{text}");
     assert!(String::from_utf8_lossy(&a.stderr).contains("experiments in"));
 }
 
@@ -91,7 +106,7 @@ fn a_paper_row_without_a_role_is_bad_input() {
             && err.contains("paper[0].role")
             && err.contains("`calibration`")
             && err.contains("`input`")
-            && err.contains("`prediction`"),
+            && err.contains("`validation`"),
         "{err}"
     );
     let f = write_scenario(
@@ -102,7 +117,7 @@ fn a_paper_row_without_a_role_is_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("paper[0].role") && err.contains("prediction"),
+        err.contains("paper[0].role") && err.contains("validation"),
         "{err}"
     );
     std::fs::remove_dir_all(f.parent().unwrap()).ok();
@@ -203,7 +218,7 @@ fn an_imported_machine_drives_a_scenario() {
 fn paper_at_and_bound_take_only_their_names() {
     let body = "name = \"r\"\n[machine]\npreset = \"altix-hashdist-16\"\n\
                 [[run]]\nworkload = \"boot\"\nmetrics = [\"tcp_ehash_bytes\"]\n\
-                [[paper]]\nmetric = \"tcp_ehash_bytes\"\nvalue = 1\nrole = \"prediction\"\n";
+                [[paper]]\nmetric = \"tcp_ehash_bytes\"\nvalue = 1\nrole = \"validation\"\n";
     for (key, bad, allowed) in [
         ("at", "peak", ["`each`", "`max`", "`min`"]),
         ("bound", "under", ["`at`", "`below`", "`above`"]),
@@ -228,7 +243,7 @@ fn a_bound_at_the_peak_shows_as_a_bound_on_one_record() {
     // Two process counts; the published ceiling belongs to the faster one.
     let body = format!(
         "{VIEW_SCENARIO}[[paper]]\ncase = {{ \"kernel.devzero\" = \"altix\" }}\n\
-         metric = \"faults_per_s\"\nvalue = 1e7\nrole = \"prediction\"\n\
+         metric = \"faults_per_s\"\nvalue = 1e7\nrole = \"validation\"\n\
          tolerance = 0.1\nat = \"max\"\nbound = \"below\"\n"
     );
     let f = write_scenario("peakbound", &body);
@@ -545,4 +560,21 @@ fn probe_from_a_broken_run_exits_2_naming_file_and_line() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::read_to_string(&out).unwrap().contains("mlp = "));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn strict_replay_exits_1_on_a_row_outside_tolerance_and_0_otherwise() {
+    // bgp-noise: every scored row holds.
+    let o = numasim(&["replay", "bgp-noise", "--strict"]);
+    assert_eq!(o.status.code(), Some(0));
+    // The live lock at 256 CPUs is a missed calibration target.
+    let o = numasim(&["replay", "altix-loadbalance-livelock", "--strict"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--strict") && err.contains("altix-loadbalance-livelock (calibration)"),
+        "{err}"
+    );
+    // The table is printed in full before the verdict.
+    assert!(String::from_utf8_lossy(&o.stdout).contains("livelock"));
 }

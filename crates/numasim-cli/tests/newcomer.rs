@@ -118,7 +118,7 @@ fn a_misspelt_paper_metric_is_refused_at_load_time() {
     let o = run_scenario(
         "paper",
         "name = \"t\"\n[machine]\npreset = \"altix-256g\"\n[[run]]\nworkload = \"meminfo\"\n\
-         [[paper]]\ncase = { node = 0 }\nmetric = \"mem_usd_kb\"\nvalue = 1\nrole = \"prediction\"\n",
+         [[paper]]\ncase = { node = 0 }\nmetric = \"mem_usd_kb\"\nvalue = 1\nrole = \"validation\"\n",
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     let e = text(&o.stderr);

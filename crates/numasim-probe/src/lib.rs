@@ -402,9 +402,9 @@ fn fit_and_write(
             cal.len(),
             cal.iter().copied().fold(0.0, f64::max) * 100.0
         ));
-        if let Some((med, worst, n)) = validate::prediction_summary(&rows) {
+        if let Some((med, worst, n)) = validate::validation_summary(&rows) {
             notes.push(format!(
-                "validate: {n} prediction rows, median |Δ| {:.1}%, worst {:.1}%",
+                "validate: {n} validation rows, median |Δ| {:.1}%, worst {:.1}%",
                 med * 100.0,
                 worst * 100.0
             ));

@@ -1,7 +1,7 @@
 //! `numasim probe --validate`: simulate the probe's own micro-benchmarks on
 //! the machine fitted from them, measured beside simulated. A row the fit
 //! used is `calibration` (it checks the fitting arithmetic); every other
-//! row is `prediction` (the model's answer). Covered: the one-core copy,
+//! row is `validation` (the model's answer). Covered: the one-core copy,
 //! random-read and pointer-chase curves at every size and page kind,
 //! `gettimeofday` and first-touch faults at every thread count.
 
@@ -39,7 +39,7 @@ fn row(
     r.role = Some(if calibration {
         Role::Calibration
     } else {
-        Role::Prediction
+        Role::Validation
     });
     r
 }
@@ -138,11 +138,11 @@ pub fn fault_rate(m: &Machine, threads: u64, bytes: u64) -> Option<f64> {
     (run.time_s > 0.0).then(|| faults as f64 / run.time_s)
 }
 
-/// Median and worst |Δ| (fractions) of the prediction rows, with their count.
-pub fn prediction_summary(rows: &[Record]) -> Option<(f64, f64, usize)> {
+/// Median and worst |Δ| (fractions) of the validation rows, with their count.
+pub fn validation_summary(rows: &[Record]) -> Option<(f64, f64, usize)> {
     let mut d: Vec<f64> = rows
         .iter()
-        .filter(|r| r.role == Some(Role::Prediction))
+        .filter(|r| r.role == Some(Role::Validation))
         .filter_map(|r| r.deviation())
         .map(f64::abs)
         .collect();

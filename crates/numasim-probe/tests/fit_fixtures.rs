@@ -9,7 +9,7 @@
 use numasim::machine::Machine;
 use numasim::report::Role;
 use numasim_probe::calibrate::{fit, measurements_from_jsonl, measurements_from_records, Fit};
-use numasim_probe::validate::{prediction_summary, validate, EXPERIMENT};
+use numasim_probe::validate::{validate, validation_summary, EXPERIMENT};
 use std::path::PathBuf;
 
 fn run_text(i: usize) -> String {
@@ -47,7 +47,7 @@ fn validate_reproduces_calibration_and_predicts_the_rest() {
                 r.case
             );
         }
-        let (median, worst, n) = prediction_summary(&rows).unwrap();
+        let (median, worst, n) = validation_summary(&rows).unwrap();
         assert_eq!(n + cal.len(), rows.len());
         assert!(
             median <= 0.15,
@@ -63,7 +63,7 @@ fn validate_reproduces_calibration_and_predicts_the_rest() {
         ] {
             assert!(
                 rows.iter()
-                    .any(|r| r.metric == metric && r.role == Some(Role::Prediction)),
+                    .any(|r| r.metric == metric && r.role == Some(Role::Validation)),
                 "run {i}: no {metric} prediction"
             );
         }

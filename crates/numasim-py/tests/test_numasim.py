@@ -31,18 +31,28 @@ BOOT = {
 def test_replay_carries_published_values_with_roles():
     df = numasim.replay("hashdist-boot")
     assert list(df.columns[:1]) == ["experiment"]
-    assert list(df.columns[-7:]) == [
-        "metric", "unit", "value", "paper", "role", "comparable", "paper_bound"
+    assert list(df.columns[-8:]) == [
+        "metric", "unit", "value", "paper", "role", "comparable", "paper_bound", "paper_high"
     ]
     assert {"kernel.hashdist", "node"} <= set(df.columns)
     published = df[df.paper.notna()]
     assert len(published) > 0
-    assert set(published.role) <= {"calibration", "prediction", "input"}
+    assert set(published.role) <= {"calibration", "validation", "input"}
     assert df[df.paper.isna()].role.isna().all()
     assert df.comparable.all()
     # No hashdist-boot row is a bound; unpublished rows have none.
     assert (published.paper_bound == "at").all()
     assert df[df.paper.isna()].paper_bound.isna().all()
+    assert df.paper_high.isna().all()
+
+
+def test_a_published_range_carries_its_high_end():
+    # altix-toss's "10s of seconds" is the range [10, 100].
+    df = numasim.replay("altix-toss")
+    row = df[df.paper.notna()].iloc[0]
+    assert row.paper_bound == "range"
+    assert (row.paper, row.paper_high) == (10.0, 100.0)
+    assert row.paper <= row.value <= row.paper_high
 
 
 def test_path_text_and_dict_give_the_same_records():

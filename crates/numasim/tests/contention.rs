@@ -32,15 +32,41 @@ fn machine(name: &str) -> Machine {
 
 #[test]
 fn calibration_rows_are_within_tolerance() {
-    // altix-prof-cpu-mask is not here: with the tick phases the kernel
-    // programs, the model boots (docs/contention.md, "Tick phases").
-    for id in ["altix-gettimeofday", "altix-hugetlb-zeroing"] {
+    for id in [
+        "altix-prof-cpu-mask",
+        "altix-gettimeofday",
+        "altix-hugetlb-zeroing",
+    ] {
         let sc = experiments::load(id).unwrap();
         let recs = run(&sc, &[]).unwrap();
         let s = Summary::of(id, &recs, &sc.papers);
         assert!(s.with_tolerance >= 1, "{id} has a calibration row");
         assert!(s.passed(), "{s}");
     }
+}
+
+/// `line_transfer_ns` was fitted on "a 512-CPU Altix with the profiler on
+/// every CPU does not boot", an inequality (docs/contention.md): the
+/// machine boots with a cheap enough hand-off and stops with the fitted
+/// one, and the profiler's line sets every Altix contention result, so the
+/// fit is checked from both sides.
+#[test]
+fn the_profiler_row_bounds_the_line_transfer_from_both_sides() {
+    let sc = experiments::load("altix-prof-cpu-mask").unwrap();
+    let boots = |ns: f64| {
+        let set = [(
+            "machine.interconnect.line_transfer_ns".to_string(),
+            toml::Value::Float(ns),
+        )];
+        let recs = run(&sc, &set).unwrap();
+        get(
+            &recs,
+            "boots",
+            &[("kernel.prof_cpu_mask", json!("all")), ("cpus", json!(512))],
+        )
+    };
+    assert_eq!(boots(400.0), 0.0, "the fitted value stops the machine");
+    assert_eq!(boots(200.0), 1.0, "half of it boots");
 }
 
 #[test]

@@ -121,9 +121,26 @@ fn bigio_default_is_killed_and_a_quarter_swap_completes() {
     assert_eq!(value(&r, "config", "default", "oom_kills"), Some(1.0));
     assert_eq!(value(&r, "config", "swap-quarter", "completed"), Some(1.0));
     assert_eq!(value(&r, "config", "swap-quarter", "oom_kills"), Some(0.0));
-    // Swapping costs the writer disk time it would otherwise have.
+    // Swapping costs the writer disk time it would otherwise have:
+    // "typically one-half of what the hardware could deliver", within the
+    // row's 25%, and clearly below the page-cache-limit case, which swaps
+    // nothing.
     let q = value(&r, "config", "swap-quarter", "write_fraction_of_hardware").unwrap();
-    assert!(q < 0.9, "swap-quarter writes at {q} of the hardware rate");
+    assert!(
+        (0.375..=0.625).contains(&q),
+        "swap-quarter writes at {q} of the hardware rate"
+    );
+    let limit = value(
+        &r,
+        "config",
+        "page-cache-limit",
+        "write_fraction_of_hardware",
+    )
+    .unwrap();
+    assert!(
+        q < limit * 0.8,
+        "swap-quarter {q}, page-cache-limit {limit}"
+    );
 }
 
 /// One buffered write of `write` pages by a task holding `held` pages of a

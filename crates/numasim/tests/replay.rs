@@ -66,15 +66,15 @@ fn inputs_are_listed_but_never_counted_as_matches() {
     // A scored row out of tolerance fails the experiment, and says which role.
     let r = recs
         .iter_mut()
-        .find(|r| r.role == Some(Role::Prediction))
+        .find(|r| r.role == Some(Role::Validation))
         .unwrap();
     r.value = r.value.map(|v| v * 2.0);
     let broken = Summary::of(&sc.name, &recs, &sc.papers);
     assert!(!broken.passed());
     assert!(broken.passed_role(Role::Calibration));
-    assert!(!broken.passed_role(Role::Prediction));
+    assert!(!broken.passed_role(Role::Validation));
     let totals = Totals::of(&[broken]);
-    assert_eq!(totals.failed, vec![(sc.name.clone(), Role::Prediction)]);
+    assert_eq!(totals.failed, vec![(sc.name.clone(), Role::Validation)]);
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn every_record_with_a_paper_value_has_a_role_and_no_other_does() {
     assert_eq!(
         (
             roles(Role::Calibration),
-            roles(Role::Prediction),
+            roles(Role::Validation),
             roles(Role::Input)
         ),
         (16, 1, 34)
@@ -220,4 +220,87 @@ fn cases_on_the_same_machine_share_it() {
     assert!(!Arc::ptr_eq(&first, &a));
     assert_eq!(a.node_count(), 2 * nodes);
     assert!(Arc::ptr_eq(&a, &b));
+}
+
+/// Every experiment, run once: (scenario, records, summary with its fits).
+fn all_replays() -> Vec<(numasim::scenario::Scenario, Vec<Record>, Summary)> {
+    experiments::EXPERIMENTS
+        .iter()
+        .map(|(id, _)| {
+            let (sc, recs) = replay(id);
+            let s = Summary::of(&sc.name, &recs, &sc.papers).with_fits(&sc.fits);
+            (sc, recs, s)
+        })
+        .collect()
+}
+
+fn within(r: &Record, sc: &numasim::scenario::Scenario) -> bool {
+    let tol = numasim::report::summary::tolerance_of(r, &sc.papers).expect("a tolerance");
+    r.deviation().is_some_and(|d| r.paper_bound.within(d, tol))
+}
+
+/// The scoreboard as it stands, checked row by row: every row a parameter
+/// was fitted on reproduces it (the fit's arithmetic holds); the only
+/// calibration rows outside tolerance are the five documented targets the
+/// model misses (docs/calibration.md; a miss fixed or a new one fails
+/// here, and the golden replay shows the values); every validation row
+/// holds; a passing calibration row sits in an experiment that declares
+/// what was fitted; and no published figure is scored twice.
+#[test]
+fn the_scoreboard_holds_row_by_row() {
+    let runs = all_replays();
+    let mut missed = Vec::new();
+    let mut scored: Vec<String> = Vec::new();
+    for (sc, recs, s) in &runs {
+        for r in recs.iter().filter(|r| r.paper.is_some()) {
+            let role = r.role.expect("a published value has a role");
+            let fitted = sc.fits.iter().any(|f| f.covers(r));
+            if fitted {
+                assert!(
+                    within(r, sc),
+                    "{}: a fitted row misses its fit: {r:?}",
+                    sc.name
+                );
+            }
+            match role {
+                Role::Calibration if !within(r, sc) => {
+                    assert!(!fitted);
+                    missed.push(format!("{} {}", sc.name, r.metric));
+                }
+                Role::Calibration => assert!(
+                    !sc.fits.is_empty(),
+                    "{}: a calibration row that holds, with no [[fit]] declared: {r:?}",
+                    sc.name
+                ),
+                Role::Validation => assert!(within(r, sc), "{}: {r:?}", sc.name),
+                Role::Input => {}
+            }
+            if role.scored() {
+                scored.push(format!(
+                    "{} {:?} {:?} {:?}",
+                    r.metric, r.case, r.paper, r.paper_high
+                ));
+            }
+        }
+        // Every fit names rows this run scores.
+        for f in &sc.fits {
+            assert!(recs.iter().any(|r| f.covers(r)), "{}: {f:?}", sc.name);
+        }
+        assert_eq!(s.fits.len(), sc.fits.len());
+    }
+    missed.sort();
+    assert_eq!(
+        missed,
+        [
+            "altix-loadbalance-livelock livelock",
+            "fs-buffered-read read_gibps",
+            "fs-buffered-write kswapd_cpu_pct_per_node",
+            "fs-buffered-write pdflush_cpu_pct",
+            "wildfire-aim7 jobs_per_min",
+        ]
+    );
+    let n = scored.len();
+    scored.sort();
+    scored.dedup();
+    assert_eq!(scored.len(), n, "a published figure is scored twice");
 }

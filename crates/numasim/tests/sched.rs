@@ -241,3 +241,91 @@ fn todays_machines_keep_the_directions() {
     example("sched-epyc-xeon-livelock", false);
     example("sched-epyc-xeon-aim7", false);
 }
+
+fn replay_rows(id: &str) -> (numasim::scenario::Scenario, Vec<numasim::report::Record>) {
+    let sc = numasim::experiments::load(id).unwrap();
+    let recs = numasim::scenario::run::run(&sc, &[]).unwrap();
+    (sc, recs)
+}
+
+fn row(
+    recs: &[numasim::report::Record],
+    metric: &str,
+    keys: &[(&str, serde_json::Value)],
+) -> numasim::report::Record {
+    recs.iter()
+        .find(|r| r.metric == metric && keys.iter().all(|(k, v)| r.case_value(k) == Some(v)))
+        .cloned()
+        .unwrap_or_else(|| panic!("no {metric} at {keys:?}"))
+}
+
+/// The live-lock rows of ALTIX04: with no back-off the busy CPU's lock
+/// share falls as CPUs are added and the machine live-locks by 512;
+/// progressive back-off never does; 2.6.7's still does at 512. The
+/// 256-CPU row is the experiment's calibration target: the model misses it
+/// (it live-locks from 512), and it must stay a calibration row that shows
+/// as missed, never be relabelled.
+#[test]
+fn the_live_lock_rows_keep_their_directions_and_the_256_miss_shows() {
+    use numasim::report::Role;
+    use serde_json::json;
+    let (sc, recs) = replay_rows("altix-loadbalance-livelock");
+    let at = |b: &str, cpus: u64, m: &str| {
+        row(
+            &recs,
+            m,
+            &[("kernel.balance_backoff", json!(b)), ("cpus", json!(cpus))],
+        )
+    };
+    let lock = |b: &str, cpus: u64| at(b, cpus, "busy_cpu_lock_share_pct").value.unwrap();
+    let locked = |b: &str, cpus: u64| at(b, cpus, "livelock").value == Some(1.0);
+    assert!(locked("none", 512) && locked("2.6.7", 512));
+    assert!(!locked("progressive", 512) && !locked("none", 64));
+    let shares: Vec<f64> = [64, 128, 256, 512]
+        .iter()
+        .map(|&c| lock("none", c))
+        .collect();
+    assert!(shares.windows(2).all(|w| w[1] <= w[0]), "{shares:?}");
+    assert!(lock("progressive", 512) > lock("none", 512));
+    let target = at("none", 256, "livelock");
+    assert_eq!(target.role, Some(Role::Calibration));
+    assert_eq!(target.paper, Some(1.0));
+    let s = numasim::report::Summary::of(&sc.name, &recs, &sc.papers);
+    assert!(!s.passed_role(Role::Calibration), "{s}");
+    assert!(s.passed_role(Role::Validation), "{s}");
+}
+
+/// WILDFIRE01's AIM VII rows: the 1-task and 1000-task rows reproduce the
+/// fitted io_ms and cpu_ms (the 1000-task row within its 2%, which the
+/// `waits` and `mem_stall_pct` choices could break: docs/calibration.md),
+/// 500-2000 tasks sit on that plateau within 5%, the stock scheduler
+/// declines past it while per-node queues stay within 3% of their plateau.
+#[test]
+fn the_aim7_rows_hold_the_fitted_plateau_and_the_decline() {
+    use serde_json::json;
+    let (sc, recs) = replay_rows("wildfire-aim7");
+    let jpm = |s: &str, t: u64| {
+        row(
+            &recs,
+            "jobs_per_min",
+            &[("kernel.sched", json!(s)), ("tasks", json!(t))],
+        )
+    };
+    let dev = |s: &str, t: u64| jpm(s, t).deviation().unwrap();
+    assert!(dev("smp", 1000).abs() <= 0.02, "{}", dev("smp", 1000));
+    assert!(dev("smp", 1).abs() <= 0.05, "{}", dev("smp", 1));
+    for t in [500, 1500, 2000] {
+        assert!(dev("smp", t).abs() <= 0.05, "{t}: {}", dev("smp", t));
+    }
+    let v = |s: &str, t: u64| jpm(s, t).value.unwrap();
+    let smp: Vec<f64> = [2000, 3000, 4000].iter().map(|&t| v("smp", t)).collect();
+    assert!(smp.windows(2).all(|w| w[1] < w[0]), "smp {smp:?}");
+    for t in [1000, 2000, 3000, 4000] {
+        assert!(
+            (v("numa", t) / v("numa", 1000) - 1.0).abs() < 0.03,
+            "numa {t}"
+        );
+        assert!(v("numa", t) >= v("smp", t) * 0.99, "numa {t}");
+    }
+    assert_eq!(sc.fits.len(), 4, "io_ms, cpu_ms, waits, mem_stall_pct");
+}

@@ -48,7 +48,7 @@ __all__ = [
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 """A scenario: a path to a TOML file, TOML text, or a dict of the same shape."""
 
-_RECORD_TAIL = ["metric", "unit", "value", "paper", "role", "comparable", "paper_bound"]
+_RECORD_TAIL = ["metric", "unit", "value", "paper", "role", "comparable", "paper_bound", "paper_high"]
 
 
 def _source(scenario: Scenario) -> tuple[str, str, Optional[str]]:
@@ -141,6 +141,8 @@ def _frame(jsonl: Iterable[str], extra: Sequence[Mapping[str, Any]] = ()) -> pd.
     data["paper_bound"] = [
         None if r["paper"] is None else r.get("paper_bound", "at") for r in recs
     ]
+    # A published range's high end ("paper" is its low end); NaN elsewhere.
+    data["paper_high"] = np.array([r.get("paper_high", nan) for r in recs], dtype="float64")
     return pd.DataFrame(data)
 
 

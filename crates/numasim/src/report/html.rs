@@ -43,7 +43,7 @@ pub struct Entry<'a> {
 pub fn page(title: &str, entries: &[Entry]) -> String {
     let summaries: Vec<Summary> = entries
         .iter()
-        .map(|e| Summary::of(&e.sc.name, e.records, &e.sc.papers))
+        .map(|e| Summary::of(&e.sc.name, e.records, &e.sc.papers).with_fits(&e.sc.fits))
         .collect();
     let timing = entries.iter().any(|e| e.run_ms.is_some());
     let mut h = String::with_capacity(1 << 20);
@@ -59,8 +59,10 @@ pub fn page(title: &str, entries: &[Entry]) -> String {
     h += "<p class=\"lede\">Each experiment's simulated result beside the published one. \
           A published value is marked by its role: ";
     h += &role_key();
-    h += " Only calibration and prediction rows are scored; an input agrees by construction. \
-          Δ is (simulated − published) / |published|.</p>\n";
+    h += " Only calibration and validation rows are scored; an input agrees by construction. \
+          Every published value was in view while the model was built, so none is a blind test; \
+          the <em>fitted</em> column counts the parameters fitted to each experiment's calibration rows. \
+          Δ is (simulated − published) / |published| (for a range, from its nearer end).</p>\n";
     h += &summary_table(entries, &summaries, timing);
     for (i, (e, s)) in entries.iter().zip(&summaries).enumerate() {
         h += &section(i, e, s);
@@ -107,14 +109,16 @@ figure.plot{break-inside:avoid}details{display:none}a{color:inherit}}
 /// Inline marks for the three roles, as the plots draw them.
 fn role_key() -> String {
     let mut s = String::new();
-    for (i, role) in [Role::Calibration, Role::Input, Role::Prediction]
+    for (i, role) in [Role::Calibration, Role::Input, Role::Validation]
         .into_iter()
         .enumerate()
     {
         let what = match role {
-            Role::Calibration => "calibration (a machine parameter was fitted to it)",
+            Role::Calibration => {
+                "calibration (a parameter was fitted to it, or it follows from one alone)"
+            }
             Role::Input => "input (copied into the machine or workload)",
-            Role::Prediction => "prediction (nothing fitted to it)",
+            Role::Validation => "validation (nothing fitted to it)",
         };
         let _ = write!(
             s,
@@ -142,7 +146,7 @@ fn pct(d: f64) -> String {
 fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> String {
     let mut h = String::from(
         "<table class=\"summary\">\n<thead><tr><th>experiment</th><th>machine</th>\
-         <th class=\"n\">calibration</th><th class=\"n\">input</th><th class=\"n\">prediction</th>\
+         <th class=\"n\">calibration</th><th class=\"n\">input</th><th class=\"n\">validation</th><th class=\"n\">fitted</th>\
          <th class=\"n\">median |Δ|</th><th class=\"n\">worst Δ</th><th class=\"n\">within tolerance</th>",
     );
     if timing {
@@ -159,8 +163,11 @@ fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> Stri
             esc(id),
             esc(&machine_name(e.sc))
         );
-        for role in [Role::Calibration, Role::Input, Role::Prediction] {
-            let n = s.role(role).rows;
+        for n in [Role::Calibration, Role::Input, Role::Validation]
+            .map(|role| s.role(role).rows)
+            .into_iter()
+            .chain([s.fits.len()])
+        {
             let _ = write!(
                 h,
                 "<td class=\"n{}\">{n}</td>",
@@ -186,7 +193,7 @@ fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> Stri
         "<tr class=\"total\"><td>{} experiments</td><td></td>",
         t.experiments
     );
-    for role in [Role::Calibration, Role::Input, Role::Prediction] {
+    for role in [Role::Calibration, Role::Input, Role::Validation] {
         let n = t
             .by_role
             .iter()
@@ -194,6 +201,7 @@ fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> Stri
             .map_or(0, |(r, _)| r.rows);
         let _ = write!(h, "<td class=\"n\">{n}</td>");
     }
+    let _ = write!(h, "<td class=\"n\">{}</td>", t.fitted.0);
     h += &score_cells(summaries.iter().flat_map(|s| {
         s.rows
             .iter()
@@ -422,7 +430,7 @@ fn deviation_line(s: &Summary) -> String {
             .into();
     }
     let mut parts = Vec::new();
-    for role in [Role::Calibration, Role::Prediction, Role::Input] {
+    for role in [Role::Calibration, Role::Validation, Role::Input] {
         let r = s.role(role);
         if r.rows == 0 {
             continue;
@@ -454,7 +462,11 @@ fn deviation_line(s: &Summary) -> String {
             s.not_comparable
         ));
     }
-    parts.join("; ")
+    let mut line = parts.join("; ");
+    if let Some(f) = s.fit_line() {
+        let _ = write!(line, "<br>{}", esc(&f));
+    }
+    line
 }
 
 /// The figures of an experiment: its hints, else chosen from the records.
@@ -609,7 +621,7 @@ fn compared_table(records: &[Record], sc: &Scenario) -> String {
     for r in rows {
         let tol = super::summary::tolerance_of(r, &sc.papers);
         let dev = r.deviation();
-        let role = r.role.unwrap_or(Role::Prediction);
+        let role = r.role.unwrap_or(Role::Validation);
         let verdict = match (dev, tol) {
             (Some(d), Some(t)) if role.scored() => {
                 if r.paper_bound.within(d, t) {
@@ -632,7 +644,7 @@ fn compared_table(records: &[Record], sc: &Scenario) -> String {
             tol.map_or("—".into(), |t| {
                 // A ceiling allows only overshoot, a floor only undershoot.
                 let sign = match r.paper_bound {
-                    Bound::At => "±",
+                    Bound::At | Bound::Range => "±",
                     Bound::Below => "+",
                     Bound::Above => "−",
                 };

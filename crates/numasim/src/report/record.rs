@@ -6,25 +6,28 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 use std::fmt;
 
-/// What a published value is to the model. Only calibration and prediction
-/// rows are scored; an input agrees with the paper by construction.
+/// What a published value is to the model. Only calibration and validation
+/// rows are scored; an input agrees with the paper by construction. None is
+/// blind: every published value was in view while the model was built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Role {
-    /// A machine parameter was fitted to this figure: agreement checks the
-    /// arithmetic of the fit, not the model.
+    /// A parameter was fitted to this figure, or its value follows from a
+    /// fitted parameter alone: agreement checks the arithmetic of the fit,
+    /// not the model. A target the model misses stays here, shown as missed.
     Calibration,
     /// The value was copied into the machine or the workload (or follows
     /// from such a value alone), so it cannot disagree.
     Input,
-    /// Nothing was fitted to it: the model's own answer.
-    Prediction,
+    /// A published figure nothing was fitted to: the model's own answer
+    /// (in view while the model was built, so not a blind test).
+    Validation,
 }
 
 impl Role {
     /// The `role` values a `[[paper]]` row may take, in scoreboard order.
     pub const NAMES: &'static [(&'static str, Role)] = &[
         ("calibration", Role::Calibration),
-        ("prediction", Role::Prediction),
+        ("validation", Role::Validation),
         ("input", Role::Input),
     ];
 
@@ -32,7 +35,7 @@ impl Role {
         match self {
             Role::Calibration => "calibration",
             Role::Input => "input",
-            Role::Prediction => "prediction",
+            Role::Validation => "validation",
         }
     }
 
@@ -48,8 +51,10 @@ impl fmt::Display for Role {
     }
 }
 
-/// What a published value says of the model's: equal to it, or a bound on
-/// it ("never exceeds 250 MiB/s" is `Below`, "at least 5x" is `Above`).
+/// What a published value says of the model's: equal to it, a bound on it
+/// ("never exceeds 250 MiB/s" is `Below`, "at least 5x" is `Above`), or a
+/// range ("10–15%", "10s of seconds"): the record's `paper` is the range's
+/// low end and `paper_high` its high end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Bound {
     #[default]
@@ -58,10 +63,13 @@ pub enum Bound {
     Below,
     /// The published value is a lower bound.
     Above,
+    /// The published statement is a range `[paper, paper_high]`.
+    Range,
 }
 
 impl Bound {
-    /// The `bound` values a `[[paper]]` row may take.
+    /// The `bound` values a `[[paper]]` row may take (a range is written
+    /// `range = [low, high]` instead of `value`).
     pub const NAMES: &'static [(&'static str, Bound)] = &[
         ("at", Bound::At),
         ("below", Bound::Below),
@@ -73,24 +81,28 @@ impl Bound {
             Bound::At => "at",
             Bound::Below => "below",
             Bound::Above => "above",
+            Bound::Range => "range",
         }
     }
 
-    /// How a published value prints: "100", "< 100", "> 100".
+    /// How a published value prints: "100", "< 100", "> 100" (a range
+    /// prints both ends, see `report::table::fmt_paper`).
     pub fn prefix(self) -> &'static str {
         match self {
-            Bound::At => "",
+            Bound::At | Bound::Range => "",
             Bound::Below => "< ",
             Bound::Above => "> ",
         }
     }
 
     /// The part of a signed deviation that breaks the bound (0 where the
-    /// bound holds; the deviation itself for `At`): a satisfied bound is
-    /// no miss, so this, not the raw deviation, is what the scores count.
+    /// bound holds; the deviation itself for `At`, and for `Range`, whose
+    /// deviation is already measured from the nearer end and 0 inside):
+    /// a satisfied bound is no miss, so this, not the raw deviation, is
+    /// what the scores count.
     pub fn excess(self, deviation: f64) -> f64 {
         match self {
-            Bound::At => deviation,
+            Bound::At | Bound::Range => deviation,
             Bound::Below => deviation.max(0.0),
             Bound::Above => deviation.min(0.0),
         }
@@ -111,8 +123,11 @@ pub struct Record {
     pub unit: String,
     /// `None` where the quantity does not exist (e.g. never happened); JSON null.
     pub value: Option<f64>,
-    /// The published value, where one exists.
+    /// The published value, where one exists (a range's low end).
     pub paper: Option<f64>,
+    /// A published range's high end; `Some` exactly when `paper_bound` is
+    /// `Range`.
+    pub paper_high: Option<f64>,
     /// The published value's role; `Some` exactly when `paper` is.
     pub role: Option<Role>,
     /// Whether `paper` is the value itself or an upper or lower bound on
@@ -141,6 +156,7 @@ impl Record {
             unit: unit.to_string(),
             value: Some(value),
             paper: None,
+            paper_high: None,
             role: None,
             paper_bound: Bound::At,
             comparable: true,
@@ -166,16 +182,28 @@ impl Record {
         serde_json::to_string(self).expect("records always serialise")
     }
 
-    /// Deviation of the simulated value from the paper, as a fraction of the paper value.
+    /// Deviation of the simulated value from the paper, as a fraction of the paper value
+    /// (for a range, from the nearer end, and 0 inside it).
     /// `None` where there is none, or the record is not comparable.
     pub fn deviation(&self) -> Option<f64> {
         if !self.comparable {
             return None;
         }
-        match (self.value, self.paper) {
-            (Some(v), Some(p)) if p != 0.0 => Some((v - p) / p.abs()),
-            (Some(v), Some(_)) => Some(if v == 0.0 { 0.0 } else { f64::INFINITY }),
-            _ => None,
+        let (v, p) = (self.value?, self.paper?);
+        let from = |p: f64| {
+            if p != 0.0 {
+                (v - p) / p.abs()
+            } else if v == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        };
+        match (self.paper_bound, self.paper_high) {
+            (Bound::Range, Some(hi)) if v > hi => Some(from(hi)),
+            (Bound::Range, Some(_)) if v < p => Some(from(p)),
+            (Bound::Range, Some(_)) => Some(0.0),
+            _ => Some(from(p)),
         }
     }
 }
@@ -196,6 +224,7 @@ impl Serialize for Record {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(
             7 + usize::from(self.paper_bound != Bound::At)
+                + usize::from(self.paper_high.is_some())
                 + usize::from(!self.comparable)
                 + usize::from(self.spread.is_some()),
         ))?;
@@ -210,6 +239,10 @@ impl Serialize for Record {
         // record keeps the seven keys of the contract.
         if self.paper_bound != Bound::At {
             m.serialize_entry("paper_bound", self.paper_bound.as_str())?;
+        }
+        // Only on a range: `paper` is its low end.
+        if let Some(hi) = self.paper_high {
+            m.serialize_entry("paper_high", &hi)?;
         }
         // Only on records a --set made incomparable, so the ordinary
         // record keeps the seven keys of the contract.
@@ -231,6 +264,8 @@ mod tests {
 
     #[test]
     fn json_line_matches_the_contract() {
+        // The model's own hashdist=1 node 3 MemUsed; the "paper" value here
+        // is the record's, so no published figure is typed in.
         let mut r = Record::new(
             "hashdist-boot",
             vec![
@@ -239,14 +274,14 @@ mod tests {
             ],
             "mem_used_kb",
             "kB",
-            39088.0,
+            39072.0,
         );
         assert!(r.to_json_line().ends_with(r#""paper":null,"role":null}"#));
-        r.paper = Some(39088.0);
+        r.paper = r.value;
         r.role = Some(Role::Calibration);
         assert_eq!(
             r.to_json_line(),
-            r#"{"experiment":"hashdist-boot","case":{"kernel.hashdist":1,"node":3},"metric":"mem_used_kb","unit":"kB","value":39088.0,"paper":39088.0,"role":"calibration"}"#
+            r#"{"experiment":"hashdist-boot","case":{"kernel.hashdist":1,"node":3},"metric":"mem_used_kb","unit":"kB","value":39072.0,"paper":39072.0,"role":"calibration"}"#
         );
         // A measured record carries its spread after the contract's keys.
         r.spread = Some(0.25);

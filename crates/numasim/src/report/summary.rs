@@ -1,10 +1,13 @@
 //! How far an experiment's simulated values are from the published ones,
 //! kept apart by role: a calibration row agrees because a parameter was
-//! fitted to it, an input row because it was copied in; only predictions
-//! test the model. Inputs are listed, never counted as matches.
+//! fitted to it, an input row because it was copied in; only validation
+//! rows test the model. Inputs are listed, never counted as matches. Each
+//! summary also names the parameters fitted to its calibration rows, so the
+//! degrees of freedom stand beside the rows they were spent on.
 
 use super::{Bound, Record, Role};
-use crate::scenario::PaperRow;
+use crate::scenario::{FitDecl, PaperRow};
+use serde_json::{json, Value as Json};
 use std::fmt;
 
 /// One record that has a published value.
@@ -130,6 +133,8 @@ pub struct Summary {
     /// Records with a published value that a `--set` made incomparable:
     /// in no role's score, counted here.
     pub not_comparable: usize,
+    /// The parameters fitted to this experiment's calibration rows.
+    pub fits: Vec<FitDecl>,
 }
 
 impl Summary {
@@ -151,7 +156,7 @@ impl Summary {
                 (Some(role), _) => role,
                 (None, Some(p)) => p.role,
                 // Built without `attach_paper`: nothing says it was fitted.
-                (None, None) => Role::Prediction,
+                (None, None) => Role::Validation,
             };
             rows.push(Compared {
                 role,
@@ -170,7 +175,79 @@ impl Summary {
             inputs: rows.len() - scored().count(),
             rows,
             not_comparable,
+            fits: Vec::new(),
         }
+    }
+
+    /// The same summary, naming the parameters fitted to its calibration
+    /// rows (a scenario's `[[fit]]` tables).
+    pub fn with_fits(mut self, fits: &[FitDecl]) -> Summary {
+        self.fits = fits.to_vec();
+        self
+    }
+
+    /// "fitted  2 parameters on 3 calibration rows: a, b", or that none was
+    /// fitted here; `None` where the experiment has no published value.
+    pub fn fit_line(&self) -> Option<String> {
+        if self.rows.is_empty() && self.fits.is_empty() {
+            return None;
+        }
+        Some(fit_words(
+            self.fits.len(),
+            fitted_rows(&self.fits),
+            None,
+            &self.fits,
+        ))
+    }
+
+    /// The summary as one JSON object (`replay --format jsonl` writes it
+    /// after the experiment's records): per role its counts, median and
+    /// worst, and the parameters fitted with the rows they were fitted on.
+    pub fn to_json_line(&self) -> String {
+        let roles: serde_json::Map<String, Json> = Role::NAMES
+            .iter()
+            .map(|(name, role)| {
+                let st = self.role(*role);
+                let mut o = json!({ "rows": st.rows });
+                if role.scored() {
+                    o["with_tolerance"] = json!(st.with_tolerance);
+                    o["within"] = json!(st.within);
+                    o["median_abs_dev"] = json!(st.median_abs_dev);
+                }
+                if let Some((d, w)) = &st.worst {
+                    o["worst"] = json!({ "deviation": d, "at": w });
+                }
+                ((*name).to_string(), o)
+            })
+            .collect();
+        let fits: Vec<Json> = self
+            .fits
+            .iter()
+            .map(|f| {
+                let rows: Vec<Json> = f
+                    .rows
+                    .iter()
+                    .map(|(m, c)| {
+                        let case: serde_json::Map<String, Json> = c.iter().cloned().collect();
+                        json!({ "metric": m, "case": case })
+                    })
+                    .collect();
+                json!({ "parameter": f.parameter, "rows": rows, "doc": f.doc })
+            })
+            .collect();
+        let mut o = json!({
+            "experiment": self.experiment,
+            "summary": {
+                "roles": roles,
+                "fitted_parameters": self.fits.len(),
+                "fitted_rows": fitted_rows(&self.fits),
+                "fits": fits,
+            }
+        });
+        if self.not_comparable > 0 {
+            o["summary"]["not_comparable"] = json!(self.not_comparable);
+        }
+        o.to_string()
     }
 
     /// The figures of one role (zero rows if the experiment has none).
@@ -224,8 +301,47 @@ impl fmt::Display for Summary {
         if self.not_comparable > 0 {
             write!(f, "\n  {}", not_comparable_line(self.not_comparable, None))?;
         }
+        if let Some(l) = self.fit_line() {
+            write!(f, "\n  {l}")?;
+        }
         Ok(())
     }
+}
+
+/// Distinct calibration rows the fits were spent on.
+fn fitted_rows(fits: &[FitDecl]) -> usize {
+    let mut rows: Vec<String> = fits
+        .iter()
+        .flat_map(|f| f.rows.iter().map(|(m, c)| format!("{m} {c:?}")))
+        .collect();
+    rows.sort();
+    rows.dedup();
+    rows.len()
+}
+
+/// "fitted        2 parameters on 3 calibration rows: a, b" (in totals,
+/// with "in N experiments"); the names only where `fits` is given.
+fn fit_words(n: usize, rows: usize, experiments: Option<usize>, fits: &[FitDecl]) -> String {
+    if n == 0 {
+        return format!(
+            "{:<11} none here (its machine parameters were fitted elsewhere or copied in)",
+            "fitted"
+        );
+    }
+    let mut s = format!(
+        "{:<11} {n:>3} parameter{} on {rows} calibration row{}",
+        "fitted",
+        if n == 1 { "" } else { "s" },
+        if rows == 1 { "" } else { "s" }
+    );
+    if let Some(e) = experiments {
+        s += &format!(" in {e} experiment{}", if e == 1 { "" } else { "s" });
+    }
+    if !fits.is_empty() {
+        let names: Vec<&str> = fits.iter().map(|f| f.parameter.as_str()).collect();
+        s += &format!(": {}", names.join(", "));
+    }
+    s
 }
 
 /// "not comparable  3 rows (…)": rows a --set took out of every score.
@@ -249,6 +365,9 @@ pub struct Totals {
     pub failed: Vec<(String, Role)>,
     /// Rows a `--set` made incomparable, and in how many experiments.
     pub not_comparable: (usize, usize),
+    /// Parameters fitted, the calibration rows they were fitted on, and
+    /// in how many experiments.
+    pub fitted: (usize, usize, usize),
 }
 
 impl Totals {
@@ -285,6 +404,11 @@ impl Totals {
                 summaries.iter().map(|s| s.not_comparable).sum(),
                 summaries.iter().filter(|s| s.not_comparable > 0).count(),
             ),
+            fitted: (
+                summaries.iter().map(|s| s.fits.len()).sum(),
+                summaries.iter().map(|s| fitted_rows(&s.fits)).sum(),
+                summaries.iter().filter(|s| !s.fits.is_empty()).count(),
+            ),
         }
     }
 
@@ -303,6 +427,8 @@ impl fmt::Display for Totals {
         if nc > 0 {
             writeln!(f, "  {}", not_comparable_line(nc, Some(nc_exps)))?;
         }
+        let (fp, fr, fe) = self.fitted;
+        writeln!(f, "  {}", fit_words(fp, fr, Some(fe), &[]))?;
         let scored: Vec<String> = self
             .by_role
             .iter()

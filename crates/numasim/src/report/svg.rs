@@ -38,7 +38,7 @@ pub fn node_bars(
         + 1;
     let max = recs
         .iter()
-        .filter_map(|r| match (r.value, r.paper) {
+        .filter_map(|r| match (r.value, r.paper_high.or(r.paper)) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         })
@@ -107,6 +107,10 @@ pub fn node_bars(
             if bar_w >= 8.0 {
                 s += &paper_mark(x + bar_w / 2.0, y, r.role);
                 s += &bound_arrow(x + bar_w / 2.0, y, r.paper_bound);
+                if let Some(h) = r.paper_high {
+                    let xm = x + bar_w / 2.0;
+                    s += &range_span((xm, y), (xm, ax.y(h, top, plot_h)));
+                }
             }
         }
     }
@@ -116,6 +120,9 @@ pub fn node_bars(
         let (x, y) = (left + (node + 0.5) * group_w, ax.y(p, top, plot_h));
         s += &paper_mark(x, y, r.role);
         s += &bound_arrow(x, y, r.paper_bound);
+        if let Some(h) = r.paper_high {
+            s += &range_span((x, y), (x, ax.y(h, top, plot_h)));
+        }
     }
     let step = (nodes / 32).max(1);
     for n in (0..nodes).step_by(step) {
@@ -303,7 +310,7 @@ fn line_plot(
     }
     let ys = pts
         .iter()
-        .flat_map(|(r, _, _)| [r.value, r.paper])
+        .flat_map(|(r, _, _)| [r.value, r.paper, r.paper_high])
         .flatten()
         .filter(|v| v.is_finite());
     let (ymin, ymax) = ys.fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
@@ -387,7 +394,7 @@ fn case_lines(
     // Lines closer than their own width hide each other.
     const LINE_W: f64 = 2.0;
     // Per case, its points in pixels (x, y, paper y), left to right.
-    type Pt = (f64, f64, Option<(f64, Option<Role>, Bound)>);
+    type Pt = (f64, f64, Option<(f64, Option<Role>, Bound, Option<f64>)>);
     let lines: Vec<Vec<Pt>> = cases
         .iter()
         .map(|c| {
@@ -398,7 +405,8 @@ fn case_lines(
                     (
                         px(x),
                         py(r.value.unwrap_or(0.0)),
-                        r.paper.map(|p| (py(p), r.role, r.paper_bound)),
+                        r.paper
+                            .map(|p| (py(p), r.role, r.paper_bound, r.paper_high.map(&py))),
                     )
                 })
                 .collect();
@@ -445,9 +453,12 @@ fn case_lines(
         );
         for &(x, y, p) in line {
             s += &format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3\" fill=\"{color}\"/>\n");
-            if let Some((p, role, bound)) = p {
+            if let Some((p, role, bound, high)) = p {
                 s += &paper_mark(x, p, role);
                 s += &bound_arrow(x, p, bound);
+                if let Some(h) = high {
+                    s += &range_span((x, p), (x, h));
+                }
             }
         }
         let note = under
@@ -480,20 +491,22 @@ fn legend_lines<'a>(cases: usize, recs: impl IntoIterator<Item = &'a Record>) ->
 }
 
 /// Legend lines for the paper's marks: one per role, one more if any
-/// published value is a bound.
+/// published value is a bound, one more if any is a range.
 fn paper_legend_lines<'a>(recs: impl IntoIterator<Item = &'a Record>) -> usize {
     let recs: Vec<&Record> = recs.into_iter().collect();
     roles_present(recs.iter().copied()).len()
         + usize::from(
             recs.iter()
-                .any(|r| r.paper.is_some() && r.paper_bound != Bound::At),
+                .any(|r| r.paper.is_some() && !matches!(r.paper_bound, Bound::At | Bound::Range)),
         )
+        + usize::from(recs.iter().any(|r| r.paper_high.is_some()))
 }
 
 /// A ceiling's mark points down, a floor's up: the side the value must be on.
 pub fn bound_arrow(x: f64, y: f64, bound: Bound) -> String {
     let (dir, class) = match bound {
-        Bound::At => return String::new(),
+        // A range draws its span instead (`range_span`).
+        Bound::At | Bound::Range => return String::new(),
         Bound::Below => (1.0, "below"),
         Bound::Above => (-1.0, "above"),
     };
@@ -507,14 +520,30 @@ pub fn bound_arrow(x: f64, y: f64, bound: Bound) -> String {
     )
 }
 
+/// A published range: a bar from its low end to its high end, capped at
+/// both, so "10–15%" reads as a span the model must fall in.
+pub fn range_span(lo: (f64, f64), hi: (f64, f64)) -> String {
+    let (dx, dy) = if (lo.0 - hi.0).abs() < 0.5 {
+        (4.0, 0.0)
+    } else {
+        (0.0, 4.0)
+    };
+    format!(
+        "<path class=\"paper range\" d=\"M{:.1},{:.1} L{:.1},{:.1} M{:.1},{:.1} L{:.1},{:.1} M{:.1},{:.1} L{:.1},{:.1}\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+        lo.0, lo.1, hi.0, hi.1,
+        lo.0 - dx, lo.1 - dy, lo.0 + dx, lo.1 + dy,
+        hi.0 - dx, hi.1 - dy, hi.0 + dx, hi.1 + dy,
+    )
+}
+
 /// The roles of the published values among `recs`, in legend order; a
 /// published value with no role (records built without a scenario) counts
-/// as a prediction, as the summary scores it.
+/// as a validation, as the summary scores it.
 fn roles_present<'a>(recs: impl IntoIterator<Item = &'a Record>) -> Vec<Role> {
     let mut roles: Vec<Role> = recs
         .into_iter()
         .filter(|r| r.paper.is_some())
-        .map(|r| r.role.unwrap_or(Role::Prediction))
+        .map(|r| r.role.unwrap_or(Role::Validation))
         .collect();
     roles.sort();
     roles.dedup();
@@ -523,9 +552,9 @@ fn roles_present<'a>(recs: impl IntoIterator<Item = &'a Record>) -> Vec<Role> {
 
 /// The black mark of a published value at (x, y), shaped by its role so a
 /// reader tells a fitted point from a predicted one: a square for
-/// calibration, a diamond for an input, a ring for a prediction.
+/// calibration, a diamond for an input, a ring for a validation.
 pub fn paper_mark(x: f64, y: f64, role: Option<Role>) -> String {
-    match role.unwrap_or(Role::Prediction) {
+    match role.unwrap_or(Role::Validation) {
         Role::Calibration => format!(
             "<rect class=\"paper calibration\" x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
             x - 4.5,
@@ -535,8 +564,8 @@ pub fn paper_mark(x: f64, y: f64, role: Option<Role>) -> String {
             "<path class=\"paper input\" d=\"M{x:.1},{:.1} l5.5,5.5 l-5.5,5.5 l-5.5,-5.5 z\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
             y - 5.5
         ),
-        Role::Prediction => format!(
-            "<circle class=\"paper prediction\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n"
+        Role::Validation => format!(
+            "<circle class=\"paper validation\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n"
         ),
     }
 }
@@ -544,9 +573,9 @@ pub fn paper_mark(x: f64, y: f64, role: Option<Role>) -> String {
 /// What each role's mark means, in the legend.
 fn role_words(role: Role) -> &'static str {
     match role {
-        Role::Calibration => "calibration: a machine parameter was fitted to it",
+        Role::Calibration => "calibration: a parameter was fitted to it",
         Role::Input => "input: copied into the machine or workload",
-        Role::Prediction => "prediction: nothing fitted to it",
+        Role::Validation => "validation: nothing fitted to it",
     }
 }
 
@@ -561,7 +590,8 @@ fn role_legend<'a>(
     let recs: Vec<&Record> = recs.into_iter().collect();
     let bounded = recs
         .iter()
-        .any(|r| r.paper.is_some() && r.paper_bound != Bound::At);
+        .any(|r| r.paper.is_some() && !matches!(r.paper_bound, Bound::At | Bound::Range));
+    let ranged = recs.iter().any(|r| r.paper_high.is_some());
     let roles = roles_present(recs.iter().copied()).len();
     let mut s = String::new();
     for (i, role) in roles_present(recs.iter().copied()).into_iter().enumerate() {
@@ -586,6 +616,14 @@ fn role_legend<'a>(
         s += &bound_arrow(left + 5.0, y - 16.0, Bound::Below);
         s += &format!(
             "<text x=\"{:.1}\" y=\"{y:.1}\">an arrow: the published value is a bound (down: the model must stay under it; up: over it)</text>\n",
+            left + 14.0
+        );
+    }
+    if ranged {
+        let y = legend_top + 18.0 * (roles + usize::from(bounded)) as f64;
+        s += &range_span((left + 5.0, y - 12.0), (left + 5.0, y + 2.0));
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{y:.1}\">a capped bar: the published statement is a range the model must fall in</text>\n",
             left + 14.0
         );
     }
@@ -645,7 +683,7 @@ pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String
         + 12.0;
     let vals = recs
         .iter()
-        .flat_map(|r| [r.value, r.paper])
+        .flat_map(|r| [r.value, r.paper, r.paper_high])
         .flatten()
         .filter(|v| v.is_finite());
     let (lo, hi) = vals.fold((0.0f64, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
@@ -710,6 +748,9 @@ pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String
                 y + bar_h - 1.0
             );
             s += &paper_mark(x, y + bar_h / 2.0, r.role);
+            if let Some(h) = r.paper_high {
+                s += &range_span((x, y + bar_h / 2.0), (px(h), y + bar_h / 2.0));
+            }
         }
     }
     s += &role_legend(recs.iter().copied(), 10.0, top + ph + 54.0, false);

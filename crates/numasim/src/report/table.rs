@@ -2,7 +2,7 @@
 //! the per-row keys (node, table…), one column per metric, and beside each
 //! metric that has published values, the paper's figure and the deviation.
 
-use super::{Record, Role};
+use super::{Bound, Record, Role};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -92,7 +92,7 @@ fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
             }
         };
         if r.paper.is_some() {
-            let role = r.role.unwrap_or(Role::Prediction);
+            let role = r.role.unwrap_or(Role::Validation);
             if !metrics[mi].2.contains(&role) {
                 metrics[mi].2.push(role);
             }
@@ -165,12 +165,20 @@ pub fn fmt_json(v: &Json) -> String {
     }
 }
 
-/// The published value as printed: "100", or for a bound "< 100" / "> 100";
-/// empty where there is none.
+/// The published value as printed: "100", for a bound "< 100" / "> 100",
+/// for a range "10–15"; empty where there is none.
 pub fn fmt_paper(r: &Record) -> String {
     r.paper
-        .map(|p| format!("{}{}", r.paper_bound.prefix(), fmt_value(Some(p))))
+        .map(|p| fmt_published(p, r.paper_high, r.paper_bound))
         .unwrap_or_default()
+}
+
+/// One published value as printed, whatever its shape (see `fmt_paper`).
+pub fn fmt_published(value: f64, high: Option<f64>, bound: Bound) -> String {
+    match high {
+        Some(h) => format!("{}–{}", fmt_value(Some(value)), fmt_value(Some(h))),
+        None => format!("{}{}", bound.prefix(), fmt_value(Some(value))),
+    }
 }
 
 /// Whole numbers without decimals; small fractions with four significant digits.

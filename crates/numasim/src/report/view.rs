@@ -16,7 +16,7 @@
 //! better = "lower"           # "higher" (default) or "lower"
 //! ```
 
-use super::table::{fmt_json, fmt_value};
+use super::table::{fmt_json, fmt_published, fmt_value};
 use super::{Bound, Record};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::Value as Json;
@@ -50,8 +50,10 @@ pub struct View {
 pub struct PivotCell {
     pub value: Option<f64>,
     pub paper: Option<f64>,
-    /// Whether `paper` is the value or a bound on it.
+    /// Whether `paper` is the value, a bound on it, or a range's low end.
     pub bound: Bound,
+    /// A range's high end.
+    pub paper_high: Option<f64>,
     pub deviation: Option<f64>,
 }
 
@@ -137,6 +139,7 @@ impl View {
                 value: r.value,
                 paper: r.paper,
                 bound: r.paper_bound,
+                paper_high: r.paper_high,
                 deviation: r.deviation(),
             });
         }
@@ -190,10 +193,9 @@ impl View {
                         None => String::new(),
                         Some(c) => match (c.paper, c.deviation) {
                             (Some(pv), Some(d)) => format!(
-                                "{} (paper {}{}, Δ {:+.1}%)",
+                                "{} (paper {}, Δ {:+.1}%)",
                                 fmt_value(c.value),
-                                c.bound.prefix(),
-                                fmt_value(Some(pv)),
+                                fmt_published(pv, c.paper_high, c.bound),
                                 d * 100.0
                             ),
                             _ => fmt_value(c.value),

@@ -15,7 +15,7 @@ use crate::error::InputError;
 use crate::kernel::KernelConfig;
 use crate::machine::{presets, Machine};
 use crate::report::view::{Better, View};
-use crate::report::{Bound, FigureHint, ReportHints, Role, Shape};
+use crate::report::{Bound, FigureHint, Record, ReportHints, Role, Shape};
 use merge::{apply_dotted, deep_merge, flatten};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,10 @@ use toml::{Table, Value};
 pub struct PaperRow {
     pub case: Vec<(String, Json)>,
     pub metric: String,
+    /// The published value (a range's low end).
     pub value: f64,
+    /// A published range's high end (`range = [low, high]`).
+    pub high: Option<f64>,
     /// Allowed relative deviation (0.10 = 10%), where the experiment states one.
     pub tolerance: Option<f64>,
     /// Fitted to, copied in, or predicted: decides whether and how it is scored.
@@ -36,10 +39,46 @@ pub struct PaperRow {
     /// Which of the matching records the value belongs to: each, or only
     /// the one where the model peaks (a paper's "peak of ~700 MiB/s").
     pub at: PaperAt,
-    /// The value itself, or an upper or lower bound on it.
+    /// The value itself, an upper or lower bound on it, or a range.
     pub bound: Bound,
 }
 
+/// One `[[fit]]` table: a parameter fitted to this experiment's
+/// calibration rows, so a reader sees the degrees of freedom beside the
+/// rows they were spent on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitDecl {
+    /// What was fitted, as a key a reader can find: `machine.tlb.miss_ns`,
+    /// `run.cpu_ms`, or a choice such as `machine.preset` carried across.
+    pub parameter: String,
+    /// The calibration rows it was fitted on, as (metric, case) selectors
+    /// of this file's `[[paper]]` rows.
+    pub rows: Vec<(String, Vec<(String, Json)>)>,
+    /// The page of `docs/` that gives the arithmetic and the sensitivity.
+    pub doc: String,
+    /// The published value and bound of each row, in `rows` order: with
+    /// the case they tell a peak row from a bound row on the same records.
+    published: Vec<(f64, Bound)>,
+}
+
+impl FitDecl {
+    /// Whether `r` is one of the calibration records this fit was fitted on.
+    pub fn covers(&self, r: &Record) -> bool {
+        r.role == Some(Role::Calibration)
+            && self
+                .rows
+                .iter()
+                .zip(&self.published)
+                .any(|((m, case), (v, b))| {
+                    *m == r.metric
+                        && r.paper == Some(*v)
+                        && r.paper_bound == *b
+                        && case
+                            .iter()
+                            .all(|(k, cv)| r.case_value(k).is_some_and(|rv| run::same(rv, cv)))
+                })
+    }
+}
 /// The `at` key of a `[[paper]]` row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PaperAt {
@@ -73,6 +112,8 @@ pub struct Scenario {
     /// Each case's overrides as dotted keys, in file order. One empty case if none.
     pub cases: Vec<Vec<(String, Value)>>,
     pub papers: Vec<PaperRow>,
+    /// The parameters fitted to this scenario's calibration rows.
+    pub fits: Vec<FitDecl>,
     /// Pivot tables to print with the table format (presentation only).
     pub views: Vec<View>,
     /// How the HTML report shows it (presentation only; never read by the model).
@@ -128,6 +169,7 @@ const TOP_KEYS: &[&str] = &[
     "case",
     "run",
     "paper",
+    "fit",
     "view",
     "report",
 ];
@@ -208,6 +250,20 @@ impl Scenario {
                 ))
             }
         };
+        let fits = match doc.remove("fit") {
+            None => vec![],
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| read_fit(v, &papers).map_err(|e| e.under(&format!("fit[{i}]"))))
+                .collect::<Result<_, _>>()?,
+            Some(_) => {
+                return Err(InputError::at(
+                    "fit",
+                    "write fitted parameters as [[fit]] tables",
+                ))
+            }
+        };
         let views = match doc.remove("view") {
             None => vec![],
             Some(Value::Array(items)) => items
@@ -245,6 +301,7 @@ impl Scenario {
             base: doc,
             cases,
             papers,
+            fits,
             views,
             report,
             machines: MachineCache::default(),
@@ -532,22 +589,93 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         .str("metric")?
         .ok_or_else(|| InputError::at("metric", "missing"))?
         .to_string();
-    let value = r
-        .f64("value")?
-        .ok_or_else(|| InputError::at("value", "missing"))?;
+    let range = match r.raw("range") {
+        None => None,
+        Some(Value::Array(a)) => match a.as_slice() {
+            [lo, hi] => {
+                let num = |v: &Value| match v {
+                    Value::Integer(i) => Some(*i as f64),
+                    Value::Float(f) if f.is_finite() => Some(*f),
+                    _ => None,
+                };
+                match (num(lo), num(hi)) {
+                    (Some(lo), Some(hi)) if lo <= hi => Some((lo, hi)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+        .map(Some)
+        .ok_or_else(|| {
+            InputError::at(
+                "range",
+                "must be two finite numbers, low then high, e.g. range = [10, 15] \
+                 for a published \"10–15%\"",
+            )
+        })?,
+        Some(_) => {
+            return Err(InputError::at(
+                "range",
+                "must be an array of two numbers, e.g. range = [10, 15]",
+            ))
+        }
+    };
+    let value = match (range, r.f64("value")?) {
+        (Some(_), Some(_)) => {
+            return Err(InputError::at(
+                "value",
+                "give either `value` (a point or, with `bound`, a ceiling or floor) \
+                 or `range = [low, high]`, not both",
+            ))
+        }
+        (Some((lo, _)), None) => lo,
+        (None, Some(v)) => v,
+        (None, None) => {
+            return Err(InputError::at(
+                "value",
+                "missing: give `value`, or `range = [low, high]` for a published range",
+            ))
+        }
+    };
     let tolerance = r.nonneg_f64("tolerance")?;
     // Required: a default would silently score a fitted or copied value as
-    // a prediction (or hide a prediction among calibrations).
+    // a validation (or hide a validation among calibrations).
+    if let Some(Value::String(old)) = r.raw("role") {
+        if old == "prediction" {
+            return Err(InputError::at(
+                "role",
+                "`prediction` is now `validation` (a published figure nothing was fitted \
+                 to; every published value was in view while the model was built, so none \
+                 is blind); allowed: calibration, validation, input",
+            ));
+        }
+    }
     let role = r.choice("role", Role::NAMES)?.ok_or_else(|| {
         InputError::at(
             "role",
             "missing: say what the published value is to the model: `calibration` \
-             (a parameter was fitted to it), `input` (copied into the machine or \
-             workload) or `prediction` (nothing was fitted to it)",
+             (a parameter was fitted to it, or it follows from a fitted parameter \
+             alone), `input` (copied into the machine or workload) or `validation` \
+             (nothing was fitted to it)",
         )
     })?;
     let at = r.choice("at", PaperAt::NAMES)?.unwrap_or_default();
-    let bound = r.choice("bound", Bound::NAMES)?.unwrap_or_default();
+    let bound = match (range, r.choice("bound", Bound::NAMES)?) {
+        (Some(_), Some(_)) => {
+            return Err(InputError::at(
+                "bound",
+                "a range is its own bound: drop `bound` or `range`",
+            ))
+        }
+        (Some(_), None) => Bound::Range,
+        (None, Some(Bound::Range)) => {
+            return Err(InputError::at(
+                "bound",
+                "write a range as `range = [low, high]` instead of `value` and `bound`",
+            ))
+        }
+        (None, b) => b.unwrap_or_default(),
+    };
     r.allow("source");
     r.allow("note");
     r.finish()?;
@@ -555,10 +683,105 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         case,
         metric,
         value,
+        high: range.map(|(_, hi)| hi),
         tolerance,
         role,
         at,
         bound,
+    })
+}
+
+/// A `[[fit]]` table: `parameter`, `doc`, and `rows`, each row a
+/// `{ metric, case }` that must name a calibration row of this file.
+fn read_fit(v: &Value, papers: &[PaperRow]) -> Result<FitDecl, InputError> {
+    let Value::Table(t) = v else {
+        return Err(InputError::new("must be a table"));
+    };
+    let mut r = TableReader::new("", t);
+    let parameter = r
+        .str("parameter")?
+        .ok_or_else(|| InputError::at("parameter", "missing: the key that was fitted"))?
+        .to_string();
+    let doc = r
+        .str("doc")?
+        .ok_or_else(|| InputError::at("doc", "missing: the docs/ page with the arithmetic"))?
+        .to_string();
+    if !doc.starts_with("docs/") || doc.contains("..") || !doc.ends_with(".md") {
+        return Err(InputError::at(
+            "doc",
+            format!("{doc:?}: allowed: a page under docs/, e.g. \"docs/tlb.md\""),
+        ));
+    }
+    let Some(Value::Array(items)) = r.raw("rows") else {
+        return Err(InputError::at(
+            "rows",
+            "missing: the calibration rows it was fitted on, e.g. \
+             rows = [{ metric = \"copy_mbps\", case = { size = \"16 MB\" } }]",
+        ));
+    };
+    let mut rows = Vec::new();
+    let mut published = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let at = format!("rows[{i}]");
+        let Value::Table(row) = item else {
+            return Err(InputError::at(
+                at,
+                "must be an inline table { metric, case }",
+            ));
+        };
+        let metric = match row.get("metric") {
+            Some(Value::String(m)) => m.clone(),
+            _ => return Err(InputError::at(at, "needs `metric`, a string")),
+        };
+        let case: Vec<(String, Json)> = match row.get("case") {
+            None => vec![],
+            Some(Value::Table(c)) => c
+                .iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+            Some(_) => return Err(InputError::at(at, "`case` must be an inline table")),
+        };
+        if let Some(k) = row.keys().find(|k| *k != "metric" && *k != "case") {
+            return Err(InputError::at(
+                at,
+                format!("unknown key `{k}`; allowed: metric, case"),
+            ));
+        }
+        let hit = papers.iter().find(|p| {
+            p.metric == metric
+                && p.case.len() == case.len()
+                && p.case
+                    .iter()
+                    .all(|(k, v)| case.iter().any(|(k2, v2)| k == k2 && run::same(v, v2)))
+        });
+        match hit {
+            Some(p) if p.role == Role::Calibration => {
+                rows.push((metric, case));
+                published.push((p.value, p.bound));
+            }
+            Some(p) => {
+                return Err(InputError::at(
+                    at,
+                    format!(
+                        "names a `{}` row; a parameter is fitted only to calibration rows",
+                        p.role
+                    ),
+                ))
+            }
+            None => {
+                return Err(InputError::at(
+                    at,
+                    format!("no [[paper]] row of this file has metric `{metric}` and this case"),
+                ))
+            }
+        }
+    }
+    r.finish()?;
+    Ok(FitDecl {
+        parameter,
+        rows,
+        doc,
+        published,
     })
 }
 

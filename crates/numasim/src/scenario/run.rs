@@ -86,7 +86,8 @@ pub fn incomplete_runs(records: &[Record]) -> Vec<String> {
         .collect()
 }
 
-fn same(a: &Json, b: &Json) -> bool {
+/// Two case values are the same number, or else equal JSON.
+pub(crate) fn same(a: &Json, b: &Json) -> bool {
     match (a.as_f64(), b.as_f64()) {
         (Some(x), Some(y)) => x == y,
         _ => a == b,
@@ -137,6 +138,7 @@ pub fn attach_paper(records: &mut [Record], papers: &[PaperRow]) {
             (here && matches(p, r)).then_some(p)
         }) {
             r.paper = Some(p.value);
+            r.paper_high = p.high;
             r.role = Some(p.role);
             r.paper_bound = p.bound;
         }

@@ -254,9 +254,11 @@ fn spread_residuals(
 /// node the free bytes above `pages_min` (low at `gap`, high at `2 × gap`,
 /// as 2.6's 5/4 and 3/2 of `pages_min`), each stream taking from the first
 /// zone above low in its zonelist, every kswapd of the zonelist woken when
-/// none is, each reclaiming to high and sleeping. The reference the closed
-/// form is tested against; cost grows with nodes × cycles.
-pub fn watermark_cycle(
+/// none is, each reclaiming to high and sleeping. The independent
+/// reference the closed form is tested against (test builds only: the
+/// model runs the closed form); cost grows with nodes × cycles.
+#[cfg(test)]
+fn watermark_cycle(
     streams: &[Stream],
     nodes: &[NodeReclaim],
     zonelist: &mut dyn FnMut(usize) -> Vec<usize>,
