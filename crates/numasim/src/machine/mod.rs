@@ -274,6 +274,50 @@ pub struct Machine {
     pub noise: Noise,
     /// `[pci]`: the I/O bus and chipset path (pci.rs, drivers/pci).
     pub pci: PciBus,
+    /// Where each node's CPUs start, built once with `nodes`: `cpu_node`
+    /// in O(1) on uniform machines and O(log nodes) otherwise, where a scan
+    /// of the node list made every per-thread lookup O(nodes).
+    pub(crate) cpu_index: CpuIndex,
+}
+
+/// The first CPU of each node (and the total), for CPU → node lookups.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CpuIndex {
+    /// `first[i]` is node i's first CPU; one more entry holds the total.
+    first: Vec<u64>,
+    /// CPUs per node when every node has the same number (and more than 0).
+    uniform: Option<u64>,
+}
+
+impl CpuIndex {
+    pub fn of(nodes: &[Node]) -> CpuIndex {
+        let mut first = Vec::with_capacity(nodes.len() + 1);
+        let mut at = 0u64;
+        for n in nodes {
+            first.push(at);
+            at += n.cpus as u64;
+        }
+        first.push(at);
+        let uniform = nodes
+            .first()
+            .map(|n| n.cpus as u64)
+            .filter(|&c| c > 0 && nodes.iter().all(|n| n.cpus as u64 == c));
+        CpuIndex { first, uniform }
+    }
+
+    /// The node of `cpu`, or None past the last CPU.
+    pub fn node_of(&self, cpu: u64) -> Option<usize> {
+        let total = *self.first.last()?;
+        if cpu >= total {
+            return None;
+        }
+        if let Some(c) = self.uniform {
+            return Some((cpu / c) as usize);
+        }
+        // The last node whose first CPU is at or before `cpu` (nodes with no
+        // CPUs share their first with the next node and are skipped).
+        Some(self.first.partition_point(|&f| f <= cpu) - 1)
+    }
 }
 
 impl Machine {
@@ -352,14 +396,7 @@ impl Machine {
     /// Node of a CPU, CPUs numbered node by node as Linux numbers them on
     /// the machines modelled here (Altix: CPUs 2n and 2n+1 on node n).
     pub fn cpu_node(&self, cpu: u64) -> Option<usize> {
-        let mut first = 0u64;
-        for (i, n) in self.nodes.iter().enumerate() {
-            if cpu < first + n.cpus as u64 {
-                return Some(i);
-            }
-            first += n.cpus as u64;
-        }
-        None
+        self.cpu_index.node_of(cpu)
     }
     /// Latency of a load from `from`'s CPUs to `to`'s memory, ns.
     pub fn mem_latency_ns(&self, from: usize, to: usize) -> f64 {
@@ -371,5 +408,43 @@ impl Machine {
     }
     pub fn pages_of_node(&self, node: usize) -> u64 {
         self.nodes[node].mem_bytes / self.page_size
+    }
+}
+
+#[cfg(test)]
+mod cpu_index_tests {
+    use super::{CpuIndex, Node};
+
+    /// The index answers as the scan of the node list it replaced, on
+    /// uniform nodes, uneven ones and nodes with no CPUs.
+    #[test]
+    fn the_index_agrees_with_a_scan_of_the_nodes() {
+        let scan = |nodes: &[Node], cpu: u64| {
+            let mut first = 0u64;
+            for (i, n) in nodes.iter().enumerate() {
+                if cpu < first + n.cpus as u64 {
+                    return Some(i);
+                }
+                first += n.cpus as u64;
+            }
+            None
+        };
+        let node = |cpus| Node {
+            cpus,
+            mem_bytes: 1 << 30,
+        };
+        for shape in [
+            vec![2, 2, 2, 2],
+            vec![3, 1, 0, 4, 0, 0, 2],
+            vec![0, 5],
+            vec![1],
+            vec![],
+        ] {
+            let nodes: Vec<Node> = shape.iter().map(|&c| node(c)).collect();
+            let idx = CpuIndex::of(&nodes);
+            for cpu in 0..12 {
+                assert_eq!(idx.node_of(cpu), scan(&nodes, cpu), "{shape:?} cpu {cpu}");
+            }
+        }
     }
 }

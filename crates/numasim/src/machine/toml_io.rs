@@ -164,6 +164,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         description,
         arch,
         page_size,
+        cpu_index: super::CpuIndex::of(&nodes),
         nodes,
         distance_spec,
         distances,
