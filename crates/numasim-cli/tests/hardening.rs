@@ -320,3 +320,243 @@ fn boot_table_bad_input_exits_2_naming_the_key() {
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
 }
+
+// ------------------------------------------------------------ reliability round 3 (issue 27)
+
+/// What a bounded run gave.
+struct Bounded {
+    /// The exit status; None when killed (by the time bound or a signal).
+    code: Option<i32>,
+    timed_out: bool,
+    stdout: Vec<u8>,
+    stderr: String,
+    secs: f64,
+}
+
+impl Bounded {
+    fn describe(&self) -> String {
+        format!(
+            "status {:?}{} after {:.1} s; stderr ({} bytes): {}",
+            self.code,
+            if self.timed_out { " (timed out)" } else { "" },
+            self.secs,
+            self.stderr.len(),
+            self.stderr.chars().take(600).collect::<String>()
+        )
+    }
+}
+
+/// Run numasim with a wall-clock bound (killed after `secs`) and an
+/// address-space bound (`ulimit -v`, `mem_mib` MiB: an allocation past it
+/// fails, which Rust turns into an abort). Output goes to files, so a
+/// chatty run cannot block on a full pipe. Two rayon threads and two malloc
+/// arenas keep the address space of a many-core host near a small one's.
+fn bounded(args: &[&str], stdin: Option<&Path>, secs: f64, mem_mib: u64) -> Bounded {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hardening-bounded");
+    std::fs::create_dir_all(&d).unwrap();
+    let i = N.fetch_add(1, Ordering::Relaxed);
+    let (out, err) = (d.join(format!("{i}.out")), d.join(format!("{i}.err")));
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("ulimit -v \"$1\" && shift && exec \"$@\"")
+        .arg("sh")
+        .arg((mem_mib << 10).to_string())
+        .arg(env!("CARGO_BIN_EXE_numasim"))
+        .args(args)
+        .env("RAYON_NUM_THREADS", "2")
+        .env("MALLOC_ARENA_MAX", "2")
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    match stdin {
+        Some(p) => cmd.stdin(std::fs::File::open(p).unwrap()),
+        None => cmd.stdin(Stdio::null()),
+    };
+    let t0 = std::time::Instant::now();
+    let mut child = cmd.spawn().expect("sh runs");
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed().as_secs_f64() > secs {
+            let _ = child.kill();
+            timed_out = true;
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let secs = t0.elapsed().as_secs_f64();
+    let r = Bounded {
+        code: status.code(),
+        timed_out,
+        stdout: std::fs::read(&out).unwrap_or_default(),
+        stderr: String::from_utf8_lossy(&std::fs::read(&err).unwrap_or_default()).into_owned(),
+        secs,
+    };
+    let _ = std::fs::remove_file(out);
+    let _ = std::fs::remove_file(err);
+    r
+}
+
+/// The run ended by itself with status 2 (bad input) and a message naming
+/// every one of `want`.
+fn refused(r: &Bounded, want: &[&str], what: &str) {
+    assert_eq!(r.code, Some(2), "{what}: {}", r.describe());
+    assert!(!r.stderr.contains("panicked"), "{what}: {}", r.describe());
+    for w in want {
+        assert!(
+            r.stderr.contains(w),
+            "{what}: no `{w}` in: {}",
+            r.describe()
+        );
+    }
+}
+
+/// Issue 27, 2: writing an error or a progress line to a stderr that is a
+/// closed pipe used to panic (exit 101). The pipe's reader is gone before
+/// the command starts, so every write to stderr fails.
+#[test]
+fn a_closed_stderr_keeps_the_exit_status() {
+    for (args, want) in [
+        (&["replay", "hashdist-boot"][..], 0),
+        (&["run", "/nonexistent/s.toml"], 2),
+        (&["machines", "no-such-preset"], 2),
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_numasim"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(writer)
+            .status()
+            .unwrap();
+        assert_eq!(o.code(), Some(want), "{args:?}");
+    }
+    // `numasim replay --all 2>&1 | head -c 10`: stdout and stderr are one
+    // pipe whose reader leaves after ten bytes.
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(["replay", "--all"])
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut ten = [0u8; 10];
+    std::io::Read::read_exact(&mut reader, &mut ten).unwrap();
+    drop(reader);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "replay --all 2>&1 | head -c 10");
+}
+
+/// Issue 27, 5: every input is read with a bound, named when refused:
+/// `/dev/zero` as a scenario, a machine file, a numactl or hwloc source,
+/// stdin, a probe run, and a sysfs attribute symlinked to it. Each used to
+/// read until memory ran out.
+#[cfg(unix)]
+#[test]
+fn inputs_are_read_with_a_bound() {
+    let d = folder("bounded-read");
+    let zero = "/dev/zero";
+    let scenario = d.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"z\"\n[machine]\npreset = \"/dev/zero\"\n[[run]]\nworkload = \"meminfo\"\n",
+    )
+    .unwrap();
+    // A sysfs tree whose node0/meminfo is /dev/zero.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../numasim/tests/fixtures/import");
+    let tree = d.join("sysfs");
+    copy_tree(&fixtures.join("sysfs/two-node"), &tree);
+    let mi = tree.join("node0/meminfo");
+    std::fs::remove_file(&mi).unwrap();
+    std::os::unix::fs::symlink(zero, &mi).unwrap();
+    let s = scenario.to_str().unwrap();
+    let t = tree.to_str().unwrap();
+    let cases: &[(&[&str], Option<&Path>, &[&str])] = &[
+        (&["run", zero], None, &[zero, "512 MiB"]),
+        (&["run", s], None, &[zero, "a machine file", "512 MiB"]),
+        (&["machines", zero], None, &[zero, "512 MiB"]),
+        (&["machines", "import", "--numactl", zero], None, &[zero]),
+        (&["machines", "import", "--hwloc", zero], None, &[zero]),
+        (
+            &["machines", "import", "--numactl", "-"],
+            Some(Path::new(zero)),
+            &["stdin", "512 MiB"],
+        ),
+        (
+            &["machines", "import", "--sysfs", t],
+            None,
+            &["node0/meminfo", "16 MiB"],
+        ),
+        (
+            &["machines", "import", "--sysfs", t, "--meminfo", zero],
+            None,
+            &[zero, "16 MiB"],
+        ),
+        (&["probe", "--from", zero], None, &[zero, "64 MiB"]),
+    ];
+    for (args, stdin, want) in cases {
+        let r = bounded(args, *stdin, 30.0, 1536);
+        refused(&r, want, &format!("{args:?}"));
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Issue 27, 7: a machine too small to boot (4 KiB a node) was "internal
+/// error: failed to allocate the dentry hash", exit 1, naming no key.
+#[test]
+fn a_machine_too_small_to_boot_is_an_input_error() {
+    let d = folder("too-small");
+    let f = d.join("tiny.toml");
+    std::fs::write(
+        &f,
+        "name = \"tiny\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"4 KiB\"\n\
+         [[run]]\nworkload = \"boot\"\n",
+    )
+    .unwrap();
+    let file = f.to_str().unwrap();
+    for args in [
+        &["run", file][..],
+        &["dmesg", file],
+        &[
+            "dmesg",
+            "--machine",
+            "xeon-4s",
+            "--set",
+            "machine.mem_per_node=\"4 KiB\"",
+        ],
+        &["run", file, "--set", "machine.mem_per_node=\"16 KiB\""],
+    ] {
+        let r = bounded(args, None, 30.0, 1024);
+        let named = if args.contains(&"--machine") {
+            "--machine"
+        } else {
+            "tiny.toml"
+        };
+        refused(
+            &r,
+            &[
+                "machine.mem_per_node",
+                "too small to boot",
+                named,
+                "allowed",
+            ],
+            &format!("{args:?}"),
+        );
+        assert!(!r.stderr.contains("internal error"), "{}", r.describe());
+    }
+}

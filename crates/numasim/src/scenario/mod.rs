@@ -134,10 +134,8 @@ const TOP_KEYS: &[&str] = &[
 
 impl Scenario {
     pub fn from_file(path: &Path) -> Result<Scenario, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            InputError::new(format!("cannot read scenario: {e}"))
-                .in_file(path.display().to_string())
-        })?;
+        let text =
+            crate::input::read_bounded_text(path, crate::input::MAX_INPUT_BYTES, "a scenario")?;
         Scenario::from_str(
             &text,
             &path.display().to_string(),
@@ -470,12 +468,19 @@ impl Scenario {
             _ => PathBuf::from(p),
         };
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            InputError::at(
-                "machine.preset",
-                format!("cannot read machine file {file}: {e}"),
-            )
-        })?;
+        let text =
+            crate::input::read_bounded_text(&path, crate::input::MAX_INPUT_BYTES, "a machine file")
+                .map_err(
+                    |e| match e.message.strip_prefix("cannot read a machine file: ") {
+                        // Where the file cannot be opened, the scenario's key is the one
+                        // to fix; a file too large is the file's.
+                        Some(why) => InputError::at(
+                            "machine.preset",
+                            format!("cannot read machine file {file}: {why}"),
+                        ),
+                        None => e,
+                    },
+                )?;
         let table = text
             .parse::<Table>()
             .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(file.clone()))?;
