@@ -560,3 +560,41 @@ fn a_machine_too_small_to_boot_is_an_input_error() {
         assert!(!r.stderr.contains("internal error"), "{}", r.describe());
     }
 }
+
+/// Issue 27, 9: a 10 MB workload name took 29 s (an edit distance against
+/// every workload) and the error repeated all 10 MB. Long strings are now
+/// refused at once and shown cut short, wherever they are echoed.
+#[test]
+fn long_strings_are_refused_fast_and_shown_short() {
+    let d = folder("long-strings");
+    let long = "x".repeat(10 << 20);
+    let body =
+        |step: &str| format!("name = \"l\"\n[machine]\npreset = \"xeon-4s\"\n[[run]]\n{step}\n");
+    for (i, (text, key)) in [
+        (body(&format!("workload = \"{long}\"")), "workload"),
+        (body(&format!("workload = \"touch\"\n{long} = 1")), "run[0]"),
+        (
+            body(&format!(
+                "workload = \"touch\"\nthreads = 1\nbytes = \"1 MiB\"\npolicy = \"{long}\""
+            )),
+            "policy",
+        ),
+        (
+            format!("name = \"l\"\n[machine]\npreset = \"{long}\"\n[[run]]\nworkload = \"boot\"\n"),
+            "preset",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let f = d.join(format!("s{i}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let r = bounded(&["run", f.to_str().unwrap()], None, 10.0, 1024);
+        refused(&r, &[key], &format!("case {i}"));
+        assert!(
+            r.stderr.len() < 8 << 10,
+            "case {i}: {} bytes of error",
+            r.stderr.len()
+        );
+    }
+}

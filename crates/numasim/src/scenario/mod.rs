@@ -267,7 +267,7 @@ impl Scenario {
                     format!("report.figure[{i}].metric"),
                     format!(
                         "`{}` is not a metric of this scenario's steps{hint}; allowed: {}",
-                        f.metric,
+                        crate::error::clip(&f.metric, 80),
                         metrics.join(", ")
                     ),
                 ));
@@ -282,7 +282,7 @@ impl Scenario {
                     format!("paper[{i}].metric"),
                     format!(
                         "`{}` is not a metric of this scenario's steps{hint}; allowed: {}",
-                        p.metric,
+                        crate::error::clip(&p.metric, 80),
                         metrics.join(", ")
                     ),
                 ));
@@ -765,7 +765,8 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
         InputError::at(
             key,
             format!(
-                "`{val}` is not {what} of this scenario{hint}; allowed: {}",
+                "`{}` is not {what} of this scenario{hint}; allowed: {}",
+                crate::error::clip(val, 80),
                 allowed.join(", ")
             ),
         )

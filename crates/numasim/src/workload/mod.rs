@@ -133,7 +133,8 @@ fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<Str
                 return Err(InputError::at(
                     r.key("metrics"),
                     format!(
-                        "`{m}` is not reported here{hint}; allowed: {}",
+                        "`{}` is not reported here{hint}; allowed: {}",
+                        crate::error::clip(m, 80),
                         allowed.join(", ")
                     ),
                 ));
@@ -152,7 +153,11 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
             .unwrap_or_default();
         return Err(InputError::at(
             "workload",
-            format!("no workload `{name}`.{hint} Workloads: {}.", names()),
+            format!(
+                "no workload `{}`.{hint} Workloads: {}.",
+                crate::error::clip(name, 80),
+                names()
+            ),
         ));
     };
     check_keys(spec, step)?;
@@ -234,7 +239,7 @@ pub fn check_keys(spec: &spec::Spec, step: &Table) -> Result<(), InputError> {
         let hint = crate::scenario::table::nearest(k, valid.iter().copied())
             .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
-        parts.push(format!("unknown key `{k}`{hint}"));
+        parts.push(format!("unknown key `{}`{hint}", crate::error::clip(k, 80)));
     }
     for k in &missing {
         let about = spec.param(k).map(|p| p.about).unwrap_or_default();

@@ -154,7 +154,8 @@ impl Touch {
                 return Err(InputError::at(
                     "policy",
                     format!(
-                        "`{other}` is not a policy{hint}; allowed: {}",
+                        "`{}` is not a policy{hint}; allowed: {}",
+                        crate::error::clip(other, 80),
                         MemPolicy::NAMES.join(", ")
                     ),
                 ));
