@@ -388,6 +388,7 @@ impl Scenario {
         for (i, s) in steps.iter().enumerate() {
             crate::workload::validate_step(s, &machine)
                 .map_err(|e| e.under(&format!("run[{i}]")))?;
+            crate::workload::check_cost(s, &machine, &kernel).map_err(|e| e.in_step(i))?;
         }
         // Every record carries every varied key: this case's value, or the
         // value in force (from the file, a preset, or the kernel's default).

@@ -206,6 +206,27 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
     r.finish()
 }
 
+/// Bounds on a step's simulated work that depend on the kernel as well as
+/// the step (checked at load time, after [`validate_step`]): `hugetlb`
+/// simulates one fault per huge page, so its cost is the mapping's size
+/// over `kernel.hugepagesz`.
+pub fn check_cost(
+    step: &Table,
+    machine: &Machine,
+    kernel: &crate::kernel::KernelConfig,
+) -> Result<(), InputError> {
+    if step_name(step)? != "hugetlb" {
+        return Ok(());
+    }
+    let mut r = TableReader::new("", step);
+    match contention::Step::from_step("hugetlb", &mut r, machine)? {
+        Some(contention::Step::Hugetlb { cpus, size }) => {
+            contention::check_hugetlb_cost(&cpus, size, machine, &kernel.contention)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The step's keys against the registry, before the workload's own reader:
 /// unknown keys are named beside missing required ones, so a misspelt
 /// required key (`byte = "1 GB"`) reads as what it is.
