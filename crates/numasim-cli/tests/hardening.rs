@@ -643,3 +643,18 @@ fn costly_steps_run_fast_or_are_refused_with_their_cost() {
         }
     }
 }
+
+/// Issue 27, minor: 100,000 `[[run]]` steps used 1.5 GB; the count is
+/// bounded and refused, naming the key and the bound, in bounded memory.
+#[test]
+fn too_many_steps_are_refused() {
+    let d = folder("many-steps");
+    let f = d.join("s.toml");
+    let mut text = String::from("name = \"m\"\n[machine]\npreset = \"xeon-4s\"\n");
+    for _ in 0..100_000 {
+        text.push_str("[[run]]\nworkload = \"meminfo\"\n");
+    }
+    std::fs::write(&f, text).unwrap();
+    let r = bounded(&["run", f.to_str().unwrap()], None, 20.0, 768);
+    refused(&r, &["s.toml", "`run`", "allowed"], "100k steps");
+}

@@ -119,6 +119,13 @@ pub struct ResolvedCase {
     pub steps: Vec<Table>,
 }
 
+/// The most `[[run]]` steps in one scenario (the experiments have at most 3).
+pub const MAX_STEPS: usize = 1024;
+/// The most `[[case]]` tables in one scenario (the experiments have at most 32).
+pub const MAX_CASES: usize = 4096;
+/// The most cases × steps: each case resolves its own copy of the steps.
+pub const MAX_CASE_STEPS: usize = 1 << 16;
+
 const TOP_KEYS: &[&str] = &[
     "name",
     "description",
@@ -171,6 +178,34 @@ impl Scenario {
         crate::report::out::check_stem(&name).map_err(|m| InputError::at("name", m))?;
         let description = r.str("description")?.unwrap_or("").to_string();
         let seed = r.u64("seed")?.unwrap_or(1);
+        // Every case holds its own copy of the steps once resolved: the
+        // counts are bounded before anything is copied.
+        let count = |key: &str| match doc.get(key) {
+            Some(Value::Array(a)) => a.len(),
+            _ => 1,
+        };
+        let (n_steps, n_cases) = (count("run"), count("case"));
+        for (key, n, max, what) in [
+            ("run", n_steps, MAX_STEPS, "[[run]] steps"),
+            ("case", n_cases, MAX_CASES, "[[case]] tables"),
+        ] {
+            if n > max {
+                return Err(InputError::at(
+                    key,
+                    format!("{n} {what}: allowed at most {max} (docs/scenario.md: limits)"),
+                ));
+            }
+        }
+        if n_steps * n_cases > MAX_CASE_STEPS {
+            return Err(InputError::at(
+                "case",
+                format!(
+                    "{n_cases} cases × {n_steps} steps = {} steps to resolve: allowed at most \
+                     {MAX_CASE_STEPS} (docs/scenario.md: limits); split the scenario",
+                    n_steps * n_cases
+                ),
+            ));
+        }
         let cases = match doc.remove("case") {
             None => vec![vec![]],
             Some(Value::Array(items)) => items
