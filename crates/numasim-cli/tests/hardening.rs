@@ -644,6 +644,39 @@ fn costly_steps_run_fast_or_are_refused_with_their_cost() {
     }
 }
 
+/// Issue 27, minor: a numactl output of 100,000 nodes took 5.5 s (a linear
+/// search per line) and was then refused for "0 distance rows"; it is
+/// refused at once for its node count.
+#[test]
+fn a_numactl_output_with_too_many_nodes_is_refused_for_its_count() {
+    use std::io::Write;
+    let d = folder("numactl-big");
+    let f = d.join("big.txt");
+    let n = 100_000;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&f).unwrap());
+    writeln!(w, "available: {n} nodes (0-{})", n - 1).unwrap();
+    for i in 0..n {
+        writeln!(
+            w,
+            "node {i} cpus: {i}\nnode {i} size: 1024 MB\nnode {i} free: 1000 MB"
+        )
+        .unwrap();
+    }
+    drop(w);
+    let r = bounded(
+        &["machines", "import", "--numactl", f.to_str().unwrap()],
+        None,
+        3.0,
+        1024,
+    );
+    refused(
+        &r,
+        &["big.txt", "100000 nodes", "8192"],
+        "numactl 100k nodes",
+    );
+    assert!(!r.stderr.contains("distance rows"), "{}", r.describe());
+}
+
 /// Issue 27, minor: 100,000 `[[run]]` steps used 1.5 GB; the count is
 /// bounded and refused, naming the key and the bound, in bounded memory.
 #[test]
