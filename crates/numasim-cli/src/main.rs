@@ -109,6 +109,9 @@ enum Command {
         /// Also write DIR/index.html: one self-contained page with the plots, the published values marked by role, and the deviation.
         #[arg(long, value_name = "DIR")]
         report: Option<PathBuf>,
+        /// With --report: leave out the wall-clock run time, so the page is byte-identical run to run.
+        #[arg(long, requires = "report")]
+        no_timing: bool,
     },
     /// Write one HTML page of experiments beside their papers (plots, deviation, machine, knobs).
     #[command(
@@ -278,10 +281,14 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             sets,
             output,
             report,
+            no_timing,
         } => {
             let sc = Scenario::from_file(&file)?;
             let sets = parse_sets(&sets)?;
-            let run = run_and_print_all(&sc, &sets, &output, true, report.is_some())?;
+            let mut run = run_and_print_all(&sc, &sets, &output, true, report.is_some())?;
+            if no_timing {
+                run.run_ms = None;
+            }
             if let Some(dir) = report {
                 write_report(&dir, &format!("numasim: {}", sc.name), &[(&sc, run)])?;
             }

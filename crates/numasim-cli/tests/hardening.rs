@@ -677,6 +677,29 @@ fn a_numactl_output_with_too_many_nodes_is_refused_for_its_count() {
     assert!(!r.stderr.contains("distance rows"), "{}", r.describe());
 }
 
+/// Issue 27, minor: `run --report` always embedded the run times; with
+/// `--no-timing` (as `report` has) the page is byte-identical run to run.
+#[test]
+fn run_report_without_timing_is_byte_identical() {
+    let d = folder("run-report");
+    let s = d.join("s.toml");
+    std::fs::write(&s, format!("name = \"r\"\n{BODY}")).unwrap();
+    let mut pages = Vec::new();
+    for i in 0..2 {
+        let out = d.join(format!("r{i}"));
+        let o = numasim(&[
+            "run",
+            s.to_str().unwrap(),
+            "--report",
+            out.to_str().unwrap(),
+            "--no-timing",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        pages.push(std::fs::read(out.join("index.html")).unwrap());
+    }
+    assert!(pages[0] == pages[1], "the two pages differ");
+}
+
 /// Issue 27, minor: 100,000 `[[run]]` steps used 1.5 GB; the count is
 /// bounded and refused, naming the key and the bound, in bounded memory.
 #[test]
