@@ -156,9 +156,8 @@ impl Scenario {
         source: &str,
         dir: Option<PathBuf>,
     ) -> Result<Scenario, InputError> {
-        let doc: Table = text.parse().map_err(|e: toml::de::Error| {
-            InputError::new(format!("not valid TOML: {e}")).in_file(source)
-        })?;
+        let doc: Table = crate::machine::slit_text::parse_toml(text)
+            .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(source))?;
         Scenario::from_table(doc, source, dir).map_err(|e| e.in_file(source))
     }
 
@@ -473,7 +472,7 @@ impl Scenario {
             }
             Some(Value::String(p)) => {
                 let file = format!("machines/{p}.toml");
-                presets::preset_text(&p)?.parse::<Table>().map_err(|e| {
+                crate::machine::slit_text::parse_toml(presets::preset_text(&p)?).map_err(|e| {
                     InputError::new(format!("not valid TOML: {e}")).in_file(file.clone())
                 })?
             }
@@ -517,8 +516,7 @@ impl Scenario {
                         None => e,
                     },
                 )?;
-        let table = text
-            .parse::<Table>()
+        let table = crate::machine::slit_text::parse_toml(&text)
             .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(file.clone()))?;
         match Machine::from_table(&table) {
             Err(e) if !e.message.starts_with("missing") => Err(e.in_file(file)),
@@ -857,7 +855,9 @@ pub const CASE_LABEL_KEYS: &[&str] = &["config", "label", "kernel"];
 
 pub fn toml_to_json(v: &Value) -> Json {
     match v {
-        Value::String(s) => Json::String(s.clone()),
+        Value::String(s) => {
+            crate::machine::slit_text::to_json(s).unwrap_or_else(|| Json::String(s.clone()))
+        }
         Value::Integer(i) => Json::from(*i),
         Value::Float(f) => serde_json::Number::from_f64(*f)
             .map(Json::Number)
