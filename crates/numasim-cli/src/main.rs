@@ -5,6 +5,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use numasim::error::{Error, InputError};
 use numasim::experiments::{self, EXPERIMENTS};
+use numasim::input;
 use numasim::machine::{import, presets, Machine};
 use numasim::report::{csv, table, view, Record, Summary, Totals};
 use numasim::scenario::{parse_set, run, Scenario};
@@ -22,6 +23,16 @@ macro_rules! print {
 macro_rules! println {
     () => { emit(format_args!("\n")) };
     ($($t:tt)*) => { emit(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+// Error and progress lines never panic either: when stderr is a pipe that
+// closed early (`numasim replay --all 2>&1 | head -c 10`) they are lost and
+// the exit status stays the designed one (0, 2 or 1), where std's
+// `eprintln!` would panic (101). Shadows std's `eprintln!` for this file.
+macro_rules! eprintln {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
 }
 
 /// Write to stdout; on a broken pipe exit 0 at once (the reader has all it
@@ -98,6 +109,9 @@ enum Command {
         /// Also write DIR/index.html: one self-contained page with the plots, the published values marked by role, and the deviation.
         #[arg(long, value_name = "DIR")]
         report: Option<PathBuf>,
+        /// With --report: leave out the wall-clock run time, so the page is byte-identical run to run.
+        #[arg(long, requires = "report")]
+        no_timing: bool,
     },
     /// Write one HTML page of experiments beside their papers (plots, deviation, machine, knobs).
     #[command(
@@ -271,10 +285,14 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             sets,
             output,
             report,
+            no_timing,
         } => {
             let sc = Scenario::from_file(&file)?;
             let sets = parse_sets(&sets)?;
-            let run = run_and_print_all(&sc, &sets, &output, true, report.is_some())?;
+            let mut run = run_and_print_all(&sc, &sets, &output, true, report.is_some())?;
+            if no_timing {
+                run.run_ms = None;
+            }
             if let Some(dir) = report {
                 write_report(&dir, &format!("numasim: {}", sc.name), &[(&sc, run)])?;
             }
@@ -618,17 +636,10 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
         name,
     }) = cmd
     {
-        let read = |p: &Path| -> Result<String, Error> {
-            if p == Path::new("-") {
-                let mut s = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-                    .map_err(|e| InputError::new(format!("cannot read stdin: {e}")))?;
-                Ok(s)
-            } else {
-                std::fs::read_to_string(p).map_err(|e| {
-                    InputError::new(format!("cannot read {}: {e}", p.display())).into()
-                })
-            }
+        // Every source is read with a bound ('-' is stdin): /dev/zero or an
+        // endless pipe is refused, naming it, after at most that many bytes.
+        let read = |p: &Path, max: u64, what: &str| -> Result<String, Error> {
+            Ok(input::read_bounded_text(p, max, what)?)
         };
         let mut m: Machine = match (sysfs, numactl, hwloc) {
             (Some(d), _, _) => {
@@ -637,7 +648,7 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                     .is_ok_and(|c| c == Path::new("/sys/devices/system/node"));
                 let meminfo = meminfo.or_else(|| live.then(|| PathBuf::from("/proc/meminfo")));
                 let text = match &meminfo {
-                    Some(p) => Some(read(p)?),
+                    Some(p) => Some(read(p, input::MAX_SYSFS_FILE_BYTES, "/proc/meminfo")?),
                     None => None,
                 };
                 let from = meminfo.as_ref().map(|p| p.display().to_string());
@@ -648,8 +659,14 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                 }
                 m
             }
-            (_, Some(f), _) => import::from_numactl(&read(&f)?, &f.display().to_string())?,
-            (_, _, Some(f)) => import::from_hwloc_xml(&read(&f)?, &f.display().to_string())?,
+            (_, Some(f), _) => import::from_numactl(
+                &read(&f, input::MAX_INPUT_BYTES, "numactl --hardware output")?,
+                &f.display().to_string(),
+            )?,
+            (_, _, Some(f)) => import::from_hwloc_xml(
+                &read(&f, input::MAX_INPUT_BYTES, "hwloc XML")?,
+                &f.display().to_string(),
+            )?,
             _ => {
                 return Err(InputError::new(
                     "machines import: give --sysfs DIR, --numactl FILE or --hwloc FILE",
@@ -667,8 +684,8 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
         // A path (a separator, a .toml suffix, or an existing file) is a
         // machine file to check; anything else names a preset.
         Some(n) if n.contains('/') || n.ends_with(".toml") || Path::new(&n).is_file() => {
-            let text = std::fs::read_to_string(&n)
-                .map_err(|e| InputError::new(format!("cannot read {n}: {e}")))?;
+            let text =
+                input::read_bounded_text(Path::new(&n), input::MAX_INPUT_BYTES, "a machine file")?;
             let m = Machine::from_toml_str(&text, &n)?;
             print!("{}", m.to_toml_string());
             eprintln!(
@@ -831,7 +848,9 @@ impl DmesgConfig {
 
 fn dmesg(c: &DmesgConfig) -> Result<(), Error> {
     let rc = c.scenario.resolve(c.case, &c.sets)?;
-    let booted = numasim::kernel::boot::boot(&rc.machine, &rc.kernel, rc.seed)?;
+    // A machine too small to boot is the scenario's (or --machine's) to fix.
+    let booted = numasim::kernel::boot::boot(&rc.machine, &rc.kernel, rc.seed)
+        .map_err(|e| e.in_file(&c.scenario.source))?;
     print!(
         "{}",
         numasim::bootlog::render(&rc.machine, &rc.kernel, &booted)

@@ -320,3 +320,460 @@ fn boot_table_bad_input_exits_2_naming_the_key() {
         assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
 }
+
+// ------------------------------------------------------------ reliability round 3 (issue 27)
+
+/// What a bounded run gave.
+struct Bounded {
+    /// The exit status; None when killed (by the time bound or a signal).
+    code: Option<i32>,
+    timed_out: bool,
+    stdout: Vec<u8>,
+    stderr: String,
+    secs: f64,
+}
+
+impl Bounded {
+    fn describe(&self) -> String {
+        format!(
+            "status {:?}{} after {:.1} s; stderr ({} bytes): {}",
+            self.code,
+            if self.timed_out { " (timed out)" } else { "" },
+            self.secs,
+            self.stderr.len(),
+            self.stderr.chars().take(600).collect::<String>()
+        )
+    }
+}
+
+/// Run numasim with a wall-clock bound (killed after `secs`) and an
+/// address-space bound (`ulimit -v`, `mem_mib` MiB: an allocation past it
+/// fails, which Rust turns into an abort). Output goes to files, so a
+/// chatty run cannot block on a full pipe. Two rayon threads and two malloc
+/// arenas keep the address space of a many-core host near a small one's.
+fn bounded(args: &[&str], stdin: Option<&Path>, secs: f64, mem_mib: u64) -> Bounded {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hardening-bounded");
+    std::fs::create_dir_all(&d).unwrap();
+    let i = N.fetch_add(1, Ordering::Relaxed);
+    let (out, err) = (d.join(format!("{i}.out")), d.join(format!("{i}.err")));
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("ulimit -v \"$1\" && shift && exec \"$@\"")
+        .arg("sh")
+        .arg((mem_mib << 10).to_string())
+        .arg(env!("CARGO_BIN_EXE_numasim"))
+        .args(args)
+        .env("RAYON_NUM_THREADS", "2")
+        .env("MALLOC_ARENA_MAX", "2")
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    match stdin {
+        Some(p) => cmd.stdin(std::fs::File::open(p).unwrap()),
+        None => cmd.stdin(Stdio::null()),
+    };
+    let t0 = std::time::Instant::now();
+    let mut child = cmd.spawn().expect("sh runs");
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed().as_secs_f64() > secs {
+            let _ = child.kill();
+            timed_out = true;
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let secs = t0.elapsed().as_secs_f64();
+    let r = Bounded {
+        code: status.code(),
+        timed_out,
+        stdout: std::fs::read(&out).unwrap_or_default(),
+        stderr: String::from_utf8_lossy(&std::fs::read(&err).unwrap_or_default()).into_owned(),
+        secs,
+    };
+    let _ = std::fs::remove_file(out);
+    let _ = std::fs::remove_file(err);
+    r
+}
+
+/// The run ended by itself with status 2 (bad input) and a message naming
+/// every one of `want`.
+fn refused(r: &Bounded, want: &[&str], what: &str) {
+    assert_eq!(r.code, Some(2), "{what}: {}", r.describe());
+    assert!(!r.stderr.contains("panicked"), "{what}: {}", r.describe());
+    for w in want {
+        assert!(
+            r.stderr.contains(w),
+            "{what}: no `{w}` in: {}",
+            r.describe()
+        );
+    }
+}
+
+/// Issue 27, 2: writing an error or a progress line to a stderr that is a
+/// closed pipe used to panic (exit 101). The pipe's reader is gone before
+/// the command starts, so every write to stderr fails.
+#[test]
+fn a_closed_stderr_keeps_the_exit_status() {
+    for (args, want) in [
+        (&["replay", "hashdist-boot"][..], 0),
+        (&["run", "/nonexistent/s.toml"], 2),
+        (&["machines", "no-such-preset"], 2),
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_numasim"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(writer)
+            .status()
+            .unwrap();
+        assert_eq!(o.code(), Some(want), "{args:?}");
+    }
+    // `numasim replay --all 2>&1 | head -c 10`: stdout and stderr are one
+    // pipe whose reader leaves after ten bytes.
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .args(["replay", "--all"])
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut ten = [0u8; 10];
+    std::io::Read::read_exact(&mut reader, &mut ten).unwrap();
+    drop(reader);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "replay --all 2>&1 | head -c 10");
+}
+
+/// Issue 27, 5: every input is read with a bound, named when refused:
+/// `/dev/zero` as a scenario, a machine file, a numactl or hwloc source,
+/// stdin, a probe run, and a sysfs attribute symlinked to it. Each used to
+/// read until memory ran out.
+#[cfg(unix)]
+#[test]
+fn inputs_are_read_with_a_bound() {
+    let d = folder("bounded-read");
+    let zero = "/dev/zero";
+    let scenario = d.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"z\"\n[machine]\npreset = \"/dev/zero\"\n[[run]]\nworkload = \"meminfo\"\n",
+    )
+    .unwrap();
+    // A sysfs tree whose node0/meminfo is /dev/zero.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../numasim/tests/fixtures/import");
+    let tree = d.join("sysfs");
+    copy_tree(&fixtures.join("sysfs/two-node"), &tree);
+    let mi = tree.join("node0/meminfo");
+    std::fs::remove_file(&mi).unwrap();
+    std::os::unix::fs::symlink(zero, &mi).unwrap();
+    let s = scenario.to_str().unwrap();
+    let t = tree.to_str().unwrap();
+    let cases: &[(&[&str], Option<&Path>, &[&str])] = &[
+        (&["run", zero], None, &[zero, "512 MiB"]),
+        (&["run", s], None, &[zero, "a machine file", "512 MiB"]),
+        (&["machines", zero], None, &[zero, "512 MiB"]),
+        (&["machines", "import", "--numactl", zero], None, &[zero]),
+        (&["machines", "import", "--hwloc", zero], None, &[zero]),
+        (
+            &["machines", "import", "--numactl", "-"],
+            Some(Path::new(zero)),
+            &["stdin", "512 MiB"],
+        ),
+        (
+            &["machines", "import", "--sysfs", t],
+            None,
+            &["node0/meminfo", "16 MiB"],
+        ),
+        (
+            &["machines", "import", "--sysfs", t, "--meminfo", zero],
+            None,
+            &[zero, "16 MiB"],
+        ),
+        (&["probe", "--from", zero], None, &[zero, "64 MiB"]),
+    ];
+    for (args, stdin, want) in cases {
+        let r = bounded(args, *stdin, 30.0, 1536);
+        refused(&r, want, &format!("{args:?}"));
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Issue 27, 7: a machine too small to boot (4 KiB a node) was "internal
+/// error: failed to allocate the dentry hash", exit 1, naming no key.
+#[test]
+fn a_machine_too_small_to_boot_is_an_input_error() {
+    let d = folder("too-small");
+    let f = d.join("tiny.toml");
+    std::fs::write(
+        &f,
+        "name = \"tiny\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"4 KiB\"\n\
+         [[run]]\nworkload = \"boot\"\n",
+    )
+    .unwrap();
+    let file = f.to_str().unwrap();
+    for args in [
+        &["run", file][..],
+        &["dmesg", file],
+        &[
+            "dmesg",
+            "--machine",
+            "xeon-4s",
+            "--set",
+            "machine.mem_per_node=\"4 KiB\"",
+        ],
+        &["run", file, "--set", "machine.mem_per_node=\"16 KiB\""],
+    ] {
+        let r = bounded(args, None, 30.0, 1024);
+        let named = if args.contains(&"--machine") {
+            "--machine"
+        } else {
+            "tiny.toml"
+        };
+        refused(
+            &r,
+            &[
+                "machine.mem_per_node",
+                "too small to boot",
+                named,
+                "allowed",
+            ],
+            &format!("{args:?}"),
+        );
+        assert!(!r.stderr.contains("internal error"), "{}", r.describe());
+    }
+}
+
+/// Issue 27, 9: a 10 MB workload name took 29 s (an edit distance against
+/// every workload) and the error repeated all 10 MB. Long strings are now
+/// refused at once and shown cut short, wherever they are echoed.
+#[test]
+fn long_strings_are_refused_fast_and_shown_short() {
+    let d = folder("long-strings");
+    let long = "x".repeat(10 << 20);
+    let body =
+        |step: &str| format!("name = \"l\"\n[machine]\npreset = \"xeon-4s\"\n[[run]]\n{step}\n");
+    for (i, (text, key)) in [
+        (body(&format!("workload = \"{long}\"")), "workload"),
+        (body(&format!("workload = \"touch\"\n{long} = 1")), "run[0]"),
+        (
+            body(&format!(
+                "workload = \"touch\"\nthreads = 1\nbytes = \"1 MiB\"\npolicy = \"{long}\""
+            )),
+            "policy",
+        ),
+        (
+            format!("name = \"l\"\n[machine]\npreset = \"{long}\"\n[[run]]\nworkload = \"boot\"\n"),
+            "preset",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let f = d.join(format!("s{i}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let r = bounded(&["run", f.to_str().unwrap()], None, 10.0, 1024);
+        refused(&r, &[key], &format!("case {i}"));
+        assert!(
+            r.stderr.len() < 8 << 10,
+            "case {i}: {} bytes of error",
+            r.stderr.len()
+        );
+    }
+}
+
+/// Issue 27, 9: small inputs that ran for tens of seconds now run in a
+/// few or are refused with their cost named. Each is sized so the old
+/// code needed over a minute on the 2-core development host (128 threads
+/// each reading 256 MiB calls from 8 NVMe drives: over 100 s, now 2 s).
+#[test]
+fn costly_steps_run_fast_or_are_refused_with_their_cost() {
+    let d = folder("costly");
+    let touch = d.join("touch.toml");
+    std::fs::write(
+        &touch,
+        "name = \"t\"\n[machine]\nnodes = 8192\ncpus_per_node = 128\nmem_per_node = \"1 GiB\"\n\
+         [[run]]\nworkload = \"touch\"\nthreads = 4096\nbytes = \"64 MiB\"\npolicy = \"interleave\"\n",
+    )
+    .unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let nvme = d.join("io-nvme.toml");
+    let text = std::fs::read_to_string(examples.join("io-nvme.toml"))
+        .unwrap()
+        .replace("io_size = \"16 MiB\"", "io_size = \"256 MiB\"")
+        .replace("threads = [1, 2, 4, 8, 16, 32, 64, 128]", "threads = [128]");
+    std::fs::write(&nvme, text).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", touch.to_str().unwrap()], "run[0]"),
+        (&["run", nvme.to_str().unwrap()], "io_size"),
+        (
+            &[
+                "replay",
+                "altix-hugetlb-zeroing",
+                "--set",
+                "kernel.hugepagesz=65536",
+            ],
+            "kernel.hugepagesz",
+        ),
+    ];
+    for (args, key) in cases {
+        let r = bounded(args, None, 30.0, 2048);
+        assert!(!r.timed_out, "{args:?}: {}", r.describe());
+        match r.code {
+            Some(0) => {}
+            Some(2) => refused(&r, &[key, "allowed"], &format!("{args:?}")),
+            _ => panic!("{args:?}: {}", r.describe()),
+        }
+    }
+}
+
+/// A machine file with an explicit `nodes`×`nodes` distance matrix (10 on
+/// the diagonal, 20 elsewhere), written as `numasim machines` prints one.
+fn matrix_machine(path: &Path, nodes: usize) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(
+        f,
+        "name = \"dense\"\nnodes = {nodes}\ncpus_per_node = 1\nmem_per_node = \"1 GiB\"\n\
+         [distance]\nlocal = 10\nmatrix = [\n"
+    )
+    .unwrap();
+    let mut row = String::new();
+    for i in 0..nodes {
+        row.clear();
+        row.push('[');
+        for j in 0..nodes {
+            row.push_str(if i == j { "10" } else { "20" });
+            if j + 1 < nodes {
+                row.push_str(", ");
+            }
+        }
+        row.push_str("],\n");
+        f.write_all(row.as_bytes()).unwrap();
+    }
+    f.write_all(b"]\n").unwrap();
+}
+
+/// Issue 27, 4: an explicit distance matrix cost about 250 bytes an entry
+/// (the TOML document tree), so 5,000 nodes passed 4 GiB. A 3,000-node one
+/// (36 MB of text, 9 million entries, about 2.2 GB before) now loads, runs
+/// and prints back within 1 GiB of address space.
+#[test]
+fn a_large_distance_matrix_is_stored_compactly() {
+    let d = folder("matrix");
+    let m = d.join("dense.toml");
+    matrix_machine(&m, 3000);
+    let r = bounded(&["machines", m.to_str().unwrap()], None, 60.0, 1024);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+    // It prints back as it was given, entry for entry.
+    let back = String::from_utf8(r.stdout).unwrap();
+    let mut rows = back
+        .lines()
+        .skip_while(|l| !l.starts_with("matrix"))
+        .skip(1)
+        .take(3000);
+    let first = rows.next().unwrap();
+    assert!(first.trim_start().starts_with("[10, 20, 20"), "{first}");
+    assert_eq!(rows.count(), 2999);
+    let s = d.join("s.toml");
+    std::fs::write(
+        &s,
+        "name = \"d\"\n[machine]\npreset = \"dense.toml\"\n[[run]]\nworkload = \"boot\"\n",
+    )
+    .unwrap();
+    let r = bounded(
+        &["run", s.to_str().unwrap(), "--format", "jsonl"],
+        None,
+        60.0,
+        1024,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.describe());
+}
+
+/// Issue 27, minor: a numactl output of 100,000 nodes took 5.5 s (a linear
+/// search per line) and was then refused for "0 distance rows"; it is
+/// refused at once for its node count.
+#[test]
+fn a_numactl_output_with_too_many_nodes_is_refused_for_its_count() {
+    use std::io::Write;
+    let d = folder("numactl-big");
+    let f = d.join("big.txt");
+    let n = 100_000;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&f).unwrap());
+    writeln!(w, "available: {n} nodes (0-{})", n - 1).unwrap();
+    for i in 0..n {
+        writeln!(
+            w,
+            "node {i} cpus: {i}\nnode {i} size: 1024 MB\nnode {i} free: 1000 MB"
+        )
+        .unwrap();
+    }
+    drop(w);
+    let r = bounded(
+        &["machines", "import", "--numactl", f.to_str().unwrap()],
+        None,
+        3.0,
+        1024,
+    );
+    refused(
+        &r,
+        &["big.txt", "100000 nodes", "8192"],
+        "numactl 100k nodes",
+    );
+    assert!(!r.stderr.contains("distance rows"), "{}", r.describe());
+}
+
+/// Issue 27, minor: `run --report` always embedded the run times; with
+/// `--no-timing` (as `report` has) the page is byte-identical run to run.
+#[test]
+fn run_report_without_timing_is_byte_identical() {
+    let d = folder("run-report");
+    let s = d.join("s.toml");
+    std::fs::write(&s, format!("name = \"r\"\n{BODY}")).unwrap();
+    let mut pages = Vec::new();
+    for i in 0..2 {
+        let out = d.join(format!("r{i}"));
+        let o = numasim(&[
+            "run",
+            s.to_str().unwrap(),
+            "--report",
+            out.to_str().unwrap(),
+            "--no-timing",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        pages.push(std::fs::read(out.join("index.html")).unwrap());
+    }
+    assert!(pages[0] == pages[1], "the two pages differ");
+}
+
+/// Issue 27, minor: 100,000 `[[run]]` steps used 1.5 GB; the count is
+/// bounded and refused, naming the key and the bound, in bounded memory.
+#[test]
+fn too_many_steps_are_refused() {
+    let d = folder("many-steps");
+    let f = d.join("s.toml");
+    let mut text = String::from("name = \"m\"\n[machine]\npreset = \"xeon-4s\"\n");
+    for _ in 0..100_000 {
+        text.push_str("[[run]]\nworkload = \"meminfo\"\n");
+    }
+    std::fs::write(&f, text).unwrap();
+    let r = bounded(&["run", f.to_str().unwrap()], None, 20.0, 768);
+    refused(&r, &["s.toml", "`run`", "allowed"], "100k steps");
+}

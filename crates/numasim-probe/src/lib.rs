@@ -17,6 +17,16 @@ pub mod sys;
 pub mod topology;
 pub mod validate;
 
+// Progress lines never panic: a stderr that is a closed pipe loses them
+// (std's `eprintln!` would panic). Shadows std's `eprintln!` in this crate's
+// root module.
+macro_rules! eprintln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 use bench::{size_label, Effort};
 use calibrate::Measurements;
 use numasim::machine::Machine;
@@ -487,8 +497,12 @@ fn host_records(m: &Measurements) -> Vec<Record> {
 /// run is the user's to fix (exit 2, naming the file and the line).
 fn refit(path: &Path, args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     let start = Instant::now();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ProbeError::Input(format!("--from {}: cannot read: {e}", path.display())))?;
+    let text = numasim::input::read_bounded_text(
+        path,
+        numasim::input::MAX_PROBE_RUN_BYTES,
+        "a probe run saved with --format jsonl",
+    )
+    .map_err(|e| ProbeError::Input(format!("--from {e}")))?;
     let meas = calibrate::measurements_from_records(&text)
         .map_err(|e| ProbeError::Input(format!("--from {}: {e}", path.display())))?;
     let mut records = Vec::new();

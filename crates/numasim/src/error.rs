@@ -14,35 +14,69 @@ pub struct InputError {
     pub message: String,
 }
 
+/// The most bytes of a key an error shows (a key is a dotted path of
+/// names; anything longer was pasted by mistake or by a fuzzer).
+pub const MAX_KEY_SHOWN: usize = 256;
+/// The most bytes of a message an error shows: the longest written here
+/// (a workload's keys, every workload's name) is under 2 KiB.
+pub const MAX_MESSAGE_SHOWN: usize = 4096;
+
+/// `s` cut to at most `max` bytes on a character boundary, saying how long
+/// it was, so a 10 MB name in an input is refused with a line, not with
+/// 10 MB of error.
+pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return s.into();
+    }
+    let mut cut = max.saturating_sub(32).min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} bytes in all)", &s[..cut], s.len()).into()
+}
+
+fn clipped(s: String, max: usize) -> String {
+    match clip(&s, max) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(c) => c,
+    }
+}
+
 impl InputError {
+    /// A message is cut to [`MAX_MESSAGE_SHOWN`] bytes (and a key to
+    /// [`MAX_KEY_SHOWN`]): whatever input text it quotes, an error stays
+    /// a few lines.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             file: None,
             key: None,
-            message: message.into(),
+            message: clipped(message.into(), MAX_MESSAGE_SHOWN),
         }
     }
     pub fn at(key: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             file: None,
-            key: Some(key.into()),
-            message: message.into(),
+            key: Some(clipped(key.into(), MAX_KEY_SHOWN)),
+            message: clipped(message.into(), MAX_MESSAGE_SHOWN),
         }
     }
     /// Attach the file name unless a more precise one is already set.
     pub fn in_file(mut self, file: impl Into<String>) -> Self {
         if self.file.is_none() {
-            self.file = Some(file.into());
+            self.file = Some(clipped(file.into(), MAX_KEY_SHOWN));
         }
         self
     }
     /// Prefix the key with a parent path (`machine` + `nodes` = `machine.nodes`).
     pub fn under(mut self, parent: &str) -> Self {
         if !parent.is_empty() {
-            self.key = Some(match self.key.take() {
-                Some(k) => format!("{parent}.{k}"),
-                None => parent.to_string(),
-            });
+            self.key = Some(clipped(
+                match self.key.take() {
+                    Some(k) => format!("{parent}.{k}"),
+                    None => parent.to_string(),
+                },
+                MAX_KEY_SHOWN,
+            ));
         }
         self
     }

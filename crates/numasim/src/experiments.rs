@@ -151,7 +151,8 @@ pub fn load(id: &str) -> Result<Scenario, InputError> {
             .unwrap_or_default();
         let all: Vec<&str> = EXPERIMENTS.iter().map(|(n, _)| *n).collect();
         InputError::new(format!(
-            "no experiment `{id}`.{hint} Experiments: {}.",
+            "no experiment `{}`.{hint} Experiments: {}.",
+            crate::error::clip(id, 80),
             all.join(", ")
         ))
     })?;

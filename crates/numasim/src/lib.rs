@@ -27,6 +27,7 @@ pub mod drivers;
 pub mod engine;
 pub mod error;
 pub mod experiments;
+pub mod input;
 pub mod kernel;
 pub mod machine;
 pub mod report;

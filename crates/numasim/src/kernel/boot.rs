@@ -107,12 +107,29 @@ impl Booted {
     }
 }
 
+/// The key a machine too small to boot is refused under: its memory.
+pub const MEMORY_KEY: &str = "machine.mem_per_node";
+
+/// What to give a machine that cannot boot, after why.
+fn more_memory(machine: &Machine) -> String {
+    let per_node = machine.nodes.iter().map(|n| n.mem_bytes).max().unwrap_or(0);
+    format!(
+        "it has {} per node at most; allowed: enough memory per node for the memory map,          per-CPU areas, the kernel and its boot hash tables (raise `mem_per_node`,          `memory` or `node_mem`)",
+        crate::scenario::size::mem_label(per_node)
+    )
+}
+
 fn no_memory(what: &str, machine: &Machine, e: AllocError) -> Error {
+    let pages = match e {
+        AllocError::NoMemory { pages } => format!("{pages} pages"),
+        AllocError::OrderTooLarge { order, .. } => format!("an order-{order} block"),
+    };
     InputError::at(
-        "machine",
+        MEMORY_KEY,
         format!(
-            "`{}` cannot boot: no memory for {what} ({e:?}); give the machine more memory",
-            machine.name
+            "`{}` is too small to boot: no memory for {what} ({pages}); {}",
+            machine.name,
+            more_memory(machine)
         ),
     )
     .into()
@@ -210,6 +227,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
                         .map(|p| (p, HashSource::Bootmem))
                 },
                 &mut mm,
+                machine,
             )?);
         }
     }
@@ -244,6 +262,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
                 size(&s, false),
                 |bytes, mm| vmalloc_hash(mm, &mut cursors, &policy, who, bytes, vmax),
                 &mut mm,
+                machine,
             )?);
         }
     }
@@ -303,6 +322,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
         size(&ehash_sizing, true),
         &mut get_table,
         &mut mm,
+        machine,
     )?;
     // 2.6.9: tcp_ehash_size = (1 << shift) >> 1 (the other half held
     // TIME_WAIT sockets), and the bind hash follows it; later kernels pass
@@ -319,6 +339,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
         size(&bhash_sizing, true),
         &mut get_table,
         &mut mm,
+        machine,
     )?;
     hashes.push(ehash);
     hashes.push(bhash);
@@ -354,6 +375,7 @@ fn alloc_large_system_hash(
     requested: u64,
     mut get: impl FnMut(u64, &mut PageAlloc) -> Option<(Placement, HashSource)>,
     mm: &mut PageAlloc,
+    machine: &Machine,
 ) -> Result<BootHash, Error> {
     let mut log2qty = requested.ilog2();
     loop {
@@ -370,7 +392,18 @@ fn alloc_large_system_hash(
             });
         }
         if bytes <= mm.page_size() || log2qty == 0 {
-            return Err(Error::Internal(format!("failed to allocate the {name} hash (kernel panic: \"Failed to allocate {name} hash table\")")));
+            // The kernel panics ("Failed to allocate {name} hash table"):
+            // the machine is too small to boot, which is the input's to fix.
+            return Err(InputError::at(
+                MEMORY_KEY,
+                format!(
+                    "too small to boot: the kernel cannot allocate even one page for its \
+                     {name} hash table (kernel panic: \"Failed to allocate {name} hash \
+                     table\"); {}",
+                    more_memory(machine)
+                ),
+            )
+            .into());
         }
         log2qty -= 1;
     }

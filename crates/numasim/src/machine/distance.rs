@@ -4,6 +4,7 @@
 //! users assume.
 
 use crate::error::InputError;
+use std::sync::Arc;
 
 /// How the matrix was given, kept so a machine prints back as it was written.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,7 +16,51 @@ pub enum DistanceSpec {
     /// are `levels[k]` apart; nodes in no common group are `levels[last]` apart.
     Hierarchy { groups: Vec<u32>, levels: Vec<u32> },
     /// Written out in full (imported machines, small irregular ones).
-    Matrix(Vec<Vec<u32>>),
+    Matrix(SlitRows),
+}
+
+/// The rows of a distance matrix as given, one byte an entry (a SLIT
+/// entry is a byte), flat: an 8,192-node matrix is 64 MiB, shared (not
+/// copied) by the validated [`Distances`] it becomes. Rows may differ in
+/// length until [`Distances::build`] checks them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlitRows {
+    data: Arc<[u8]>,
+    /// Where each row starts in `data`, then the end of the last.
+    starts: Arc<[usize]>,
+}
+
+impl SlitRows {
+    /// `data` cut into rows at `starts` (ascending, from 0, ending at
+    /// `data.len()`).
+    pub(crate) fn from_parts(data: Vec<u8>, starts: Vec<usize>) -> SlitRows {
+        debug_assert!(starts.first() == Some(&0) && starts.last() == Some(&data.len()));
+        SlitRows {
+            data: data.into(),
+            starts: starts.into(),
+        }
+    }
+
+    /// Rows of numbers; `Err((row, value))` for the first entry past 255.
+    pub fn from_rows<R: AsRef<[u32]>>(rows: &[R]) -> Result<SlitRows, (usize, u32)> {
+        let mut data = Vec::with_capacity(rows.iter().map(|r| r.as_ref().len()).sum());
+        let mut starts = vec![0];
+        for (i, r) in rows.iter().enumerate() {
+            for &v in r.as_ref() {
+                data.push(u8::try_from(v).map_err(|_| (i, v))?);
+            }
+            starts.push(data.len());
+        }
+        Ok(SlitRows::from_parts(data, starts))
+    }
+
+    pub fn rows(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    pub fn row(&self, i: usize) -> &[u8] {
+        &self.data[self.starts[i]..self.starts[i + 1]]
+    }
 }
 
 /// Largest distance a SLIT can express.
@@ -36,11 +81,9 @@ pub struct Distances {
 enum Repr {
     /// `groups` nested group sizes (empty: flat), `levels[k]` the distance
     /// of two nodes whose smallest common group is k (last: none).
-    Groups {
-        groups: Vec<u32>,
-        levels: Vec<u32>,
-    },
-    Dense(Vec<u16>),
+    Groups { groups: Vec<u32>, levels: Vec<u32> },
+    /// Row-major, `n`×`n`: the bytes of the [`SlitRows`] it was built from.
+    Dense(Arc<[u8]>),
 }
 
 /// Equal when every entry is equal, whatever the representation.
@@ -91,11 +134,7 @@ impl Distances {
                     return Err(too_far("distance.levels", v));
                 }
             }
-            DistanceSpec::Matrix(m) => {
-                if let Some(&v) = m.iter().flatten().find(|&&v| v > MAX_DISTANCE) {
-                    return Err(too_far("distance.matrix", v));
-                }
-            }
+            // One byte an entry: none is past 255.
             _ => {}
         }
         match spec {
@@ -159,16 +198,17 @@ impl Distances {
                 });
             }
             DistanceSpec::Matrix(m) => {
-                if m.len() != n {
+                if m.rows() != n {
                     return Err(InputError::at(
                         "distance.matrix",
                         format!(
                             "has {} rows but the machine has {n} nodes; it must be {n}×{n}",
-                            m.len()
+                            m.rows()
                         ),
                     ));
                 }
-                for (i, row) in m.iter().enumerate() {
+                for i in 0..n {
+                    let row = m.row(i);
                     if row.len() != n {
                         return Err(InputError::at(
                             "distance.matrix",
@@ -179,6 +219,7 @@ impl Distances {
                         ));
                     }
                     for (j, &v) in row.iter().enumerate() {
+                        let v = v as u32;
                         if i == j && v != local {
                             return Err(InputError::at(
                                 "distance.matrix",
@@ -191,38 +232,31 @@ impl Distances {
                                 format!("entry [{i}][{j}] = {v} is nearer than local ({local})"),
                             ));
                         }
-                        if v > u16::MAX as u32 {
-                            return Err(InputError::at(
-                                "distance.matrix",
-                                format!("entry [{i}][{j}] = {v} is too large"),
-                            ));
-                        }
                     }
                 }
+                // Square from here: entry (i, j) is data[i * n + j].
+                let d = &m.data;
                 for i in 0..n {
                     for j in (i + 1)..n {
-                        if m[i][j] != m[j][i] {
+                        if d[i * n + j] != d[j * n + i] {
                             return Err(InputError::at(
                                 "distance.matrix",
                                 format!(
                                     "is not symmetric: [{i}][{j}] = {} but [{j}][{i}] = {}",
-                                    m[i][j], m[j][i]
+                                    d[i * n + j],
+                                    d[j * n + i]
                                 ),
                             ));
                         }
                     }
                 }
+                Ok(Self {
+                    n,
+                    local,
+                    repr: Repr::Dense(m.data.clone()),
+                })
             }
         }
-        let d = match spec {
-            DistanceSpec::Matrix(m) => m.iter().flatten().map(|&v| v as u16).collect(),
-            _ => unreachable!("flat and nested groups returned above"),
-        };
-        Ok(Self {
-            n,
-            local,
-            repr: Repr::Dense(d),
-        })
     }
 
     pub fn nodes(&self) -> usize {
@@ -342,22 +376,24 @@ mod tests {
 
     #[test]
     fn bad_matrices_are_refused() {
-        let asym = DistanceSpec::Matrix(vec![vec![10, 20], vec![21, 10]]);
+        let asym =
+            DistanceSpec::Matrix(SlitRows::from_rows(&[vec![10, 20], vec![21, 10]]).unwrap());
         assert!(Distances::build(2, 10, &asym)
             .unwrap_err()
             .message
             .contains("not symmetric"));
-        let ragged = DistanceSpec::Matrix(vec![vec![10, 20], vec![20]]);
+        let ragged = DistanceSpec::Matrix(SlitRows::from_rows(&[vec![10, 20], vec![20]]).unwrap());
         assert!(Distances::build(2, 10, &ragged)
             .unwrap_err()
             .message
             .contains("square"));
-        let short = DistanceSpec::Matrix(vec![vec![10, 20]]);
+        let short = DistanceSpec::Matrix(SlitRows::from_rows(&[vec![10, 20]]).unwrap());
         assert!(Distances::build(2, 10, &short)
             .unwrap_err()
             .message
             .contains("2×2"));
-        let diag = DistanceSpec::Matrix(vec![vec![12, 20], vec![20, 10]]);
+        let diag =
+            DistanceSpec::Matrix(SlitRows::from_rows(&[vec![12, 20], vec![20, 10]]).unwrap());
         assert!(Distances::build(2, 10, &diag).is_err());
     }
 
@@ -384,7 +420,10 @@ mod tests {
             ),
             (
                 3,
-                DistanceSpec::Matrix(vec![vec![10, 20, 30], vec![20, 10, 20], vec![30, 20, 10]]),
+                DistanceSpec::Matrix(
+                    SlitRows::from_rows(&[vec![10, 20, 30], vec![20, 10, 20], vec![30, 20, 10]])
+                        .unwrap(),
+                ),
             ),
         ];
         for (n, spec) in &specs {

@@ -13,10 +13,11 @@ pub mod hierarchy;
 pub mod import;
 pub mod pci;
 pub mod presets;
+pub mod slit_text;
 mod toml_io;
 
 pub use coherence::{Coherence, FaultCosts, Timer};
-pub use distance::{DistanceSpec, Distances};
+pub use distance::{DistanceSpec, Distances, SlitRows};
 pub use hierarchy::{Hierarchy, Noise, SyscallCosts};
 pub use pci::PciBus;
 
@@ -358,20 +359,16 @@ impl Machine {
         t.insert("node_cpus".into(), cpus.into());
         t.insert("node_mem".into(), mem.into());
         let mut d = toml::Table::new();
-        let m: Vec<toml::Value> = matrix
-            .iter()
-            .map(|r| toml::Value::Array(r.iter().map(|&v| (v as i64).into()).collect()))
-            .collect();
-        d.insert("matrix".into(), m.into());
+        // One byte an entry, not a TOML value each (slit_text.rs).
+        d.insert("matrix".into(), slit_text::encode(&matrix).into());
         t.insert("distance".into(), d.into());
         Machine::from_table(&t)
     }
 
     /// Parse and validate a machine TOML text; `file` names it in errors.
     pub fn from_toml_str(text: &str, file: &str) -> Result<Machine, InputError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            InputError::new(format!("not valid TOML: {e}")).in_file(file)
-        })?;
+        let table = slit_text::parse_toml(text)
+            .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(file))?;
         Machine::from_table(&table).map_err(|e| e.in_file(file))
     }
 

@@ -52,7 +52,8 @@ pub fn preset_text(name: &str) -> Result<&'static str, InputError> {
             InputError::at(
                 "machine.preset",
                 format!(
-                    "no preset named `{name}`.{hint} Presets: {}.",
+                    "no preset named `{}`.{hint} Presets: {}.",
+                    crate::error::clip(name, 80),
                     all.join(", ")
                 ),
             )

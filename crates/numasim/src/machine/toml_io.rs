@@ -80,16 +80,26 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
             let local = dr
                 .u32_in("local", 0, MAX_DISTANCE)?
                 .unwrap_or(default::LOCAL_DISTANCE);
-            let matrix = dr.list("matrix", |v| match v {
-                Value::Array(row) => row
-                    .iter()
-                    .map(|x| value_u32_in(x, 0, MAX_DISTANCE))
-                    .collect(),
-                other => Err(format!(
-                    "expected a row (list of numbers), found {}",
-                    crate::scenario::table::describe(other)
-                )),
-            })?;
+            // A large matrix arrives as a compact string (slit_text.rs).
+            let compact = match dr.raw("matrix") {
+                Some(Value::String(s)) => super::slit_text::decode(s),
+                _ => None,
+            };
+            let matrix = match compact {
+                Some(m) => Some(m.map_err(|why| InputError::at(dr.key("matrix"), why))?),
+                None => dr
+                    .list("matrix", |v| match v {
+                        Value::Array(row) => row
+                            .iter()
+                            .map(|x| value_u32_in(x, 0, MAX_DISTANCE))
+                            .collect::<Result<Vec<u32>, String>>(),
+                        other => Err(format!(
+                            "expected a row (list of numbers), found {}",
+                            crate::scenario::table::describe(other)
+                        )),
+                    })?
+                    .map(|rows| SlitRows::from_rows(&rows).expect("entries were read as 0..=255")),
+            };
             let groups = dr.u32_list_in("groups", 1, MAX_NODES as u32)?;
             let levels = dr.u32_list_in("levels", 0, MAX_DISTANCE)?;
             let remote = dr.u32_in("remote", 0, MAX_DISTANCE)?;
@@ -682,11 +692,10 @@ pub(super) fn write_machine(m: &Machine) -> String {
             d.insert("groups".into(), ints(groups));
             d.insert("levels".into(), ints(levels));
         }
-        DistanceSpec::Matrix(rows) => {
-            d.insert(
-                "matrix".into(),
-                Value::Array(rows.iter().map(|r| ints(r)).collect()),
-            );
+        DistanceSpec::Matrix(_) => {
+            // Written as text below: as TOML values an entry would cost
+            // about 250 bytes (2 GB for 8,192 nodes).
+            d.insert("matrix".into(), MATRIX_PLACEHOLDER.into());
         }
     }
     t.insert("distance".into(), d.into());
@@ -802,5 +811,63 @@ pub(super) fn write_machine(m: &Machine) -> String {
     super::coherence::write(m, &mut t);
     super::hierarchy::write(m, &mut t);
     super::pci::write(m, &mut t);
-    toml::to_string(&t).expect("a TOML table always serialises")
+    let text = toml::to_string(&t).expect("a TOML table always serialises");
+    match &m.distance_spec {
+        DistanceSpec::Matrix(rows) => {
+            let line = format!("\nmatrix = \"{MATRIX_PLACEHOLDER}\"\n");
+            match text.match_indices(&line).count() {
+                1 => text.replacen(&line, &format!("\nmatrix = {}\n", matrix_text(rows)), 1),
+                // A name or description spelling the placeholder line out
+                // (never in practice): the slow way, every entry a value.
+                _ => {
+                    let rows: Vec<Value> = (0..rows.rows())
+                        .map(|i| {
+                            Value::Array(rows.row(i).iter().map(|&v| (v as i64).into()).collect())
+                        })
+                        .collect();
+                    if let Some(Value::Table(d)) = t.get_mut("distance") {
+                        d.insert("matrix".into(), Value::Array(rows));
+                    }
+                    toml::to_string(&t).expect("a TOML table always serialises")
+                }
+            }
+        }
+        _ => text,
+    }
+}
+
+/// The `matrix` value while the rest of a machine is written.
+const MATRIX_PLACEHOLDER: &str = "numasim: the distance matrix is written here";
+
+/// A matrix as TOML: on one line as the TOML writer puts an array of
+/// arrays (`[[10, 20], [20, 10]]`) up to 128 rows, one row a line beyond.
+fn matrix_text(rows: &SlitRows) -> String {
+    use std::fmt::Write;
+    let n = rows.rows();
+    let mut s = String::with_capacity(n * n * 4 + n * 8 + 8);
+    let long = n > 128;
+    s.push('[');
+    for i in 0..n {
+        if long {
+            s.push_str("\n    ");
+        } else if i > 0 {
+            s.push_str(", ");
+        }
+        s.push('[');
+        for (j, v) in rows.row(i).iter().enumerate() {
+            if j > 0 {
+                s.push_str(", ");
+            }
+            let _ = write!(s, "{v}");
+        }
+        s.push(']');
+        if long {
+            s.push(',');
+        }
+    }
+    if long {
+        s.push('\n');
+    }
+    s.push(']');
+    s
 }

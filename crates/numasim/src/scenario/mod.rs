@@ -160,6 +160,13 @@ pub struct ResolvedCase {
     pub steps: Vec<Table>,
 }
 
+/// The most `[[run]]` steps in one scenario (the experiments have at most 3).
+pub const MAX_STEPS: usize = 1024;
+/// The most `[[case]]` tables in one scenario (the experiments have at most 32).
+pub const MAX_CASES: usize = 4096;
+/// The most cases × steps: each case resolves its own copy of the steps.
+pub const MAX_CASE_STEPS: usize = 1 << 16;
+
 const TOP_KEYS: &[&str] = &[
     "name",
     "description",
@@ -176,10 +183,8 @@ const TOP_KEYS: &[&str] = &[
 
 impl Scenario {
     pub fn from_file(path: &Path) -> Result<Scenario, InputError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            InputError::new(format!("cannot read scenario: {e}"))
-                .in_file(path.display().to_string())
-        })?;
+        let text =
+            crate::input::read_bounded_text(path, crate::input::MAX_INPUT_BYTES, "a scenario")?;
         Scenario::from_str(
             &text,
             &path.display().to_string(),
@@ -193,9 +198,8 @@ impl Scenario {
         source: &str,
         dir: Option<PathBuf>,
     ) -> Result<Scenario, InputError> {
-        let doc: Table = text.parse().map_err(|e: toml::de::Error| {
-            InputError::new(format!("not valid TOML: {e}")).in_file(source)
-        })?;
+        let doc: Table = crate::machine::slit_text::parse_toml(text)
+            .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(source))?;
         Scenario::from_table(doc, source, dir).map_err(|e| e.in_file(source))
     }
 
@@ -215,6 +219,34 @@ impl Scenario {
         crate::report::out::check_stem(&name).map_err(|m| InputError::at("name", m))?;
         let description = r.str("description")?.unwrap_or("").to_string();
         let seed = r.u64("seed")?.unwrap_or(1);
+        // Every case holds its own copy of the steps once resolved: the
+        // counts are bounded before anything is copied.
+        let count = |key: &str| match doc.get(key) {
+            Some(Value::Array(a)) => a.len(),
+            _ => 1,
+        };
+        let (n_steps, n_cases) = (count("run"), count("case"));
+        for (key, n, max, what) in [
+            ("run", n_steps, MAX_STEPS, "[[run]] steps"),
+            ("case", n_cases, MAX_CASES, "[[case]] tables"),
+        ] {
+            if n > max {
+                return Err(InputError::at(
+                    key,
+                    format!("{n} {what}: allowed at most {max} (docs/scenario.md: limits)"),
+                ));
+            }
+        }
+        if n_steps * n_cases > MAX_CASE_STEPS {
+            return Err(InputError::at(
+                "case",
+                format!(
+                    "{n_cases} cases × {n_steps} steps = {} steps to resolve: allowed at most \
+                     {MAX_CASE_STEPS} (docs/scenario.md: limits); split the scenario",
+                    n_steps * n_cases
+                ),
+            ));
+        }
         let cases = match doc.remove("case") {
             None => vec![vec![]],
             Some(Value::Array(items)) => items
@@ -326,7 +358,7 @@ impl Scenario {
                     format!("report.figure[{i}].metric"),
                     format!(
                         "`{}` is not a metric of this scenario's steps{hint}; allowed: {}",
-                        f.metric,
+                        crate::error::clip(&f.metric, 80),
                         metrics.join(", ")
                     ),
                 ));
@@ -341,7 +373,7 @@ impl Scenario {
                     format!("paper[{i}].metric"),
                     format!(
                         "`{}` is not a metric of this scenario's steps{hint}; allowed: {}",
-                        p.metric,
+                        crate::error::clip(&p.metric, 80),
                         metrics.join(", ")
                     ),
                 ));
@@ -447,6 +479,7 @@ impl Scenario {
         for (i, s) in steps.iter().enumerate() {
             crate::workload::validate_step(s, &machine)
                 .map_err(|e| e.under(&format!("run[{i}]")))?;
+            crate::workload::check_cost(s, &machine, &kernel).map_err(|e| e.in_step(i))?;
         }
         // Every record carries every varied key: this case's value, or the
         // value in force (from the file, a preset, or the kernel's default).
@@ -496,7 +529,7 @@ impl Scenario {
             }
             Some(Value::String(p)) => {
                 let file = format!("machines/{p}.toml");
-                presets::preset_text(&p)?.parse::<Table>().map_err(|e| {
+                crate::machine::slit_text::parse_toml(presets::preset_text(&p)?).map_err(|e| {
                     InputError::new(format!("not valid TOML: {e}")).in_file(file.clone())
                 })?
             }
@@ -527,14 +560,20 @@ impl Scenario {
             _ => PathBuf::from(p),
         };
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            InputError::at(
-                "machine.preset",
-                format!("cannot read machine file {file}: {e}"),
-            )
-        })?;
-        let table = text
-            .parse::<Table>()
+        let text =
+            crate::input::read_bounded_text(&path, crate::input::MAX_INPUT_BYTES, "a machine file")
+                .map_err(
+                    |e| match e.message.strip_prefix("cannot read a machine file: ") {
+                        // Where the file cannot be opened, the scenario's key is the one
+                        // to fix; a file too large is the file's.
+                        Some(why) => InputError::at(
+                            "machine.preset",
+                            format!("cannot read machine file {file}: {why}"),
+                        ),
+                        None => e,
+                    },
+                )?;
+        let table = crate::machine::slit_text::parse_toml(&text)
             .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(file.clone()))?;
         match Machine::from_table(&table) {
             Err(e) if !e.message.starts_with("missing") => Err(e.in_file(file)),
@@ -983,7 +1022,8 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
         InputError::at(
             key,
             format!(
-                "`{val}` is not {what} of this scenario{hint}; allowed: {}",
+                "`{}` is not {what} of this scenario{hint}; allowed: {}",
+                crate::error::clip(val, 80),
                 allowed.join(", ")
             ),
         )
@@ -1038,7 +1078,9 @@ pub const CASE_LABEL_KEYS: &[&str] = &["config", "label", "kernel"];
 
 pub fn toml_to_json(v: &Value) -> Json {
     match v {
-        Value::String(s) => Json::String(s.clone()),
+        Value::String(s) => {
+            crate::machine::slit_text::to_json(s).unwrap_or_else(|| Json::String(s.clone()))
+        }
         Value::Integer(i) => Json::from(*i),
         Value::Float(f) => serde_json::Number::from_f64(*f)
             .map(Json::Number)

@@ -206,7 +206,11 @@ impl<'a> TableReader<'a> {
                     .unwrap_or_default();
                 self.err(
                     key,
-                    format!("`{text}` is not allowed{hint}; allowed: {}", names(options)),
+                    format!(
+                        "`{}` is not allowed{hint}; allowed: {}",
+                        crate::error::clip(&text, 80),
+                        names(options)
+                    ),
                 )
             })
     }
@@ -253,7 +257,7 @@ fn names<T>(options: &[(&str, T)]) -> String {
 /// A short description of a value's type, for error messages.
 pub fn describe(v: &Value) -> String {
     match v {
-        Value::String(s) => format!("the string \"{s}\""),
+        Value::String(s) => format!("the string \"{}\"", crate::error::clip(s, 80)),
         Value::Integer(i) => format!("the integer {i}"),
         Value::Float(f) => format!("the number {f}"),
         Value::Boolean(b) => format!("the boolean {b}"),
@@ -309,7 +313,12 @@ pub fn value_size(v: &Value) -> Result<u64, String> {
 /// to be a plausible typo.
 pub fn nearest<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
     let limit = (word.len() / 3).max(2);
+    let chars = word.chars().count();
     candidates
+        // The distance is at least the difference in length: a word far
+        // longer than every candidate (a 10 MB name) costs one pass, not
+        // an edit distance against each.
+        .filter(|c| chars.abs_diff(c.chars().count()) <= limit)
         .map(|c| (levenshtein(word, c), c))
         .filter(|(d, _)| *d <= limit)
         .min()

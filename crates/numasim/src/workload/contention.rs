@@ -66,6 +66,46 @@ pub(crate) fn counts(
 /// minutes (docs/contention.md: bounds).
 pub const MAX_SWEEP_CPUS: u64 = 16384;
 
+/// The most huge-page faults one `hugetlb` step simulates (pages of the
+/// mapping × its CPU counts): 2²² take about two seconds (docs/contention.md:
+/// bounds).
+pub const MAX_HUGETLB_FAULTS: u128 = 1 << 22;
+
+/// Refuse a `hugetlb` step whose mapping is too many huge pages to
+/// simulate: named under `kernel.hugepagesz` where the page size was
+/// changed from the architecture's default, else under the step's `size`.
+pub fn check_hugetlb_cost(
+    cpus: &[u64],
+    size: u64,
+    machine: &Machine,
+    knobs: &crate::kernel::contention::ContentionKnobs,
+) -> Result<(), InputError> {
+    let hpage = knobs.hugepagesz.max(1);
+    let pages = size.div_ceil(hpage) as u128;
+    let faults = pages * cpus.len().max(1) as u128;
+    if faults <= MAX_HUGETLB_FAULTS {
+        return Ok(());
+    }
+    let default = crate::kernel::contention::ContentionKnobs::defaults(machine).hugepagesz;
+    let key = if hpage != default {
+        "kernel.hugepagesz"
+    } else {
+        "size"
+    };
+    let fmt = crate::scenario::size::format_size;
+    Err(InputError::at(
+        key,
+        format!(
+            "a {} mapping in {} huge pages is {pages} pages, × {} CPU count(s) = {faults} \
+             huge-page faults to simulate: allowed at most {MAX_HUGETLB_FAULTS} (docs/contention.md: \
+             bounds); raise kernel.hugepagesz or lower the step's size",
+            fmt(size),
+            fmt(hpage),
+            cpus.len()
+        ),
+    ))
+}
+
 /// Refuse a step whose simulated work, `work` in the units of `what`,
 /// exceeds `max`.
 fn work_bound(

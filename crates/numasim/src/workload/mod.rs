@@ -133,7 +133,8 @@ fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<Str
                 return Err(InputError::at(
                     r.key("metrics"),
                     format!(
-                        "`{m}` is not reported here{hint}; allowed: {}",
+                        "`{}` is not reported here{hint}; allowed: {}",
+                        crate::error::clip(m, 80),
                         allowed.join(", ")
                     ),
                 ));
@@ -152,7 +153,11 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
             .unwrap_or_default();
         return Err(InputError::at(
             "workload",
-            format!("no workload `{name}`.{hint} Workloads: {}.", names()),
+            format!(
+                "no workload `{}`.{hint} Workloads: {}.",
+                crate::error::clip(name, 80),
+                names()
+            ),
         ));
     };
     check_keys(spec, step)?;
@@ -201,6 +206,27 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
     r.finish()
 }
 
+/// Bounds on a step's simulated work that depend on the kernel as well as
+/// the step (checked at load time, after [`validate_step`]): `hugetlb`
+/// simulates one fault per huge page, so its cost is the mapping's size
+/// over `kernel.hugepagesz`.
+pub fn check_cost(
+    step: &Table,
+    machine: &Machine,
+    kernel: &crate::kernel::KernelConfig,
+) -> Result<(), InputError> {
+    if step_name(step)? != "hugetlb" {
+        return Ok(());
+    }
+    let mut r = TableReader::new("", step);
+    match contention::Step::from_step("hugetlb", &mut r, machine)? {
+        Some(contention::Step::Hugetlb { cpus, size }) => {
+            contention::check_hugetlb_cost(&cpus, size, machine, &kernel.contention)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The step's keys against the registry, before the workload's own reader:
 /// unknown keys are named beside missing required ones, so a misspelt
 /// required key (`byte = "1 GB"`) reads as what it is.
@@ -234,7 +260,7 @@ pub fn check_keys(spec: &spec::Spec, step: &Table) -> Result<(), InputError> {
         let hint = crate::scenario::table::nearest(k, valid.iter().copied())
             .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
-        parts.push(format!("unknown key `{k}`{hint}"));
+        parts.push(format!("unknown key `{}`{hint}", crate::error::clip(k, 80)));
     }
     for k in &missing {
         let about = spec.param(k).map(|p| p.about).unwrap_or_default();

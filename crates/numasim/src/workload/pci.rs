@@ -83,7 +83,11 @@ fn names<T: Copy>(
                 let hint = crate::scenario::table::nearest(s, options.iter().map(|(n, _)| *n))
                     .map(|n| format!(" (did you mean `{n}`?)"))
                     .unwrap_or_default();
-                format!("`{s}` is not allowed{hint}; allowed: {}", allowed())
+                format!(
+                    "`{}` is not allowed{hint}; allowed: {}",
+                    crate::error::clip(s, 80),
+                    allowed()
+                )
             })
     };
     let list = match r.raw(key) {

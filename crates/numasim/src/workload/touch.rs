@@ -6,6 +6,7 @@
 use super::Sim;
 use crate::error::{Error, InputError};
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
+use crate::kernel::mm::page_alloc::PlacementSum;
 use crate::kernel::mm::{Gfp, MemPolicy, Placement, Use};
 use crate::machine::Machine;
 use crate::report::Record;
@@ -49,6 +50,18 @@ fn node_list(
 /// The most threads one touch step simulates: the largest single-image SGI
 /// machines ran 4096 CPUs; the cost is linear in threads.
 pub const MAX_TOUCH_THREADS: usize = 4096;
+
+/// The most (thread, node) parts a touch step's placements may hold: threads
+/// × the nodes each thread's pages spread over (1 for local, bind and
+/// preferred; the set for interleave; every node for round-robin). 2²² parts
+/// take about 150 MB and a few seconds; 4096 threads interleaving 64 MiB each
+/// over 8,192 nodes would be 33 million (over a minute and 1.6 GB).
+pub const MAX_TOUCH_PLACEMENTS: u128 = 1 << 22;
+
+/// The most per-node allocations a touch step's rounds may make (threads ×
+/// rounds × the nodes each round's share spreads over): 2²⁵ take a few
+/// seconds.
+pub const MAX_TOUCH_SHARES: u128 = 1 << 25;
 
 impl Touch {
     /// Keys: `bytes` (per thread), and the threads as `threads = N` (CPUs 0..N),
@@ -154,12 +167,58 @@ impl Touch {
                 return Err(InputError::at(
                     "policy",
                     format!(
-                        "`{other}` is not a policy{hint}; allowed: {}",
+                        "`{}` is not a policy{hint}; allowed: {}",
+                        crate::error::clip(other, 80),
                         MemPolicy::NAMES.join(", ")
                     ),
                 ));
             }
         };
+        // Each thread's placement lists the nodes its pages landed on: an
+        // interleave over k nodes spreads min(pages, k) parts per thread,
+        // all held at once (and added to in every round).
+        let spread = match &policy {
+            MemPolicy::Interleave(set) => set.len() as u128,
+            MemPolicy::RoundRobin => machine.node_count() as u128,
+            _ => 1,
+        };
+        let pages = bytes_per_thread.div_ceil(machine.page_size) as u128;
+        let parts = cpus.len() as u128 * pages.min(spread);
+        if parts > MAX_TOUCH_PLACEMENTS {
+            return Err(InputError::at(
+                "threads",
+                format!(
+                    "{} threads × {} nodes each (`{}` over {spread} nodes) = {parts} page \
+                     placements to track: allowed at most {MAX_TOUCH_PLACEMENTS} (numasim's \
+                     bound on a touch step's work, docs/placement.md); use fewer threads, \
+                     fewer `policy_nodes` or less memory per thread",
+                    cpus.len(),
+                    pages.min(spread),
+                    policy.name()
+                ),
+            ));
+        }
+        // And each round a thread's share is split over up to that many
+        // nodes: the allocation calls the rounds make.
+        let rounds = TOUCH_ROUNDS as u128;
+        let (q, rem) = (pages / rounds, pages % rounds);
+        let calls =
+            cpus.len() as u128 * (rem * (q + 1).min(spread) + (rounds - rem) * q.min(spread));
+        if calls > MAX_TOUCH_SHARES {
+            return Err(InputError::at(
+                "threads",
+                format!(
+                    "{} threads × {TOUCH_ROUNDS} rounds over up to {} nodes each (`{}` over \
+                     {spread} nodes) = {calls} per-node allocations: allowed at most \
+                     {MAX_TOUCH_SHARES} (numasim's bound on a touch step's work, \
+                     docs/placement.md); use fewer threads, fewer `policy_nodes` or less \
+                     memory per thread",
+                    cpus.len(),
+                    (q + 1).min(spread),
+                    policy.name()
+                ),
+            ));
+        }
         Ok(Touch {
             cpus,
             bytes_per_thread,
@@ -178,7 +237,7 @@ impl Touch {
         // of its memory per round, so a full node pushes its overflow onto
         // neighbours while their own threads are still touching, as on a real
         // machine; one thread after another would exaggerate the cascade.
-        let mut placed: Vec<Placement> = vec![Placement::default(); self.cpus.len()];
+        let mut placed: Vec<PlacementSum> = vec![PlacementSum::default(); self.cpus.len()];
         let mut oom = false;
         'rounds: for round in 0..TOUCH_ROUNDS {
             let share = pages / TOUCH_ROUNDS + u64::from(round < pages % TOUCH_ROUNDS);
@@ -206,6 +265,7 @@ impl Touch {
                 }
             }
         }
+        let placed: Vec<Placement> = placed.into_iter().map(|p| p.into_placement()).collect();
         let (mut remote, mut total, mut worst) = (0u64, 0u64, 0.0f64);
         // The slowest thread's mean memory latency relative to all-local.
         let mut slowdown = 1.0f64;

@@ -147,7 +147,10 @@ fn parse_op(text: &str, mmaps: usize) -> Result<Op, String> {
             let hint = crate::scenario::table::nearest(other, names.into_iter())
                 .map(|n| format!(" (did you mean `{n}`?)"))
                 .unwrap_or_default();
-            return Err(format!("no operation `{other}`{hint}; {SYNTAX}"));
+            return Err(format!(
+                "no operation `{}`{hint}; {SYNTAX}",
+                crate::error::clip(other, 80)
+            ));
         }
     })
 }

@@ -19,6 +19,7 @@
 //! bandwidth.
 
 use super::memory::{self, FaultPath, FaultThread, Scope, Stage};
+use super::page_alloc::{PlacementSum, ZoneWalk};
 use super::Placement;
 use crate::kernel::boot::Booted;
 use crate::kernel::contention::{ContentionKnobs, Hugetlb};
@@ -89,26 +90,39 @@ pub fn simulate(
         Hugetlb::Fault => (0..cpus.min(want.max(1))).collect(),
     };
     let k = zeroers.len() as u64;
-    let mut placed = vec![Placement::default(); zeroers.len()];
+    let mut placed = vec![PlacementSum::default(); zeroers.len()];
     let mut left: Vec<u64> = (0..k).map(|t| want / k + u64::from(t < want % k)).collect();
+    // Each CPU walks its zonelist once: a pool never grows back, so a node
+    // found empty stays empty and the walk resumes where it stopped (the
+    // first node with a free page, as a walk from the start would find).
+    let mut walks: Vec<(ZoneWalk, Option<usize>)> = zeroers
+        .iter()
+        .map(|&cpu| {
+            let mut w = booted.mm.zonelist(machine.cpu_node(cpu).unwrap_or(0));
+            let first = w.next().map(|m| m as usize);
+            (w, first)
+        })
+        .collect();
     // Concurrent faults: every CPU takes its next page in turn.
     while left.iter().any(|&l| l > 0) {
-        for (t, &cpu) in zeroers.iter().enumerate() {
+        for t in 0..zeroers.len() {
             if left[t] == 0 {
                 continue;
             }
-            let node = machine.cpu_node(cpu).unwrap_or(0);
-            let from = booted
-                .mm
-                .zonelist(node)
-                .map(|m| m as usize)
-                .find(|&m| free[m] > 0)
-                .expect("`want` is capped by the pool");
+            let (walk, at) = &mut walks[t];
+            while at.is_some_and(|m| free[m] == 0) {
+                *at = walk.next().map(|m| m as usize);
+            }
+            let from = at.expect("`want` is capped by the pool");
             free[from] -= 1;
             left[t] -= 1;
             placed[t].add(from, 1);
         }
     }
+    let placed: Vec<Placement> = placed
+        .into_iter()
+        .map(PlacementSum::into_placement)
+        .collect();
     let sharers = memory::sharers(machine, &placed);
     let threads: Vec<FaultThread> = zeroers
         .iter()

@@ -26,6 +26,7 @@ pub fn from_numactl(text: &str, source: &str) -> Result<Machine, InputError> {
     let whole = |m: &str| InputError::new(m.to_string()).in_file(source);
 
     let mut ids: Option<Vec<u32>> = None;
+    let mut slot: std::collections::HashMap<u32, usize> = Default::default();
     let mut cpus: Vec<Option<Vec<u32>>> = Vec::new();
     let mut size: Vec<Option<u64>> = Vec::new();
     let mut header: Option<Vec<u32>> = None;
@@ -46,6 +47,7 @@ pub fn from_numactl(text: &str, source: &str) -> Result<Machine, InputError> {
             let list = parse_available(rest).map_err(|m| e(lineno, m))?;
             cpus = vec![None; list.len()];
             size = vec![None; list.len()];
+            slot = list.iter().enumerate().map(|(i, &id)| (id, i)).collect();
             ids = Some(list);
             continue;
         }
@@ -58,8 +60,9 @@ pub fn from_numactl(text: &str, source: &str) -> Result<Machine, InputError> {
                 ),
             ));
         };
+        // By lookup, not by a search per line: quadratic in nodes.
         let pos = |id: u32, lineno: usize| {
-            ids.iter().position(|&x| x == id).ok_or_else(|| {
+            slot.get(&id).copied().ok_or_else(|| {
                 e(
                     lineno,
                     format!("node {id} is not among the available nodes {ids:?}"),
@@ -260,6 +263,14 @@ fn parse_available(rest: &str) -> Result<Vec<u32>, String> {
     let bad = || format!("expected `available: N nodes (list)`, found `available: {rest}`");
     let (count, tail) = rest.split_once(' ').ok_or_else(bad)?;
     let count: usize = count.parse().map_err(|_| bad())?;
+    // Refused for its count before the list is read: the rest of the file
+    // is one line per node, and the machine could not be built anyway.
+    if count > crate::machine::MAX_NODES {
+        return Err(format!(
+            "{count} nodes: numasim models at most {} (docs/machine.md)",
+            crate::machine::MAX_NODES
+        ));
+    }
     let tail = tail.trim();
     let list = tail
         .strip_prefix("nodes")

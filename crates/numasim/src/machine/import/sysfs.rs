@@ -275,7 +275,11 @@ fn online_blocks(node_dir: &Path) -> Result<u64, InputError> {
         if num.parse::<u64>().is_err() {
             continue;
         }
-        match std::fs::read_to_string(e.path().join("state")) {
+        match crate::input::read_bounded_text(
+            &e.path().join("state"),
+            crate::input::MAX_SYSFS_FILE_BYTES,
+            "a sysfs file",
+        ) {
             Ok(s) if s.trim() != "online" => {}
             _ => n += 1,
         }
@@ -288,10 +292,11 @@ fn err(path: &Path, message: impl Into<String>) -> InputError {
 }
 
 /// A sysfs file's text, without the NUL some kernels end it with.
+/// Read with a bound (`input::MAX_SYSFS_FILE_BYTES`): a file symlinked to
+/// `/dev/zero` is refused, not read for ever.
 fn read(path: &Path) -> Result<String, InputError> {
-    std::fs::read_to_string(path)
+    crate::input::read_bounded_text(path, crate::input::MAX_SYSFS_FILE_BYTES, "a sysfs file")
         .map(strip_nul)
-        .map_err(|e| err(path, format!("cannot read: {e}")))
 }
 
 fn strip_nul(s: String) -> String {
@@ -302,10 +307,9 @@ fn strip_nul(s: String) -> String {
 }
 
 fn read_optional(path: &Path) -> Result<Option<String>, InputError> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(strip_nul(t))),
+    match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(err(path, format!("cannot read: {e}"))),
+        _ => read(path).map(Some),
     }
 }
 
