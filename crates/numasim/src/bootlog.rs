@@ -33,12 +33,13 @@ pub const MAX_NUMNODES: u64 = 1 << 10;
 pub fn read_log(r: impl std::io::Read, name: &str) -> Result<String, Error> {
     let mut b = Vec::new();
     std::io::Read::read_to_end(&mut std::io::Read::take(r, MAX_LOG_BYTES + 1), &mut b)
-        .map_err(|e| InputError::new(format!("cannot read {name}: {e}")))?;
+        .map_err(|e| InputError::new(format!("cannot read it: {e}")).in_file(name))?;
     if b.len() as u64 > MAX_LOG_BYTES {
         return Err(InputError::new(format!(
-            "{name}: more than {} MiB; bootlog reads at most that much (a boot log is a few hundred KiB): give `dmesg` or `journalctl -k -b` output",
+            "more than {} MiB; bootlog reads at most that much (a boot log is a few hundred KiB): give `dmesg` or `journalctl -k -b` output",
             MAX_LOG_BYTES >> 20
         ))
+        .in_file(name)
         .into());
     }
     Ok(String::from_utf8_lossy(&b).into_owned())
@@ -281,6 +282,8 @@ pub struct LogFacts {
     pub node_pfns: BTreeMap<u32, u64>,
     /// "On node N totalpages: P".
     pub node_pages: BTreeMap<u32, u64>,
+    /// The last node line read (for messages).
+    pub last_node_line: usize,
     pub zones: Vec<ZoneLines>,
     /// "Built N zonelists … Total pages: T": (N, T, line).
     pub zonelists: Option<(u64, u64, usize)>,
@@ -576,6 +579,7 @@ fn read_line(st: &mut Reading, msg: &str, n: usize, malformed: &mut Vec<(usize, 
                     }
                     st.zone_node = id as u32;
                     f.node_pages.insert(id as u32, p);
+                    f.last_node_line = n;
                 }
                 _ => bad(malformed),
             }
@@ -637,6 +641,7 @@ fn read_line(st: &mut Reading, msg: &str, n: usize, malformed: &mut Vec<(usize, 
                     refuse(f, n, format!("node {id}: the range {a:#x}-{b:#x} covers 2^64 bytes: no machine has that"));
                     return;
                 };
+                f.last_node_line = n;
                 let e = f.node_ranges.entry(id as u32).or_insert(0);
                 match e.checked_add(len) {
                     Some(s) => *e = s,
@@ -877,7 +882,14 @@ fn upstream_with(label: &str) -> Option<(u32, u32, u32)> {
 }
 
 fn err_at(f: &LogFacts, line: usize, msg: impl std::fmt::Display) -> Error {
-    InputError::new(format!("{}:{line}: {msg}", f.name)).into()
+    let at = if line == 0 {
+        String::new()
+    } else {
+        format!("line {line}: ")
+    };
+    InputError::new(format!("{at}{msg}"))
+        .in_file(f.name.clone())
+        .into()
 }
 
 /// Memory as the kernel counts it: (nr_kernel_pages, nr_all_pages, max_pfn, source).
@@ -893,17 +905,25 @@ fn memory(
     let present: Option<(u64, usize, &str)> = if !f.node_pages.is_empty() {
         let mut s = 0u64;
         for p in f.node_pages.values() {
-            s = s
-                .checked_add(*p)
-                .ok_or_else(|| err_at(f, 0, "node page counts add up past 2^64"))?;
+            s = s.checked_add(*p).ok_or_else(|| {
+                err_at(
+                    f,
+                    f.last_node_line,
+                    "the nodes' page counts add up past 2^64 pages",
+                )
+            })?;
         }
         Some((s, 0, "\"On node N totalpages\""))
     } else if !f.node_ranges.is_empty() {
         let mut s = 0u64;
         for b in f.node_ranges.values() {
-            s = s
-                .checked_add(*b / page)
-                .ok_or_else(|| err_at(f, 0, "node ranges add up past 2^64 pages"))?;
+            s = s.checked_add(*b / page).ok_or_else(|| {
+                err_at(
+                    f,
+                    f.last_node_line,
+                    "the nodes' ranges add up past 2^64 pages",
+                )
+            })?;
         }
         Some((s, 0, "\"Early memory node ranges\""))
     } else if !f.node_pfns.is_empty() {
@@ -973,8 +993,30 @@ fn memory(
         }
     };
     let max_pfn = present.map_or(0, |p| p.0);
+    if let Some((pages, line, _)) = present {
+        if pages.checked_mul(page).is_none() {
+            let line = if line == 0 { f.last_node_line } else { line };
+            return Err(err_at(
+                f,
+                line,
+                format!(
+                    "{pages} pages of {} is past 2^64 bytes: no machine has that",
+                    format_size(page)
+                ),
+            ));
+        }
+    }
     if let Some((_, total, line)) = f.zonelists {
-        let _ = line;
+        if total.checked_mul(page).is_none() {
+            return Err(err_at(
+                f,
+                line,
+                format!(
+                    "\"Total pages: {total}\" of {} is past 2^64 bytes: no machine has that",
+                    format_size(page)
+                ),
+            ));
+        }
         return Ok(Some((
             lowmem_limit(total),
             total,

@@ -294,7 +294,7 @@ fn a_node_id_past_max_numnodes_is_refused_naming_the_line_not_allocated() {
     assert_eq!(e.exit_code(), 2);
     let m = e.to_string();
     assert!(
-        m.starts_with("two.txt:1: ") && m.contains("MAX_NUMNODES"),
+        m.starts_with("two.txt: line 1: ") && m.contains("MAX_NUMNODES"),
         "{m}"
     );
 }
@@ -306,7 +306,7 @@ fn node_ranges_that_wrap_64_bits_are_refused_with_file_and_line() {
     let e = check(&parse_log_named("wrap.txt", log), &Given::default())
         .err()
         .expect("refused");
-    assert!(e.to_string().starts_with("wrap.txt:3: "), "{e}");
+    assert!(e.to_string().starts_with("wrap.txt: line 3: "), "{e}");
     // Was: one full 64-bit range wrapped to zero, "the machine has no memory".
     let log =
         "Linux version 5.4.0-x86_64\n  node   0: [mem 0x0000000000000000-0xffffffffffffffff]\n";
@@ -314,7 +314,7 @@ fn node_ranges_that_wrap_64_bits_are_refused_with_file_and_line() {
         .err()
         .expect("refused");
     assert!(
-        e.to_string().starts_with("full.txt:2: ") && e.to_string().contains("2^64"),
+        e.to_string().starts_with("full.txt: line 2: ") && e.to_string().contains("2^64"),
         "{e}"
     );
     let log =
@@ -322,7 +322,7 @@ fn node_ranges_that_wrap_64_bits_are_refused_with_file_and_line() {
     let e = check(&parse_log_named("mem.txt", log), &Given::default())
         .err()
         .expect("refused");
-    assert!(e.to_string().starts_with("mem.txt:2: "), "{e}");
+    assert!(e.to_string().starts_with("mem.txt: line 2: "), "{e}");
 }
 
 #[test]
@@ -335,7 +335,10 @@ fn errors_name_the_log_not_a_toml_key() {
             .err()
             .expect("refused");
         let m = e.to_string();
-        assert!(m.starts_with("boot.txt:1: ") && !m.contains("key `"), "{m}");
+        assert!(
+            m.starts_with("boot.txt: line 1: ") && !m.contains("key `"),
+            "{m}"
+        );
     }
 }
 
