@@ -202,17 +202,24 @@ Examples:
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
-    /// Read a real boot log (`dmesg`, `journalctl -k`) and set its hash tables beside numasim's prediction.
+    /// Read a real boot log (`dmesg`, `journalctl -k`) and set every hash-table line beside numasim's prediction.
     #[command(after_help = "\
-From the log: the release (`Linux version`), the architecture (its release suffix, or a line
-only one architecture prints), the page size (from the table lines: ilog2(bytes) - order),
-memory per node (\"Early memory node ranges\", \"On node N totalpages\", else the `Memory:` line
-on one node) and `hashdist=`/`*hash_entries=` from the command line. A log that lacks what a
-prediction needs gives a note saying what to add (exit 0); malformed lines are skipped and counted.
+From the log: the release (`Linux version`; vendor kernels such as el7, lp151 or -generic map to the
+upstream release they are built from, with the backports that change the tables), the architecture
+(release suffix, else lines only some architectures print; 32/64-bit from the dentry buckets), the
+page size (from the table lines: ilog2(bytes) - order), memory as the kernel counts it (the zonelist
+\"Total pages\", zone lines, node ranges, \"On node N totalpages\", else `Memory:`), CPUs, nodes, and
+hashdist=/*hash_entries= from the command line.
+
+Output: one line per table the log prints, real and predicted entries, order, bytes and kind side
+by side, with the fields that differ. Exit status: 0 when every table line matched whole, 3 when
+some line differs or could not be predicted (the notes say which fact the log lacks), 2 for input
+numasim refuses (naming the file and line), such as a log over 64 MiB.
 
 Examples:
   dmesg > boot.txt && numasim bootlog boot.txt
   journalctl -k -b | numasim bootlog -
+  numasim bootlog boot.txt --format jsonl
   numasim bootlog old.txt --kernel-version 2.6.32 --arch x86_64   where the log is cut short")]
     Bootlog {
         /// The log file ('-' for stdin).
@@ -220,9 +227,12 @@ Examples:
         /// The kernel release, where the log has no `Linux version` line.
         #[arg(long, value_name = "RELEASE")]
         kernel_version: Option<String>,
-        /// The architecture, where the log does not show it (x86_64, i386, arm64, arm, ppc64le, ia64).
+        /// The architecture, where the log does not show it (x86_64, i386, arm64, arm, ppc64le, ppc64, ia64).
         #[arg(long)]
         arch: Option<String>,
+        /// table (default) or jsonl (one JSON object per table, then notes and a summary).
+        #[arg(long, default_value = "table")]
+        format: String,
     },
     /// Measure this host with the papers' micro-benchmarks; --out writes it as a machine.
     #[command(
@@ -348,7 +358,8 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             file,
             kernel_version,
             arch,
-        } => bootlog(&file, kernel_version, arch),
+            format,
+        } => bootlog(&file, kernel_version, arch, &format),
     }
 }
 
@@ -858,7 +869,17 @@ fn dmesg(c: &DmesgConfig) -> Result<(), Error> {
     Ok(())
 }
 
-fn bootlog(file: &Path, version: Option<String>, arch: Option<String>) -> Result<(), Error> {
+fn bootlog(
+    file: &Path,
+    version: Option<String>,
+    arch: Option<String>,
+    format: &str,
+) -> Result<(), Error> {
+    if !matches!(format, "table" | "jsonl") {
+        return Err(
+            InputError::new(format!("bootlog --format {format}: allowed table, jsonl")).into(),
+        );
+    }
     let arch = match arch {
         None => None,
         Some(a) => Some(
@@ -876,24 +897,33 @@ fn bootlog(file: &Path, version: Option<String>, arch: Option<String>) -> Result
         ),
     };
     if let Some(v) = &version {
-        numasim::kernel::era::Era::nearest(v)
-            .map_err(|e| InputError::new(format!("bootlog --kernel-version: {e}")))?;
+        if numasim::kernel::release::Release::parse(v).is_none() {
+            return Err(InputError::new(format!(
+                "bootlog --kernel-version {v}: expected a release such as 5.4, 3.10.0-957.el7 or 2.6.32"
+            ))
+            .into());
+        }
     }
-    let bytes = if file == Path::new("-") {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
-            .map_err(|e| InputError::new(format!("cannot read stdin: {e}")))?;
-        b
+    let name = file.display().to_string();
+    let text = if file == Path::new("-") {
+        numasim::bootlog::read_log(std::io::stdin().lock(), "stdin")?
     } else {
-        std::fs::read(file)
-            .map_err(|e| InputError::new(format!("cannot read {}: {e}", file.display())))?
+        let f = std::fs::File::open(file)
+            .map_err(|e| InputError::new(format!("cannot read {name}: {e}")))?;
+        numasim::bootlog::read_log(f, &name)?
     };
-    // Logs carry stray bytes (serial consoles): read them lossily.
-    let text = String::from_utf8_lossy(&bytes);
-    let facts = numasim::bootlog::parse_log(&text);
+    let facts = numasim::bootlog::parse_log_named(&name, &text);
     let given = numasim::bootlog::Given { version, arch };
     let check = numasim::bootlog::check(&facts, &given)?;
-    println!("{}: {} lines", file.display(), facts.lines);
-    print!("{}", numasim::bootlog::render_check(&check));
+    if format == "jsonl" {
+        print!("{}", numasim::bootlog::render_check_jsonl(&check));
+    } else {
+        print!("{}", numasim::bootlog::render_check(&check));
+    }
+    if !check.all_matched() {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        std::process::exit(3);
+    }
     Ok(())
 }

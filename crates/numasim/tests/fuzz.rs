@@ -7,6 +7,9 @@
 //! - the library answers with a result or an input error that names a file
 //!   (the CLI's exit 0 or 2), never a panic and never an internal error;
 //! - a bad value in a machine file is reported against that file;
+//! - boot logs (`bootlog`) are mutated too: truncated and dropped lines,
+//!   binary bytes, huge numbers, node lines repeated with huge ids or
+//!   ranges, two boots in one log; each checks within a time bound;
 //! - `--out` writes only direct children of its folder;
 //! - the run's peak heap stays under [`PEAK_BOUND`] (a counting allocator);
 //! - a second run writes byte-identical files.
@@ -741,4 +744,98 @@ fn mutated_importer_inputs() {
         }
     }
     report("importer", failures, total, ok);
+}
+
+/// Boot-log mutations on top of [`mutate_text`]: binary bytes in a line,
+/// a node line repeated with a huge id or range, a second boot appended.
+fn mutate_boot_log(text: &str, rng: &mut Rng) -> (String, String) {
+    let (mut t, mut what) = mutate_text(text, rng);
+    match rng.below(4) {
+        0 => {
+            // Binary junk, read lossily as bootlog reads a serial console.
+            let junk: Vec<u8> = (0..1 + rng.below(64)).map(|_| rng.next() as u8).collect();
+            let at = rng.below(t.len() + 1);
+            let mut b = t.into_bytes();
+            b.splice(at..at, junk);
+            t = String::from_utf8_lossy(&b).into_owned();
+            what.push_str("; binary bytes");
+        }
+        1 => {
+            let line = rng
+                .pick(&[
+                    "On node 4294967295 totalpages: 1",
+                    "On node 1023 totalpages: 18446744073709551615",
+                    "  node 1023: [mem 0x0000000000000000-0xfffffffffffffffe]",
+                    "  node   0: [mem 0x0000000000000000-0xffffffffbfffffff]",
+                    "Built 4294967295 zonelists, mobility grouping on.  Total pages: 18446744073709551615",
+                    "smpboot: Allowing 18446744073709551615 CPUs, 0 hotplug CPUs",
+                    "Memory: 1K/18446744073709551615K available (0K kernel code)",
+                    "Dentry cache hash table entries: 9223372036854775808 (order: 64, 18446744073709551615 bytes, linear)",
+                ])
+                .to_string();
+            t.push_str(&line);
+            t.push('\n');
+            t.push_str(&line);
+            t.push('\n');
+            what.push_str(&format!("; `{line}` twice"));
+        }
+        2 => {
+            t = format!("{t}{t}");
+            what.push_str("; a second boot");
+        }
+        _ => {}
+    }
+    (t, what)
+}
+
+/// Every mutant of every boot-log fixture: a check or an input error naming
+/// the log, never a panic, within the time and memory bounds.
+#[test]
+fn mutated_boot_logs() {
+    use numasim::bootlog::{check, parse_log_named, render_check, render_check_jsonl, Given};
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    /// A generous bound per input: the fixtures check in microseconds.
+    const TIME_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bootlog");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt" || e == "journal"))
+        .collect();
+    names.sort();
+    let mut rng = Rng(seed() ^ 0x626f_6f74);
+    let (mut failures, mut total, mut ok) = (Vec::new(), 0, 0);
+    for p in &names {
+        let text = std::fs::read_to_string(p).unwrap();
+        for n in 0..24 * scale() {
+            let (mutant, what) = mutate_boot_log(&text, &mut rng);
+            let label = format!("{} #{n} ({what})", p.display());
+            trace(&label);
+            let start = std::time::Instant::now();
+            let (r, peak) = peak_of(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    let f = parse_log_named("fuzz.txt", &mutant);
+                    check(&f, &Given::default()).map(|c| {
+                        // Both renderings must hold up too.
+                        render_check(&c).len() + render_check_jsonl(&c).len()
+                    })
+                }))
+            });
+            let took = start.elapsed();
+            total += 1;
+            let verdict = match r {
+                Err(_) => Err("panicked".to_string()),
+                Ok(Ok(_)) => Ok(true),
+                Ok(Err(Error::Input(e))) if e.file.as_deref() == Some("fuzz.txt") => Ok(false),
+                Ok(Err(e)) => Err(format!("error not naming the log: {e}")),
+            };
+            match verdict {
+                _ if took > TIME_BOUND => failures.push(format!("{label}: took {took:?}")),
+                _ if peak > PEAK_BOUND => failures.push(format!("{label}: peak heap {peak} bytes")),
+                Ok(ran) => ok += usize::from(ran),
+                Err(why) => failures.push(format!("{label}: {why}")),
+            }
+        }
+    }
+    report("boot-log", failures, total, ok);
 }

@@ -22,9 +22,10 @@
 //!    `kernel.initcall_il_next` says where it is.
 
 use super::config::{IlNext, KernelConfig};
-use super::era::{Era, TcpScale};
+use super::era::Era;
 use super::mm::bootmem::{alloc_bootmem, alloc_bootmem_node};
-use super::mm::hash::{hash_entries, hash_entries_late, tcp_scale, HashMemory, HashSizing};
+use super::mm::hash::{hash_entries, tcp_scale, HashSizing};
+use super::mm::hash_tables::{alsh_entries, core_sizing, HashInputs, Rules};
 use super::mm::mempolicy::{alloc_block, Allocator, MemPolicy, PolicyCursor};
 use super::mm::page_alloc::{AllocError, Gfp, PageAlloc, Placement, Use};
 use super::mm::vmalloc::{vmalloc, VmallocError};
@@ -99,6 +100,9 @@ pub struct Booted {
     pub hashes: Vec<BootHash>,
     /// Node the initcalls' interleave cursor pointed at (for reports).
     pub initcall_node: usize,
+    /// What the tables were sized from (`nr_kernel_pages`, `nr_all_pages`,
+    /// CPUs, nodes, boot parameters): `numasim dmesg` prints it back.
+    pub inputs: HashInputs,
 }
 
 impl Booted {
@@ -172,33 +176,45 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
         .arch
         .lowmem_bytes()
         .map_or(mem_pages, |b| mem_pages.min(b >> page_shift));
-    // nr_kernel_pages / nr_all_pages: later kernels leave out the memory map.
-    let memmap = if era.counts_without_memmap() {
+    // 2.6.9 (SGI's patch, the experiments) keeps its own sizing below; the
+    // later releases follow the release rules (kernel/mm/hash_tables.rs).
+    let sgi = era == Era::V2_6_9;
+    let rules = Rules::of_era(era);
+    // nr_kernel_pages / nr_all_pages: from 2.6.20 without the memory map.
+    let memmap = if rules.counts_without_memmap() {
         mem_pages
             .saturating_mul(b.struct_page_bytes)
             .div_ceil(machine.page_size)
     } else {
         0
     };
-    let counts = HashMemory {
-        kernel_pages: lowmem_pages.saturating_sub(memmap),
-        all_pages: mem_pages.saturating_sub(memmap),
-        page_shift,
-        adaptive: era.adaptive_scale() && machine.arch.is_64bit(),
-        cap_2g_entries: era >= Era::V4_15,
-    };
+    let mut inputs = HashInputs::new(machine.arch, page_shift, mem_pages);
+    inputs.kernel_pages = lowmem_pages.saturating_sub(memmap);
+    inputs.all_pages = mem_pages.saturating_sub(memmap);
+    inputs.max_pfn = mem_pages;
+    inputs.possible_cpus = machine.cpu_count().max(1);
+    inputs.online_nodes = machine.node_count() as u64;
+    inputs.memory_nodes = machine.nodes.iter().filter(|n| n.mem_bytes > 0).count() as u64;
+    inputs.hashdist_param = Some(cfg.hashdist);
+    inputs.config_numa = cfg.config_numa;
+    inputs.thash_entries = cfg.thash_entries;
+    inputs.dhash_entries = cfg.dhash_entries;
+    inputs.ihash_entries = cfg.ihash_entries;
+    inputs.max_order = cfg.max_order;
+    inputs.vmalloc_limit = cfg.vmalloc_max_bytes;
     // 2.6.9 sizes lowmem tables from nr_kernel_pages and the TCP tables
     // (HASH_HIGHMEM) from all pages; on 64-bit machines both are all memory.
     let size = |s: &HashSizing, highmem: bool| -> u64 {
-        if era == Era::V2_6_9 {
-            hash_entries(
-                s,
-                if highmem { mem_pages } else { lowmem_pages },
-                page_shift,
-            )
-        } else {
-            hash_entries_late(s, &counts)
-        }
+        hash_entries(
+            s,
+            if highmem { mem_pages } else { lowmem_pages },
+            page_shift,
+        )
+    };
+    // Bucket bytes and requested entries of a core table, by release.
+    let late = |name: &str, ehash_entries: u64| -> (u64, u64) {
+        let s = core_sizing(&rules, &inputs, name, ehash_entries).expect("a core table");
+        (s.bucket, alsh_entries(&rules, &inputs, &s))
     };
     let dentry = HashSizing {
         bucket_size: ptr,
@@ -212,15 +228,23 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
         scale: IHASH_SCALE,
         limit: 0,
     };
+    let vfs = |name: &str, s: &HashSizing| -> (u64, u64) {
+        if sgi {
+            (s.bucket_size, size(s, false))
+        } else {
+            late(name, 0)
+        }
+    };
     let mut hashes = Vec::new();
 
     // 2. vfs_caches_init_early(): HASH_EARLY tables from bootmem.
     if !cfg.hashdist {
         for (name, s) in [("dentry", dentry), ("inode", inode)] {
+            let (bucket, requested) = vfs(name, &s);
             hashes.push(alloc_large_system_hash(
                 name,
-                &s,
-                size(&s, false),
+                bucket,
+                requested,
                 |bytes, mm| {
                     alloc_bootmem(mm, boot_node, bytes, Use::Hash)
                         .ok()
@@ -256,10 +280,11 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
     // 5. vfs_caches_init(): with hashdist the dentry and inode hashes are vmalloc'ed.
     if cfg.hashdist {
         for (name, s) in [("dentry", dentry), ("inode", inode)] {
+            let (bucket, requested) = vfs(name, &s);
             hashes.push(alloc_large_system_hash(
                 name,
-                &s,
-                size(&s, false),
+                bucket,
+                requested,
                 |bytes, mm| vmalloc_hash(mm, &mut cursors, &policy, who, bytes, vmax),
                 &mut mm,
                 machine,
@@ -276,29 +301,21 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
     };
     cursors.set_il_next(BOOT_TASK, il_next);
     let initcall_node = il_set[il_next as usize] as usize;
-    let scale = match era.tcp_scale() {
-        TcpScale::PageRelative => tcp_scale(mem_pages, page_shift),
-        TcpScale::ThirteenFifteen if counts.all_pages >= 128 * 1024 => 13,
-        TcpScale::ThirteenFifteen => 15,
-        TcpScale::Seventeen => 17,
-    };
-    let tcp = |numentries: u64, limit: u64, bucket: u64| HashSizing {
-        bucket_size: bucket,
+    // 2.6.9: tcp_init() of the hashdist patch.
+    let scale = tcp_scale(mem_pages, page_shift);
+    let tcp = |numentries: u64, limit: u64| HashSizing {
+        bucket_size: 2 * ptr,
         numentries,
         scale,
         limit,
     };
-    let ehash_cap = if cfg.thash_entries == 0 {
-        era.ehash_cap()
-    } else {
-        0
-    };
-    let ehash_sizing = tcp(cfg.thash_entries, ehash_cap, era.ehash_words() * ptr);
+    let ehash_sizing = tcp(cfg.thash_entries, 0);
+    let vmalloc_fallback = !sgi && rules.vmalloc_when_too_big();
     let max_order = mm.max_order();
     let mut get_table = |bytes: u64, mm: &mut PageAlloc| -> Option<(Placement, HashSource)> {
         let order = mm.pages_for(bytes).next_power_of_two().trailing_zeros();
         // 5.x: `get_order(size) >= MAX_ORDER || hashdist` takes vmalloc.
-        if cfg.hashdist || (era.vmalloc_fallback() && order >= max_order) {
+        if cfg.hashdist || (vmalloc_fallback && order >= max_order) {
             vmalloc_hash(mm, &mut cursors, &policy, who, bytes, vmax)
         } else {
             // __get_free_pages(GFP_ATOMIC, order) (alloc_pages_exact()
@@ -316,27 +333,32 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
             .map(|p| (p, HashSource::Pages))
         }
     };
+    let (bucket, requested) = if sgi {
+        (ehash_sizing.bucket_size, size(&ehash_sizing, true))
+    } else {
+        late("tcp_ehash", 0)
+    };
     let ehash = alloc_large_system_hash(
         "tcp_ehash",
-        &ehash_sizing,
-        size(&ehash_sizing, true),
+        bucket,
+        requested,
         &mut get_table,
         &mut mm,
         machine,
     )?;
     // 2.6.9: tcp_ehash_size = (1 << shift) >> 1 (the other half held
-    // TIME_WAIT sockets), and the bind hash follows it; later kernels pass
-    // ehash_mask + 1.
-    let bind_from = if era == Era::V2_6_9 {
-        ehash.entries / 2
+    // TIME_WAIT sockets), and the bind hash follows it; later releases as
+    // the rules say.
+    let (bucket, requested) = if sgi {
+        let s = tcp(ehash.entries / 2, TCP_BHASH_MAX_ENTRIES);
+        (s.bucket_size, size(&s, true))
     } else {
-        ehash.entries
+        late("tcp_bhash", ehash.entries)
     };
-    let bhash_sizing = tcp(bind_from, TCP_BHASH_MAX_ENTRIES, era.bhash_words() * ptr);
     let bhash = alloc_large_system_hash(
         "tcp_bhash",
-        &bhash_sizing,
-        size(&bhash_sizing, true),
+        bucket,
+        requested,
         &mut get_table,
         &mut mm,
         machine,
@@ -350,6 +372,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
         cursors,
         hashes,
         initcall_node,
+        inputs,
     })
 }
 
@@ -371,7 +394,7 @@ fn vmalloc_hash(
 /// (`while (!table && size > PAGE_SIZE && --log2qty)`).
 fn alloc_large_system_hash(
     name: &'static str,
-    sizing: &HashSizing,
+    bucket_size: u64,
     requested: u64,
     mut get: impl FnMut(u64, &mut PageAlloc) -> Option<(Placement, HashSource)>,
     mm: &mut PageAlloc,
@@ -379,14 +402,14 @@ fn alloc_large_system_hash(
 ) -> Result<BootHash, Error> {
     let mut log2qty = requested.ilog2();
     loop {
-        let bytes = sizing.bucket_size << log2qty;
+        let bytes = bucket_size << log2qty;
         if let Some((placement, source)) = get(bytes, mm) {
             return Ok(BootHash {
                 name,
                 label: table_label(name),
                 requested_entries: requested,
                 entries: 1 << log2qty,
-                bucket_size: sizing.bucket_size,
+                bucket_size,
                 source,
                 placement,
             });

@@ -101,12 +101,7 @@ impl KernelConfig {
             ihash_entries: 0,
             // The largest single vmalloc: IA64's 256 MB (HASHDIST04); the
             // whole vmalloc area on 32-bit i386 (128 MiB) and ARM (240 MiB).
-            vmalloc_max_bytes: match machine.arch {
-                Arch::Ia64 => 256 << 20,
-                Arch::I386 => 128 << 20,
-                Arch::Arm => 240 << 20,
-                _ => 0,
-            },
+            vmalloc_max_bytes: default_vmalloc_max(machine.arch),
             // Kconfig FORCE_MAX_ZONEORDER by arch and page size (machine/mod.rs).
             max_order: machine.arch.default_max_order(machine.page_size),
             min_free_kbytes: None,
@@ -304,6 +299,18 @@ impl KernelConfig {
             }
         }
         Ok(k)
+    }
+}
+
+/// The largest single vmalloc by arch: IA64's 256 MB (HASHDIST04); the
+/// whole vmalloc area on 32-bit i386 (128 MiB) and ARM (240 MiB); 0 (no
+/// limit numasim models) elsewhere.
+pub fn default_vmalloc_max(arch: Arch) -> u64 {
+    match arch {
+        Arch::Ia64 => 256 << 20,
+        Arch::I386 => 128 << 20,
+        Arch::Arm => 240 << 20,
+        _ => 0,
     }
 }
 

@@ -1,9 +1,10 @@
-//! Kernel releases whose boot-time hash sizing numasim models
-//! (`kernel.version`). Each release is a formula set: what
-//! `alloc_large_system_hash()` counts and how it scales, what `tcp_init()`
-//! passes it, the `hashdist` default, and how `dmesg` prints a table. The
-//! release and function each item comes from is in docs/placement.md.
+//! Kernel releases numasim boots (`kernel.version`). Each names the
+//! release whose boot-table rules apply (kernel/mm/hash_tables.rs, keyed on
+//! the release), except 2.6.9, SGI's hashdist patch, which the experiments
+//! use and which keeps its own path in kernel/boot.rs. The release and
+//! function each rule comes from is in docs/placement.md.
 
+use crate::kernel::mm::hash_tables::Rules;
 use crate::machine::Arch;
 
 /// A modelled release. Order is release order.
@@ -16,26 +17,6 @@ pub enum Era {
     V4_15,
     V5_4,
     V6_8,
-}
-
-/// How `tcp_init()` picks the TCP hash scale.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TcpScale {
-    /// `(num_physpages >= 128K) ? 25 - PAGE_SHIFT : 27 - PAGE_SHIFT` (2.6.10).
-    PageRelative,
-    /// `(totalram_pages >= 128K) ? 13 : 15` (2.6.2x to 3.x).
-    ThirteenFifteen,
-    /// 17: "one slot per 128 KB of memory".
-    Seventeen,
-}
-
-/// How the table line is printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrintStyle {
-    /// `%s hash table entries: %d (order: %d, %lu bytes)`
-    Plain,
-    /// `... bytes, linear)`, `... bytes, vmalloc)` or `vmalloc hugepage`.
-    KindHuge,
 }
 
 impl Era {
@@ -57,7 +38,7 @@ impl Era {
     }
 
     /// A release key for ordering: 2.6.x by x, later ones by major.minor.
-    fn key(self) -> (u32, u32, u32) {
+    pub fn key(self) -> (u32, u32, u32) {
         parse_release(self.name()).expect("known names parse")
     }
 
@@ -99,91 +80,17 @@ impl Era {
         Ok((best, exact))
     }
 
-    pub fn tcp_scale(self) -> TcpScale {
-        match self {
-            Era::V2_6_9 => TcpScale::PageRelative,
-            Era::V2_6_32 | Era::V3_10 => TcpScale::ThirteenFifteen,
-            _ => TcpScale::Seventeen,
-        }
+    /// The release's boot-table rules (kernel/mm/hash_tables.rs).
+    pub fn rules(self) -> Rules {
+        Rules::of_era(self)
     }
 
-    /// Pointers per TCP established bucket: 2.6.9 `tcp_ehash_bucket`
-    /// (rwlock + `hlist_head`, padded to two words); 2.6.2x–3.12
-    /// `inet_ehash_bucket` (chain + twchain); one `hlist_nulls_head` since
-    /// time-wait sockets share the chain (3.13).
-    pub fn ehash_words(self) -> u64 {
-        match self {
-            Era::V2_6_9 | Era::V2_6_32 | Era::V3_10 => 2,
-            _ => 1,
-        }
-    }
-
-    /// Words per TCP bind bucket: spinlock + `hlist_head`; 6.1 allocates
-    /// the second bind table (bhash2) in the same call, doubling it.
-    pub fn bhash_words(self) -> u64 {
-        match self {
-            Era::V6_8 => 4,
-            _ => 2,
-        }
-    }
-
-    /// `tcp_init()` caps the automatic ehash at 512K entries (2.6.2x on).
-    pub fn ehash_cap(self) -> u64 {
-        match self {
-            Era::V2_6_9 => 0,
-            _ => 512 * 1024,
-        }
-    }
-
-    /// The scale coarsens by one per quadrupling of memory above 64 GiB
-    /// (`ADAPT_SCALE_BASE`, 4.12), for tables without a high limit, 64-bit only.
-    pub fn adaptive_scale(self) -> bool {
-        self >= Era::V4_15
-    }
-
-    /// `nr_kernel_pages` excludes the memory map (`free_area_init_core()`
-    /// counts `freesize = size - memmap_pages` since 2.6.2x).
-    pub fn counts_without_memmap(self) -> bool {
-        self > Era::V2_6_9
-    }
-
-    /// A table too large for one buddy block is vmalloc'ed
-    /// (`get_order(size) >= MAX_ORDER || hashdist`) instead of halved.
-    pub fn vmalloc_fallback(self) -> bool {
-        self >= Era::V6_8
-    }
-
-    /// `hashdist` is cleared when only one node has memory (`fixup_hashdist()`).
-    pub fn single_node_fixup(self) -> bool {
-        self >= Era::V6_8
-    }
-
-    pub fn print_style(self) -> PrintStyle {
-        match self {
-            Era::V6_8 => PrintStyle::KindHuge,
-            _ => PrintStyle::Plain,
-        }
-    }
-
-    /// `HASHDIST_DEFAULT`: 2.6.10 `CONFIG_NUMA && CONFIG_IA64`; later
-    /// `CONFIG_NUMA && CONFIG_64BIT`; 6.x then clears it on one memory node.
+    /// `hashdist`'s default for this release (`HASHDIST_DEFAULT`, and from
+    /// 5.3 off with one memory node); 2.6.9 is SGI's `CONFIG_NUMA &&
+    /// CONFIG_IA64`.
     pub fn hashdist_default(self, arch: Arch, config_numa: bool, mem_nodes: usize) -> bool {
-        match self {
-            Era::V2_6_9 => config_numa && arch == Arch::Ia64,
-            e => config_numa && arch.is_64bit() && !(e.single_node_fixup() && mem_nodes <= 1),
-        }
-    }
-
-    /// vmalloc maps a table of at least one PMD with huge pages
-    /// (`vmalloc_huge()`, `HAVE_ARCH_HUGE_VMALLOC`: x86_64 and powerpc).
-    pub fn huge_vmalloc(self, arch: Arch, page_size: u64, bytes: u64) -> bool {
-        let pmd = match (arch, page_size) {
-            (Arch::X86_64, _) => 2 << 20,
-            // Radix MMU: 2 MiB PMDs with 64 KiB pages.
-            (Arch::Ppc64le, _) => 2 << 20,
-            _ => return false,
-        };
-        self.print_style() == PrintStyle::KindHuge && bytes >= pmd
+        self.rules()
+            .hashdist_default(arch, config_numa, mem_nodes as u64)
     }
 }
 

@@ -9,6 +9,7 @@ pub mod flavour;
 pub mod fs;
 pub mod locking;
 pub mod mm;
+pub mod release;
 pub mod sched;
 pub mod sysctl_vm;
 pub mod time;

@@ -42,6 +42,9 @@ pub enum Arch {
     I386,
     /// 64-bit POWER, little endian; distributions build it with 64 KiB pages.
     Ppc64le,
+    /// 64-bit POWER, big endian (PowerMac G5, older pSeries distributions);
+    /// the boot tables are sized as on ppc64le.
+    Ppc64,
     /// 32-bit ARM (ARMv7): lowmem/highmem split, 240 MiB of vmalloc space.
     Arm,
 }
@@ -59,6 +62,7 @@ impl Arch {
         ("i386", Arch::I386),
         ("i686", Arch::I386),
         ("ppc64le", Arch::Ppc64le),
+        ("ppc64", Arch::Ppc64),
         ("arm", Arch::Arm),
         ("armv7l", Arch::Arm),
     ];
@@ -88,7 +92,7 @@ impl Arch {
             Arch::Alpha => &[8 * K],
             Arch::Ia64 => &[4 * K, 8 * K, 16 * K, 64 * K],
             Arch::Aarch64 => &[4 * K, 16 * K, 64 * K],
-            Arch::Ppc64le => &[4 * K, 64 * K],
+            Arch::Ppc64le | Arch::Ppc64 => &[4 * K, 64 * K],
             // 44x (Blue Gene/P): PPC_4K/16K/64K/256K_PAGES.
             Arch::Ppc32 => &[4 * K, 16 * K, 64 * K, 256 * K],
         }
@@ -114,7 +118,7 @@ impl Arch {
             (Arch::Ia64, _) => 17,
             (Arch::Aarch64, 64) => 14,
             (Arch::Aarch64, 16) => 12,
-            (Arch::Ppc64le, 64) => 9,
+            (Arch::Ppc64le | Arch::Ppc64, 64) => 9,
             _ => 11,
         }
     }

@@ -1,7 +1,8 @@
 //! Memory management, laid out like Linux `mm/`: the buddy allocator's
 //! per-node free memory and zonelists (`page_alloc`), placement policies
 //! (`mempolicy`), the boot-time allocator (`bootmem`), `vmalloc`, and
-//! `alloc_large_system_hash` (`hash`); and, while the clock runs, the VM
+//! `alloc_large_system_hash` (`hash`, and every table by release in
+//! `hash_tables`); and, while the clock runs, the VM
 //! (`vm`) with reclaim (`vmscan`), writeback, swap and the OOM killer;
 //! and Blue Gene Big Memory (`bigmem`), the ZeptoOS chunk manager.
 
@@ -9,6 +10,7 @@ pub mod bigmem;
 pub mod bootmem;
 pub mod filemap;
 pub mod hash;
+pub mod hash_tables;
 pub mod hugetlb;
 pub mod kswapd;
 pub mod memcost;
