@@ -145,7 +145,7 @@ impl ProbeError {
     pub fn is_bad_input(&self) -> bool {
         matches!(self, ProbeError::Input(_))
     }
-    /// 2 for bad input, 1 otherwise (DESIGN.md's convention).
+    /// 2 for bad input, 1 otherwise (ARCHITECTURE.md's convention).
     pub fn exit_code(&self) -> i32 {
         if self.is_bad_input() {
             2

@@ -1,7 +1,7 @@
 //! The Rust half of the `numasim` Python package (`numasim._numasim`): thin
 //! calls into the library, the same ones the `numasim` command makes
 //! (`Scenario::from_str`, `run::run`, `experiments::load`, `presets`).
-//! Records cross as JSON lines, the tidy-record contract of DESIGN.md, so
+//! Records cross as JSON lines, the tidy-record contract of ARCHITECTURE.md, so
 //! the Python side sees exactly what `--format jsonl` prints. The pandas
 //! layer lives in `python/numasim/__init__.py`.
 

@@ -1,5 +1,5 @@
 //! The tidy record: one measured or simulated value, with the case it belongs
-//! to. This is the contract of `--format jsonl` (see DESIGN.md); tables, CSV
+//! to. This is the contract of `--format jsonl` (see ARCHITECTURE.md); tables, CSV
 //! and plots are views of it.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
