@@ -726,7 +726,7 @@ fn read_line(st: &mut Reading, msg: &str, n: usize, malformed: &mut Vec<(usize, 
         };
         let is_cpus = key != "Allowing " || msg.contains(" CPUs");
         if let (Some(v), true) = (v, is_cpus) {
-            let better = f.cpus.map_or(true, |(_, w)| {
+            let better = f.cpus.is_none_or(|(_, w)| {
                 let old = cpu_sources
                     .iter()
                     .find(|(_, x, _)| *x == w)

@@ -345,9 +345,7 @@ fn errors_name_the_log_not_a_toml_key() {
 #[test]
 fn input_is_read_up_to_64_mib_then_refused_naming_it() {
     // Was: `bootlog /dev/zero` grew to 4.2 GB in 3 s.
-    let e = read_log(std::io::repeat(0), "/dev/zero")
-        .err()
-        .expect("refused");
+    let e = read_log(std::io::repeat(0), "/dev/zero").expect_err("refused");
     assert_eq!(e.exit_code(), 2);
     assert!(
         e.to_string().starts_with("/dev/zero: more than 64 MiB"),
