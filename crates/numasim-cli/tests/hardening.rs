@@ -777,3 +777,323 @@ fn too_many_steps_are_refused() {
     let r = bounded(&["run", f.to_str().unwrap()], None, 20.0, 768);
     refused(&r, &["s.toml", "`run`", "allowed"], "100k steps");
 }
+
+// ------------------------------------------------------------ the command line's fuzz
+
+/// splitmix64, as crates/numasim/tests/fuzz.rs: the same invocations on
+/// every platform and run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+}
+
+fn fuzz_seed() -> u64 {
+    std::env::var("NUMASIM_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x6e75_6d61_7369_6d32)
+}
+
+fn fuzz_scale() -> usize {
+    std::env::var("NUMASIM_FUZZ_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// A copy of `text` with one to two line-level edits: a number replaced by
+/// a hostile one, a line dropped or duplicated, the text cut short.
+fn mutate_lines(text: &str, rng: &mut Rng) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for _ in 0..1 + rng.below(2) {
+        if lines.is_empty() {
+            break;
+        }
+        let i = rng.below(lines.len());
+        match rng.below(4) {
+            0 => {
+                let l = &lines[i];
+                if let Some(s) = l.find(|c: char| c.is_ascii_digit()) {
+                    let e = l[s..]
+                        .find(|c: char| !c.is_ascii_digit())
+                        .map_or(l.len(), |e| s + e);
+                    let new = rng.pick(&["0", "-1", "4294967360", "18446744073709551616", "nan"]);
+                    lines[i] = format!("{}{new}{}", &l[..s], &l[e..]);
+                }
+            }
+            1 => {
+                lines.remove(i);
+            }
+            2 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            _ => lines.truncate(i),
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Every command (bootlog aside: its owner's harness covers it) with
+/// arguments drawn from a fixed seed: valid ones, hostile paths (`/dev/zero`,
+/// `/dev/null`, a directory, a missing file, garbage, 10 MB of one letter),
+/// hostile names and ids, `--set` overrides past every bound, bad formats
+/// and output folders, mutated scenario, importer and probe-run files. Each
+/// runs as a process under a time bound (20 s) and an address-space bound
+/// (2 GiB) and must end by itself with status 0 or 2, print no panic, keep
+/// its error under 64 KiB and write nothing outside its output folders.
+/// `NUMASIM_FUZZ_SEED` and `NUMASIM_FUZZ_SCALE` as for fuzz.rs
+/// (docs/testing.md).
+#[test]
+fn every_command_survives_hostile_arguments() {
+    let d = folder("cli-fuzz");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let fixtures = repo.join("crates/numasim/tests/fixtures/import");
+    let s = |p: &Path| p.display().to_string();
+    // Inputs, written once.
+    let garbage = d.join("garbage.bin");
+    std::fs::write(
+        &garbage,
+        (0..4096u32)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let empty = d.join("empty.toml");
+    std::fs::write(&empty, "").unwrap();
+    let long = d.join("long.toml");
+    std::fs::write(&long, "x".repeat(10 << 20)).unwrap();
+    let mut rng = Rng(fuzz_seed());
+    let examples = [
+        "epyc-touch",
+        "bgp-zcb",
+        "sched-aim7-small",
+        "sched-epyc-xeon-peek",
+    ];
+    let mut scenarios = Vec::new();
+    for (i, ex) in examples.iter().enumerate() {
+        let text = std::fs::read_to_string(repo.join(format!("examples/{ex}.toml"))).unwrap();
+        let f = d.join(format!("{ex}.toml"));
+        std::fs::write(&f, &text).unwrap();
+        scenarios.push(s(&f));
+        for k in 0..2 {
+            let m = d.join(format!("m{i}-{k}.toml"));
+            std::fs::write(&m, mutate_lines(&text, &mut rng)).unwrap();
+            scenarios.push(s(&m));
+        }
+    }
+    let mut imports = Vec::new();
+    for (kind, ext) in [("numactl", "txt"), ("hwloc", "xml")] {
+        for m in ["two-node", "eight-node"] {
+            let text = std::fs::read_to_string(fixtures.join(format!("{kind}/{m}.{ext}"))).unwrap();
+            let f = d.join(format!("{kind}-{m}.{ext}"));
+            std::fs::write(&f, mutate_lines(&text, &mut rng)).unwrap();
+            imports.push((kind, s(&f)));
+            imports.push((kind, s(&fixtures.join(format!("{kind}/{m}.{ext}")))));
+        }
+    }
+    let run_file = repo.join("crates/numasim-probe/tests/fixtures/runs/vm-2cpu-quick-1.jsonl");
+    let probe_mutant = d.join("probe-run.jsonl");
+    std::fs::write(
+        &probe_mutant,
+        mutate_lines(&std::fs::read_to_string(&run_file).unwrap(), &mut rng),
+    )
+    .unwrap();
+    let hostile_paths = [
+        "/dev/zero".to_string(),
+        "/dev/null".to_string(),
+        s(&d),
+        "/nonexistent/x.toml".to_string(),
+        s(&garbage),
+        s(&empty),
+        s(&long),
+    ];
+    let names = [
+        "",
+        "hashdist-boot",
+        "altix-512",
+        "xeon-4s",
+        "touch",
+        "boot",
+        "../etc/passwd",
+        "ünïcode ✓",
+        "hashdist-bot",
+        "altx-512",
+    ];
+    let sets = [
+        "kernel.hashdist=0",
+        "seed=7",
+        "machine.nodes=0",
+        "machine.nodes=99999999999",
+        "machine.mem_per_node=\"4 KiB\"",
+        "=",
+        "x",
+        "kernel.hugepagesz=65536",
+        "machine.tlb.entries=4294967360",
+        "seed=-1",
+        "machine.distance.remote=300",
+        "kernel.version=99",
+        "machine.memory=\"16 EiB\"",
+        "kernel.hashdsit=1",
+        "machine.cpus_per_node=1048576",
+    ];
+    let out = s(&d.join("out"));
+    let outs = [out.as_str(), "/dev/null", "/nonexistent/dir/out"];
+    let formats = ["table", "jsonl", "csv", "yaml"];
+    let fast_ids = [
+        "hashdist-boot",
+        "bgp-stream-copy",
+        "altix-prof-cpu-mask",
+        "altix-pio",
+        "wildfire-spinlock",
+        "bgp-noise",
+        "no-such-experiment",
+    ];
+    let mut invocations: Vec<(Vec<String>, Option<PathBuf>)> = Vec::new();
+    let own = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+    for _ in 0..fuzz_scale() {
+        for _ in 0..12 {
+            // run
+            let file = match rng.below(4) {
+                0 => hostile_paths[rng.below(hostile_paths.len())].clone(),
+                _ => scenarios[rng.below(scenarios.len())].clone(),
+            };
+            let mut a = vec!["run".to_string(), file];
+            for _ in 0..rng.below(3) {
+                a.push("--set".into());
+                a.push(rng.pick(&sets).into());
+            }
+            a.extend(own(&["--format", rng.pick(&formats)]));
+            if rng.below(2) == 0 {
+                a.extend(own(&["--out", rng.pick(&outs)]));
+            }
+            if rng.below(3) == 0 {
+                a.extend(own(&["--report", &s(&d.join("report")), "--no-timing"]));
+            }
+            invocations.push((a, None));
+        }
+        for _ in 0..6 {
+            // replay and report
+            let id = rng.pick(&fast_ids);
+            let mut a = own(&["replay", id, "--format", rng.pick(&formats)]);
+            if rng.below(2) == 0 {
+                a.extend(own(&["--set", rng.pick(&sets)]));
+            }
+            if rng.below(3) == 0 {
+                a.extend(own(&["--out", rng.pick(&outs)]));
+            }
+            invocations.push((a, None));
+            let mut r = own(&["report", rng.pick(&fast_ids), "--out", rng.pick(&outs)]);
+            if rng.below(2) == 0 {
+                r.extend(own(&["--set", rng.pick(&sets), "--no-timing"]));
+            }
+            invocations.push((r, None));
+        }
+        for _ in 0..6 {
+            // machines, workloads, dmesg
+            let name = match rng.below(2) {
+                0 => rng.pick(&names).to_string(),
+                _ => hostile_paths[rng.below(hostile_paths.len())].clone(),
+            };
+            invocations.push((vec!["machines".into(), name], None));
+            invocations.push((own(&["workloads", rng.pick(&names)]), None));
+            let mut dm = match rng.below(3) {
+                0 => own(&["dmesg", "--machine", rng.pick(&names)]),
+                1 => vec![
+                    "dmesg".into(),
+                    scenarios[rng.below(scenarios.len())].clone(),
+                ],
+                _ => own(&["dmesg", rng.pick(&fast_ids)]),
+            };
+            dm.extend(own(&["--case", rng.pick(&["1", "2", "0", "99999999999"])]));
+            if rng.below(2) == 0 {
+                dm.extend(own(&["--set", rng.pick(&sets)]));
+            }
+            invocations.push((dm, None));
+        }
+        for _ in 0..4 {
+            // machines import, probe --from
+            let (kind, f) = imports[rng.below(imports.len())].clone();
+            let src = match rng.below(4) {
+                0 => hostile_paths[rng.below(hostile_paths.len())].clone(),
+                _ => f,
+            };
+            invocations.push((
+                own(&["machines", "import", &format!("--{kind}"), &src]),
+                None,
+            ));
+            let tree = s(&fixtures.join(format!(
+                "sysfs/{}",
+                rng.pick(&["two-node", "eight-node", "memoryless"])
+            )));
+            let mut sy = own(&["machines", "import", "--sysfs", &tree]);
+            if rng.below(2) == 0 {
+                sy.extend(own(&[
+                    "--meminfo",
+                    &hostile_paths[rng.below(hostile_paths.len())],
+                ]));
+            }
+            invocations.push((sy, None));
+            let stdin = Some(PathBuf::from(&hostile_paths[rng.below(2)]));
+            invocations.push((own(&["machines", "import", "--numactl", "-"]), stdin));
+            let from = match rng.below(3) {
+                0 => hostile_paths[rng.below(hostile_paths.len())].clone(),
+                1 => s(&probe_mutant),
+                _ => s(&run_file),
+            };
+            invocations.push((own(&["probe", "--from", &from, "--format", "jsonl"]), None));
+        }
+    }
+    let keep: Vec<String> = tree(&d);
+    let mut failures = Vec::new();
+    let (mut ok, mut refused) = (0, 0);
+    for (args, stdin) in &invocations {
+        let _ = std::fs::remove_dir_all(d.join("out"));
+        let _ = std::fs::remove_dir_all(d.join("report"));
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = bounded(&argv, stdin.as_deref(), 20.0, 2048);
+        let what = format!("{args:?}");
+        if r.timed_out || !matches!(r.code, Some(0 | 2)) {
+            failures.push(format!("{what}: {}", r.describe()));
+        } else if r.stderr.contains("panicked") || r.stderr.len() > 64 << 10 {
+            failures.push(format!("{what}: stderr: {}", r.describe()));
+        }
+        match r.code {
+            Some(0) => ok += 1,
+            _ => refused += 1,
+        }
+        // Nothing but the output folders may appear.
+        let now: Vec<String> = tree(&d)
+            .into_iter()
+            .filter(|p| !p.starts_with("out") && !p.starts_with("report"))
+            .collect();
+        if now != keep {
+            failures.push(format!("{what}: wrote outside its output folders"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} invocations failed:\n{}",
+        failures.len(),
+        invocations.len(),
+        failures.join("\n")
+    );
+    // Both kinds happen: the harness reaches the model and the refusals.
+    assert!(
+        ok * 10 >= invocations.len() && refused * 10 >= invocations.len(),
+        "{ok} ran, {refused} refused"
+    );
+}

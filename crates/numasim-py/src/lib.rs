@@ -7,6 +7,7 @@
 
 use numasim::error::{Error, InputError as LibInputError};
 use numasim::experiments::{self, EXPERIMENTS};
+use numasim::input;
 use numasim::machine::{presets, Machine};
 use numasim::scenario::{run, Scenario};
 use pyo3::create_exception;
@@ -105,14 +106,26 @@ fn run_batch(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| input_err(py, &e))?;
     // The simulation runs without the interpreter lock: other Python
-    // threads (a Dask worker's) go on meanwhile.
+    // threads (a Dask worker's) go on meanwhile. The records of one call
+    // are bounded (MAX_BATCH_BYTES): an allocation that fails in Rust
+    // aborts the process, the interpreter (a Jupyter kernel) with it, so
+    // a batch whose records would not fit is refused instead.
+    let total = std::sync::atomic::AtomicUsize::new(0);
     let out: Result<Vec<String>, Error> = py.detach(|| {
         sets.par_iter()
             .map(|s| {
                 let recs = run::run(&sc, s)?;
-                let mut text = String::with_capacity(recs.len() * 160);
+                let mut text = String::new();
                 for r in &recs {
-                    text.push_str(&r.to_json_line());
+                    let line = r.to_json_line();
+                    let so_far =
+                        total.fetch_add(line.len() + 1, std::sync::atomic::Ordering::Relaxed);
+                    if so_far + line.len() + 1 > MAX_BATCH_BYTES {
+                        return Err(too_many_records(sets.len()));
+                    }
+                    text.try_reserve(line.len() + 1)
+                        .map_err(|_| too_many_records(sets.len()))?;
+                    text.push_str(&line);
                     text.push('\n');
                 }
                 Ok(text)
@@ -120,6 +133,52 @@ fn run_batch(
             .collect()
     });
     out.map_err(|e| to_py(py, e))
+}
+
+/// The most bytes of records (JSON lines) one `run_batch` call returns:
+/// 1 GiB, several GB once pandas holds them.
+const MAX_BATCH_BYTES: usize = 1 << 30;
+
+fn too_many_records(runs: usize) -> Error {
+    Error::Input(
+        LibInputError::new(format!(
+            "the records of these {runs} run(s) pass {} MiB (numasim's bound on one call's \
+             records, docs/python.md: limits); run fewer combinations at a time or keep fewer \
+             metrics (a step's `metrics` list)",
+            MAX_BATCH_BYTES >> 20
+        ))
+        .in_file("grid"),
+    )
+}
+
+/// Check a scenario with each override set (`sets_json`: a JSON array of
+/// objects) without running it: every key and value is resolved as a run
+/// would resolve it, so a misspelt grid key is refused before a sweep
+/// expands its grid.
+#[pyfunction]
+#[pyo3(signature = (text, source, dir, sets_json))]
+fn check_sets(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    dir: Option<String>,
+    sets_json: &str,
+) -> PyResult<()> {
+    let sc = scenario(text, source, dir).map_err(|e| input_err(py, &e))?;
+    let list: Vec<serde_json::Value> = serde_json::from_str(sets_json).map_err(|e| {
+        input_err(
+            py,
+            &LibInputError::new(format!("overrides: {e}")).in_file("set"),
+        )
+    })?;
+    for v in &list {
+        let sets = parse_sets(&v.to_string()).map_err(|e| input_err(py, &e))?;
+        for case in 0..sc.cases.len() {
+            sc.resolve(case, &sets)
+                .map_err(|e| input_err(py, &e.in_file(sc.source.clone())))?;
+        }
+    }
+    Ok(())
 }
 
 /// Check a scenario without running it; returns its name.
@@ -206,24 +265,29 @@ fn machine_list(py: Python<'_>) -> PyResult<Vec<PresetRow>> {
 fn machine_json(py: Python<'_>, name: &str) -> PyResult<String> {
     // As `numasim machines NAME`: a path is a machine file, else a preset.
     let m = if name.contains('/') || name.ends_with(".toml") || Path::new(name).is_file() {
-        std::fs::read_to_string(name)
-            .map_err(|e| LibInputError::new(format!("cannot read machine file: {e}")).in_file(name))
+        input::read_bounded_text(Path::new(name), input::MAX_INPUT_BYTES, "a machine file")
             .and_then(|t| Machine::from_toml_str(&t, name))
     } else {
         presets::preset(name)
     }
     .map_err(|e| input_err(py, &e))?;
-    let t: toml::Table = m
-        .to_toml_string()
-        .parse()
+    let t: toml::Table = numasim::machine::slit_text::parse_toml(&m.to_toml_string())
         .map_err(|e| PyRuntimeError::new_err(format!("machine TOML does not read back: {e}")))?;
-    serde_json::to_string(&t).map_err(|e| PyRuntimeError::new_err(format!("machine as JSON: {e}")))
+    // toml_to_json: a large matrix arrives compact (machine/slit_text.rs)
+    // and leaves as rows of numbers.
+    let json = numasim::scenario::toml_to_json(&toml::Value::Table(t));
+    serde_json::to_string(&json)
+        .map_err(|e| PyRuntimeError::new_err(format!("machine as JSON: {e}")))
 }
 
 #[pymodule]
 fn _numasim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InputError", m.py().get_type::<InputError>())?;
     m.add_function(wrap_pyfunction!(run_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(check_sets, m)?)?;
+    // The bounds the Python layer applies itself (docs/python.md: limits).
+    m.add("MAX_INPUT_BYTES", input::MAX_INPUT_BYTES)?;
+    m.add("MAX_BATCH_BYTES", MAX_BATCH_BYTES)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(toml_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(experiment, m)?)?;

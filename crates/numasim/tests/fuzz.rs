@@ -12,9 +12,18 @@
 //!   ranges, two boots in one log; each checks within a time bound;
 //! - `--out` writes only direct children of its folder;
 //! - the run's peak heap stays under [`PEAK_BOUND`] (a counting allocator);
-//! - a second run writes byte-identical files.
+//! - no input runs longer than [`time_bound`] (a watchdog aborts the test
+//!   binary, naming the input, if one does);
+//! - a second run writes byte-identical files, and the run's other outputs
+//!   (the HTML report, the boot log `dmesg` prints) are made without error.
 //!
-//! Seeds, bounds and how to run longer: docs/testing.md.
+//! Machine files with a large explicit distance matrix (read compactly,
+//! machine/slit_text.rs) are mutated too. The command line's own harness
+//! (every command, as a process under a time and a memory bound) is in
+//! crates/numasim-cli/tests/hardening.rs; the Python API's in
+//! crates/numasim-py/tests/test_hardening.py.
+//!
+//! Seeds, bounds and how to run longer (`.ci/fuzz`): docs/testing.md.
 
 use numasim::error::{Error, InputError};
 use numasim::machine::import::{from_hwloc_xml, from_numactl, from_sysfs};
@@ -141,6 +150,53 @@ fn trace(what: &str) {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "fuzz: {what}");
     }
+}
+
+/// The longest one input may run (load, run twice, write): 30 s by
+/// default, `NUMASIM_FUZZ_TIME_BOUND` seconds otherwise. The slowest
+/// mutants of the fixed seeds take about 2 s on a loaded 2-core host.
+fn time_bound() -> f64 {
+    std::env::var("NUMASIM_FUZZ_TIME_BOUND")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30.0)
+}
+
+/// The input being checked and since when; a watchdog thread aborts the
+/// test binary (naming it on stderr) when one runs past [`time_bound`]: a
+/// simulation cannot be stopped from outside, and a hung test would only
+/// time out in CI without saying which input.
+static CURRENT_INPUT: Mutex<Option<(String, std::time::Instant)>> = Mutex::new(None);
+
+fn watch(label: &str) {
+    static WATCHDOG: std::sync::Once = std::sync::Once::new();
+    WATCHDOG.call_once(|| {
+        std::thread::spawn(|| loop {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let cur = CURRENT_INPUT.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((label, t0)) = cur.as_ref() {
+                if t0.elapsed().as_secs_f64() > time_bound() {
+                    use std::io::Write;
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "fuzz: `{label}` ran past the time bound of {} s; aborting",
+                        time_bound()
+                    );
+                    std::process::abort();
+                }
+            }
+        });
+    });
+    *CURRENT_INPUT.lock().unwrap_or_else(|e| e.into_inner()) =
+        Some((label.to_string(), std::time::Instant::now()));
+}
+
+fn unwatch() -> f64 {
+    CURRENT_INPUT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .map_or(0.0, |(_, t0)| t0.elapsed().as_secs_f64())
 }
 
 /// splitmix64: small, fixed and the same on every platform.
@@ -463,16 +519,54 @@ fn check_scenario(
     }
     match first {
         Ok(files) => {
-            let second = catch_unwind(AssertUnwindSafe(|| run_to(text, source, dir, &again)))
-                .map_err(|_| "panicked on the second run".to_string())?;
+            let second = catch_unwind(AssertUnwindSafe(|| {
+                run_to(text, source, dir.clone(), &again)
+            }))
+            .map_err(|_| "panicked on the second run".to_string())?;
             match second {
-                Ok(f2) if f2 == files => Ok(true),
-                Ok(_) => Err("second run wrote different files".into()),
-                Err(e) => Err(format!("second run failed: {e}")),
+                Ok(f2) if f2 == files => {}
+                Ok(_) => return Err("second run wrote different files".into()),
+                Err(e) => return Err(format!("second run failed: {e}")),
             }
+            // The other outputs of a scenario that runs: `run --report`'s
+            // page and `dmesg`'s boot log of its first case.
+            catch_unwind(AssertUnwindSafe(|| other_outputs(text, source, dir)))
+                .map_err(|_| "panicked writing the report or the boot log".to_string())?
+                .map(|_| true)
         }
         Err(Error::Input(e)) => clean(&e).map(|_| false),
         Err(e @ Error::Internal(_)) => Err(format!("internal error (exit 1): {e}")),
+    }
+}
+
+/// `run --report`'s page (without run times) and `dmesg`'s boot log for
+/// the first case; an input error is fine (a case too small to boot), an
+/// internal one is not.
+fn other_outputs(text: &str, source: &str, dir: Option<PathBuf>) -> Result<(), String> {
+    let sc = Scenario::from_str(text, source, dir).map_err(|e| e.to_string())?;
+    let (records, artifacts) =
+        run_with_artifacts(&sc, &[], true, &|| {}).map_err(|e| e.to_string())?;
+    let page = numasim::report::html::page(
+        "fuzz",
+        &[numasim::report::html::Entry {
+            sc: &sc,
+            records: &records,
+            artifacts: &artifacts,
+            run_ms: None,
+            doc_href: None,
+        }],
+    );
+    if !page.starts_with("<!DOCTYPE html>") {
+        return Err("the report page is not a page".into());
+    }
+    let rc = sc.resolve(0, &[]).map_err(|e| e.to_string())?;
+    match numasim::kernel::boot::boot(&rc.machine, &rc.kernel, rc.seed) {
+        Ok(booted) => {
+            numasim::bootlog::render(&rc.machine, &rc.kernel, &booted);
+            Ok(())
+        }
+        Err(Error::Input(_)) => Ok(()),
+        Err(e) => Err(format!("dmesg: internal error: {e}")),
     }
 }
 
@@ -482,6 +576,14 @@ fn clean(e: &InputError) -> Result<(), String> {
         return Err(format!("input error without a file or a message: {e:?}"));
     }
     Ok(())
+}
+
+/// An input that finished, but past the time bound, fails too.
+fn within_time(ran: bool, secs: f64) -> Result<bool, String> {
+    if secs > time_bound() {
+        return Err(format!("took {secs:.1} s (bound {} s)", time_bound()));
+    }
+    Ok(ran)
 }
 
 fn report(kind: &str, failures: Vec<String>, total: usize, ok: usize) {
@@ -520,9 +622,11 @@ fn mutated_experiments() {
             fresh(&case_dir);
             trace(&format!("{id} #{n}: {what}"));
             let source = format!("experiments/{id}.toml");
-            let t0 = std::time::Instant::now();
+            watch(&format!("{id} #{n} ({what})"));
             let r = check_scenario(&mutant, &source, None, &case_dir, None);
-            trace(&format!("  {:.3} s", t0.elapsed().as_secs_f64()));
+            let secs = unwatch();
+            trace(&format!("  {secs:.3} s"));
+            let r = r.and_then(|ran| within_time(ran, secs));
             match r {
                 Ok(ran) => ok += usize::from(ran),
                 Err(why) => failures.push(format!("{id} #{n} ({what}): {why}")),
@@ -562,6 +666,7 @@ fn mutated_machine_files() {
             std::fs::write(&mpath, &mutant).unwrap();
             trace(&format!("{name} #{n}: {what}"));
             let source = case_dir.join("scenario.toml").display().to_string();
+            watch(&format!("{name} #{n} ({what})"));
             let r = check_scenario(
                 MACHINE_SCENARIO,
                 &source,
@@ -569,6 +674,7 @@ fn mutated_machine_files() {
                 &case_dir,
                 Some((&mpath, &mutant)),
             );
+            let r = r.and_then(|ran| within_time(ran, unwatch()));
             match r {
                 Ok(ran) => ok += usize::from(ran),
                 Err(why) => failures.push(format!("{name} #{n} ({what}): {why}")),
@@ -711,11 +817,13 @@ fn mutated_importer_inputs() {
                 let (mutant, what) = mutate_text(&text, &mut rng);
                 trace(&format!("{kind}/{m} #{n}: {what}"));
                 let src = p.display().to_string();
+                watch(&format!("{kind}/{m} #{n} ({what})"));
                 let r = catch_unwind(AssertUnwindSafe(|| match kind {
                     "numactl" => from_numactl(&mutant, &src),
                     _ => from_hwloc_xml(&mutant, &src),
                 }));
-                tally(check_import(r), format!("{kind}/{m} #{n} ({what})"));
+                let r = check_import(r).and_then(|ran| within_time(ran, unwatch()));
+                tally(r, format!("{kind}/{m} #{n} ({what})"));
             }
         }
         // One copy of the tree; each mutant edits or removes one file and
@@ -738,8 +846,10 @@ fn mutated_importer_inputs() {
                 }
             };
             trace(&format!("sysfs/{m} #{n}: {what}"));
+            watch(&format!("sysfs/{m} #{n} ({what})"));
             let r = catch_unwind(AssertUnwindSafe(|| from_sysfs(&dir)));
-            tally(check_import(r), format!("sysfs/{m} #{n} ({what})"));
+            let r = check_import(r).and_then(|ran| within_time(ran, unwatch()));
+            tally(r, format!("sysfs/{m} #{n} ({what})"));
             std::fs::write(&f, orig).unwrap();
         }
     }
@@ -838,4 +948,96 @@ fn mutated_boot_logs() {
         }
     }
     report("boot-log", failures, total, ok);
+}
+
+/// A machine file with an explicit matrix large enough to be read
+/// compactly (machine/slit_text.rs: 200 nodes, about 160 kB of matrix),
+/// mutated: an entry and its mirror set to another distance (loads) or to
+/// 256, -1, 20.5, 0x14, NaN, 1e400, 10^20, `"x"` or nothing; a row dropped
+/// or duplicated; or the line-level edits of the importers' text. Each
+/// loads and prints back to the same TOML, or is an input error naming the
+/// file, within the bounds.
+#[test]
+fn mutated_large_matrices() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rng = Rng(seed() ^ 0x736c_6974);
+    let n: usize = 200;
+    let base: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| match i.abs_diff(j) {
+                    0 => "10".to_string(),
+                    d => (10 + (d % 4) * 10).to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    let write = |rows: &[Vec<String>]| {
+        let mut t = format!(
+            "name = \"dense\"\nnodes = {n}\ncpus_per_node = 2\nmem_per_node = \"1 GiB\"\n\
+             [distance]\nlocal = 10\nmatrix = [\n"
+        );
+        for r in rows {
+            t += &format!("    [{}],\n", r.join(", "));
+        }
+        t + "]\n[dram]\nlatency_ns = 90.0\n"
+    };
+    let (mut failures, mut total, mut ok) = (Vec::new(), 0, 0);
+    for k in 0..24 * scale() {
+        let mut rows = base.clone();
+        let (i, j) = (rng.below(n), rng.below(n));
+        let (mutant, what) = match rng.below(4) {
+            0 if i != j => {
+                let v = (11 + rng.below(245)).to_string();
+                rows[i][j] = v.clone();
+                rows[j][i] = v.clone();
+                (write(&rows), format!("[{i}][{j}] and [{j}][{i}] = {v}"))
+            }
+            0 | 1 => {
+                let v = *rng.pick(&[
+                    "256",
+                    "-1",
+                    "20.5",
+                    "0x14",
+                    "nan",
+                    "1e400",
+                    "100000000000000000000",
+                    "\"x\"",
+                    "",
+                ]);
+                rows[i][j] = v.to_string();
+                rows[j][i] = v.to_string();
+                (write(&rows), format!("[{i}][{j}] and [{j}][{i}] = {v}"))
+            }
+            2 => {
+                let dup = rng.below(2) == 0;
+                match dup {
+                    true => rows.insert(i, rows[i].clone()),
+                    false => drop(rows.remove(i)),
+                }
+                let how = if dup { "duplicated" } else { "dropped" };
+                (write(&rows), format!("row {i} {how}"))
+            }
+            _ => mutate_text(&write(&rows), &mut rng),
+        };
+        trace(&format!("matrix #{k}: {what}"));
+        watch(&format!("matrix #{k} ({what})"));
+        let (r, peak) = peak_of(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                Machine::from_toml_str(&mutant, "dense.toml")
+            }))
+        });
+        let r = check_import(r)
+            .and_then(|ran| within_time(ran, unwatch()))
+            .and_then(|ran| match peak > PEAK_BOUND {
+                true => Err(format!("peak heap {} MiB", peak >> 20)),
+                false => Ok(ran),
+            });
+        match r {
+            Ok(ran) => ok += usize::from(ran),
+            Err(why) => failures.push(format!("matrix #{k} ({what}): {why}")),
+        }
+        total += 1;
+    }
+    report("large-matrix", failures, total, ok);
 }

@@ -27,7 +27,7 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Mapping, Optional, Sequence, Sized, Union
 
 import numpy as np
 import pandas as pd
@@ -67,13 +67,37 @@ def _source(scenario: Scenario) -> tuple[str, str, Optional[str]]:
     return _read(Path(scenario))
 
 
+def _input_error(
+    file: str, message: str, key: Optional[str] = None, allowed: Optional[str] = None
+) -> InputError:
+    """An InputError raised by this layer, shaped as the library's are."""
+    where = f"{file}: key `{key}`" if key else file
+    err = InputError(f"{where}: {message}")
+    err.file, err.key, err.message, err.allowed = file, key, message, allowed
+    return err
+
+
 def _read(path: Path) -> tuple[str, str, Optional[str]]:
+    # Read with the library's bound: /dev/zero or an endless pipe is
+    # refused after at most that many bytes, not read until memory runs out.
+    limit = _numasim.MAX_INPUT_BYTES
     try:
-        text = path.read_text()
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
     except OSError as e:
-        err = InputError(f"{path}: cannot read scenario: {e.strerror or e}")
-        err.file, err.key, err.message, err.allowed = str(path), None, str(e), None
-        raise err from None
+        raise _input_error(str(path), f"cannot read scenario: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise _input_error(
+            str(path),
+            f"more than {limit >> 20} MiB (a scenario); numasim reads at most "
+            f"{limit >> 20} MiB from one such file (docs/testing.md: input bounds)",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _input_error(
+            str(path), f"not UTF-8 text (a bad byte at offset {e.start}); expected a scenario"
+        ) from None
     return text, str(path), str(path.parent)
 
 
@@ -81,9 +105,34 @@ def _json(value: Any, where: str) -> str:
     try:
         return json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as e:
-        err = InputError(f"{where}: {e}")
-        err.file, err.key, err.message, err.allowed = where, None, str(e), None
-        raise err from None
+        raise _input_error(where, str(e)) from None
+    except RecursionError:
+        # A dict nested a hundred thousand deep (json would recurse past
+        # Python's limit): no scenario or override nests more than a few.
+        raise _input_error(
+            where, "nested too deeply; allowed: tables and lists a few levels deep"
+        ) from None
+
+
+def _overrides(set: Any) -> dict[str, Any]:
+    """`set=` as a dict of dotted keys to plain values, or an InputError."""
+    if set is None:
+        return {}
+    if not isinstance(set, Mapping):
+        raise _input_error(
+            "set",
+            f"give a dict of dotted keys to values, e.g. {{'kernel.hashdist': 0}}, "
+            f"not {type(set).__name__}",
+            allowed="a dict",
+        )
+    out = {}
+    for k, v in set.items():
+        if not isinstance(k, str):
+            raise _input_error(
+                "set", f"keys are dotted names (str), not {type(k).__name__} {k!r}"
+            )
+        out[k] = _plain(v)
+    return out
 
 
 def _plain(v: Any) -> Any:
@@ -169,7 +218,7 @@ def run(scenario: Scenario, set: Optional[Mapping[str, Any]] = None) -> pd.DataF
             and ``.allowed`` say where and what would do.
     """
     text, source, folder = _source(scenario)
-    sets = _json([{k: _plain(v) for k, v in (set or {}).items()}], "set")
+    sets = _json([_overrides(set)], "set")
     return _frame(_numasim.run_batch(text, source, folder, sets))
 
 
@@ -183,7 +232,7 @@ def replay(id: str, set: Optional[Mapping[str, Any]] = None) -> pd.DataFrame:
             ``comparable = False``).
     """
     text, source = _numasim.experiment(id)
-    sets = _json([{k: _plain(v) for k, v in (set or {}).items()}], "set")
+    sets = _json([_overrides(set)], "set")
     return _frame(_numasim.run_batch(text, source, None, sets))
 
 
@@ -208,21 +257,46 @@ def machine(name: str) -> dict[str, Any]:
     return json.loads(_numasim.machine_json(os.fspath(name)))
 
 
-def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+# The most combinations one sweep runs: 10⁵ (a boot sweep of 10⁴ takes
+# 4.5 s and its frame 670,000 rows; docs/python.md: limits).
+_MAX_GRID_POINTS = 100_000
+# Combinations per extension call when a sweep runs here: each call's
+# records stay well under the extension's bound on one call.
+_LOCAL_CHUNK = 4096
+# The most bytes of records (JSON lines) a sweep gathers before pandas
+# holds them (several times that).
+_MAX_SWEEP_BYTES = 2 << 30
+
+
+def _grid(grid: Any) -> tuple[list[str], list[Any], int]:
+    """The grid's keys, each key's values (not yet expanded or converted)
+    and the number of combinations, counted without building them: a
+    ``range(10**10)`` has a length, a product of lengths is a number."""
     if not isinstance(grid, Mapping) or not grid:
-        err = InputError("grid: give a dict of dotted keys to lists of values")
-        err.file, err.key, err.message, err.allowed = "grid", None, str(err), None
-        raise err
-    keys = list(grid)
-    values = []
-    for k in keys:
+        raise _input_error("grid", "give a dict of dotted keys to lists of values")
+    keys: list[str] = []
+    values: list[Any] = []
+    total = 1
+    for k in grid:
+        if not isinstance(k, str):
+            raise _input_error("grid", f"keys are dotted names (str), not {type(k).__name__} {k!r}")
         v = grid[k]
-        if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
-            err = InputError(f"grid key `{k}`: give a list of values, not {v!r}")
-            err.file, err.key, err.message, err.allowed = "grid", k, str(err), "a list"
-            raise err
-        values.append([_plain(x) for x in v])
-    return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+        if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Iterable):
+            raise _input_error(
+                "grid", f"give a list of values, not {v!r:.80}", key=k, allowed="a list"
+            )
+        if not isinstance(v, Sized):
+            # A generator: read one past the bound at most.
+            v = list(itertools.islice(v, _MAX_GRID_POINTS + 1))
+        keys.append(k)
+        values.append(v)
+        total *= len(v)
+    return keys, values, total
+
+
+def _grid_points(keys: list[str], values: list[Any]) -> list[dict[str, Any]]:
+    plain = [[_plain(x) for x in v] for v in values]
+    return [dict(zip(keys, combo)) for combo in itertools.product(*plain)]
 
 
 def _run_points(
@@ -268,11 +342,28 @@ def sweep(
 
     Raises:
         InputError: bad scenario, grid key or value (raised before anything
-            is sent to the cluster where the first combination shows it).
+            is sent to the cluster where the first combination shows it);
+            a grid of more than 100,000 combinations (counted, not built,
+            after its keys are checked); records past 2 GiB.
     """
     text, source, folder = _source(scenario)
-    base = {k: _plain(v) for k, v in (set or {}).items()}
-    points = _grid_points(grid)
+    base = _overrides(set)
+    keys, values, total = _grid(grid)
+    if total == 0:
+        return _frame([], [])
+    # The keys first: the first combination is checked without running, so
+    # a misspelt key is refused before the grid is counted or expanded.
+    first_point = {k: _plain(next(iter(v))) for k, v in zip(keys, values)}
+    _numasim.check_sets(text, source, folder, _json([{**base, **first_point}], "grid"))
+    if total > _MAX_GRID_POINTS:
+        sizes = " × ".join(str(len(v)) for v in values)
+        raise _input_error(
+            "grid",
+            f"{sizes} = {total} combinations: allowed at most {_MAX_GRID_POINTS} "
+            f"(docs/python.md: limits); split the sweep or use fewer values",
+            allowed=f"at most {_MAX_GRID_POINTS} combinations",
+        )
+    points = _grid_points(keys, values)
     runs = [{**base, **p} for p in points]
     _json(runs, "grid")
     # The first combination runs here: it checks the input before a cluster
@@ -282,9 +373,24 @@ def sweep(
     per_case = max(time.perf_counter() - t0, 1e-6)
     rest = runs[1:]
     out = list(first)
+    gathered = sum(len(x) for x in out)
+
+    def keep(parts: list[str]) -> None:
+        nonlocal gathered
+        gathered += sum(len(x) for x in parts)
+        if gathered > _MAX_SWEEP_BYTES:
+            raise _input_error(
+                "grid",
+                f"the records pass {_MAX_SWEEP_BYTES >> 30} GiB after {len(out) + len(parts)} "
+                f"of {total} combinations (docs/python.md: limits); split the sweep or keep "
+                f"fewer metrics (a step's `metrics` list)",
+            )
+        out.extend(parts)
+
     if rest:
         if client is None:
-            out += _run_points(text, source, folder, rest)
+            for i in range(0, len(rest), _LOCAL_CHUNK):
+                keep(_run_points(text, source, folder, rest[i : i + _LOCAL_CHUNK]))
         else:
             size = batch_size or max(1, math.ceil(_TASK_SECONDS / per_case))
             # No fewer tasks than workers (an adaptive cluster that has none
@@ -302,5 +408,5 @@ def sweep(
                 pure=False,
             )
             for part in client.gather(futures):
-                out += part
+                keep(part)
     return _frame(out, points)
