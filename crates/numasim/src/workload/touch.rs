@@ -6,8 +6,7 @@
 use super::Sim;
 use crate::error::{Error, InputError};
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
-use crate::kernel::mm::page_alloc::PlacementSum;
-use crate::kernel::mm::{Gfp, MemPolicy, Placement, Use};
+use crate::kernel::mm::{Gfp, MemPolicy, Use};
 use crate::machine::Machine;
 use crate::report::Record;
 use crate::scenario::table::TableReader;
@@ -15,6 +14,16 @@ use serde_json::json;
 
 /// Rounds in which concurrent threads advance (see `Touch::run`).
 const TOUCH_ROUNDS: u64 = 64;
+
+/// One thread's touched memory as the report needs it.
+#[derive(Debug, Clone, Copy, Default)]
+struct ThreadMem {
+    pages: u64,
+    /// Pages on the thread's own node.
+    own: u64,
+    /// Σ pages × distance ratio to the thread's node.
+    lat: f64,
+}
 
 #[derive(Debug, Clone)]
 pub struct Touch {
@@ -51,17 +60,11 @@ fn node_list(
 /// machines ran 4096 CPUs; the cost is linear in threads.
 pub const MAX_TOUCH_THREADS: usize = 4096;
 
-/// The most (thread, node) parts a touch step's placements may hold: threads
-/// × the nodes each thread's pages spread over (1 for local, bind and
-/// preferred; the set for interleave; every node for round-robin). 2²² parts
-/// take about 150 MB and a few seconds; 4096 threads interleaving 64 MiB each
-/// over 8,192 nodes would be 33 million (over a minute and 1.6 GB).
-pub const MAX_TOUCH_PLACEMENTS: u128 = 1 << 22;
-
 /// The most per-node allocations a touch step's rounds may make (threads ×
-/// rounds × the nodes each round's share spreads over): 2²⁵ take a few
-/// seconds.
-pub const MAX_TOUCH_SHARES: u128 = 1 << 25;
+/// rounds × the nodes each round's share spreads over): 2²⁷ take about 5
+/// CPU-seconds. A thread's placement is folded as it lands (pages, pages on
+/// its node, pages × distance), so memory does not grow with threads × nodes.
+pub const MAX_TOUCH_SHARES: u128 = 1 << 27;
 
 impl Touch {
     /// Keys: `bytes` (per thread), and the threads as `threads = N` (CPUs 0..N),
@@ -174,30 +177,14 @@ impl Touch {
                 ));
             }
         };
-        // Each thread's placement lists the nodes its pages landed on: an
-        // interleave over k nodes spreads min(pages, k) parts per thread,
-        // all held at once (and added to in every round).
+        // An interleave over k nodes splits each round's share over up to k
+        // nodes (round-robin: every node; local, bind, preferred: one).
         let spread = match &policy {
             MemPolicy::Interleave(set) => set.len() as u128,
             MemPolicy::RoundRobin => machine.node_count() as u128,
             _ => 1,
         };
         let pages = bytes_per_thread.div_ceil(machine.page_size) as u128;
-        let parts = cpus.len() as u128 * pages.min(spread);
-        if parts > MAX_TOUCH_PLACEMENTS {
-            return Err(InputError::at(
-                "threads",
-                format!(
-                    "{} threads × {} nodes each (`{}` over {spread} nodes) = {parts} page \
-                     placements to track: allowed at most {MAX_TOUCH_PLACEMENTS} (numasim's \
-                     bound on a touch step's work, docs/placement.md); use fewer threads, \
-                     fewer `policy_nodes` or less memory per thread",
-                    cpus.len(),
-                    pages.min(spread),
-                    policy.name()
-                ),
-            ));
-        }
         // And each round a thread's share is split over up to that many
         // nodes: the allocation calls the rounds make.
         let rounds = TOUCH_ROUNDS as u128;
@@ -237,7 +224,10 @@ impl Touch {
         // of its memory per round, so a full node pushes its overflow onto
         // neighbours while their own threads are still touching, as on a real
         // machine; one thread after another would exaggerate the cascade.
-        let mut placed: Vec<PlacementSum> = vec![PlacementSum::default(); self.cpus.len()];
+        // Per thread what the report needs, folded in as pages land: pages,
+        // pages on its own node, and pages × distance ratio (a placement
+        // kept per thread would be threads × nodes of state).
+        let mut placed = vec![ThreadMem::default(); self.cpus.len()];
         let mut oom = false;
         'rounds: for round in 0..TOUCH_ROUNDS {
             let share = pages / TOUCH_ROUNDS + u64::from(round < pages % TOUCH_ROUNDS);
@@ -257,7 +247,17 @@ impl Touch {
                     Gfp::Normal,
                     Use::Anon,
                 ) {
-                    Ok(p) => placed[t].merge(&p),
+                    Ok(p) => {
+                        let m = &mut placed[t];
+                        for &(n, k) in &p.parts {
+                            per_node[n as usize] += k;
+                            m.pages += k;
+                            if n as usize == node {
+                                m.own += k;
+                            }
+                            m.lat += k as f64 * machine.distances.ratio(node, n as usize);
+                        }
+                    }
                     Err(_) => {
                         oom = true;
                         break 'rounds;
@@ -265,25 +265,15 @@ impl Touch {
                 }
             }
         }
-        let placed: Vec<Placement> = placed.into_iter().map(|p| p.into_placement()).collect();
         let (mut remote, mut total, mut worst) = (0u64, 0u64, 0.0f64);
         // The slowest thread's mean memory latency relative to all-local.
         let mut slowdown = 1.0f64;
-        for (p, &cpu) in placed.iter().zip(&self.cpus) {
-            let node = machine.cpu_node(cpu).unwrap_or(0);
-            let off = p.pages() - p.on_node(node);
-            for &(n, k) in &p.parts {
-                per_node[n as usize] += k;
-            }
+        for m in &placed {
+            let off = m.pages - m.own;
             remote += off;
-            total += p.pages();
-            worst = worst.max(off as f64 / p.pages().max(1) as f64);
-            let lat: f64 = p
-                .parts
-                .iter()
-                .map(|&(n, k)| k as f64 * machine.distances.ratio(node, n as usize))
-                .sum();
-            slowdown = slowdown.max(lat / p.pages().max(1) as f64);
+            total += m.pages;
+            worst = worst.max(off as f64 / m.pages.max(1) as f64);
+            slowdown = slowdown.max(m.lat / m.pages.max(1) as f64);
         }
         let kb = booted.mm.page_size() / 1024;
         let mut out: Vec<Record> = per_node
