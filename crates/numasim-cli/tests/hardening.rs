@@ -620,7 +620,28 @@ fn costly_steps_run_fast_or_are_refused_with_their_cost() {
         .replace("io_size = \"16 MiB\"", "io_size = \"256 MiB\"")
         .replace("threads = [1, 2, 4, 8, 16, 32, 64, 128]", "threads = [128]");
     std::fs::write(&nvme, text).unwrap();
+    // Sweep lists: every count is a run, so the bounds add them up.
+    let list = d.join("list.toml");
+    let many: Vec<&str> = vec!["512"; 100];
+    std::fs::write(
+        &list,
+        format!(
+            "name = \"g\"\n[machine]\npreset = \"altix-512\"\n[[run]]\n\
+             workload = \"gettimeofday\"\nthreads = [{}]\n",
+            many.join(", ")
+        ),
+    )
+    .unwrap();
+    let pagecache = d.join("pagecache.toml");
+    std::fs::write(
+        &pagecache,
+        "name = \"p\"\n[machine]\nnodes = 64\ncpus_per_node = 64\nmem_per_node = \"1 GiB\"\n\
+         [[run]]\nworkload = \"pagecache-count\"\ncpus = [4096]\nops = 100000\n",
+    )
+    .unwrap();
     let cases: &[(&[&str], &str)] = &[
+        (&["run", list.to_str().unwrap()], "run[0].threads"),
+        (&["run", pagecache.to_str().unwrap()], "run[0].ops"),
         (&["run", touch.to_str().unwrap()], "run[0]"),
         (&["run", nvme.to_str().unwrap()], "io_size"),
         (

@@ -59,8 +59,33 @@ pub(crate) fn counts(
             ));
         }
     }
+    // Each count is a simulation of its own: the list is bounded as a
+    // whole too (a list of 1000 × 512 ran for minutes).
+    if list.len() > MAX_SWEEP_POINTS {
+        return Err(InputError::at(
+            r.key(key),
+            format!(
+                "{} counts: allowed at most {MAX_SWEEP_POINTS} in one sweep (docs/contention.md: \
+                 bounds)",
+                list.len()
+            ),
+        ));
+    }
+    let sum: u64 = list.iter().sum(); // <= 64 counts of <= 16384 each
+    if sum > MAX_SWEEP_CPUS {
+        return Err(InputError::at(
+            r.key(key),
+            format!(
+                "the counts add up to {sum} simulated CPUs: allowed at most {MAX_SWEEP_CPUS} in \
+                 one sweep (docs/contention.md: bounds)"
+            ),
+        ));
+    }
     Ok(list)
 }
+
+/// The most counts one sweep list holds (the experiments hold at most 10).
+pub const MAX_SWEEP_POINTS: usize = 64;
 
 /// Bounds on simulated work, checked at load time so no step runs for
 /// minutes (docs/contention.md: bounds).
@@ -231,7 +256,8 @@ impl Step {
                     return Err(InputError::at(r.key("bytes"), "less than one page"));
                 }
                 let sample = positive_u64(r, "sample", memory::DEFAULT_SAMPLE)?;
-                let n = *list.iter().max().unwrap_or(&1) as u128;
+                // Every count of the sweep is simulated: the work is their sum.
+                let n = list.iter().sum::<u64>() as u128;
                 match name {
                     // A lock hand-off costs per distance class, not per
                     // waiter (engine/lock.rs), so the work is linear.
@@ -240,9 +266,15 @@ impl Step {
                         "sample",
                         n * sample as u128,
                         1 << 22,
-                        "processes × sample",
+                        "processes (summed over the sweep) × sample",
                     )?,
-                    _ => work_bound(r, "sample", n * sample as u128, 1 << 20, "threads × sample")?,
+                    _ => work_bound(
+                        r,
+                        "sample",
+                        n * sample as u128,
+                        1 << 20,
+                        "threads (summed over the sweep) × sample",
+                    )?,
                 }
                 if name == "devzero" {
                     Step::Devzero {
@@ -279,11 +311,18 @@ impl Step {
                     size,
                 }
             }
-            "pagecache-count" => Step::Pagecache {
-                cpus: counts(r, "cpus", machine, None)?,
-                ops: bounded(r, "ops", 100, 1, 100_000)?,
-                work_ns: bounded(r, "work_ns", 2000, 0, 1_000_000_000)?,
-            },
+            "pagecache-count" => {
+                let cpus = counts(r, "cpus", machine, None)?;
+                let ops = bounded(r, "ops", 100, 1, 100_000)?;
+                // Each CPU's every operation is simulated: 4096 × 1000 took 1.8 s.
+                let work = cpus.iter().sum::<u64>() as u128 * ops as u128;
+                work_bound(r, "ops", work, 1 << 22, "the counts of cpus (summed) × ops")?;
+                Step::Pagecache {
+                    cpus,
+                    ops,
+                    work_ns: bounded(r, "work_ns", 2000, 0, 1_000_000_000)?,
+                }
+            }
             "spinlock" => {
                 let step = Step::Spinlock {
                     cpus: counts(r, "cpus", machine, Some(all))?

@@ -63,6 +63,17 @@ fn counts(
             ));
         }
     }
+    // Each count is a run of its own; the work bounds below add them up.
+    if list.len() > super::contention::MAX_SWEEP_POINTS {
+        return Err(InputError::at(
+            r.key(key),
+            format!(
+                "{} counts: allowed at most {} in one sweep (docs/sched.md: bounds)",
+                list.len(),
+                super::contention::MAX_SWEEP_POINTS
+            ),
+        ));
+    }
     Ok(list)
 }
 
@@ -145,12 +156,14 @@ impl Step {
                 let tasks_per_cpu = bounded(r, "tasks_per_cpu", 2, 1, 1000)?;
                 let work_ns = bounded(r, "work_ns", 5000, 0, 1_000_000_000)?;
                 let duration_us = bounded(r, "duration_us", 2000, 1, 1_000_000)?;
-                let most = *cpus.iter().max().unwrap_or(&1) as u128;
+                // Every count of the sweep runs: the work is their sum.
+                let most = cpus.iter().sum::<u64>() as u128;
                 if most * duration_us as u128 > 100_000_000 {
                     return Err(InputError::at(
                         r.key("duration_us"),
                         format!(
-                            "cpus × duration_us = {}: allowed at most 10⁸ (docs/sched.md: bounds)",
+                            "cpus (summed over the sweep) × duration_us = {}: allowed at most \
+                             10⁸ (docs/sched.md: bounds)",
                             most * duration_us as u128
                         ),
                     ));
@@ -186,11 +199,15 @@ impl Step {
                         format!("{pinned} pinned tasks: more than the CPUs ({least})"),
                     ));
                 }
-                let most = *cpus.iter().max().unwrap_or(&1) as u128;
+                let most = cpus.iter().sum::<u64>() as u128;
                 if most * window_ms as u128 > 10_000_000 {
                     return Err(InputError::at(
                         r.key("window_ms"),
-                        "cpus × window_ms: allowed at most 10⁷ (docs/sched.md: bounds)",
+                        format!(
+                            "cpus (summed over the sweep) × window_ms = {}: allowed at most 10⁷ \
+                             (docs/sched.md: bounds)",
+                            most * window_ms as u128
+                        ),
                     ));
                 }
                 Step::Boot {
@@ -214,11 +231,16 @@ impl Step {
                 let measure_s = ratio(r, "measure_s", 10.0, 0.01, 3600.0)?;
                 // Events grow with jobs: ~ tasks × window / job time.
                 let job_s = (cpu_ms + io_ms) / 1e3;
-                let most = *tasks.iter().max().unwrap_or(&1) as f64;
                 let cpus = machine.cpu_count() as f64;
-                let bursts = (warmup_s + measure_s)
-                    * (most / job_s).min(cpus / (cpu_ms / 1e3))
-                    * waits as f64;
+                // Every count of the sweep runs: its bursts add up.
+                let bursts: f64 = tasks
+                    .iter()
+                    .map(|&t| {
+                        (warmup_s + measure_s)
+                            * (t as f64 / job_s).min(cpus / (cpu_ms / 1e3))
+                            * waits as f64
+                    })
+                    .sum();
                 if bursts > 5e7 {
                     return Err(InputError::at(
                         r.key("measure_s"),

@@ -227,7 +227,7 @@ const fn counts(key: &'static str, default: Default, about: &'static str) -> Par
         Counts,
         "",
         default,
-        RText("1 .. min(the machine's CPUs, 4096)"),
+        RText("1 .. min(the machine's CPUs, 16384); at most 64 counts, together at most 16384"),
         about,
     )
 }
@@ -552,7 +552,7 @@ pub static WORKLOADS: &[Spec] = &[
         params: &[
             counts("threads", Required, "thread counts to sweep"),
             p("bytes", Size, "B", Required, RText("one page .. the machine's memory"), "memory the process touches, split over its threads"),
-            p("sample", Int, "faults", DVal("64"), RInt(1, 1_000_000), "faults simulated per thread; threads × sample ≤ 2²⁰"),
+            p("sample", Int, "faults", DVal("64"), RInt(1, 1_000_000), "faults simulated per thread; threads (summed over the sweep) × sample ≤ 2²⁰"),
         ],
         one_of: &[],
         metrics: &[
@@ -570,7 +570,7 @@ pub static WORKLOADS: &[Spec] = &[
         params: &[
             counts("processes", Required, "process counts to sweep"),
             p("bytes", Size, "B", Required, RText("one page .. memory / processes"), "each process's mapping"),
-            p("sample", Int, "faults", DVal("64"), RInt(1, 1_000_000), "faults simulated per process; processes² × sample ≤ 2²⁸"),
+            p("sample", Int, "faults", DVal("64"), RInt(1, 1_000_000), "faults simulated per process; processes (summed over the sweep) × sample ≤ 2²²"),
         ],
         one_of: &[],
         metrics: &[
@@ -604,7 +604,7 @@ pub static WORKLOADS: &[Spec] = &[
         about: "CPUs insert and remove page-cache pages, updating the page count",
         params: &[
             counts("cpus", Required, "CPU counts to sweep"),
-            p("ops", Int, "", DVal("100"), RInt(1, 100_000), "insertions per CPU"),
+            p("ops", Int, "", DVal("100"), RInt(1, 100_000), "insertions per CPU; cpus (summed over the sweep) × ops ≤ 2²²"),
             p("work_ns", Int, "ns", DVal("2000"), RInt(0, 1_000_000_000), "other work per insertion"),
         ],
         one_of: &[],
@@ -639,10 +639,10 @@ pub static WORKLOADS: &[Spec] = &[
         name: "sched-ops",
         about: "every CPU loops: user work, then fork, wake or exit, then schedule() (run-queue locks)",
         params: &[
-            p("cpus", Counts, "", Required, RText("1 .. min(the machine's CPUs, 16384)"), "CPU counts to sweep"),
+            p("cpus", Counts, "", Required, RText("1 .. min(the machine's CPUs, 16384); at most 64 counts"), "CPU counts to sweep"),
             p("tasks_per_cpu", Int, "", DVal("2"), RInt(1, 1000), "runnable tasks per CPU (what 2.4's goodness() walks)"),
             p("work_ns", Int, "ns", DVal("5000"), RInt(0, 1_000_000_000), "user work between operations"),
-            p("duration_us", Int, "us", DVal("2000"), RInt(1, 1_000_000), "simulated time; cpus × duration_us ≤ 10⁸"),
+            p("duration_us", Int, "us", DVal("2000"), RInt(1, 1_000_000), "simulated time; cpus (summed over the sweep) × duration_us ≤ 10⁸"),
         ],
         one_of: &[],
         metrics: &[
@@ -657,10 +657,10 @@ pub static WORKLOADS: &[Spec] = &[
         name: "boot-balance",
         about: "early boot: a few busy CPUs with pinned tasks, the rest idle and load-balancing against them",
         params: &[
-            p("cpus", Counts, "", DText("every CPU"), RText("2 .. min(the machine's CPUs, 16384)"), "CPU counts to sweep"),
+            p("cpus", Counts, "", DText("every CPU"), RText("2 .. min(the machine's CPUs, 16384); at most 64 counts"), "CPU counts to sweep"),
             p("busy_cpus", Int, "", DVal("1"), RText("1 .. the smallest `cpus` − 1"), "CPUs running boot work (the first ones)"),
             p("pinned", Int, "", DVal("2"), RText("0 .. the smallest `cpus`"), "pinned tasks queued on the busy CPU besides the boot thread"),
-            p("window_ms", Int, "ms", DVal("100"), RInt(10, 10_000), "simulated boot window (the first quarter is not measured); cpus × window_ms ≤ 10⁷"),
+            p("window_ms", Int, "ms", DVal("100"), RInt(10, 10_000), "simulated boot window (the first quarter is not measured); cpus (summed over the sweep) × window_ms ≤ 10⁷"),
         ],
         one_of: &[],
         metrics: &[
@@ -678,7 +678,7 @@ pub static WORKLOADS: &[Spec] = &[
         name: "rq-peek",
         about: "one CPU reads every CPU's nr_running and cpu_load, as the balance loop does (TLB and cache)",
         params: &[
-            p("cpus", Counts, "", Required, RText("1 .. min(the machine's CPUs, 16384)"), "CPU counts to sweep"),
+            p("cpus", Counts, "", Required, RText("1 .. min(the machine's CPUs, 16384); at most 64 counts"), "CPU counts to sweep"),
             p("other_pages", Int, "pages", DText("the machine's TLB entries"), RInt(0, 1 << 20), "pages the rest of a tick's work touches between two loops"),
         ],
         one_of: &[],
