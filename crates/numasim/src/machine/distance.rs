@@ -145,14 +145,14 @@ impl Distances {
                         format!("remote distance {remote} is smaller than local {local}"),
                     ));
                 }
-                return Ok(Self {
+                Ok(Self {
                     n,
                     local,
                     repr: Repr::Groups {
                         groups: Vec::new(),
                         levels: vec![*remote],
                     },
-                });
+                })
             }
             DistanceSpec::Hierarchy { groups, levels } => {
                 if levels.len() != groups.len() + 1 {
@@ -188,14 +188,14 @@ impl Distances {
                         "no level may be nearer than `local`",
                     ));
                 }
-                return Ok(Self {
+                Ok(Self {
                     n,
                     local,
                     repr: Repr::Groups {
                         groups: groups.clone(),
                         levels: levels.clone(),
                     },
-                });
+                })
             }
             DistanceSpec::Matrix(m) => {
                 if m.rows() != n {
