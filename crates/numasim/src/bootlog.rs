@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 
 /// The most `bootlog` reads: a full boot log is a few hundred KiB; a
 /// multi-day `journalctl -k` a few MiB.
-pub const MAX_LOG_BYTES: u64 = 64 << 20;
+pub const MAX_LOG_BYTES: u64 = crate::input::MAX_BOOT_LOG_BYTES;
 
 /// `MAX_NUMNODES` is `1 << CONFIG_NODES_SHIFT`, and Kconfig bounds
 /// `NODES_SHIFT` to 10 (`mm/Kconfig`, `arch/*/Kconfig`): no node id reaches 1024.
