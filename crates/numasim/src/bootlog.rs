@@ -881,6 +881,19 @@ fn upstream_with(label: &str) -> Option<(u32, u32, u32)> {
     })
 }
 
+/// Pages summed over the nodes, refused (at the last node line) past 2^64.
+fn node_sum(f: &LogFacts, mut pages: impl Iterator<Item = u64>, what: &str) -> Result<u64, Error> {
+    pages
+        .try_fold(0u64, |s, p| s.checked_add(p))
+        .ok_or_else(|| {
+            err_at(
+                f,
+                f.last_node_line,
+                format!("the nodes' {what} add up past 2^64 pages"),
+            )
+        })
+}
+
 fn err_at(f: &LogFacts, line: usize, msg: impl std::fmt::Display) -> Error {
     let at = if line == 0 {
         String::new()
@@ -903,28 +916,10 @@ fn memory(
     let page = 1u64 << ps;
     // Pages per node, present, from whichever lines the log has.
     let present: Option<(u64, usize, &str)> = if !f.node_pages.is_empty() {
-        let mut s = 0u64;
-        for p in f.node_pages.values() {
-            s = s.checked_add(*p).ok_or_else(|| {
-                err_at(
-                    f,
-                    f.last_node_line,
-                    "the nodes' page counts add up past 2^64 pages",
-                )
-            })?;
-        }
+        let s = node_sum(f, f.node_pages.values().copied(), "page counts")?;
         Some((s, 0, "\"On node N totalpages\""))
     } else if !f.node_ranges.is_empty() {
-        let mut s = 0u64;
-        for b in f.node_ranges.values() {
-            s = s.checked_add(*b / page).ok_or_else(|| {
-                err_at(
-                    f,
-                    f.last_node_line,
-                    "the nodes' ranges add up past 2^64 pages",
-                )
-            })?;
-        }
+        let s = node_sum(f, f.node_ranges.values().map(|b| b / page), "ranges")?;
         Some((s, 0, "\"Early memory node ranges\""))
     } else if !f.node_pfns.is_empty() {
         Some((
