@@ -81,6 +81,16 @@ fn scenario(text: &str, source: &str, dir: Option<String>) -> Result<Scenario, L
     Scenario::from_str(text, source, dir.map(PathBuf::from))
 }
 
+/// The JSON list of `set=` overrides one call carries, one entry a case.
+fn override_list(py: Python<'_>, sets_json: &str) -> PyResult<Vec<serde_json::Value>> {
+    serde_json::from_str(sets_json).map_err(|e| {
+        input_err(
+            py,
+            &LibInputError::new(format!("overrides: {e}")).in_file("set"),
+        )
+    })
+}
+
 /// Parse a scenario and run it once per override set (`sets_json`: a JSON
 /// array of objects), in parallel; one JSON-lines string per set, in order.
 /// Parsing once per batch keeps a sweep's cost the simulation's.
@@ -94,12 +104,7 @@ fn run_batch(
     sets_json: &str,
 ) -> PyResult<Vec<String>> {
     let sc = scenario(text, source, dir).map_err(|e| input_err(py, &e))?;
-    let list: Vec<serde_json::Value> = serde_json::from_str(sets_json).map_err(|e| {
-        input_err(
-            py,
-            &LibInputError::new(format!("overrides: {e}")).in_file("set"),
-        )
-    })?;
+    let list = override_list(py, sets_json)?;
     let sets = list
         .iter()
         .map(|v| parse_sets(&v.to_string()))
@@ -165,12 +170,7 @@ fn check_sets(
     sets_json: &str,
 ) -> PyResult<()> {
     let sc = scenario(text, source, dir).map_err(|e| input_err(py, &e))?;
-    let list: Vec<serde_json::Value> = serde_json::from_str(sets_json).map_err(|e| {
-        input_err(
-            py,
-            &LibInputError::new(format!("overrides: {e}")).in_file("set"),
-        )
-    })?;
+    let list = override_list(py, sets_json)?;
     for v in &list {
         let sets = parse_sets(&v.to_string()).map_err(|e| input_err(py, &e))?;
         for case in 0..sc.cases.len() {

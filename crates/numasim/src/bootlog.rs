@@ -1025,31 +1025,23 @@ fn memory(
     // Zone lines with the memory map (2.6.20 on): exact.
     let with_memmap = f.zones.iter().any(|z| z.memmap > 0);
     if !f.zones.is_empty() && (with_memmap || !rules.counts_without_memmap()) {
+        // A zone's pages as the kernel counts them once its memory map and
+        // reserve are taken out.
+        let usable = |z: &ZoneLines| {
+            let p = z.pages.unwrap_or(0);
+            if after_subtraction {
+                p
+            } else {
+                p.saturating_sub(z.memmap + z.reserved)
+            }
+        };
         let low: u64 = f
             .zones
             .iter()
             .filter(|z| z.name != "HighMem")
-            .map(|z| {
-                let p = z.pages.unwrap_or(0);
-                if after_subtraction {
-                    p
-                } else {
-                    p.saturating_sub(z.memmap + z.reserved)
-                }
-            })
+            .map(usable)
             .sum();
-        let all: u64 = f
-            .zones
-            .iter()
-            .map(|z| {
-                let p = z.pages.unwrap_or(0);
-                if after_subtraction {
-                    p
-                } else {
-                    p.saturating_sub(z.memmap + z.reserved)
-                }
-            })
-            .sum();
+        let all: u64 = f.zones.iter().map(usable).sum();
         if all > 0 {
             return Ok(Some((
                 low,
