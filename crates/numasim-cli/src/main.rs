@@ -704,7 +704,7 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                 m.name,
                 m.node_count(),
                 m.cpu_count(),
-                numasim::scenario::size::mem_label(m.mem_bytes())
+                numasim::input::size::mem_label(m.mem_bytes())
             );
         }
         Some(n) => {
@@ -721,7 +721,7 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                     "{n:<20} {:>6} {:>6} {:>10}  {}",
                     m.node_count(),
                     m.cpu_count(),
-                    numasim::scenario::size::mem_label(m.mem_bytes()),
+                    numasim::input::size::mem_label(m.mem_bytes()),
                     m.description
                 );
             }
@@ -740,7 +740,7 @@ fn workloads(name: Option<String>, markdown: bool) -> Result<(), Error> {
         Some(n) => {
             let s = spec::find(&n).ok_or_else(|| {
                 let hint =
-                    numasim::scenario::table::nearest(&n, spec::WORKLOADS.iter().map(|s| s.name))
+                    numasim::input::table::nearest(&n, spec::WORKLOADS.iter().map(|s| s.name))
                         .map(|x| format!(" Did you mean `{x}`?"))
                         .unwrap_or_default();
                 let all: Vec<&str> = spec::WORKLOADS.iter().map(|s| s.name).collect();

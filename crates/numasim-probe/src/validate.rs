@@ -7,7 +7,7 @@
 
 use crate::calibrate::Measurements;
 use crate::hierarchy::{self, kernel_for, Used};
-use numasim::kernel::contention::{AnonFault, ContentionKnobs};
+use numasim::kernel::locking::contention::{AnonFault, ContentionKnobs};
 use numasim::kernel::time::gettimeofday::simulate_calls;
 use numasim::kernel::KernelConfig;
 use numasim::machine::Machine;

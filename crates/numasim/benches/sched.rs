@@ -9,7 +9,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use numasim::engine::Dur;
-use numasim::kernel::contention::Spinlock;
+use numasim::kernel::locking::contention::Spinlock;
 use numasim::kernel::sched::core::{aim7, sched_ops, Mix};
 use numasim::kernel::sched::fair::boot_balance;
 use numasim::kernel::sched::{BalanceBackoff, Runqueue, Sched, SchedKnobs};

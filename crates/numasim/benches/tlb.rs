@@ -5,7 +5,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use numasim::engine::stream;
 use numasim::experiments;
-use numasim::kernel::flavour::Replacement;
+use numasim::kernel::mm::flavour::Replacement;
 use numasim::kernel::mm::tlb;
 use numasim::scenario::run::run;
 use std::hint::black_box;

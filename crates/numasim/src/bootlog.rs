@@ -8,6 +8,7 @@
 //! lines read and the release of every rule.
 
 use crate::error::{Error, InputError};
+use crate::input::size::format_size;
 use crate::kernel::boot::{BootHash, Booted, HashSource};
 use crate::kernel::config::{default_vmalloc_max, KernelConfig};
 use crate::kernel::mm::hash_tables::{
@@ -15,7 +16,6 @@ use crate::kernel::mm::hash_tables::{
 };
 use crate::kernel::release::{Release, Vendor};
 use crate::machine::{Arch, Machine};
-use crate::scenario::size::format_size;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 

@@ -1,7 +1,7 @@
 //! The published experiments, embedded from `experiments/*.toml`.
 
 use crate::error::InputError;
-use crate::scenario::table::nearest;
+use crate::input::table::nearest;
 use crate::scenario::Scenario;
 
 /// (id, TOML text), in the order `replay --all` runs them.

@@ -405,7 +405,7 @@ fn tables(preset: &str, version: &str, sets: &[(&str, toml::Value)]) -> Vec<(u64
     for (k, v) in sets {
         t.insert((*k).into(), v.clone());
     }
-    let mut r = numasim::scenario::table::TableReader::new("kernel", &t);
+    let mut r = numasim::input::table::TableReader::new("kernel", &t);
     let cfg = KernelConfig::read(&mut r, &m).unwrap();
     let b = boot(&m, &cfg, 1).unwrap();
     ["dentry", "inode", "tcp_ehash", "tcp_bhash"]

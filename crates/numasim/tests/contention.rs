@@ -5,7 +5,7 @@
 
 use numasim::engine::{stream, Dur, EventQueue, Lock, LockPolicy, Time, UniformCost};
 use numasim::experiments;
-use numasim::kernel::contention::Spinlock;
+use numasim::kernel::locking::contention::Spinlock;
 use numasim::kernel::locking::spinlock::lock_bench;
 use numasim::kernel::mm::memory::{self, FaultThread, Scope};
 use numasim::machine::{presets, Machine};
@@ -445,7 +445,7 @@ proptest! {
 /// per call and the attempts per call of 200 calls within 15%.
 #[test]
 fn gettimeofday_window_matches_the_full_run() {
-    use numasim::kernel::contention::Gettimeofday;
+    use numasim::kernel::locking::contention::Gettimeofday;
     use numasim::kernel::time::gettimeofday::{simulate_calls, MIN_WINDOW_CALLS};
     let m = presets::preset("altix-512").unwrap();
     for threads in [16u64, 64] {
@@ -467,7 +467,7 @@ fn gettimeofday_window_matches_the_full_run() {
 /// their time per call stays that of one caller.
 #[test]
 fn gettimeofday_seqcount_readers_do_not_contend() {
-    use numasim::kernel::contention::Gettimeofday;
+    use numasim::kernel::locking::contention::Gettimeofday;
     use numasim::kernel::time::gettimeofday::simulate_calls;
     let m = presets::preset("altix-512").unwrap();
     let one = |v| simulate_calls(&m, v, 1, 200, 1).time_per_call_ns;

@@ -55,7 +55,7 @@ proptest! {
         let mut k = KernelConfig::defaults(&m);
         k.vm.toss = toss;
         if toss {
-            k.vm.lru = numasim::kernel::sysctl_vm::Lru::PerNode;
+            k.vm.lru = numasim::kernel::mm::sysctl_vm::Lru::PerNode;
         }
         k.page_cache_alloc = if rr { Spread::RoundRobin } else { Spread::Local };
         let mut b = boot(&m, &k, 1).unwrap();

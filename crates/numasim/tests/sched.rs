@@ -2,7 +2,7 @@
 //! describe, conservation of tasks, determinism, and bad input.
 
 use numasim::engine::Dur;
-use numasim::kernel::contention::Spinlock;
+use numasim::kernel::locking::contention::Spinlock;
 use numasim::kernel::sched::core::{aim7, sched_ops, Mix};
 use numasim::kernel::sched::fair::{boot_balance, peek_all};
 use numasim::kernel::sched::{BalanceBackoff, RqLayout, Runqueue, Sched, SchedKnobs};

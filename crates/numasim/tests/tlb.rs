@@ -5,7 +5,7 @@
 
 use numasim::engine::stream;
 use numasim::experiments;
-use numasim::kernel::flavour::Replacement;
+use numasim::kernel::mm::flavour::Replacement;
 use numasim::kernel::mm::tlb::{self, Tlb};
 use numasim::machine::{presets, Machine};
 use numasim::report::{Record, Summary};

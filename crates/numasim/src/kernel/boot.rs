@@ -119,7 +119,7 @@ fn more_memory(machine: &Machine) -> String {
     let per_node = machine.nodes.iter().map(|n| n.mem_bytes).max().unwrap_or(0);
     format!(
         "it has {} per node at most; allowed: enough memory per node for the memory map,          per-CPU areas, the kernel and its boot hash tables (raise `mem_per_node`,          `memory` or `node_mem`)",
-        crate::scenario::size::mem_label(per_node)
+        crate::input::size::mem_label(per_node)
     )
 }
 

@@ -3,11 +3,11 @@
 //! default is documented in docs/placement.md.
 
 use crate::error::InputError;
+use crate::input::table::TableReader;
 use crate::kernel::era::Era;
 use crate::kernel::mm::page_alloc::KswapdTrigger;
-use crate::kernel::sysctl_vm::VmSysctl;
+use crate::kernel::mm::sysctl_vm::VmSysctl;
 use crate::machine::{Arch, Machine};
-use crate::scenario::table::TableReader;
 
 /// Where the boot task's interleave cursor stands when the initcalls allocate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,11 +72,11 @@ pub struct KernelConfig {
     /// Reclaim, swap, writeback and OOM knobs (B2–B13).
     pub vm: VmSysctl,
     /// Contention knobs (C2–C12): `prof_cpu_mask`, `timer_adjust`, … (contention.rs).
-    pub contention: crate::kernel::contention::ContentionKnobs,
+    pub contention: crate::kernel::locking::contention::ContentionKnobs,
     /// Blue Gene Big Memory as boot reserves it, derived from `mm` (D6, D11; mm/bigmem.rs).
     pub bigmem: crate::kernel::mm::bigmem::BigMemKnobs,
     /// Flavour, page size, prefetch, tick, Big Memory, TLB partitions (D1–D15, flavour.rs).
-    pub mm: crate::kernel::flavour::MmKnobs,
+    pub mm: crate::kernel::mm::flavour::MmKnobs,
     /// Run queues, load balancing and wake-up placement (E1–E4, sched/).
     pub sched: crate::kernel::sched::SchedKnobs,
     /// Filesystem and block I/O knobs of section F, set by `version` (kernel/fs).
@@ -110,9 +110,9 @@ impl KernelConfig {
             slab_alloc: Spread::Local,
             kswapd_trigger: KswapdTrigger::PerNode,
             vm: VmSysctl::default(),
-            contention: crate::kernel::contention::ContentionKnobs::defaults(machine),
+            contention: crate::kernel::locking::contention::ContentionKnobs::defaults(machine),
             bigmem: crate::kernel::mm::bigmem::BigMemKnobs::defaults(machine),
-            mm: crate::kernel::flavour::MmKnobs::defaults(machine),
+            mm: crate::kernel::mm::flavour::MmKnobs::defaults(machine),
             sched: crate::kernel::sched::SchedKnobs::defaults(machine),
             io: crate::kernel::fs::IoKnobs::for_version(crate::kernel::fs::KernelVersion::V2_6_15),
         }
@@ -193,7 +193,7 @@ impl KernelConfig {
                     r.key("version"),
                     format!(
                         "expected a quoted release such as \"3.10\", found {}",
-                        crate::scenario::table::describe(v)
+                        crate::input::table::describe(v)
                     ),
                 ))
             }
@@ -203,8 +203,8 @@ impl KernelConfig {
             k.config_numa = v;
             k.hashdist = version.hashdist_default(machine.arch, v, mem_nodes(machine));
         }
-        k.contention = crate::kernel::contention::ContentionKnobs::read(r, machine)?;
-        k.mm = crate::kernel::flavour::MmKnobs::read(r, machine)?;
+        k.contention = crate::kernel::locking::contention::ContentionKnobs::read(r, machine)?;
+        k.mm = crate::kernel::mm::flavour::MmKnobs::read(r, machine)?;
         k.sched = crate::kernel::sched::SchedKnobs::read(r, machine)?;
         k.bigmem = crate::kernel::mm::bigmem::BigMemKnobs::from_mm(&k.mm, machine)
             .map_err(|e| InputError::at(r.key("bigmem_mb"), e))?;
@@ -293,7 +293,7 @@ impl KernelConfig {
                     r.key("initcall_il_next"),
                     format!(
                         "expected \"random\" or a node index, found {}",
-                        crate::scenario::table::describe(v)
+                        crate::input::table::describe(v)
                     ),
                 ));
             }

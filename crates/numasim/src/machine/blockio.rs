@@ -4,8 +4,8 @@
 //! mainline reference, or the one published figure it is calibrated on).
 
 use crate::error::InputError;
-use crate::scenario::size::format_size;
-use crate::scenario::table::TableReader;
+use crate::input::size::format_size;
+use crate::input::table::TableReader;
 use toml::{Table, Value};
 
 #[derive(Debug, Clone, PartialEq)]

@@ -7,7 +7,7 @@
 use super::Machine;
 use crate::engine::CostTable;
 use crate::error::InputError;
-use crate::scenario::table::TableReader;
+use crate::input::table::TableReader;
 use toml::Table;
 
 /// A contended line beyond its plain transfer time ([ALTIX04] C1, [WILDFIRE01] C7).

@@ -6,7 +6,7 @@
 
 use super::Machine;
 use crate::error::InputError;
-use crate::scenario::table::TableReader;
+use crate::input::table::TableReader;
 use toml::Table;
 
 /// Cost of moving and reading data through the caches, per core.
@@ -218,7 +218,7 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
     ht.insert("read_ns".into(), h.read_ns.into());
     ht.insert(
         "llc_reach".into(),
-        crate::scenario::size::format_size(h.llc_reach).into(),
+        crate::input::size::format_size(h.llc_reach).into(),
     );
     ht.insert("mlp".into(), h.mlp.into());
     ht.insert("pte_bytes".into(), (h.pte_bytes as i64).into());

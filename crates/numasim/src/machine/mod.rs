@@ -358,7 +358,7 @@ impl Machine {
         let cpus: Vec<toml::Value> = nodes.iter().map(|n| (n.cpus as i64).into()).collect();
         let mem: Vec<toml::Value> = nodes
             .iter()
-            .map(|n| crate::scenario::size::format_size(n.mem_bytes).into())
+            .map(|n| crate::input::size::format_size(n.mem_bytes).into())
             .collect();
         t.insert("node_cpus".into(), cpus.into());
         t.insert("node_mem".into(), mem.into());

@@ -10,7 +10,7 @@
 
 use super::Machine;
 use crate::error::InputError;
-use crate::scenario::table::TableReader;
+use crate::input::table::TableReader;
 use toml::Table;
 
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 
 use super::Machine;
 use crate::error::InputError;
-use crate::scenario::table::nearest;
+use crate::input::table::nearest;
 
 /// (name, TOML text) of every preset, in the order `numasim machines` lists them.
 pub const PRESETS: &[(&str, &str)] = &[

@@ -3,8 +3,8 @@
 
 use super::distance::MAX_DISTANCE;
 use super::*;
-use crate::scenario::size::format_size;
-use crate::scenario::table::{value_u32_in, TableReader};
+use crate::input::size::format_size;
+use crate::input::table::{value_u32_in, TableReader};
 use toml::{Table, Value};
 
 /// Defaults for optional physical parameters; documented in `docs/machine.md`.
@@ -95,7 +95,7 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
                             .collect::<Result<Vec<u32>, String>>(),
                         other => Err(format!(
                             "expected a row (list of numbers), found {}",
-                            crate::scenario::table::describe(other)
+                            crate::input::table::describe(other)
                         )),
                     })?
                     .map(|rows| SlitRows::from_rows(&rows).expect("entries were read as 0..=255")),

@@ -367,7 +367,7 @@ fn machine_line(sc: &Scenario) -> String {
                 "<code>{name}</code>: {} nodes, {} CPUs, {}{}",
                 m.node_count(),
                 m.cpu_count(),
-                crate::scenario::size::mem_label(m.mem_bytes()),
+                crate::input::size::mem_label(m.mem_bytes()),
                 if m.description.is_empty() {
                     String::new()
                 } else {

@@ -1,10 +1,13 @@
 //! Writing a run's files into `--out DIR`. Every file name is built from the
-//! scenario's `name` (checked by [`check_stem`] when the scenario loads) and
+//! scenario's `name` (checked by [`check_stem`](crate::input::stem::check_stem) when the scenario loads) and
 //! is proven, by [`OutDir::file`], to be one plain component: a direct child
 //! of DIR, so no name can write beside or outside it; nor is a symbolic link
 //! left in DIR written through.
 
 use crate::error::{Error, InputError};
+use crate::input::stem::check_stem;
+#[cfg(test)]
+use crate::input::stem::MAX_STEM;
 use crate::report::table::fmt_json;
 use crate::report::timeline::escape;
 use crate::report::{csv, svg, table, view, Artifact, Record};
@@ -12,35 +15,6 @@ use crate::scenario::Scenario;
 use crate::scenario::CASE_LABEL_KEYS;
 use serde_json::Value as Json;
 use std::path::{Component, Path, PathBuf};
-
-/// Longest scenario `name`: it is a file stem, and case slugs and suffixes
-/// are appended to it below the usual 255-byte file-name limit.
-pub const MAX_STEM: usize = 128;
-
-/// Is `name` safe as a file stem? Refuses what would leave the folder or
-/// make an odd file: empty, separators, a leading dot (`.`, `..`, hidden
-/// files), control characters, and names over [`MAX_STEM`] bytes.
-pub fn check_stem(name: &str) -> Result<(), String> {
-    let allowed = "allowed: 1 to 128 characters with no `/`, `\\`, control characters \
-                   or leading `.`, e.g. \"my-run\"";
-    let why = if name.is_empty() {
-        "is empty"
-    } else if name.len() > MAX_STEM {
-        "is too long"
-    } else if name.contains(['/', '\\']) {
-        "contains a path separator"
-    } else if name.starts_with('.') {
-        "starts with `.`"
-    } else if name.chars().any(char::is_control) {
-        "contains a control character"
-    } else {
-        return Ok(());
-    };
-    Err(format!(
-        "{:?} {why}; the name is used as the stem of the files --out writes ({allowed})",
-        name
-    ))
-}
 
 /// How a case is named among the others: in a file name and in a title.
 #[derive(Debug, Clone, PartialEq, Eq)]

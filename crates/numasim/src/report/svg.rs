@@ -253,7 +253,7 @@ pub fn size_lines_with(
     let size_of = |r: &Record| -> Option<(f64, String)> {
         let v = r.case_value("size")?;
         let bytes = match v {
-            Json::String(s) => crate::scenario::size::parse_size(s).ok()?,
+            Json::String(s) => crate::input::size::parse_size(s).ok()?,
             Json::Number(n) => n.as_u64()?,
             _ => return None,
         };

@@ -6,21 +6,18 @@
 //! result. Everything is checked here, before anything runs: the model
 //! never sees an unknown key or an impossible value.
 
-pub mod merge;
 pub mod run;
-pub mod size;
-pub mod table;
 
 use crate::error::InputError;
+use crate::input::merge::{apply_dotted, deep_merge, flatten};
+use crate::input::table::{self, TableReader};
 use crate::kernel::KernelConfig;
 use crate::machine::{presets, Machine};
 use crate::report::view::{Better, View};
 use crate::report::{Bound, FigureHint, Record, ReportHints, Role, Shape};
-use merge::{apply_dotted, deep_merge, flatten};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use table::TableReader;
 use toml::{Table, Value};
 
 /// A published value to print beside the simulated one. Never read by the model.
@@ -216,7 +213,7 @@ impl Scenario {
         let mut r = TableReader::new("", &doc);
         let name = r.str("name")?.unwrap_or("scenario").to_string();
         // The name is the stem of every file --out writes (report/out.rs).
-        crate::report::out::check_stem(&name).map_err(|m| InputError::at("name", m))?;
+        crate::input::stem::check_stem(&name).map_err(|m| InputError::at("name", m))?;
         let description = r.str("description")?.unwrap_or("").to_string();
         let seed = r.u64("seed")?.unwrap_or(1);
         // Every case holds its own copy of the steps once resolved: the
@@ -1073,7 +1070,7 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
 /// Case values as they appear in records (integers stay integers).
 /// Case keys that name a case and change nothing else.
 /// `kernel` is one too in that it names no [[run]] key: it sets
-/// `kernel.flavour` (kernel/flavour.rs), which sets the kernel's knobs.
+/// `kernel.flavour` (kernel/mm/flavour.rs), which sets the kernel's knobs.
 pub const CASE_LABEL_KEYS: &[&str] = &["config", "label", "kernel"];
 
 pub fn toml_to_json(v: &Value) -> Json {

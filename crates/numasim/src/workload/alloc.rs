@@ -8,11 +8,11 @@ use super::hold::{nodes_key, task_key};
 use super::write::{cpu_key, delta, horizon_key, incomplete_at, timeline_artifacts};
 use super::Sim;
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::kernel::mm::vm::{Actor, Job, TICK_NS};
 use crate::kernel::mm::vmscan::DEF_PRIORITY;
 use crate::machine::Machine;
 use crate::report::Record;
-use crate::scenario::table::TableReader;
 
 #[derive(Debug, Clone)]
 pub struct Alloc {

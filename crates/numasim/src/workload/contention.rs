@@ -7,14 +7,14 @@
 use super::Sim;
 use crate::engine::Dur;
 use crate::error::{Error, InputError};
-use crate::kernel::contention::{AnonFault, ContentionKnobs, Devzero, Hugetlb};
+use crate::input::table::TableReader;
+use crate::kernel::locking::contention::{AnonFault, ContentionKnobs, Devzero, Hugetlb};
 use crate::kernel::locking::spinlock::lock_bench;
 use crate::kernel::mm::memory::{self, FaultThread, Scope};
 use crate::kernel::mm::{hugetlb, page_cache_size};
 use crate::kernel::time::{gettimeofday, tick};
 use crate::machine::Machine;
 use crate::report::Record;
-use crate::scenario::table::TableReader;
 use rayon::prelude::*;
 use serde_json::json;
 use toml::Value;
@@ -103,7 +103,7 @@ pub fn check_hugetlb_cost(
     cpus: &[u64],
     size: u64,
     machine: &Machine,
-    knobs: &crate::kernel::contention::ContentionKnobs,
+    knobs: &crate::kernel::locking::contention::ContentionKnobs,
 ) -> Result<(), InputError> {
     let hpage = knobs.hugepagesz.max(1);
     let pages = size.div_ceil(hpage) as u128;
@@ -111,13 +111,13 @@ pub fn check_hugetlb_cost(
     if faults <= MAX_HUGETLB_FAULTS {
         return Ok(());
     }
-    let default = crate::kernel::contention::ContentionKnobs::defaults(machine).hugepagesz;
+    let default = crate::kernel::locking::contention::ContentionKnobs::defaults(machine).hugepagesz;
     let key = if hpage != default {
         "kernel.hugepagesz"
     } else {
         "size"
     };
-    let fmt = crate::scenario::size::format_size;
+    let fmt = crate::input::size::format_size;
     Err(InputError::at(
         key,
         format!(
@@ -248,7 +248,7 @@ impl Step {
                         r.key("bytes"),
                         format!(
                             "more memory than the machine has ({})",
-                            crate::scenario::size::format_size(machine.mem_bytes())
+                            crate::input::size::format_size(machine.mem_bytes())
                         ),
                     ));
                 }
@@ -302,7 +302,7 @@ impl Step {
                         r.key("size"),
                         format!(
                             "allowed 1 byte .. the machine's memory ({})",
-                            crate::scenario::size::format_size(machine.mem_bytes())
+                            crate::input::size::format_size(machine.mem_bytes())
                         ),
                     ));
                 }

@@ -5,6 +5,7 @@
 use super::contention::counts;
 use super::{Recorder, Sim};
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::kernel::block::blkdev::Dest;
 use crate::kernel::block::layer::check_machine;
 use crate::kernel::block::BlockLayer;
@@ -21,7 +22,6 @@ use crate::kernel::KernelConfig;
 use crate::machine::Machine;
 use crate::report::disk_heat;
 use crate::report::{Artifact, Record};
-use crate::scenario::table::TableReader;
 use serde_json::json;
 
 pub const WORKLOAD_NAMES: &[&str] = &[

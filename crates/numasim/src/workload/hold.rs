@@ -5,9 +5,9 @@
 
 use super::Sim;
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::machine::Machine;
 use crate::report::Record;
-use crate::scenario::table::TableReader;
 
 #[derive(Debug, Clone)]
 pub struct Hold {
@@ -72,7 +72,7 @@ impl Hold {
                     "bytes",
                     format!(
                         "`hold` of {} for task `{}`: {m}",
-                        crate::scenario::size::format_size(self.bytes),
+                        crate::input::size::format_size(self.bytes),
                         self.task
                     ),
                 )

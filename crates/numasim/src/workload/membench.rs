@@ -6,12 +6,12 @@
 use super::Sim;
 use crate::engine::rng::stream;
 use crate::error::{Error, InputError};
+use crate::input::size::format_size;
+use crate::input::table::{value_size, TableReader};
 use crate::kernel::mm::memcost;
 use crate::kernel::mm::tlb::BufferKind;
 use crate::machine::Machine;
 use crate::report::Record;
-use crate::scenario::size::format_size;
-use crate::scenario::table::{value_size, TableReader};
 use serde_json::Value as Json;
 use toml::Value;
 

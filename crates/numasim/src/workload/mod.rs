@@ -20,12 +20,12 @@ pub mod write;
 pub mod zcb;
 
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::kernel::boot::{boot, Booted};
 use crate::kernel::mm::vm::Vm;
 use crate::machine::Machine;
 use crate::report::Artifact;
 use crate::report::Record;
-use crate::scenario::table::TableReader;
 use crate::scenario::ResolvedCase;
 use serde_json::Value as Json;
 use toml::Table;
@@ -127,7 +127,7 @@ fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<Str
     if let Some(l) = &list {
         for m in l {
             if !allowed.contains(&m.as_str()) {
-                let hint = crate::scenario::table::nearest(m, allowed.iter().copied())
+                let hint = crate::input::table::nearest(m, allowed.iter().copied())
                     .map(|n| format!(" (did you mean `{n}`?)"))
                     .unwrap_or_default();
                 return Err(InputError::at(
@@ -148,7 +148,7 @@ fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<Str
 pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> {
     let name = step_name(step)?;
     let Some(spec) = spec::find(name) else {
-        let hint = crate::scenario::table::nearest(name, WORKLOADS.iter().map(|s| s.name))
+        let hint = crate::input::table::nearest(name, WORKLOADS.iter().map(|s| s.name))
             .map(|n| format!(" Did you mean `{n}`?"))
             .unwrap_or_default();
         return Err(InputError::at(
@@ -257,7 +257,7 @@ pub fn check_keys(spec: &spec::Spec, step: &Table) -> Result<(), InputError> {
     }
     let mut parts = Vec::new();
     for k in &unknown {
-        let hint = crate::scenario::table::nearest(k, valid.iter().copied())
+        let hint = crate::input::table::nearest(k, valid.iter().copied())
             .map(|n| format!(" (did you mean `{n}`?)"))
             .unwrap_or_default();
         parts.push(format!("unknown key `{}`{hint}", crate::error::clip(k, 80)));

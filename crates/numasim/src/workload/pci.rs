@@ -8,9 +8,9 @@ use crate::drivers::pci::dma::{self, DmaAlloc};
 use crate::drivers::pci::node_in;
 use crate::drivers::pci::pio::{self, Load, Op, PioFlush, PioRead};
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::machine::Machine;
 use crate::report::Record;
-use crate::scenario::table::TableReader;
 use rayon::prelude::*;
 use serde_json::json;
 use toml::Value;
@@ -72,7 +72,7 @@ fn names<T: Copy>(
             return Err(format!(
                 "expected one of {}, found {}",
                 allowed(),
-                crate::scenario::table::describe(v)
+                crate::input::table::describe(v)
             ));
         };
         options
@@ -80,7 +80,7 @@ fn names<T: Copy>(
             .find(|(n, _)| n == s)
             .map(|(_, t)| *t)
             .ok_or_else(|| {
-                let hint = crate::scenario::table::nearest(s, options.iter().map(|(n, _)| *n))
+                let hint = crate::input::table::nearest(s, options.iter().map(|(n, _)| *n))
                     .map(|n| format!(" (did you mean `{n}`?)"))
                     .unwrap_or_default();
                 format!(

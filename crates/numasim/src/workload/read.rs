@@ -4,11 +4,11 @@
 
 use super::Sim;
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::kernel::mm::filemap::read_file;
 use crate::kernel::mm::mempolicy::Allocator;
 use crate::machine::Machine;
 use crate::report::Record;
-use crate::scenario::table::TableReader;
 
 #[derive(Debug, Clone)]
 pub struct Read {

@@ -8,12 +8,12 @@
 use super::Sim;
 use crate::engine::Dur;
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::kernel::sched::core::{self as sched_core, Mix};
 use crate::kernel::sched::fair;
 use crate::kernel::sched::trace::Trace;
 use crate::machine::Machine;
 use crate::report::{Artifact, Record};
-use crate::scenario::table::TableReader;
 use rayon::prelude::*;
 use serde_json::json;
 use toml::Value;

@@ -5,11 +5,11 @@
 
 use super::Sim;
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
 use crate::kernel::mm::{Gfp, MemPolicy, Use};
 use crate::machine::Machine;
 use crate::report::Record;
-use crate::scenario::table::TableReader;
 use serde_json::json;
 
 /// Rounds in which concurrent threads advance (see `Touch::run`).
@@ -140,8 +140,8 @@ impl Touch {
                 format!(
                     "{} threads x {} is more memory than the machine has ({})",
                     cpus.len(),
-                    crate::scenario::size::format_size(bytes_per_thread),
-                    crate::scenario::size::format_size(machine.mem_bytes())
+                    crate::input::size::format_size(bytes_per_thread),
+                    crate::input::size::format_size(machine.mem_bytes())
                 ),
             ));
         }
@@ -164,7 +164,7 @@ impl Touch {
                 MemPolicy::Preferred(s[0])
             }
             other => {
-                let hint = crate::scenario::table::nearest(other, MemPolicy::NAMES.iter().copied())
+                let hint = crate::input::table::nearest(other, MemPolicy::NAMES.iter().copied())
                     .map(|n| format!(" (did you mean `{n}`?)"))
                     .unwrap_or_default();
                 return Err(InputError::at(

@@ -6,10 +6,10 @@
 use super::hold::task_key;
 use super::Sim;
 use crate::error::{Error, InputError};
+use crate::input::table::TableReader;
 use crate::kernel::mm::vm::{Actor, Job, VmStats, TICK_NS};
 use crate::machine::Machine;
 use crate::report::{timeline, Artifact, Record};
-use crate::scenario::table::TableReader;
 
 /// Simulated time after which a timed step gives up, unless `horizon_s` says.
 pub const DEFAULT_HORIZON_S: u64 = 3600;

@@ -26,12 +26,12 @@
 
 use super::Sim;
 use crate::error::{Error, InputError};
+use crate::input::size::parse_size;
+use crate::input::table::TableReader;
 use crate::kernel::mm::bigmem::{
     BigMemArea, BigMemError, ElfImage, Mapping, DEFAULT_STACK_BYTES, EF_ZEPTO_COMPUTE,
 };
 use crate::report::Record;
-use crate::scenario::size::parse_size;
-use crate::scenario::table::TableReader;
 
 /// Most operations in one step (keeps the loop and the message short).
 const MAX_OPS: usize = 100_000;
@@ -144,7 +144,7 @@ fn parse_op(text: &str, mmaps: usize) -> Result<Op, String> {
                 "fork",
                 "mprotect",
             ];
-            let hint = crate::scenario::table::nearest(other, names.into_iter())
+            let hint = crate::input::table::nearest(other, names.into_iter())
                 .map(|n| format!(" (did you mean `{n}`?)"))
                 .unwrap_or_default();
             return Err(format!(

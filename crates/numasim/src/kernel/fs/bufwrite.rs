@@ -42,7 +42,7 @@ use super::{
 use crate::engine::{CacheLine, Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
-use crate::kernel::contention::Spinlock;
+use crate::kernel::locking::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::xfs_counter::XfsCounter;
 use crate::kernel::mm::kswapd::{self, NodeReclaim, Stream, Supply};

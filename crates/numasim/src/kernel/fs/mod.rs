@@ -16,7 +16,7 @@ pub mod laydown;
 pub mod layout;
 
 use crate::error::InputError;
-use crate::scenario::table::TableReader;
+use crate::input::table::TableReader;
 
 knob_enum!(FsKind {
     Xfs = "xfs",

@@ -7,6 +7,7 @@
 //! and [`Lock`](crate::engine::Lock) with the machine's transfer costs, so a
 //! lock costs what its contended line costs on that machine.
 
+pub mod contention;
 pub mod percpu_counter;
 pub mod rwsem;
 pub mod seqlock;

@@ -4,7 +4,7 @@
 //! critical section.
 
 use crate::engine::{stream, CostTable, Dur, EventQueue, Lock, LockPolicy, Time};
-use crate::kernel::contention::Spinlock;
+use crate::kernel::locking::contention::Spinlock;
 use crate::machine::Machine;
 
 /// A spinlock of `kind` on `machine`. TAS waiters all spin on the lock word:

@@ -183,11 +183,11 @@ impl TlbPartition {
         }
     }
     /// The split on `machine` under the kernel's knobs. Validation
-    /// (kernel/flavour.rs) guarantees one paged entry; should a caller
+    /// (kernel/mm/flavour.rs) guarantees one paged entry; should a caller
     /// bypass it, paged memory still gets one.
     pub fn of(
         machine: &crate::machine::Machine,
-        mm: &crate::kernel::flavour::MmKnobs,
+        mm: &crate::kernel::mm::flavour::MmKnobs,
     ) -> TlbPartition {
         let (total, kernel) = (machine.tlb.entries, machine.tlb.kernel_entries);
         let (device, bigmem) = (mm.tlb_device_entries, mm.bigmem_entries());
@@ -765,11 +765,11 @@ pub fn available_bytes(machine: &crate::machine::Machine) -> u64 {
 
 impl BigMemKnobs {
     /// The Big Memory of the kernel flavour's knobs (`kernel.bigmem_mb`,
-    /// `kernel.tlb_device_entries`, read once in kernel/flavour.rs), checked
+    /// `kernel.tlb_device_entries`, read once in kernel/mm/flavour.rs), checked
     /// here against what the boot node can give and the TLB can pin: an
     /// area that cannot exist is refused before anything runs.
     pub fn from_mm(
-        mm: &crate::kernel::flavour::MmKnobs,
+        mm: &crate::kernel::mm::flavour::MmKnobs,
         machine: &crate::machine::Machine,
     ) -> Result<BigMemKnobs, String> {
         let mut k = BigMemKnobs {

@@ -22,7 +22,7 @@ use super::memory::{self, FaultPath, FaultThread, Scope, Stage};
 use super::page_alloc::{PlacementSum, ZoneWalk};
 use super::Placement;
 use crate::kernel::boot::Booted;
-use crate::kernel::contention::{ContentionKnobs, Hugetlb};
+use crate::kernel::locking::contention::{ContentionKnobs, Hugetlb};
 use crate::machine::Machine;
 
 #[derive(Debug, Clone, Copy, PartialEq)]

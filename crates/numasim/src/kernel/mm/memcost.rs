@@ -6,8 +6,8 @@
 //! gives the formulas and the calibration.
 
 use crate::engine::rng::SimRng;
-use crate::kernel::flavour::{Flavour, L2Prefetch, SyscallModel};
 use crate::kernel::mm::bigmem::TlbPartition;
+use crate::kernel::mm::flavour::{Flavour, L2Prefetch, SyscallModel};
 use crate::kernel::mm::tlb::{self, BufferKind};
 use crate::kernel::KernelConfig;
 use crate::machine::Machine;

@@ -39,7 +39,7 @@
 
 use crate::engine::{CostTable, Dur, EventQueue, Lock, Time};
 use crate::kernel::boot::Booted;
-use crate::kernel::contention::Spinlock;
+use crate::kernel::locking::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::{line, rwsem::RwSem, Line};
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};

@@ -9,6 +9,7 @@
 pub mod bigmem;
 pub mod bootmem;
 pub mod filemap;
+pub mod flavour;
 pub mod hash;
 pub mod hash_tables;
 pub mod hugetlb;
@@ -21,6 +22,7 @@ pub mod page_alloc;
 pub mod page_cache_size;
 pub mod page_writeback;
 pub mod swap;
+pub mod sysctl_vm;
 pub mod tlb;
 pub mod vm;
 pub mod vmalloc;

@@ -3,7 +3,7 @@
 
 use super::page_alloc::PageAlloc;
 use super::vm::{Vm, TICK_NS};
-use crate::kernel::sysctl_vm::{OomKind, OomVictim};
+use crate::kernel::mm::sysctl_vm::{OomKind, OomVictim};
 
 const NS: u64 = 1_000_000_000;
 

@@ -9,7 +9,7 @@
 //! counts only the CPUs of one node share a line.
 
 use crate::engine::{Dur, EventQueue, Time};
-use crate::kernel::contention::PagecacheCount;
+use crate::kernel::locking::contention::PagecacheCount;
 use crate::kernel::locking::line;
 use crate::kernel::locking::percpu_counter::{Layout, SplitCounter};
 use crate::machine::Machine;

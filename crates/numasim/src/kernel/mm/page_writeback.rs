@@ -32,7 +32,7 @@
 //! only makes its periodic pass, and kswapd meets every page dirty at the
 //! tail and writes it (`pageout()`), in LRU order rather than file order.
 
-use crate::kernel::sysctl_vm::VmSysctl;
+use crate::kernel::mm::sysctl_vm::VmSysctl;
 
 /// The B12 tunables, in the units the model uses.
 #[derive(Debug, Clone, Copy, PartialEq)]

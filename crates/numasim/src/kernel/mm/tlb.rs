@@ -10,8 +10,8 @@
 //! docs/tlb.md gives the numbers.
 
 use crate::engine::rng::SimRng;
-use crate::kernel::flavour::{Flavour, Replacement, BIGMEM_ENTRY};
 use crate::kernel::mm::bigmem::{self, BigMemError, ElfImage, DEFAULT_STACK_BYTES};
+use crate::kernel::mm::flavour::{Flavour, Replacement, BIGMEM_ENTRY};
 use crate::kernel::KernelConfig;
 use crate::machine::Machine;
 use rand::RngExt;

@@ -12,7 +12,7 @@ use super::page_alloc::{Gfp, KswapdTrigger, PageAlloc, Placement, Use};
 use super::swap::SwapSpace;
 use crate::kernel::block::Disk;
 use crate::kernel::config::{KernelConfig, Spread};
-use crate::kernel::sysctl_vm::{Lru, VmSysctl};
+use crate::kernel::mm::sysctl_vm::{Lru, VmSysctl};
 use crate::machine::Machine;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -26,7 +26,7 @@
 //! each holder. docs/sched.md gives the derivations.
 
 use crate::engine::{stream, CostTable, Dur, EventQueue, Lock, Time};
-use crate::kernel::contention::Spinlock;
+use crate::kernel::locking::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::{line, Line};
 use crate::kernel::sched::trace::{Segment, Trace};

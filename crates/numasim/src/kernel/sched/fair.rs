@@ -32,7 +32,7 @@
 
 use crate::engine::rng::stream;
 use crate::engine::{CostTable, Dur, EventQueue, Lock, Time};
-use crate::kernel::contention::Spinlock;
+use crate::kernel::locking::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::{line, Line};
 use crate::kernel::mm::tlb::Tlb;
@@ -548,8 +548,8 @@ pub fn peek_all(
     let (llc_size, llc_cycles) = llc.map_or((1 << 20, 10.0), |c| (c.size, c.latency_cycles));
     let cycle = 1e3 / machine.cpu.clock_mhz.max(1.0);
     let repl = match machine.tlb.refill {
-        crate::machine::TlbRefill::Software => crate::kernel::flavour::Replacement::RoundRobin,
-        crate::machine::TlbRefill::Hardware => crate::kernel::flavour::Replacement::Lru,
+        crate::machine::TlbRefill::Software => crate::kernel::mm::flavour::Replacement::RoundRobin,
+        crate::machine::TlbRefill::Hardware => crate::kernel::mm::flavour::Replacement::Lru,
     };
     let entries = machine
         .tlb

@@ -22,8 +22,8 @@ pub mod fair;
 pub mod trace;
 
 use crate::error::InputError;
+use crate::input::table::TableReader;
 use crate::machine::Machine;
-use crate::scenario::table::TableReader;
 use serde_json::{json, Value as Json};
 
 knob_enum! {

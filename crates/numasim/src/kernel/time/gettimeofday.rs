@@ -22,7 +22,7 @@ use rand::RngExt;
 
 use crate::engine::rng::stream;
 use crate::engine::{Dur, EventQueue, Time};
-use crate::kernel::contention::{Gettimeofday, Spinlock};
+use crate::kernel::locking::contention::{Gettimeofday, Spinlock};
 use crate::kernel::locking::line;
 use crate::kernel::locking::seqlock::SeqLock;
 use crate::kernel::locking::spinlock::spinlock;

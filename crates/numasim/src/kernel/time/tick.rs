@@ -32,7 +32,7 @@ use rand::RngExt;
 
 use crate::engine::rng::stream;
 use crate::engine::{Dur, EventQueue, Time};
-use crate::kernel::contention::{ContentionKnobs, ProfCpuMask, TimerAdjust};
+use crate::kernel::locking::contention::{ContentionKnobs, ProfCpuMask, TimerAdjust};
 use crate::kernel::locking::line;
 use crate::machine::coherence::TickPhase;
 use crate::machine::Machine;

@@ -4,8 +4,8 @@
 //! docs/contention.md lists them.
 
 use crate::error::InputError;
+use crate::input::table::TableReader;
 use crate::machine::{Arch, Machine};
-use crate::scenario::table::TableReader;
 use serde_json::{json, Value as Json};
 
 knob_enum! {
@@ -125,7 +125,7 @@ impl ContentionKnobs {
             "anon_fault" => json!(self.anon_fault.name()),
             "devzero" => json!(self.devzero.name()),
             "hugetlb" => json!(self.hugetlb.name()),
-            "hugepagesz" => json!(crate::scenario::size::format_size(self.hugepagesz)),
+            "hugepagesz" => json!(crate::input::size::format_size(self.hugepagesz)),
             "pagecache_count" => json!(self.pagecache_count.name()),
             "spinlock" => json!(self.spinlock.name()),
             _ => return None,
@@ -154,7 +154,7 @@ impl ContentionKnobs {
                     r.key("hugepagesz"),
                     format!(
                         "{sz} bytes: must be a power of two from the base page ({}) to 1 TB",
-                        crate::scenario::size::format_size(machine.page_size)
+                        crate::input::size::format_size(machine.page_size)
                     ),
                 ));
             }

@@ -8,6 +8,11 @@
 //! bounded read, never in an allocation that grows until the host gives
 //! out. The maxima are in docs/testing.md ("Input bounds").
 
+pub mod merge;
+pub mod size;
+pub mod stem;
+pub mod table;
+
 use crate::error::InputError;
 use std::io::Read;
 use std::path::Path;
@@ -34,7 +39,7 @@ pub const MAX_BOOT_LOG_BYTES: u64 = 64 << 20;
 
 /// A byte count as people read it (`512 MiB`, `16 MiB`, `4 KiB`).
 fn bytes_label(n: u64) -> String {
-    crate::scenario::size::format_size(n)
+    crate::input::size::format_size(n)
 }
 
 fn too_large(file: &str, max_bytes: u64, what: &str) -> InputError {

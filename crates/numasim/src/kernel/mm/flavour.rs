@@ -7,9 +7,9 @@
 //! knob written beside it overrides its flavour's value. docs/tlb.md.
 
 use crate::error::InputError;
+use crate::input::size::format_size;
+use crate::input::table::TableReader;
 use crate::machine::Machine;
-use crate::scenario::size::format_size;
-use crate::scenario::table::TableReader;
 use serde_json::{json, Value as Json};
 
 /// Size of one Big Memory TLB entry ([BGP-BIGMEM] D8).

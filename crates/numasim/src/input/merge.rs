@@ -50,7 +50,7 @@ pub fn apply_dotted(doc: &mut Table, key: &str, value: Value) -> Result<(), Inpu
         "machine" | "kernel" | "seed" => {}
         _ if parts.len() == 1 => return Ok(()), // a [[run]] step key, applied by the caller
         other => {
-            let hint = crate::scenario::table::nearest(other, ["machine", "kernel"].into_iter())
+            let hint = crate::input::table::nearest(other, ["machine", "kernel"].into_iter())
                 .map(|n| format!(" Did you mean `{n}`?"))
                 .unwrap_or_default();
             return Err(InputError::at(

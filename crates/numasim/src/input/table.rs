@@ -7,7 +7,7 @@
 //! hint instead of being ignored.
 
 use crate::error::InputError;
-use crate::scenario::size::parse_size;
+use crate::input::size::parse_size;
 use std::collections::BTreeSet;
 use toml::{Table, Value};
 

@@ -4,7 +4,7 @@
 //! docs/pagecache.md; each stays a knob.
 
 use crate::error::InputError;
-use crate::scenario::table::TableReader;
+use crate::input::table::TableReader;
 use serde_json::json;
 
 /// Which OOM path the kernel has ([ALTIX04] B10, B11).
