@@ -1,8 +1,8 @@
-//! Writing a run's files into `--out DIR`. Every file name is built from the
-//! scenario's `name` (checked by [`check_stem`](crate::input::stem::check_stem) when the scenario loads) and
-//! is proven, by [`OutDir::file`], to be one plain component: a direct child
-//! of DIR, so no name can write beside or outside it; nor is a symbolic link
-//! left in DIR written through.
+//! A run's files for `--out DIR`, as names and contents: the command line
+//! writes them (the library writes nothing). Every file name is built from
+//! the scenario's `name`, checked by
+//! [`check_stem`](crate::input::stem::check_stem) when the scenario loads
+//! and again here, and from the cases' names ([`case_names`]).
 
 use crate::error::{Error, InputError};
 use crate::input::stem::check_stem;
@@ -10,11 +10,8 @@ use crate::input::stem::check_stem;
 use crate::input::stem::MAX_STEM;
 use crate::report::table::fmt_json;
 use crate::report::timeline::escape;
-use crate::report::{csv, svg, table, view, Artifact, Record};
-use crate::scenario::Scenario;
-use crate::scenario::CASE_LABEL_KEYS;
+use crate::report::{csv, svg, table, view, Artifact, Record, RunDesc, CASE_LABEL_KEYS};
 use serde_json::Value as Json;
-use std::path::{Component, Path, PathBuf};
 
 /// How a case is named among the others: in a file name and in a title.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,119 +129,61 @@ pub fn case_names(cases: &[&[(String, Json)]]) -> Vec<CaseName> {
         .collect()
 }
 
-/// The folder `--out` names.
-pub struct OutDir<'a> {
-    dir: &'a Path,
-}
-
-impl<'a> OutDir<'a> {
-    pub fn new(dir: &'a Path) -> Self {
-        Self { dir }
+/// NAME.jsonl, NAME.csv, NAME.txt, one CSV per view, the SVG plots and
+/// the run's artifacts, as (file name, content) in the order to write them.
+pub fn run_files(
+    run: &RunDesc,
+    records: &[Record],
+    keys: &[String],
+    artifacts: &[Artifact],
+) -> Result<Vec<(String, String)>, Error> {
+    // The scenario checked its name on load; check again here because a
+    // description's fields are public.
+    check_stem(&run.name)
+        .map_err(|m| Error::Input(InputError::at("name", m).in_file(&run.source)))?;
+    let name = &run.name;
+    let mut files = Vec::new();
+    let jsonl: String = records.iter().map(|r| r.to_json_line() + "\n").collect();
+    files.push((format!("{name}.jsonl"), jsonl));
+    files.push((format!("{name}.csv"), csv::to_csv(records)));
+    let txt = table::render(records, keys) + &view::render_all(&run.views, records);
+    files.push((format!("{name}.txt"), txt));
+    for (i, v) in run.views.iter().enumerate() {
+        files.push((format!("{name}-view-{}.csv", i + 1), v.to_csv(records)));
     }
-
-    fn io(&self, e: std::io::Error) -> Error {
-        Error::Input(InputError::new(format!(
-            "cannot write to {}: {e}",
-            self.dir.display()
-        )))
-    }
-
-    /// `DIR/file`, if `file` is a single plain path component (so the result
-    /// is a direct child of DIR); otherwise an input error naming it.
-    pub fn file(&self, file: &str) -> Result<PathBuf, Error> {
-        let mut parts = Path::new(file).components();
-        let plain = matches!(
-            (parts.next(), parts.next()),
-            (Some(Component::Normal(c)), None) if c == std::ffi::OsStr::new(file)
-        ) && !file.contains(['/', '\\'])
-            && !file.chars().any(char::is_control);
-        if !plain {
-            return Err(Error::Input(InputError::new(format!(
-                "refusing to write {file:?}: not a plain file name inside {}",
-                self.dir.display()
-            ))));
+    // Each metric once, in first-seen order (records interleave metrics
+    // row by row, so `dedup()` alone drew every plot once per row).
+    let mut metrics: Vec<&str> = Vec::new();
+    for r in records {
+        if !metrics.contains(&r.metric.as_str()) {
+            metrics.push(&r.metric);
         }
-        Ok(self.dir.join(file))
     }
-
-    fn write(&self, file: &str, content: &str) -> Result<PathBuf, Error> {
-        let path = self.file(file)?;
-        // A link left in DIR would carry the write elsewhere: refuse it.
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(Error::Input(InputError::new(format!(
-                "refusing to write through the symbolic link {}",
-                path.display()
-            ))));
+    for m in metrics {
+        let plot = svg::node_bars(records, m, keys, &format!("{name} — {m} by node"))
+            .or_else(|| svg::sweep_lines(records, m, keys, &format!("{name} — {m}")))
+            .or_else(|| svg::size_lines(records, m, keys, &format!("{name} — {m} by size")));
+        if let Some(plot) = plot {
+            files.push((format!("{name}-{m}.svg"), plot));
         }
-        std::fs::write(&path, content).map_err(|e| self.io(e))?;
-        Ok(path)
     }
-
-    /// Write one file, `file` (a plain name), creating DIR if needed.
-    pub fn write_one(&self, file: &str, content: &str) -> Result<PathBuf, Error> {
-        std::fs::create_dir_all(self.dir).map_err(|e| self.io(e))?;
-        self.write(file, content)
-    }
-
-    /// Write NAME.jsonl, NAME.csv, NAME.txt, one CSV per view, the SVG plots
-    /// and the run's artifacts; returns the paths written, in order.
-    pub fn write_all(
-        &self,
-        sc: &Scenario,
-        records: &[Record],
-        keys: &[String],
-        artifacts: &[Artifact],
-    ) -> Result<Vec<PathBuf>, Error> {
-        // The scenario checked its name on load; check again here because a
-        // Scenario's fields are public.
-        check_stem(&sc.name)
-            .map_err(|m| Error::Input(InputError::at("name", m).in_file(&sc.source)))?;
-        std::fs::create_dir_all(self.dir).map_err(|e| self.io(e))?;
-        let name = &sc.name;
-        let mut written = Vec::new();
-        let jsonl: String = records.iter().map(|r| r.to_json_line() + "\n").collect();
-        written.push(self.write(&format!("{name}.jsonl"), &jsonl)?);
-        written.push(self.write(&format!("{name}.csv"), &csv::to_csv(records))?);
-        let txt = table::render(records, keys) + &view::render_all(&sc.views, records);
-        written.push(self.write(&format!("{name}.txt"), &txt)?);
-        for (i, v) in sc.views.iter().enumerate() {
-            let file = format!("{name}-view-{}.csv", i + 1);
-            written.push(self.write(&file, &v.to_csv(records))?);
-        }
-        // Each metric once, in first-seen order (records interleave metrics
-        // row by row, so `dedup()` alone drew every plot once per row).
-        let mut metrics: Vec<&str> = Vec::new();
-        for r in records {
-            if !metrics.contains(&r.metric.as_str()) {
-                metrics.push(&r.metric);
+    let cases: Vec<&[(String, Json)]> = artifacts.iter().map(|a| a.case.as_slice()).collect();
+    let names = case_names(&cases);
+    for (a, n) in artifacts.iter().zip(&names) {
+        let file = if n.file.is_empty() {
+            format!("{name}-{}", a.kind)
+        } else {
+            format!("{name}-{}-{}", n.file, a.kind)
+        };
+        let mut content = a.content.clone();
+        if let (Some(at), false) = (a.name_at, n.title.is_empty()) {
+            if content.is_char_boundary(at) {
+                content.insert_str(at, &format!(" ({})", escape(&n.title)));
             }
         }
-        for m in metrics {
-            let plot = svg::node_bars(records, m, keys, &format!("{name} — {m} by node"))
-                .or_else(|| svg::sweep_lines(records, m, keys, &format!("{name} — {m}")))
-                .or_else(|| svg::size_lines(records, m, keys, &format!("{name} — {m} by size")));
-            if let Some(plot) = plot {
-                written.push(self.write(&format!("{name}-{m}.svg"), &plot)?);
-            }
-        }
-        let cases: Vec<&[(String, Json)]> = artifacts.iter().map(|a| a.case.as_slice()).collect();
-        let names = case_names(&cases);
-        for (a, n) in artifacts.iter().zip(&names) {
-            let file = if n.file.is_empty() {
-                format!("{name}-{}", a.kind)
-            } else {
-                format!("{name}-{}-{}", n.file, a.kind)
-            };
-            let mut content = a.content.clone();
-            if let (Some(at), false) = (a.name_at, n.title.is_empty()) {
-                if content.is_char_boundary(at) {
-                    content.insert_str(at, &format!(" ({})", escape(&n.title)));
-                }
-            }
-            written.push(self.write(&file, &content)?);
-        }
-        Ok(written)
+        files.push((file, content));
     }
+    Ok(files)
 }
 
 #[cfg(test)]
@@ -269,16 +208,6 @@ mod tests {
         }
         for good in ["hashdist-boot", "a.b", "run 1", "ünïcode"] {
             assert!(check_stem(good).is_ok(), "{good:?} refused");
-        }
-    }
-
-    #[test]
-    fn out_files_stay_in_the_folder() {
-        let d = Path::new("/tmp/x");
-        let out = OutDir::new(d);
-        assert_eq!(out.file("a.csv").unwrap(), d.join("a.csv"));
-        for bad in ["../a", "/etc/passwd", "a/b", "", ".", ".."] {
-            assert!(out.file(bad).is_err(), "{bad:?} accepted");
         }
     }
 }

@@ -6,6 +6,7 @@
 pub mod alloc;
 pub mod bcfree;
 pub mod boot;
+pub mod case;
 pub mod contention;
 pub mod fsio;
 pub mod hold;
@@ -26,10 +27,10 @@ use crate::kernel::mm::vm::Vm;
 use crate::machine::Machine;
 use crate::report::Artifact;
 use crate::report::Record;
-use crate::scenario::ResolvedCase;
 use serde_json::Value as Json;
 use toml::Table;
 
+pub use case::ResolvedCase;
 pub use spec::WORKLOADS;
 
 /// The state steps share within one case.
@@ -339,7 +340,7 @@ pub fn record_keys(case: &ResolvedCase) -> Vec<(String, Json)> {
                     .steps
                     .iter()
                     .find_map(|s| s.get(k))
-                    .map(crate::scenario::toml_to_json)
+                    .map(crate::machine::slit_text::toml_to_json)
                     .unwrap_or(Json::Null),
                 v => v.clone(),
             };

@@ -404,7 +404,7 @@ impl Step {
                             content: tr.to_chrome_json(&title),
                             name_at: None,
                         });
-                        let (svg, at) = tr.to_svg(&title, queues);
+                        let (svg, at) = crate::report::timeline::runqueue_svg(&tr, &title, queues);
                         files.push(Artifact {
                             case,
                             kind: "runqueue.svg".into(),
