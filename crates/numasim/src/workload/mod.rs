@@ -3,9 +3,12 @@
 //! Each step is a named workload with its own keys, validated before
 //! anything runs; steps share one simulated machine, booted on first need.
 
+pub mod aim7;
 pub mod alloc;
 pub mod bcfree;
 pub mod boot;
+pub mod boot_balance;
+pub mod bufwrite;
 pub mod case;
 pub mod contention;
 pub mod fsio;
@@ -14,6 +17,7 @@ pub mod membench;
 pub mod pci;
 pub mod read;
 pub mod sched;
+pub mod sched_ops;
 pub mod spec;
 pub mod touch;
 pub mod vmstat;

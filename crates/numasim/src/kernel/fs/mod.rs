@@ -6,14 +6,17 @@
 //!   parallel writers interleave by their (seeded) timing.
 //! - `laydown`: parallel `dd` writers laying a file set down (F10).
 //! - `iosim`: direct I/O and buffered reads over the block layer (F9, B12,
-//!   B13, D19); `bufwrite`: buffered writes (F3–F7, F11).
+//!   B13, D19).
+//! - `writeback`: the writeback walk over dirty files and the write
+//!   clustering limits; the buffered-write experiment that drives it
+//!   (F3–F7, F11) is `workload/bufwrite.rs`.
 //!
 //! Kernel versions select mechanisms as in the table at the top of F.
 
-pub mod bufwrite;
 pub mod iosim;
 pub mod laydown;
 pub mod layout;
+pub mod writeback;
 
 use crate::error::InputError;
 use crate::input::table::TableReader;
@@ -187,12 +190,12 @@ impl IoKnobs {
             .choice("reclaim_writeback", ReclaimWriteback::NAMES)?
             .unwrap_or(k.reclaim_writeback);
         if let Some(p) = r.u64("reclaim_write_pages")? {
-            if !(1..=crate::kernel::fs::bufwrite::BIO_MAX_PAGES).contains(&p) {
+            if !(1..=writeback::BIO_MAX_PAGES).contains(&p) {
                 return Err(InputError::at(
                     r.key("reclaim_write_pages"),
                     format!(
                         "{p}: allowed 1..{} pages (one page up to a full bio)",
-                        crate::kernel::fs::bufwrite::BIO_MAX_PAGES
+                        writeback::BIO_MAX_PAGES
                     ),
                 ));
             }
