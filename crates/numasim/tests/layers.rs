@@ -6,8 +6,9 @@
 //! models call each other, as `mm/` does in Linux).
 //!
 //! A path to a module's `mod.rs` item that the `mod.rs` only re-exports
-//! (`pub use child::Item`) is followed to the child that defines it, so a
-//! facade does not make a circle of its own children.
+//! (`pub use child::Item`) is followed to the child that defines it, and
+//! the re-export line itself is no import of the parent's, so a facade
+//! does not make a circle of its own children.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -31,6 +32,44 @@ const LAYERS: &[(&str, u32)] = &[
 /// Files that may import each other in a circle (the issue allows it in
 /// `kernel/mm`).
 const CYCLES_ALLOWED_UNDER: &str = "kernel/mm/";
+
+/// Circles known today and owned by work in flight (issue 28), each with
+/// the files it may span and how it ends. A circle outside these fails;
+/// so does an entry no circle needs any more (delete it then).
+const KNOWN_CIRCLES: &[(&[&str], &str)] = &[
+    (
+        &[
+            "kernel/era.rs",
+            "kernel/mm/hash_tables.rs",
+            "kernel/release.rs",
+        ],
+        "`Era::rules`/`hashdist_default` (era.rs) call hash_tables, which \
+         names `Era`: ends when the knob rewrite moves them into an \
+         `impl Era` in hash_tables.rs",
+    ),
+    (
+        &[
+            "workload/mod.rs",
+            "workload/alloc.rs",
+            "workload/bcfree.rs",
+            "workload/boot.rs",
+            "workload/contention.rs",
+            "workload/fsio.rs",
+            "workload/hold.rs",
+            "workload/membench.rs",
+            "workload/pci.rs",
+            "workload/read.rs",
+            "workload/sched.rs",
+            "workload/touch.rs",
+            "workload/vmstat.rs",
+            "workload/write.rs",
+            "workload/zcb.rs",
+        ],
+        "the workloads use `Sim`/`Recorder` from workload/mod.rs, which \
+         dispatches to them: ends when the registry rewrite moves `Sim` \
+         and `Recorder` into their own file (workload/sim.rs)",
+    ),
+];
 
 fn layer(top: &str) -> Option<u32> {
     LAYERS.iter().find(|(m, _)| *m == top).map(|&(_, l)| l)
@@ -400,6 +439,16 @@ fn parse(files: &[(String, String)]) -> Crate {
                     for segs in paths {
                         if is_pub && stack.is_empty() {
                             pub_uses.push((file_mod.clone(), segs.clone()));
+                            // Re-exporting a child's item forwards a name:
+                            // users resolve through it to the child, and the
+                            // parent's own code does not use it.
+                            if segs.first().is_some_and(|f| {
+                                c.mods
+                                    .contains_key(&[file_mod.clone(), vec![f.clone()]].concat())
+                            }) || segs.first().is_some_and(|f| f == "self")
+                            {
+                                continue;
+                            }
                         }
                         refs.push(Ref {
                             line,
@@ -629,8 +678,16 @@ fn bad_circles(c: &Crate) -> Vec<String> {
             why.join(", ")
         ));
     }
+    let mut known_used = vec![false; KNOWN_CIRCLES.len()];
     for comp in circles(&files) {
         if comp.iter().all(|f| f.starts_with(CYCLES_ALLOWED_UNDER)) {
+            continue;
+        }
+        if let Some(k) = KNOWN_CIRCLES
+            .iter()
+            .position(|(fs, _)| comp.iter().all(|f| fs.contains(&f.as_str())))
+        {
+            known_used[k] = true;
             continue;
         }
         let why: Vec<String> = es
@@ -645,6 +702,17 @@ fn bad_circles(c: &Crate) -> Vec<String> {
             comp.join(", "),
             why.join(", ")
         ));
+    }
+    if c.mods.len() > 100 {
+        // The real source (not a synthetic test): stale entries fail.
+        for ((fs, _), used) in KNOWN_CIRCLES.iter().zip(known_used) {
+            if !used {
+                bad.push(format!(
+                    "KNOWN_CIRCLES lists a circle that is gone (delete the entry): {}",
+                    fs.join(", ")
+                ));
+            }
+        }
     }
     bad
 }

@@ -8,8 +8,8 @@
 //! depend only on the inputs; the one exception is the run-time column,
 //! which the caller leaves out (`run_ms = None`) for a byte-stable page.
 
+use super::case_name::case_names;
 use super::hint::{FigureHint, Shape};
-use super::out::case_names;
 use super::summary::{Summary, Totals};
 use super::svg::{self, PlotOpts, SWEEP_KEYS};
 use super::table::{fmt_json, fmt_paper, fmt_value};

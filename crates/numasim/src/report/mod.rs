@@ -1,5 +1,6 @@
 //! Tidy records and their views: tables, CSV, JSONL, SVG plots.
 
+pub mod case_name;
 pub mod csv;
 pub mod desc;
 pub mod disk_heat;

@@ -8,7 +8,7 @@ use crate::kernel::sched::trace::Trace;
 
 /// A file a run produces beside its records; `--out DIR` writes it, named
 /// after the scenario, the keys by which this case differs from the others
-/// (known only once every case has run: [`super::out::case_names`]) and
+/// (known only once every case has run: [`super::case_name::case_names`]) and
 /// `kind`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Artifact {
