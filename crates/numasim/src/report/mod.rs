@@ -22,6 +22,6 @@ pub use summary::{Summary, Totals};
 pub use timeline::Artifact;
 
 /// Case keys that name a case and change nothing else.
-/// `kernel` is one too in that it names no [[run]] key: it sets
+/// `kernel` is one too in that it names no `[[run]]` key: it sets
 /// `kernel.flavour` (kernel/mm/flavour.rs), which sets the kernel's knobs.
 pub const CASE_LABEL_KEYS: &[&str] = &["config", "label", "kernel"];

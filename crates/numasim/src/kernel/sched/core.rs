@@ -1,7 +1,7 @@
 //! Run queues, `schedule()` and wake-ups ([ALTIX04] E1, [WILDFIRE01] E4).
 //!
 //! Three run-queue structures, each behind spinlocks that are engine
-//! [`Lock`]s on the machine's line costs:
+//! [`Lock`](crate::engine::Lock)s on the machine's line costs:
 //!
 //! - **2.4 global** (`Runqueue::Global`, wildfire `Sched::Smp`): one queue
 //!   under `runqueue_lock`. `schedule()` walks every runnable task in the

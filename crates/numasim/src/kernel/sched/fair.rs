@@ -8,7 +8,7 @@
 //! `move_tasks()`, finds every one pinned (or running) and fails. The busy
 //! CPU needs its own lock at every tick (`scheduler_tick()`). Nothing here
 //! counts CPUs: the idle CPUs' attempts queue on the busy CPU's lock (an
-//! engine [`Lock`]: test-and-set spinners near the releaser win, and every
+//! engine [`Lock`](crate::engine::Lock): test-and-set spinners near the releaser win, and every
 //! hand-off serves a NACK per spinner) and the busy CPU waits behind them.
 //! **Live lock** is declared when, after the first quarter of the window,
 //! the busy CPU waits longer than one tick for its own lock: its next
