@@ -2,6 +2,8 @@
 //! are parsed by clap, validated into a scenario in one place, and every
 //! failure maps to an exit status: 2 for bad input, 1 for internal errors.
 
+mod out;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use numasim::error::{Error, InputError};
 use numasim::experiments::{self, EXPERIMENTS};
@@ -434,8 +436,8 @@ fn run_and_print_all(
     };
     print!("{text}");
     if let Some(dir) = &out.out {
-        let written =
-            numasim::report::out::OutDir::new(dir).write_all(sc, &records, &keys, &artifacts)?;
+        let files = numasim::report::out::run_files(&sc.describe(), &records, &keys, &artifacts)?;
+        let written = out::OutDir::new(dir).write_all(&files)?;
         // Say what --out wrote, so the user need not list the folder.
         let names: Vec<String> = written
             .iter()
@@ -551,22 +553,20 @@ fn write_report(dir: &Path, title: &str, runs: &[(&Scenario, Ran)]) -> Result<()
     use numasim::report::html;
     std::fs::create_dir_all(dir)
         .map_err(|e| InputError::new(format!("cannot create {}: {e}", dir.display())))?;
+    let descs: Vec<_> = runs.iter().map(|(sc, _)| sc.describe()).collect();
     let entries: Vec<html::Entry> = runs
         .iter()
-        .map(|(sc, r)| html::Entry {
-            sc,
+        .zip(&descs)
+        .map(|((sc, r), run)| html::Entry {
+            run,
             records: &r.records,
             artifacts: &r.artifacts,
             run_ms: r.run_ms,
-            doc_href: sc
-                .report
-                .doc
-                .as_deref()
-                .and_then(|d| html::doc_href(dir, d)),
+            doc_href: sc.report.doc.as_deref().and_then(|d| out::doc_href(dir, d)),
         })
         .collect();
     let page = html::page(title, &entries);
-    let path = numasim::report::out::OutDir::new(dir).write_one("index.html", &page)?;
+    let path = out::OutDir::new(dir).write_one("index.html", &page)?;
     eprintln!(
         "numasim: wrote {} ({} kB); open it in a browser",
         path.display(),

@@ -10,12 +10,13 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use numasim::engine::Dur;
 use numasim::kernel::locking::contention::Spinlock;
-use numasim::kernel::sched::core::{aim7, sched_ops, Mix};
-use numasim::kernel::sched::fair::boot_balance;
 use numasim::kernel::sched::{BalanceBackoff, Runqueue, Sched, SchedKnobs};
 use numasim::machine::Machine;
 use numasim::scenario::run::run;
 use numasim::scenario::Scenario;
+use numasim::workload::aim7::{aim7, Mix};
+use numasim::workload::boot_balance::boot_balance;
+use numasim::workload::sched_ops::sched_ops;
 use std::hint::black_box;
 
 const LIVELOCK: &str = include_str!("../../../experiments/altix-loadbalance-livelock.toml");

@@ -6,11 +6,11 @@
 use numasim::engine::{stream, Dur, EventQueue, Lock, LockPolicy, Time, UniformCost};
 use numasim::experiments;
 use numasim::kernel::locking::contention::Spinlock;
-use numasim::kernel::locking::spinlock::lock_bench;
 use numasim::kernel::mm::memory::{self, FaultThread, Scope};
 use numasim::machine::{presets, Machine};
 use numasim::report::{Record, Summary};
 use numasim::scenario::run::run;
+use numasim::workload::lock_bench::lock_bench;
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -283,7 +283,7 @@ fn tas_unfairness_is_probabilistic() {
     assert!(d.starved_nodes > 0, "{d:?}");
     // The releaser's node still wins more than its share.
     let fair = lock_bench(&m, Spinlock::Fair, 32, 200, 500, Dur(5_000_000), 1);
-    let spread = |x: &numasim::kernel::locking::spinlock::LockBench| {
+    let spread = |x: &numasim::workload::lock_bench::LockBench| {
         let a: Vec<f64> = x.per_node.iter().map(|p| p.0 as f64).collect();
         a.iter().cloned().fold(0.0, f64::max) / a.iter().cloned().fold(f64::MAX, f64::min)
     };

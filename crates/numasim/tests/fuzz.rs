@@ -29,7 +29,7 @@ use numasim::error::{Error, InputError};
 use numasim::machine::import::{from_hwloc_xml, from_numactl, from_sysfs};
 use numasim::machine::presets::PRESETS;
 use numasim::machine::Machine;
-use numasim::report::out::OutDir;
+use numasim::report::out::run_files;
 use numasim::scenario::run::run_with_artifacts;
 use numasim::scenario::Scenario;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -448,18 +448,26 @@ fn mutate(text: &str, rng: &mut Rng, root: &Path) -> (String, String) {
 /// The files a run wrote, by name, in name order.
 type Files = Vec<(String, Vec<u8>)>;
 
-/// Load, run and write one scenario into `out` as `run --out` does.
+/// Load, run and write one scenario into `out` as `run --out` does (the
+/// library names and renders the files, the command line writes them).
 fn run_to(text: &str, source: &str, dir: Option<PathBuf>, out: &Path) -> Result<Files, Error> {
     let sc = Scenario::from_str(text, source, dir)?;
     let (records, artifacts) = run_with_artifacts(&sc, &[], true, &|| {})?;
-    let written = OutDir::new(out).write_all(&sc, &records, &sc.varied_keys(), &artifacts)?;
-    for p in &written {
-        assert_eq!(
-            p.parent(),
-            Some(out),
-            "{} is not directly in --out",
-            p.display()
+    let rendered = run_files(&sc.describe(), &records, &sc.varied_keys(), &artifacts)?;
+    std::fs::create_dir_all(out).unwrap();
+    for (name, content) in &rendered {
+        // Each name must be one plain component, as the CLI's OutDir
+        // requires: never a path beside or outside --out.
+        let mut parts = Path::new(name).components();
+        assert!(
+            matches!(
+                (parts.next(), parts.next()),
+                (Some(std::path::Component::Normal(c)), None) if c == std::ffi::OsStr::new(name)
+            ) && !name.contains(['/', '\\'])
+                && !name.chars().any(char::is_control),
+            "{name:?} is not a plain file name"
         );
+        std::fs::write(out.join(name), content).unwrap();
     }
     let mut files: Files = std::fs::read_dir(out)
         .unwrap()
@@ -546,10 +554,11 @@ fn other_outputs(text: &str, source: &str, dir: Option<PathBuf>) -> Result<(), S
     let sc = Scenario::from_str(text, source, dir).map_err(|e| e.to_string())?;
     let (records, artifacts) =
         run_with_artifacts(&sc, &[], true, &|| {}).map_err(|e| e.to_string())?;
+    let run = sc.describe();
     let page = numasim::report::html::page(
         "fuzz",
         &[numasim::report::html::Entry {
-            sc: &sc,
+            run: &run,
             records: &records,
             artifacts: &artifacts,
             run_ms: None,

@@ -3,11 +3,13 @@
 
 use numasim::engine::Dur;
 use numasim::kernel::locking::contention::Spinlock;
-use numasim::kernel::sched::core::{aim7, sched_ops, Mix};
-use numasim::kernel::sched::fair::{boot_balance, peek_all};
+use numasim::kernel::sched::fair::peek_all;
 use numasim::kernel::sched::{BalanceBackoff, RqLayout, Runqueue, Sched, SchedKnobs};
 use numasim::machine::presets;
 use numasim::scenario::Scenario;
+use numasim::workload::aim7::{aim7, Mix};
+use numasim::workload::boot_balance::boot_balance;
+use numasim::workload::sched_ops::sched_ops;
 
 fn altix() -> numasim::machine::Machine {
     presets::preset("altix-512").unwrap()
@@ -39,7 +41,7 @@ fn per_cpu_queues_beat_the_global_queue_from_8_cpus() {
     assert!(g(64) < g(8));
 }
 
-fn balance(backoff: BalanceBackoff, cpus: u64) -> numasim::kernel::sched::fair::BalanceResult {
+fn balance(backoff: BalanceBackoff, cpus: u64) -> numasim::workload::boot_balance::BalanceResult {
     let m = altix();
     let mut k = SchedKnobs::defaults(&m);
     k.balance_backoff = backoff;

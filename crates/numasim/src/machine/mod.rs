@@ -376,15 +376,6 @@ impl Machine {
         Machine::from_table(&table).map_err(|e| e.in_file(file))
     }
 
-    pub fn from_table(table: &toml::Table) -> Result<Machine, InputError> {
-        toml_io::read_machine(table)
-    }
-
-    /// The machine as TOML that [`Machine::from_toml_str`] reads back unchanged.
-    pub fn to_toml_string(&self) -> String {
-        toml_io::write_machine(self)
-    }
-
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }

@@ -530,6 +530,29 @@ fn read_rows(text: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// A TOML value as records carry it in `case` (integers stay integers, a
+/// compact-matrix string becomes its rows). Here rather than in `scenario`
+/// because workloads label records with it too, and they sit below it.
+pub fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => {
+            to_json(s).unwrap_or_else(|| serde_json::Value::String(s.clone()))
+        }
+        toml::Value::Integer(i) => serde_json::Value::from(*i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null),
+        toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
+        toml::Value::Datetime(d) => serde_json::Value::String(d.to_string()),
+        toml::Value::Array(a) => serde_json::Value::Array(a.iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => serde_json::Value::Object(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_json(v)))
+                .collect(),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,20 @@ use crate::input::size::format_size;
 use crate::input::table::{value_u32_in, TableReader};
 use toml::{Table, Value};
 
+// Here rather than in mod.rs, so that mod.rs (the types) does not import
+// its own reader and writer (tests/layers.rs: no import circles).
+impl Machine {
+    /// Read and validate a machine table (`[machine]`, a preset's text).
+    pub fn from_table(table: &toml::Table) -> Result<Machine, InputError> {
+        read_machine(table)
+    }
+
+    /// The machine as TOML that [`Machine::from_toml_str`] reads back unchanged.
+    pub fn to_toml_string(&self) -> String {
+        write_machine(self)
+    }
+}
+
 /// Defaults for optional physical parameters; documented in `docs/machine.md`.
 mod default {
     pub const PAGE_SIZE: u64 = 4096;

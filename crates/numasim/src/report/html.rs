@@ -8,13 +8,13 @@
 //! depend only on the inputs; the one exception is the run-time column,
 //! which the caller leaves out (`run_ms = None`) for a byte-stable page.
 
+use super::case_name::case_names;
 use super::hint::{FigureHint, Shape};
-use super::out::case_names;
 use super::summary::{Summary, Totals};
 use super::svg::{self, PlotOpts, SWEEP_KEYS};
 use super::table::{fmt_json, fmt_paper, fmt_value};
+use super::RunDesc;
 use super::{Artifact, Bound, Record, Role};
-use crate::scenario::Scenario;
 use serde_json::Value as Json;
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -29,7 +29,7 @@ const MAX_OPEN_ROWS: usize = 24;
 
 /// One experiment's run, as the page shows it.
 pub struct Entry<'a> {
-    pub sc: &'a Scenario,
+    pub run: &'a RunDesc,
     pub records: &'a [Record],
     /// The run's files; the SVG ones (memory timelines) are drawn inline.
     pub artifacts: &'a [Artifact],
@@ -43,7 +43,7 @@ pub struct Entry<'a> {
 pub fn page(title: &str, entries: &[Entry]) -> String {
     let summaries: Vec<Summary> = entries
         .iter()
-        .map(|e| Summary::of(&e.sc.name, e.records, &e.sc.papers).with_fits(&e.sc.fits))
+        .map(|e| Summary::of(&e.run.name, e.records, &e.run.papers).with_fits(&e.run.fits))
         .collect();
     let timing = entries.iter().any(|e| e.run_ms.is_some());
     let mut h = String::with_capacity(1 << 20);
@@ -155,13 +155,13 @@ fn summary_table(entries: &[Entry], summaries: &[Summary], timing: bool) -> Stri
     h += "</tr></thead>\n<tbody>\n";
     let mut total_ms = 0.0;
     for (e, s) in entries.iter().zip(summaries) {
-        let id = &e.sc.name;
+        let id = &e.run.name;
         let _ = write!(
             h,
             "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td>",
             anchor(id),
             esc(id),
-            esc(&machine_name(e.sc))
+            esc(&e.run.machine_name)
         );
         for n in [Role::Calibration, Role::Input, Role::Validation]
             .map(|role| s.role(role).rows)
@@ -250,18 +250,8 @@ fn anchor(id: &str) -> String {
         .collect()
 }
 
-/// The machine a scenario's first case runs on, as `[machine] preset` names it.
-fn machine_name(sc: &Scenario) -> String {
-    sc.base()
-        .get("machine")
-        .and_then(|m| m.get("preset"))
-        .and_then(toml::Value::as_str)
-        .unwrap_or("(inline)")
-        .to_string()
-}
-
 fn section(i: usize, e: &Entry, s: &Summary) -> String {
-    let sc = e.sc;
+    let sc = e.run;
     let mut h = String::new();
     let _ = writeln!(
         h,
@@ -269,12 +259,12 @@ fn section(i: usize, e: &Entry, s: &Summary) -> String {
         anchor(&sc.name),
         esc(&sc.name)
     );
-    let question = sc.report.question.as_deref().unwrap_or(&sc.description);
+    let question = sc.hints.question.as_deref().unwrap_or(&sc.description);
     if !question.is_empty() {
         let _ = writeln!(h, "<p class=\"question\">{}</p>", esc(question));
     }
     h += "<dl class=\"meta\">\n";
-    if sc.report.question.is_some() && !sc.description.is_empty() {
+    if sc.hints.question.is_some() && !sc.description.is_empty() {
         let _ = writeln!(h, "<dt>Setup</dt><dd>{}</dd>", esc(&sc.description));
     }
     let _ = writeln!(h, "<dt>Machine</dt><dd>{}</dd>", machine_line(sc));
@@ -287,7 +277,7 @@ fn section(i: usize, e: &Entry, s: &Summary) -> String {
         let _ = writeln!(h, "<dt>Cases</dt><dd>{cases}</dd>");
     }
     let _ = writeln!(h, "<dt>Deviation</dt><dd>{}</dd>", deviation_line(s));
-    if let Some(doc) = &sc.report.doc {
+    if let Some(doc) = &sc.hints.doc {
         match &e.doc_href {
             Some(href) => {
                 let _ = writeln!(
@@ -310,7 +300,7 @@ fn section(i: usize, e: &Entry, s: &Summary) -> String {
         );
     }
     h += "</dl>\n";
-    let figs = figures(e.sc, e.records);
+    let figs = figures(e.run, e.records);
     for (f, (fig, caption)) in figs.iter().enumerate() {
         let _ = writeln!(
             h,
@@ -358,56 +348,41 @@ fn section(i: usize, e: &Entry, s: &Summary) -> String {
     h
 }
 
-fn machine_line(sc: &Scenario) -> String {
-    let name = esc(&machine_name(sc));
-    match sc.resolve(0, &[]) {
-        Ok(c) => {
-            let m = &c.machine;
-            format!(
-                "<code>{name}</code>: {} nodes, {} CPUs, {}{}",
-                m.node_count(),
-                m.cpu_count(),
-                crate::input::size::mem_label(m.mem_bytes()),
-                if m.description.is_empty() {
-                    String::new()
-                } else {
-                    format!(" — {}", esc(&m.description))
-                }
-            )
-        }
-        Err(_) => format!("<code>{name}</code>"),
+fn machine_line(sc: &RunDesc) -> String {
+    let name = esc(&sc.machine_name);
+    match &sc.machine {
+        Some(m) => format!(
+            "<code>{name}</code>: {} nodes, {} CPUs, {}{}",
+            m.nodes,
+            m.cpus,
+            crate::input::size::mem_label(m.mem_bytes),
+            if m.description.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", esc(&m.description))
+            }
+        ),
+        None => format!("<code>{name}</code>"),
     }
 }
 
 /// The `[kernel]` knobs every case starts from, and the machine's inline overrides.
-fn knob_line(sc: &Scenario) -> String {
-    let mut parts = Vec::new();
-    for section in ["kernel", "machine"] {
-        if let Some(toml::Value::Table(t)) = sc.base().get(section) {
-            for (k, v) in t {
-                if section == "machine" && k == "preset" {
-                    continue;
-                }
-                parts.push(format!(
-                    "<code>{}.{}&#8239;=&#8239;{}</code>",
-                    section,
-                    esc(k),
-                    esc(&toml_text(v))
-                ));
-            }
-        }
-    }
-    parts.join(", ")
+fn knob_line(sc: &RunDesc) -> String {
+    sc.knobs
+        .iter()
+        .map(|(section, k, v)| {
+            format!(
+                "<code>{}.{}&#8239;=&#8239;{}</code>",
+                section,
+                esc(k),
+                esc(v)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn toml_text(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn case_line(sc: &Scenario) -> String {
+fn case_line(sc: &RunDesc) -> String {
     if sc.cases.len() < 2 {
         return String::new();
     }
@@ -416,7 +391,7 @@ fn case_line(sc: &Scenario) -> String {
         .map(|c| {
             let kv: Vec<String> = c
                 .iter()
-                .map(|(k, v)| format!("{}&#8239;=&#8239;{}", esc(k), esc(&toml_text(v))))
+                .map(|(k, v)| format!("{}&#8239;=&#8239;{}", esc(k), esc(v)))
                 .collect();
             format!("<code>{}</code>", kv.join(", "))
         })
@@ -470,8 +445,8 @@ fn deviation_line(s: &Summary) -> String {
 }
 
 /// The figures of an experiment: its hints, else chosen from the records.
-fn figures(sc: &Scenario, records: &[Record]) -> Vec<(String, String)> {
-    let hints: Vec<FigureHint> = if sc.report.figures.is_empty() {
+fn figures(sc: &RunDesc, records: &[Record]) -> Vec<(String, String)> {
+    let hints: Vec<FigureHint> = if sc.hints.figures.is_empty() {
         auto_metrics(records)
             .into_iter()
             .map(|m| FigureHint {
@@ -483,9 +458,9 @@ fn figures(sc: &Scenario, records: &[Record]) -> Vec<(String, String)> {
             })
             .collect()
     } else {
-        sc.report.figures.clone()
+        sc.hints.figures.clone()
     };
-    let hinted = !sc.report.figures.is_empty();
+    let hinted = !sc.hints.figures.is_empty();
     hints
         .iter()
         .filter_map(|f| {
@@ -539,7 +514,7 @@ fn keys_of(records: &[&Record]) -> Vec<String> {
 
 /// One figure and its caption, in the hinted shape (or the first shape
 /// the records fit, for `auto`); None if they fit none.
-fn figure(sc: &Scenario, records: &[Record], f: &FigureHint) -> Option<(String, String)> {
+fn figure(sc: &RunDesc, records: &[Record], f: &FigureHint) -> Option<(String, String)> {
     let recs: Vec<&Record> = records.iter().filter(|r| r.metric == f.metric).collect();
     let owned: Vec<Record> = recs.iter().map(|r| (*r).clone()).collect();
     let keys = keys_of(&recs);
@@ -599,7 +574,7 @@ fn figure(sc: &Scenario, records: &[Record], f: &FigureHint) -> Option<(String, 
 }
 
 /// Rows with a published value: simulated, published, role, Δ, tolerance.
-fn compared_table(records: &[Record], sc: &Scenario) -> String {
+fn compared_table(records: &[Record], sc: &RunDesc) -> String {
     let rows: Vec<&Record> = records.iter().filter(|r| r.paper.is_some()).collect();
     if rows.is_empty() {
         return String::new();
@@ -724,23 +699,9 @@ pub fn esc(t: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The href of the repository page `doc` (`docs/x.md`, under the current
-/// directory) from a page in `out_dir`, if the page exists: relative, so the
-/// link works from `file://` and the bytes do not name this host's paths.
-pub fn doc_href(out_dir: &Path, doc: &str) -> Option<String> {
-    let target = std::fs::canonicalize(doc).ok()?;
-    let from = std::fs::canonicalize(out_dir).ok()?;
-    let rel = relative(&from, &target)?;
-    Some(
-        rel.components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/"),
-    )
-}
-
-/// `to` relative to the directory `from` (both absolute).
-fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
+/// `to` relative to the directory `from` (both absolute): how the page in
+/// `from` links a doc (the command line finds both on disk).
+pub fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
     let f: Vec<Component> = from.components().collect();
     let t: Vec<Component> = to.components().collect();
     let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();

@@ -1,250 +1,74 @@
-//! Writing a run's files into `--out DIR`. Every file name is built from the
-//! scenario's `name` (checked by [`check_stem`](crate::input::stem::check_stem) when the scenario loads) and
-//! is proven, by [`OutDir::file`], to be one plain component: a direct child
-//! of DIR, so no name can write beside or outside it; nor is a symbolic link
-//! left in DIR written through.
+//! A run's files for `--out DIR`, as names and contents: the command line
+//! writes them (the library writes nothing). Every file name is built from
+//! the scenario's `name`, checked by
+//! [`check_stem`](crate::input::stem::check_stem) when the scenario loads
+//! and again here, and from the cases' names
+//! ([`case_names`](super::case_name::case_names)).
 
+use super::case_name::case_names;
 use crate::error::{Error, InputError};
 use crate::input::stem::check_stem;
 #[cfg(test)]
 use crate::input::stem::MAX_STEM;
-use crate::report::table::fmt_json;
 use crate::report::timeline::escape;
-use crate::report::{csv, svg, table, view, Artifact, Record};
-use crate::scenario::Scenario;
-use crate::scenario::CASE_LABEL_KEYS;
+use crate::report::{csv, svg, table, view, Artifact, Record, RunDesc};
 use serde_json::Value as Json;
-use std::path::{Component, Path, PathBuf};
 
-/// How a case is named among the others: in a file name and in a title.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaseName {
-    /// `default`, `page_cache_limit=5,page_cache_limit_threshold=2`; empty
-    /// when there is only one case.
-    pub file: String,
-    /// `config = default`, `page_cache_limit = 5, page_cache_limit_threshold = 2`.
-    pub title: String,
-}
-
-/// Longest case part of a file name, in bytes; with the stem and a kind it
-/// stays under the usual 255-byte limit.
-const MAX_CASE_NAME: usize = 80;
-
-/// Names for each of `cases` (repeats allowed) by the keys whose values
-/// differ among them, not every varied key: a label key (`config`, `label`,
-/// `kernel`) alone where it tells the cases apart, else each differing key
-/// by its last dotted part (whole where two share one) and its value.
-/// Different cases always get different names: a clash or an over-long
-/// name takes the case's number.
-pub fn case_names(cases: &[&[(String, Json)]]) -> Vec<CaseName> {
-    let mut distinct: Vec<&[(String, Json)]> = Vec::new();
-    for c in cases {
-        if !distinct.contains(c) {
-            distinct.push(c);
+/// NAME.jsonl, NAME.csv, NAME.txt, one CSV per view, the SVG plots and
+/// the run's artifacts, as (file name, content) in the order to write them.
+pub fn run_files(
+    run: &RunDesc,
+    records: &[Record],
+    keys: &[String],
+    artifacts: &[Artifact],
+) -> Result<Vec<(String, String)>, Error> {
+    // The scenario checked its name on load; check again here because a
+    // description's fields are public.
+    check_stem(&run.name)
+        .map_err(|m| Error::Input(InputError::at("name", m).in_file(&run.source)))?;
+    let name = &run.name;
+    let mut files = Vec::new();
+    let jsonl: String = records.iter().map(|r| r.to_json_line() + "\n").collect();
+    files.push((format!("{name}.jsonl"), jsonl));
+    files.push((format!("{name}.csv"), csv::to_csv(records)));
+    let txt = table::render(records, keys) + &view::render_all(&run.views, records);
+    files.push((format!("{name}.txt"), txt));
+    for (i, v) in run.views.iter().enumerate() {
+        files.push((format!("{name}-view-{}.csv", i + 1), v.to_csv(records)));
+    }
+    // Each metric once, in first-seen order (records interleave metrics
+    // row by row, so `dedup()` alone drew every plot once per row).
+    let mut metrics: Vec<&str> = Vec::new();
+    for r in records {
+        if !metrics.contains(&r.metric.as_str()) {
+            metrics.push(&r.metric);
         }
     }
-    let value = |c: &[(String, Json)], k: &str| -> Json {
-        c.iter()
-            .find(|(ck, _)| ck == k)
-            .map_or(Json::Null, |(_, v)| v.clone())
-    };
-    let mut keys: Vec<&str> = Vec::new();
-    for c in &distinct {
-        for (k, _) in c.iter() {
-            if !keys.contains(&k.as_str()) {
-                keys.push(k);
+    for m in metrics {
+        let plot = svg::node_bars(records, m, keys, &format!("{name} — {m} by node"))
+            .or_else(|| svg::sweep_lines(records, m, keys, &format!("{name} — {m}")))
+            .or_else(|| svg::size_lines(records, m, keys, &format!("{name} — {m} by size")));
+        if let Some(plot) = plot {
+            files.push((format!("{name}-{m}.svg"), plot));
+        }
+    }
+    let cases: Vec<&[(String, Json)]> = artifacts.iter().map(|a| a.case.as_slice()).collect();
+    let names = case_names(&cases);
+    for (a, n) in artifacts.iter().zip(&names) {
+        let file = if n.file.is_empty() {
+            format!("{name}-{}", a.kind)
+        } else {
+            format!("{name}-{}-{}", n.file, a.kind)
+        };
+        let mut content = a.content.clone();
+        if let (Some(at), false) = (a.name_at, n.title.is_empty()) {
+            if content.is_char_boundary(at) {
+                content.insert_str(at, &format!(" ({})", escape(&n.title)));
             }
         }
+        files.push((file, content));
     }
-    let differs = |k: &str| {
-        distinct
-            .iter()
-            .any(|c| value(c, k) != value(distinct[0], k))
-    };
-    let mut varying: Vec<&str> = keys.into_iter().filter(|k| differs(k)).collect();
-    let label = varying
-        .iter()
-        .copied()
-        .find(|k| CASE_LABEL_KEYS.contains(k));
-    if let Some(l) = label {
-        let vals: Vec<Json> = distinct.iter().map(|c| value(c, l)).collect();
-        if vals.iter().enumerate().all(|(i, v)| !vals[..i].contains(v)) {
-            varying = vec![l];
-        }
-    }
-    let short = |k: &str| -> String {
-        let s = k.rsplit('.').next().unwrap_or(k);
-        let clash = varying
-            .iter()
-            .filter(|o| o.rsplit('.').next() == Some(s))
-            .count()
-            > 1;
-        if clash { k } else { s }.to_string()
-    };
-    let safe = |t: &str| -> String {
-        t.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '=') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
-    let mut named: Vec<CaseName> = distinct
-        .iter()
-        .map(|c| {
-            let shown: Vec<(String, String)> = varying
-                .iter()
-                .map(|k| (short(k), fmt_json(&value(c, k))))
-                .collect();
-            let file = match shown.as_slice() {
-                [(k, v)] if Some(k.as_str()) == label => safe(v),
-                _ => shown
-                    .iter()
-                    .map(|(k, v)| format!("{}={}", safe(k), safe(v)))
-                    .collect::<Vec<_>>()
-                    .join(","),
-            };
-            let title = shown
-                .iter()
-                .map(|(k, v)| format!("{k} = {v}"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            CaseName { file, title }
-        })
-        .collect();
-    for i in 0..named.len() {
-        let clash = named
-            .iter()
-            .enumerate()
-            .any(|(j, n)| j != i && n.file == named[i].file);
-        if clash || named[i].file.len() > MAX_CASE_NAME {
-            let mut f = named[i].file.clone();
-            f.truncate(MAX_CASE_NAME - 10);
-            named[i].file = format!("{f}{}case{}", if f.is_empty() { "" } else { "-" }, i + 1);
-        }
-    }
-    cases
-        .iter()
-        .map(|c| named[distinct.iter().position(|d| d == c).unwrap_or(0)].clone())
-        .collect()
-}
-
-/// The folder `--out` names.
-pub struct OutDir<'a> {
-    dir: &'a Path,
-}
-
-impl<'a> OutDir<'a> {
-    pub fn new(dir: &'a Path) -> Self {
-        Self { dir }
-    }
-
-    fn io(&self, e: std::io::Error) -> Error {
-        Error::Input(InputError::new(format!(
-            "cannot write to {}: {e}",
-            self.dir.display()
-        )))
-    }
-
-    /// `DIR/file`, if `file` is a single plain path component (so the result
-    /// is a direct child of DIR); otherwise an input error naming it.
-    pub fn file(&self, file: &str) -> Result<PathBuf, Error> {
-        let mut parts = Path::new(file).components();
-        let plain = matches!(
-            (parts.next(), parts.next()),
-            (Some(Component::Normal(c)), None) if c == std::ffi::OsStr::new(file)
-        ) && !file.contains(['/', '\\'])
-            && !file.chars().any(char::is_control);
-        if !plain {
-            return Err(Error::Input(InputError::new(format!(
-                "refusing to write {file:?}: not a plain file name inside {}",
-                self.dir.display()
-            ))));
-        }
-        Ok(self.dir.join(file))
-    }
-
-    fn write(&self, file: &str, content: &str) -> Result<PathBuf, Error> {
-        let path = self.file(file)?;
-        // A link left in DIR would carry the write elsewhere: refuse it.
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(Error::Input(InputError::new(format!(
-                "refusing to write through the symbolic link {}",
-                path.display()
-            ))));
-        }
-        std::fs::write(&path, content).map_err(|e| self.io(e))?;
-        Ok(path)
-    }
-
-    /// Write one file, `file` (a plain name), creating DIR if needed.
-    pub fn write_one(&self, file: &str, content: &str) -> Result<PathBuf, Error> {
-        std::fs::create_dir_all(self.dir).map_err(|e| self.io(e))?;
-        self.write(file, content)
-    }
-
-    /// Write NAME.jsonl, NAME.csv, NAME.txt, one CSV per view, the SVG plots
-    /// and the run's artifacts; returns the paths written, in order.
-    pub fn write_all(
-        &self,
-        sc: &Scenario,
-        records: &[Record],
-        keys: &[String],
-        artifacts: &[Artifact],
-    ) -> Result<Vec<PathBuf>, Error> {
-        // The scenario checked its name on load; check again here because a
-        // Scenario's fields are public.
-        check_stem(&sc.name)
-            .map_err(|m| Error::Input(InputError::at("name", m).in_file(&sc.source)))?;
-        std::fs::create_dir_all(self.dir).map_err(|e| self.io(e))?;
-        let name = &sc.name;
-        let mut written = Vec::new();
-        let jsonl: String = records.iter().map(|r| r.to_json_line() + "\n").collect();
-        written.push(self.write(&format!("{name}.jsonl"), &jsonl)?);
-        written.push(self.write(&format!("{name}.csv"), &csv::to_csv(records))?);
-        let txt = table::render(records, keys) + &view::render_all(&sc.views, records);
-        written.push(self.write(&format!("{name}.txt"), &txt)?);
-        for (i, v) in sc.views.iter().enumerate() {
-            let file = format!("{name}-view-{}.csv", i + 1);
-            written.push(self.write(&file, &v.to_csv(records))?);
-        }
-        // Each metric once, in first-seen order (records interleave metrics
-        // row by row, so `dedup()` alone drew every plot once per row).
-        let mut metrics: Vec<&str> = Vec::new();
-        for r in records {
-            if !metrics.contains(&r.metric.as_str()) {
-                metrics.push(&r.metric);
-            }
-        }
-        for m in metrics {
-            let plot = svg::node_bars(records, m, keys, &format!("{name} — {m} by node"))
-                .or_else(|| svg::sweep_lines(records, m, keys, &format!("{name} — {m}")))
-                .or_else(|| svg::size_lines(records, m, keys, &format!("{name} — {m} by size")));
-            if let Some(plot) = plot {
-                written.push(self.write(&format!("{name}-{m}.svg"), &plot)?);
-            }
-        }
-        let cases: Vec<&[(String, Json)]> = artifacts.iter().map(|a| a.case.as_slice()).collect();
-        let names = case_names(&cases);
-        for (a, n) in artifacts.iter().zip(&names) {
-            let file = if n.file.is_empty() {
-                format!("{name}-{}", a.kind)
-            } else {
-                format!("{name}-{}-{}", n.file, a.kind)
-            };
-            let mut content = a.content.clone();
-            if let (Some(at), false) = (a.name_at, n.title.is_empty()) {
-                if content.is_char_boundary(at) {
-                    content.insert_str(at, &format!(" ({})", escape(&n.title)));
-                }
-            }
-            written.push(self.write(&file, &content)?);
-        }
-        Ok(written)
-    }
+    Ok(files)
 }
 
 #[cfg(test)]
@@ -270,119 +94,5 @@ mod tests {
         for good in ["hashdist-boot", "a.b", "run 1", "ünïcode"] {
             assert!(check_stem(good).is_ok(), "{good:?} refused");
         }
-    }
-
-    #[test]
-    fn out_files_stay_in_the_folder() {
-        let d = Path::new("/tmp/x");
-        let out = OutDir::new(d);
-        assert_eq!(out.file("a.csv").unwrap(), d.join("a.csv"));
-        for bad in ["../a", "/etc/passwd", "a/b", "", ".", ".."] {
-            assert!(out.file(bad).is_err(), "{bad:?} accepted");
-        }
-    }
-}
-
-#[cfg(test)]
-mod case_name_tests {
-    use super::*;
-    use serde_json::json;
-
-    fn kv(pairs: &[(&str, Json)]) -> Vec<(String, Json)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
-
-    fn files(cases: &[Vec<(String, Json)>]) -> Vec<String> {
-        let refs: Vec<&[(String, Json)]> = cases.iter().map(Vec::as_slice).collect();
-        case_names(&refs).into_iter().map(|n| n.file).collect()
-    }
-
-    #[test]
-    fn a_label_that_tells_cases_apart_names_them_alone() {
-        // altix-bigio: every key varies, but `config` already says which case.
-        let cases = [
-            kv(&[
-                ("config", json!("default")),
-                ("machine.swap_gb", json!(16)),
-                ("kernel.toss", json!(0)),
-            ]),
-            kv(&[
-                ("config", json!("swap-quarter")),
-                ("machine.swap_gb", json!(64)),
-                ("kernel.toss", json!(0)),
-            ]),
-            kv(&[
-                ("config", json!("page-cache-limit")),
-                ("machine.swap_gb", json!(16)),
-                ("kernel.toss", json!(1)),
-            ]),
-        ];
-        assert_eq!(
-            files(&cases),
-            ["default", "swap-quarter", "page-cache-limit"]
-        );
-    }
-
-    #[test]
-    fn only_the_keys_that_differ_name_a_case() {
-        let cases = [
-            kv(&[
-                ("kernel.page_cache_limit", json!(5)),
-                ("kernel.page_cache_limit_threshold", json!(2)),
-                ("seed", json!(1)),
-            ]),
-            kv(&[
-                ("kernel.page_cache_limit", json!(10)),
-                ("kernel.page_cache_limit_threshold", json!(2)),
-                ("seed", json!(1)),
-            ]),
-        ];
-        assert_eq!(files(&cases), ["page_cache_limit=5", "page_cache_limit=10"]);
-        let refs: Vec<&[(String, Json)]> = cases.iter().map(Vec::as_slice).collect();
-        assert_eq!(case_names(&refs)[1].title, "page_cache_limit = 10");
-        // Two keys with the same last part keep their prefixes.
-        let cases = [
-            kv(&[("machine.numa", json!("a b")), ("kernel.numa", json!(1))]),
-            kv(&[("machine.numa", json!("c")), ("kernel.numa", json!(2))]),
-        ];
-        assert_eq!(
-            files(&cases),
-            [
-                "machine.numa=a_b,kernel.numa=1",
-                "machine.numa=c,kernel.numa=2"
-            ]
-        );
-        // One case: no case part at all.
-        assert_eq!(files(&[kv(&[("seed", json!(1))])]), [""]);
-    }
-
-    #[test]
-    fn different_cases_never_share_a_name() {
-        // A label that repeats does not name cases alone; over-long names
-        // and values that sanitise alike take the case's number.
-        let long = "x".repeat(200);
-        let cases = [
-            kv(&[("config", json!("a")), ("threads", json!(1))]),
-            kv(&[("config", json!("a")), ("threads", json!(2))]),
-            kv(&[("config", json!("b/c")), ("threads", json!(2))]),
-            kv(&[("config", json!("b?c")), ("threads", json!(2))]),
-            kv(&[("config", json!(long)), ("threads", json!(2))]),
-        ];
-        let f = files(&cases);
-        for (i, a) in f.iter().enumerate() {
-            assert!(a.len() <= MAX_CASE_NAME, "{a}");
-            assert!(!a.contains(['/', '\\', ' ', '?']), "{a}");
-            for b in &f[..i] {
-                assert_ne!(a, b, "{f:?}");
-            }
-        }
-        assert_eq!(f[0], "config=a,threads=1");
-        // Repeats of one case share its name.
-        let rep = [cases[0].clone(), cases[1].clone(), cases[0].clone()];
-        let f = files(&rep);
-        assert_eq!(f[0], f[2]);
     }
 }

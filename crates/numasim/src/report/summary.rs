@@ -5,8 +5,8 @@
 //! summary also names the parameters fitted to its calibration rows, so the
 //! degrees of freedom stand beside the rows they were spent on.
 
+use super::paper::{FitDecl, PaperRow};
 use super::{Bound, Record, Role};
-use crate::scenario::{FitDecl, PaperRow};
 use serde_json::{json, Value as Json};
 use std::fmt;
 

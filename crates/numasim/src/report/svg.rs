@@ -662,7 +662,7 @@ pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String
     }
     // Label each bar by the keys whose values differ among the bars.
     let cases: Vec<&[(String, Json)]> = recs.iter().map(|r| r.case.as_slice()).collect();
-    let names = super::out::case_names(&cases);
+    let names = super::case_name::case_names(&cases);
     let labels: Vec<String> = names
         .iter()
         .map(|n| {

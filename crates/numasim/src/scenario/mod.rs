@@ -13,88 +13,15 @@ use crate::input::merge::{apply_dotted, deep_merge, flatten};
 use crate::input::table::{self, TableReader};
 use crate::kernel::KernelConfig;
 use crate::machine::{presets, Machine};
+pub use crate::report::paper::{FitDecl, PaperAt, PaperRow};
 use crate::report::view::{Better, View};
-use crate::report::{Bound, FigureHint, Record, ReportHints, Role, Shape};
+pub use crate::report::CASE_LABEL_KEYS;
+use crate::report::{Bound, FigureHint, MachineDesc, ReportHints, Role, RunDesc, Shape};
+pub use crate::workload::ResolvedCase;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use toml::{Table, Value};
-
-/// A published value to print beside the simulated one. Never read by the model.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PaperRow {
-    pub case: Vec<(String, Json)>,
-    pub metric: String,
-    /// The published value (a range's low end).
-    pub value: f64,
-    /// A published range's high end (`range = [low, high]`).
-    pub high: Option<f64>,
-    /// Allowed relative deviation (0.10 = 10%), where the experiment states one.
-    pub tolerance: Option<f64>,
-    /// Fitted to, copied in, or predicted: decides whether and how it is scored.
-    pub role: Role,
-    /// Which of the matching records the value belongs to: each, or only
-    /// the one where the model peaks (a paper's "peak of ~700 MiB/s").
-    pub at: PaperAt,
-    /// The value itself, an upper or lower bound on it, or a range.
-    pub bound: Bound,
-}
-
-/// One `[[fit]]` table: a parameter fitted to this experiment's
-/// calibration rows, so a reader sees the degrees of freedom beside the
-/// rows they were spent on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FitDecl {
-    /// What was fitted, as a key a reader can find: `machine.tlb.miss_ns`,
-    /// `run.cpu_ms`, or a choice such as `machine.preset` carried across.
-    pub parameter: String,
-    /// The calibration rows it was fitted on, as (metric, case) selectors
-    /// of this file's `[[paper]]` rows.
-    pub rows: Vec<(String, Vec<(String, Json)>)>,
-    /// The page of `docs/` that gives the arithmetic and the sensitivity.
-    pub doc: String,
-    /// The published value and bound of each row, in `rows` order: with
-    /// the case they tell a peak row from a bound row on the same records.
-    published: Vec<(f64, Bound)>,
-}
-
-impl FitDecl {
-    /// Whether `r` is one of the calibration records this fit was fitted on.
-    pub fn covers(&self, r: &Record) -> bool {
-        r.role == Some(Role::Calibration)
-            && self
-                .rows
-                .iter()
-                .zip(&self.published)
-                .any(|((m, case), (v, b))| {
-                    *m == r.metric
-                        && r.paper == Some(*v)
-                        && r.paper_bound == *b
-                        && case
-                            .iter()
-                            .all(|(k, cv)| r.case_value(k).is_some_and(|rv| run::same(rv, cv)))
-                })
-    }
-}
-/// The `at` key of a `[[paper]]` row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PaperAt {
-    /// Every record matching `metric` and `case`.
-    #[default]
-    Each,
-    /// Only the matching record with the largest value (first on ties).
-    Max,
-    /// Only the matching record with the smallest value (first on ties).
-    Min,
-}
-
-impl PaperAt {
-    pub const NAMES: &'static [(&'static str, PaperAt)] = &[
-        ("each", PaperAt::Each),
-        ("max", PaperAt::Max),
-        ("min", PaperAt::Min),
-    ];
-}
 
 /// A loaded, validated scenario.
 #[derive(Debug, Clone)]
@@ -143,18 +70,6 @@ impl MachineCache {
         v.push((key, m.clone()));
         m
     }
-}
-
-/// One case made concrete: the machine, the kernel and the steps to run.
-#[derive(Debug, Clone)]
-pub struct ResolvedCase {
-    /// The case's varied keys, as they appear in records.
-    pub keys: Vec<(String, Json)>,
-    /// Shared with the scenario's other cases on the same machine.
-    pub machine: Arc<Machine>,
-    pub kernel: KernelConfig,
-    pub seed: u64,
-    pub steps: Vec<Table>,
 }
 
 /// The most `[[run]]` steps in one scenario (the experiments have at most 3).
@@ -383,6 +298,56 @@ impl Scenario {
     /// written, before any case or `--set`: what the report shows as knobs.
     pub fn base(&self) -> &Table {
         &self.base
+    }
+
+    /// The scenario as the report shows it: plain data, with the first
+    /// case's machine resolved (None where it does not resolve).
+    pub fn describe(&self) -> RunDesc {
+        fn text(v: &Value) -> String {
+            match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }
+        }
+        let mut knobs = Vec::new();
+        for section in ["kernel", "machine"] {
+            if let Some(Value::Table(t)) = self.base.get(section) {
+                for (k, v) in t {
+                    if section == "machine" && k == "preset" {
+                        continue;
+                    }
+                    knobs.push((section.to_string(), k.clone(), text(v)));
+                }
+            }
+        }
+        RunDesc {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            source: self.source.clone(),
+            papers: self.papers.clone(),
+            fits: self.fits.clone(),
+            views: self.views.clone(),
+            hints: self.report.clone(),
+            machine_name: self
+                .base
+                .get("machine")
+                .and_then(|m| m.get("preset"))
+                .and_then(Value::as_str)
+                .unwrap_or("(inline)")
+                .to_string(),
+            machine: self.resolve(0, &[]).ok().map(|c| MachineDesc {
+                nodes: c.machine.node_count(),
+                cpus: c.machine.cpu_count(),
+                mem_bytes: c.machine.mem_bytes(),
+                description: c.machine.description.clone(),
+            }),
+            knobs,
+            cases: self
+                .cases
+                .iter()
+                .map(|c| c.iter().map(|(k, v)| (k.clone(), text(v))).collect())
+                .collect(),
+        }
     }
 
     /// The dotted keys any case varies, in first-seen order.
@@ -786,9 +751,10 @@ fn read_fit(v: &Value, papers: &[PaperRow]) -> Result<FitDecl, InputError> {
         let hit = papers.iter().find(|p| {
             p.metric == metric
                 && p.case.len() == case.len()
-                && p.case
-                    .iter()
-                    .all(|(k, v)| case.iter().any(|(k2, v2)| k == k2 && run::same(v, v2)))
+                && p.case.iter().all(|(k, v)| {
+                    case.iter()
+                        .any(|(k2, v2)| k == k2 && crate::report::paper::same(v, v2))
+                })
         });
         match hit {
             Some(p) if p.role == Role::Calibration => {
@@ -1067,31 +1033,7 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
     Ok(())
 }
 
-/// Case values as they appear in records (integers stay integers).
-/// Case keys that name a case and change nothing else.
-/// `kernel` is one too in that it names no [[run]] key: it sets
-/// `kernel.flavour` (kernel/mm/flavour.rs), which sets the kernel's knobs.
-pub const CASE_LABEL_KEYS: &[&str] = &["config", "label", "kernel"];
-
-pub fn toml_to_json(v: &Value) -> Json {
-    match v {
-        Value::String(s) => {
-            crate::machine::slit_text::to_json(s).unwrap_or_else(|| Json::String(s.clone()))
-        }
-        Value::Integer(i) => Json::from(*i),
-        Value::Float(f) => serde_json::Number::from_f64(*f)
-            .map(Json::Number)
-            .unwrap_or(Json::Null),
-        Value::Boolean(b) => Json::Bool(*b),
-        Value::Datetime(d) => Json::String(d.to_string()),
-        Value::Array(a) => Json::Array(a.iter().map(toml_to_json).collect()),
-        Value::Table(t) => Json::Object(
-            t.iter()
-                .map(|(k, v)| (k.clone(), toml_to_json(v)))
-                .collect(),
-        ),
-    }
-}
+pub use crate::machine::slit_text::toml_to_json;
 
 /// Parse `KEY=VALUE` from the command line: the value as TOML if it parses
 /// (`1`, `true`, `"x"`, `[1,2]`), else as a bare string (`local`, `4 TB`).

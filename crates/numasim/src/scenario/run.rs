@@ -7,7 +7,6 @@ use crate::report::Artifact;
 use crate::report::Record;
 use crate::workload::run_case_with_artifacts;
 use rayon::prelude::*;
-use serde_json::Value as Json;
 use toml::Value;
 
 /// Run all cases with `--set` overrides; records come back in case order,
@@ -86,19 +85,12 @@ pub fn incomplete_runs(records: &[Record]) -> Vec<String> {
         .collect()
 }
 
-/// Two case values are the same number, or else equal JSON.
-pub(crate) fn same(a: &Json, b: &Json) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => x == y,
-        _ => a == b,
-    }
-}
-
 fn matches(p: &PaperRow, r: &Record) -> bool {
     p.metric == r.metric
-        && p.case
-            .iter()
-            .all(|(k, v)| r.case_value(k).is_some_and(|rv| same(rv, v)))
+        && p.case.iter().all(|(k, v)| {
+            r.case_value(k)
+                .is_some_and(|rv| crate::report::paper::same(rv, v))
+        })
 }
 
 /// The one record an `at = "max"`/`"min"` row describes: the matching

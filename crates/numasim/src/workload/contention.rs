@@ -4,14 +4,15 @@
 //! independent and seeded, so the output is the same as a serial run) and
 //! reports one row per count.
 
+use super::lock_bench::lock_bench;
+use super::page_cache_size;
 use super::Sim;
 use crate::engine::Dur;
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::kernel::locking::contention::{AnonFault, ContentionKnobs, Devzero, Hugetlb};
-use crate::kernel::locking::spinlock::lock_bench;
+use crate::kernel::mm::hugetlb;
 use crate::kernel::mm::memory::{self, FaultThread, Scope};
-use crate::kernel::mm::{hugetlb, page_cache_size};
 use crate::kernel::time::{gettimeofday, tick};
 use crate::machine::Machine;
 use crate::report::Record;

@@ -2,6 +2,7 @@
 //! buffered write, and the run-to-run spread of Ext2 reads. Each sweeps
 //! `threads` (one file per thread, thread i on CPU i) on a fresh volume.
 
+use super::bufwrite::BufferedWrite;
 use super::contention::counts;
 use super::{Recorder, Sim};
 use crate::error::{Error, InputError};
@@ -9,7 +10,6 @@ use crate::input::table::TableReader;
 use crate::kernel::block::blkdev::Dest;
 use crate::kernel::block::layer::check_machine;
 use crate::kernel::block::BlockLayer;
-use crate::kernel::fs::bufwrite::BufferedWrite;
 use crate::kernel::fs::iosim::{
     buffered_read, direct_phase, BufferedRead, Direct, DirectMode, IoRun, ZONELIST_WALK,
 };

@@ -96,7 +96,7 @@ fn sizes(r: &mut TableReader, machine: &Machine, min: u64) -> Result<Vec<Size>, 
                 ));
             }
             Ok(Size {
-                label: crate::scenario::toml_to_json(v),
+                label: crate::machine::slit_text::toml_to_json(v),
                 bytes,
             })
         })

@@ -3,16 +3,23 @@
 //! Each step is a named workload with its own keys, validated before
 //! anything runs; steps share one simulated machine, booted on first need.
 
+pub mod aim7;
 pub mod alloc;
 pub mod bcfree;
 pub mod boot;
+pub mod boot_balance;
+pub mod bufwrite;
+pub mod case;
 pub mod contention;
 pub mod fsio;
 pub mod hold;
+pub mod lock_bench;
 pub mod membench;
+pub mod page_cache_size;
 pub mod pci;
 pub mod read;
 pub mod sched;
+pub mod sched_ops;
 pub mod spec;
 pub mod touch;
 pub mod vmstat;
@@ -26,10 +33,10 @@ use crate::kernel::mm::vm::Vm;
 use crate::machine::Machine;
 use crate::report::Artifact;
 use crate::report::Record;
-use crate::scenario::ResolvedCase;
 use serde_json::Value as Json;
 use toml::Table;
 
+pub use case::ResolvedCase;
 pub use spec::WORKLOADS;
 
 /// The state steps share within one case.
@@ -339,7 +346,7 @@ pub fn record_keys(case: &ResolvedCase) -> Vec<(String, Json)> {
                     .steps
                     .iter()
                     .find_map(|s| s.get(k))
-                    .map(crate::scenario::toml_to_json)
+                    .map(crate::machine::slit_text::toml_to_json)
                     .unwrap_or(Json::Null),
                 v => v.clone(),
             };

@@ -5,11 +5,12 @@
 //! independent and seeded, so they run in parallel with the same output
 //! as a serial run.
 
+use super::aim7::{self, Mix};
 use super::Sim;
+use super::{boot_balance, sched_ops};
 use crate::engine::Dur;
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
-use crate::kernel::sched::core::{self as sched_core, Mix};
 use crate::kernel::sched::fair;
 use crate::kernel::sched::trace::Trace;
 use crate::machine::Machine;
@@ -280,7 +281,7 @@ impl Step {
                 let res: Vec<_> = cpus
                     .par_iter()
                     .map(|&n| {
-                        sched_core::sched_ops(
+                        sched_ops::sched_ops(
                             machine,
                             knobs.runqueue,
                             spin,
@@ -312,7 +313,7 @@ impl Step {
                 let res: Vec<_> = cpus
                     .par_iter()
                     .map(|&n| {
-                        fair::boot_balance(
+                        boot_balance::boot_balance(
                             machine,
                             knobs,
                             spin,
@@ -363,7 +364,7 @@ impl Step {
                     .par_iter()
                     .map(|&n| {
                         let mut trace = (traced && n <= TRACE_MAX_TASKS).then(Trace::default);
-                        let r = sched_core::aim7(
+                        let r = aim7::aim7(
                             machine,
                             knobs.sched,
                             spin,
@@ -404,7 +405,7 @@ impl Step {
                             content: tr.to_chrome_json(&title),
                             name_at: None,
                         });
-                        let (svg, at) = tr.to_svg(&title, queues);
+                        let (svg, at) = crate::report::timeline::runqueue_svg(&tr, &title, queues);
                         files.push(Artifact {
                             case,
                             kind: "runqueue.svg".into(),

@@ -6,15 +6,18 @@
 //!   parallel writers interleave by their (seeded) timing.
 //! - `laydown`: parallel `dd` writers laying a file set down (F10).
 //! - `iosim`: direct I/O and buffered reads over the block layer (F9, B12,
-//!   B13, D19); `bufwrite`: buffered writes (F3–F7, F11).
+//!   B13, D19).
+//! - `writeback`: the writeback walk over dirty files and the write
+//!   clustering limits; the buffered-write experiment that drives it
+//!   (F3–F7, F11) is `workload/bufwrite.rs`.
 //!
 //! Kernel releases (`kernel::era::Era::IO`) select mechanisms as in the
 //! table at the top of F.
 
-pub mod bufwrite;
 pub mod iosim;
 pub mod laydown;
 pub mod layout;
+pub mod writeback;
 
 use crate::error::InputError;
 use crate::input::table::TableReader;
@@ -206,12 +209,12 @@ pub const KNOBS: &[Knob<IoKnobs>] = &[
             if matches!(r.raw("reclaim_write_pages"), Some(toml::Value::String(s)) if s == "auto") {
                 k.reclaim_write_pages = None;
             } else if let Some(p) = r.u64("reclaim_write_pages")? {
-                if !(1..=crate::kernel::fs::bufwrite::BIO_MAX_PAGES).contains(&p) {
+                if !(1..=writeback::BIO_MAX_PAGES).contains(&p) {
                     return Err(InputError::at(
                         r.key("reclaim_write_pages"),
                         format!(
                             "{p}: allowed 1..{} pages (one page up to a full bio)",
-                            crate::kernel::fs::bufwrite::BIO_MAX_PAGES
+                            writeback::BIO_MAX_PAGES
                         ),
                     ));
                 }

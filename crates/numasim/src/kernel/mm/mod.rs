@@ -19,7 +19,6 @@ pub mod memory;
 pub mod mempolicy;
 pub mod oom_kill;
 pub mod page_alloc;
-pub mod page_cache_size;
 pub mod page_writeback;
 pub mod swap;
 pub mod sysctl_vm;

@@ -1,13 +1,18 @@
 //! The process scheduler, laid out like Linux `kernel/sched/`:
 //!
-//! - [`core`]: run queues and their locks, `schedule()`, wake-ups. The 2.4
+//! - [`core`]: `schedule()` and wake-ups and their costs. The 2.4
 //!   global queue under `runqueue_lock` with `goodness()` and
 //!   `reschedule_idle()`, the O(1) per-CPU queues with per-CPU locks, and
 //!   the wildfire per-node queues with three-step wake-up placement
 //!   ([ALTIX04] E1, [WILDFIRE01] E4).
+//! - [`rq`]: the run queue as structs the drivers share: its lock and
+//!   what each CPU wants it for, the queued tasks and `goodness()`'s pick.
 //! - [`fair`]: `load_balance()` and its back-off variants at boot
 //!   ([ALTIX04] E2), and the peek at every CPU's `nr_running`/`cpu_load`
 //!   through per-CPU areas or a global array (E3).
+//!
+//! The experiments that drive these (`sched_ops`, `aim7`, `boot_balance`)
+//! are in `workload/`.
 //! - [`trace`]: the schedule as Chrome trace-event JSON and a run-queue
 //!   length SVG (`--out`).
 //!
@@ -19,6 +24,7 @@
 
 pub mod core;
 pub mod fair;
+pub mod rq;
 pub mod trace;
 
 use crate::error::InputError;

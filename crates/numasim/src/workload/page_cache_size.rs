@@ -1,4 +1,6 @@
-//! The page-cache page count ([ALTIX04] C8): one global variable
+//! The page-cache page count experiment ([ALTIX04] C8,
+//! altix-pagecache-counter), driving the kernel's split counter
+//! (`kernel/locking/percpu_counter.rs`): one global variable
 //! (`page_cache_size` in 2.4) updated by every CPU on every insertion and
 //! removal, or one count per node updated on the page's own node and summed
 //! by readers such as `/proc/meminfo`.

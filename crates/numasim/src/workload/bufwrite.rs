@@ -1,5 +1,8 @@
 //! Buffered writes, one file per thread, the previous file truncated inside
-//! the timed run ([XFS06] F3–F7, F11, B12).
+//! the timed run ([XFS06] F3–F7, F11, B12): the experiment's driver. The
+//! mechanisms it drives are the kernel's: the filesystem lock and
+//! `XfsCounter`, `mm::kswapd` and `mm::page_writeback`, the writeback walk
+//! ([`WritebackWalk`]) and the block layer.
 //!
 //! Three stages, each a mechanism, joined in steady state by the dirty
 //! limit (writers sleep in `balance_dirty_pages()` when writeback falls
@@ -32,16 +35,17 @@
 //!    blocks; bio: `BIO_MAX_PAGES` pages), split at stripe units and at
 //!    runs of the on-disk layout.
 
-use super::iosim::{Mutex, SWAP_CLUSTER_MAX};
-use super::laydown::{LayDown, MAX_WRITEBACK_PAGES};
-use super::layout::{Enospc, FileLayout};
-use super::{
-    DirtyThrottle, Ext3Data, FsKind, IoKnobs, ReclaimWriteback, SbCounters, WriteBegin,
-    WriteClustering,
-};
 use crate::engine::{CacheLine, Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
+use crate::kernel::fs::iosim::{Mutex, SWAP_CLUSTER_MAX};
+use crate::kernel::fs::laydown::{LayDown, MAX_WRITEBACK_PAGES};
+use crate::kernel::fs::layout::{Enospc, FileLayout};
+use crate::kernel::fs::writeback::{WritebackWalk, BH_MAX_BLOCKS, BIO_MAX_PAGES};
+use crate::kernel::fs::{
+    DirtyThrottle, Ext3Data, FsKind, IoKnobs, ReclaimWriteback, SbCounters, WriteBegin,
+    WriteClustering,
+};
 use crate::kernel::locking::contention::Spinlock;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::xfs_counter::XfsCounter;
@@ -54,10 +58,6 @@ use crate::kernel::mm::PageAlloc;
 use crate::machine::blockio::BlockParams;
 use crate::machine::Machine;
 
-/// Mainline `BIO_MAX_PAGES`.
-pub const BIO_MAX_PAGES: u64 = 256;
-/// Buffer heads one clustered write carries on the old path (choice, docs/io.md).
-pub const BH_MAX_BLOCKS: u64 = 64;
 /// Simulated writer time per case: long against a lock hand-off (µs) and
 /// short enough to keep a case fast.
 pub const WRITER_WINDOW_NS: u64 = 4_000_000;
@@ -317,75 +317,29 @@ impl BufferedWrite<'_> {
             Done(usize),
         }
         let mut q: EventQueue<Ev> = EventQueue::with_capacity(layer.disks.len() + 2);
-        // Each file is written from the front, in file-offset order, a pass
-        // at a time: pdflush's `chunk`, a throttled writer's `sync_chunk`
-        // while the writers owe their share, or a reclaim cluster while
-        // reclaim owes its share (file after file, as the LRU tail holds
-        // the writers' pages in the order they were dirtied). With nothing
-        // left to pdflush, reclaim's clusters are the passes.
-        let pdflush_share = 1.0 - writer_share - reclaim_share;
-        let (base, base_share) = if pdflush_share > 1e-9 || reclaim_share <= 0.0 {
-            (chunk, pdflush_share)
-        } else {
-            (reclaim_chunk.max(page), reclaim_share)
-        };
-        let owed = |share: f64| {
-            if base_share > 1e-9 {
-                base as f64 * share / base_share
-            } else {
-                0.0
-            }
-        };
-        let reclaim_owed = if base == chunk { reclaim_share } else { 0.0 };
-        let mut done = vec![0u64; files.len()];
+        let mut wb = WritebackWalk::new(
+            files,
+            chunk,
+            cluster,
+            page,
+            writer_share,
+            sync_chunk,
+            reclaim_share,
+            reclaim_chunk,
+        );
         let mut in_flight = 0usize;
-        let mut pass_left = 0u64;
-        let mut cur = 0usize;
-        let mut writer_debt = 0.0f64;
-        let mut reclaim_debt = 0.0f64;
         let mut started = Vec::new();
         let mut end = Time::ZERO;
         q.push(Time::ZERO, Ev::Issue).expect("start");
         let mut issuing = false;
-        let total: u64 = files.iter().map(|f| f.bytes).sum();
-        let mut written = 0u64;
         while let Some((now, ev)) = q.pop() {
             match ev {
                 Ev::Issue => {
                     issuing = false;
-                    while in_flight < cap && written < total {
-                        // Find a file with dirty data.
-                        let mut tries = 0;
-                        while done[cur] >= files[cur].bytes && tries < files.len() {
-                            cur = (cur + 1) % files.len();
-                            pass_left = 0;
-                            tries += 1;
-                        }
-                        if done[cur] >= files[cur].bytes {
+                    while in_flight < cap && wb.dirty() {
+                        let Some((f, off, len)) = wb.next_io(files) else {
                             break;
-                        }
-                        if pass_left == 0 {
-                            pass_left = if writer_debt >= sync_chunk as f64 {
-                                writer_debt -= sync_chunk as f64;
-                                sync_chunk
-                            } else if reclaim_debt >= reclaim_chunk as f64 {
-                                reclaim_debt -= reclaim_chunk as f64;
-                                reclaim_chunk
-                            } else {
-                                writer_debt += owed(writer_share);
-                                reclaim_debt += owed(reclaim_owed);
-                                base
-                            };
-                        }
-                        let f = cur;
-                        let off = done[f];
-                        let len = cluster.min(pass_left).min(files[f].bytes - off);
-                        done[f] += len;
-                        pass_left -= len;
-                        if pass_left == 0 {
-                            cur = (cur + 1) % files.len();
-                        }
-                        written += len;
+                        };
                         let mut pieces = Vec::new();
                         files[f].map(off, len, |v, l| pieces.push((v, l)));
                         for (v, l) in pieces {

@@ -1,0 +1,405 @@
+//! The multi-user mix of [WILDFIRE01] E4 (wildfire-aim7): AIM VII-like
+//! tasks that run CPU bursts and sleep on I/O, woken by interrupts, on the
+//! 2.4 scheduler or the wildfire NUMA scheduler (`kernel/sched/core.rs`
+//! describes both). The run queue itself, its lock and `goodness()`'s pick,
+//! is the kernel's ([`TaskQueues`], [`RqLock`]); this driver owns the
+//! events, the jobs' memory placement and the counters.
+
+use crate::engine::{stream, Dur, EventQueue, Time};
+use crate::kernel::locking::contention::Spinlock;
+use crate::kernel::locking::line;
+use crate::kernel::locking::spinlock::spinlock;
+use crate::kernel::sched::core::SchedCosts;
+use crate::kernel::sched::rq::{longest_idle, RqLock, TaskQueues, TaskState};
+use crate::kernel::sched::trace::{Segment, Trace};
+use crate::kernel::sched::Sched;
+use crate::machine::Machine;
+use rand::RngExt;
+use std::collections::VecDeque;
+
+/// The AIM VII-like mix: each task runs jobs back to back; a job is
+/// `waits` CPU bursts, each followed by a sleep on I/O.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mix {
+    /// CPU time of one job with all its memory local, ns.
+    pub cpu_ns: f64,
+    /// I/O sleep of one job, ns (exponential per wait, mean `io_ns / waits`).
+    pub io_ns: f64,
+    /// Sleeps (and so wake-ups and `schedule()` calls) per job.
+    pub waits: u64,
+    /// Share of the CPU time that is memory stall at local latency; it
+    /// scales with the latency to the node the job's memory is on.
+    pub mem_stall: f64,
+}
+
+/// Outcome of [`aim7`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aim7Result {
+    pub jobs_per_min: f64,
+    /// Share of the CPUs' time spent spinning on or holding the run-queue lock.
+    pub lock_fraction: f64,
+    /// Share of CPU bursts that ran on the node holding the job's memory.
+    pub local_fraction: f64,
+    /// Tasks that changed node (NUMA: remote wake-up placements).
+    pub migrations: u64,
+    /// Mean length of the queue(s) a `schedule()` walked.
+    pub mean_walk: f64,
+    /// At the end every task is in exactly one place: running on the CPU
+    /// that names it, counted in one queue, or asleep.
+    pub tasks_conserved: bool,
+    /// Engine events scheduled (a work counter for the benches).
+    pub events: u64,
+}
+
+/// A task's current job, beside its run-queue state.
+#[derive(Debug, Clone)]
+struct Job {
+    /// Node the job's memory was allocated on (first touch, A1).
+    mem_node: usize,
+    bursts_left: u64,
+    /// Node of the CPU the task last ran on.
+    ran_node: usize,
+}
+
+/// Simulate `tasks` tasks of `mix` on `machine` under `sched` for `warmup`
+/// then `measure` of simulated time; jobs finished in the measured window
+/// give the rate. With `trace`, the schedule is recorded (capped).
+#[allow(clippy::too_many_arguments)]
+pub fn aim7(
+    machine: &Machine,
+    sched: Sched,
+    spin: Spinlock,
+    mix: &Mix,
+    tasks: u64,
+    warmup: Dur,
+    measure: Dur,
+    seed: u64,
+    mut trace: Option<&mut Trace>,
+) -> Aim7Result {
+    #[derive(Clone, Copy, Debug)]
+    enum Ev {
+        /// A task's CPU burst ends (delayed by interrupt work the CPU did).
+        BurstEnd(usize),
+        /// A sleeping task's I/O completes: its last CPU runs the wake-up.
+        IoDone(usize),
+        /// A CPU was kicked (or found itself idle): it calls schedule().
+        Kick(usize),
+        /// A CPU got the run-queue lock: its critical section starts.
+        Granted(usize),
+        /// The holder releases the lock.
+        Unlock(usize),
+    }
+    #[derive(Clone, Copy, Debug)]
+    enum Want {
+        Schedule,
+        Wake(usize),
+    }
+    let cost = machine.line_cost_table();
+    let c = SchedCosts::of(machine);
+    let ncpu = machine.cpu_count() as usize;
+    let node: Vec<usize> = (0..ncpu as u64)
+        .map(|c| machine.cpu_node(c).unwrap_or(0))
+        .collect();
+    let nnodes = machine.node_count();
+    let nq = match sched {
+        Sched::Smp => 1,
+        Sched::Numa => nnodes,
+    };
+    let local_ns = machine.mem_latency_ns(0, 0).max(1.0);
+    let mut rq: RqLock<Want> = RqLock::new(
+        spinlock(machine, &cost, spin, 0, seed, "runqueue_lock"),
+        ncpu,
+    );
+    let mut head = line(machine, &cost, 0);
+    let mut rng = stream(seed, "aim7", tasks);
+    let mut q: EventQueue<Ev> = EventQueue::with_capacity(ncpu + tasks as usize);
+
+    let mut tq = TaskQueues::new(nq, ncpu, tasks as usize);
+    let mut job: Vec<Job> = Vec::with_capacity(tasks as usize);
+    let mut curr: Vec<Option<usize>> = vec![None; ncpu];
+    // Idle CPUs, and since when (reschedule_idle() takes the one idle longest).
+    let mut idle_since: Vec<Option<Time>> = vec![Some(Time::ZERO); ncpu];
+    let mut kicked = vec![false; ncpu];
+    // Interrupt work a CPU did during its current burst (delays its end).
+    let mut stolen = vec![Dur(0); ncpu];
+    let mut burst_started = vec![Time::ZERO; ncpu];
+    // A burst ended or a kick arrived while the CPU was in a wake-up's
+    // critical section: handled when it unlocks.
+    let mut end_pending = vec![false; ncpu];
+    let mut kick_pending = vec![false; ncpu];
+    let mut deferred: VecDeque<usize> = VecDeque::new();
+    let mut lock_busy = Dur(0);
+    let (mut bursts, mut local_bursts, mut migrations) = (0u64, 0u64, 0u64);
+    let (mut walks, mut walked) = (0u64, 0u64);
+    let start_measure = Time::ZERO + warmup;
+    let end = start_measure + measure;
+    let mut jobs = 0u64;
+
+    // Every task starts asleep at a random point of a job and wakes at a
+    // random moment of the first mean wait: the steady state AIM measures
+    // after its ramp-up, without simulating the ramp.
+    let first_wait = (mix.io_ns / mix.waits.max(1) as f64).max(1.0) as u64;
+    for i in 0..tasks as usize {
+        let cpu = i % ncpu;
+        tq.add_sleeping(cpu, if nq == 1 { 0 } else { node[cpu] });
+        job.push(Job {
+            mem_node: node[cpu],
+            bursts_left: rng.random_range(1..=mix.waits.max(1)),
+            ran_node: node[cpu],
+        });
+        q.push(Time(rng.random_range(0..first_wait)), Ev::IoDone(i))
+            .expect("empty queue");
+    }
+
+    let burst_ns = mix.cpu_ns / mix.waits.max(1) as f64;
+    let sleep_mean = mix.io_ns / mix.waits.max(1) as f64;
+    while let Some((now, ev)) = q.pop_until(end) {
+        match ev {
+            Ev::BurstEnd(cpu) => {
+                if stolen[cpu] > Dur(0) {
+                    let d = std::mem::replace(&mut stolen[cpu], Dur(0));
+                    q.push(now + d, Ev::BurstEnd(cpu)).expect("future");
+                    continue;
+                }
+                if rq.wanting(cpu).is_some() {
+                    end_pending[cpu] = true;
+                    continue;
+                }
+                let i = curr[cpu].take().expect("a burst ends on a running CPU");
+                if let Some(tr) = trace.as_deref_mut() {
+                    tr.segment(Segment {
+                        cpu,
+                        task: i,
+                        start: burst_started[cpu],
+                        end: now,
+                    });
+                }
+                tq.tasks[i].state = TaskState::Sleeping;
+                let j = &mut job[i];
+                j.bursts_left -= 1;
+                if j.bursts_left == 0 {
+                    if now >= start_measure {
+                        jobs += 1;
+                    }
+                    // The next job allocates where the task runs now (A1).
+                    j.bursts_left = mix.waits.max(1);
+                    j.mem_node = node[cpu];
+                }
+                let u: f64 = rng.random::<f64>();
+                let sleep = -sleep_mean * (1.0 - u).ln();
+                q.push(now + Dur::from_ns_f64(sleep), Ev::IoDone(i))
+                    .expect("future");
+                if let Some(at) = rq.want(now, cpu, node[cpu], Want::Schedule) {
+                    q.push(at, Ev::Granted(cpu)).expect("future");
+                }
+            }
+            Ev::IoDone(i) => {
+                let cpu = tq.tasks[i].last_cpu;
+                // The completion interrupt runs the wake-up on the task's
+                // last CPU; if that CPU is itself waiting for the lock (a
+                // nested spin_lock_irqsave is impossible), the wake-up runs
+                // on the next CPU of its node that is not.
+                let Some(w) = (0..ncpu)
+                    .map(|k| (cpu + k) % ncpu)
+                    .find(|&w| rq.wanting(w).is_none())
+                else {
+                    // Every CPU is in or waiting for the lock: the
+                    // interrupt stays pending until one unlocks.
+                    deferred.push_back(i);
+                    continue;
+                };
+                if let Some(at) = rq.want(now, w, node[w], Want::Wake(i)) {
+                    q.push(at, Ev::Granted(w)).expect("future");
+                }
+            }
+            Ev::Kick(cpu) => {
+                if rq.wanting(cpu).is_some() {
+                    kick_pending[cpu] = true;
+                    continue;
+                }
+                kicked[cpu] = false;
+                if curr[cpu].is_some() {
+                    continue;
+                }
+                if let Some(at) = rq.want(now, cpu, node[cpu], Want::Schedule) {
+                    q.push(at, Ev::Granted(cpu)).expect("future");
+                }
+            }
+            Ev::Unlock(cpu) => {
+                rq.done(cpu);
+                if let Some(g) = rq.release(now, cpu) {
+                    q.push(g.at, Ev::Granted(g.cpu)).expect("future");
+                }
+                if std::mem::take(&mut end_pending[cpu]) {
+                    q.push(now, Ev::BurstEnd(cpu)).expect("now");
+                }
+                if std::mem::take(&mut kick_pending[cpu]) {
+                    q.push(now, Ev::Kick(cpu)).expect("now");
+                }
+                if let Some(i) = deferred.pop_front() {
+                    if let Some(at) = rq.want(now, cpu, node[cpu], Want::Wake(i)) {
+                        q.push(at, Ev::Granted(cpu)).expect("future");
+                    }
+                }
+            }
+            Ev::Granted(cpu) => {
+                let (want, asked) = rq.wanting(cpu).expect("a CPU holds the lock for a reason");
+                let got = head.write(now, cpu, node[cpu]);
+                let mut ns = c.path_ns;
+                match want {
+                    Want::Schedule => {
+                        let mut qi = if nq == 1 { 0 } else { node[cpu] };
+                        if nq > 1 && tq.len(qi) == 0 {
+                            // About to idle: take from the longest other queue.
+                            let (best, len) = (0..nq)
+                                .map(|k| (k, tq.len(k)))
+                                .max_by_key(|&(k, l)| (l, std::cmp::Reverse(k)))
+                                .expect("at least one queue");
+                            if len > 0 {
+                                ns += nq as f64 * c.cpu_scan_ns;
+                                qi = best;
+                            }
+                        }
+                        ns += tq.len(qi) as f64 * c.goodness_ns;
+                        walks += 1;
+                        walked += tq.len(qi) as u64;
+                        let picked = tq.pick(cpu, qi);
+                        let done = got + Dur::from_ns_f64(ns);
+                        lock_busy += done - asked;
+                        if let Some(i) = picked {
+                            if let Some(tr) = trace.as_deref_mut() {
+                                tr.queue_length(done, qi, tq.len(qi));
+                            }
+                            let j = &mut job[i];
+                            if j.ran_node != node[cpu] {
+                                migrations += 1;
+                                j.ran_node = node[cpu];
+                            }
+                            let task = &mut tq.tasks[i];
+                            task.state = TaskState::Running;
+                            task.last_cpu = cpu;
+                            task.queue = if nq == 1 { 0 } else { node[cpu] };
+                            let local = j.mem_node == node[cpu];
+                            bursts += 1;
+                            local_bursts += local as u64;
+                            let ratio = machine.mem_latency_ns(node[cpu], j.mem_node) / local_ns;
+                            let run = burst_ns * (1.0 - mix.mem_stall + mix.mem_stall * ratio);
+                            curr[cpu] = Some(i);
+                            idle_since[cpu] = None;
+                            burst_started[cpu] = done;
+                            q.push(done + Dur::from_ns_f64(run), Ev::BurstEnd(cpu))
+                                .expect("future");
+                        } else if idle_since[cpu].is_none() {
+                            idle_since[cpu] = Some(done);
+                        }
+                        q.push(done, Ev::Unlock(cpu)).expect("future");
+                    }
+                    Want::Wake(i) => {
+                        // add_to_runqueue() and reschedule_idle().
+                        let last = tq.tasks[i].last_cpu;
+                        let task_node = node[last];
+                        let target = match sched {
+                            Sched::Smp => {
+                                ns += ncpu as f64 * c.cpu_scan_ns;
+                                if idle_since[last].is_some() && !kicked[last] {
+                                    Some(last)
+                                } else {
+                                    longest_idle(&idle_since, &kicked, 0..ncpu)
+                                }
+                            }
+                            Sched::Numa => {
+                                let lo = node.partition_point(|&n| n < task_node);
+                                let hi = node.partition_point(|&n| n <= task_node);
+                                ns += (hi - lo) as f64 * c.cpu_scan_ns;
+                                let here = if idle_since[last].is_some() && !kicked[last] {
+                                    Some(last)
+                                } else {
+                                    longest_idle(&idle_since, &kicked, lo..hi)
+                                };
+                                here.or_else(|| {
+                                    ns += ncpu as f64 * c.cpu_scan_ns;
+                                    longest_idle(&idle_since, &kicked, 0..ncpu)
+                                })
+                            }
+                        };
+                        let qi = match (sched, target) {
+                            (Sched::Smp, _) => 0,
+                            (Sched::Numa, Some(k)) => node[k],
+                            (Sched::Numa, None) => task_node,
+                        };
+                        // goodness() prefers the CPU it ran on, or the idle
+                        // one it was sent to.
+                        tq.enqueue(i, qi, target.unwrap_or(last));
+                        if let Some(tr) = trace.as_deref_mut() {
+                            tr.queue_length(got, qi, tq.len(qi));
+                        }
+                        let done = got + Dur::from_ns_f64(ns);
+                        lock_busy += done - asked;
+                        if curr[cpu].is_some() && !end_pending[cpu] {
+                            stolen[cpu] += done - asked;
+                        }
+                        if let Some(k) = target {
+                            kicked[k] = true;
+                            // The kick is a write to the idle CPU's
+                            // need_resched line: one transfer.
+                            let ipi = machine.line_transfer_ns(node[cpu], node[k]);
+                            q.push(done + Dur::from_ns_f64(ipi), Ev::Kick(k))
+                                .expect("future");
+                        }
+                        q.push(done, Ev::Unlock(cpu)).expect("future");
+                    }
+                }
+            }
+        }
+    }
+    let cpu_time = ncpu as f64 * end.as_ns() as f64;
+    let tasks_conserved = tq.conserved(&curr) && tq.tasks.len() == tasks as usize;
+    Aim7Result {
+        jobs_per_min: jobs as f64 / measure.as_secs_f64() * 60.0,
+        lock_fraction: (lock_busy.as_ns() as f64 / cpu_time).min(1.0),
+        local_fraction: if bursts == 0 {
+            1.0
+        } else {
+            local_bursts as f64 / bursts as f64
+        },
+        migrations,
+        mean_walk: if walks == 0 {
+            0.0
+        } else {
+            walked as f64 / walks as f64
+        },
+        tasks_conserved,
+        events: q.pushed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets;
+
+    #[test]
+    fn aim7_small_runs() {
+        let m = presets::preset("wildfire-gs320").unwrap();
+        let mix = Mix {
+            cpu_ns: 70e6,
+            io_ns: 140e6,
+            waits: 12,
+            mem_stall: 0.2,
+        };
+        for s in [Sched::Smp, Sched::Numa] {
+            let r = aim7(
+                &m,
+                s,
+                Spinlock::Tas,
+                &mix,
+                300,
+                Dur::from_secs_f64(0.5),
+                Dur::from_secs_f64(1.0),
+                1,
+                None,
+            );
+            assert!(r.jobs_per_min > 0.0, "{r:?}");
+        }
+    }
+}
