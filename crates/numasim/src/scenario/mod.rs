@@ -154,7 +154,11 @@ pub struct ResolvedCase {
     pub machine: Arc<Machine>,
     pub kernel: KernelConfig,
     pub seed: u64,
+    /// The `[[run]]` tables as resolved (case keys applied): records read
+    /// the values of step keys a case varies from them.
     pub steps: Vec<Table>,
+    /// The same steps read once, on this case's machine: what runs.
+    pub parsed: Vec<crate::workload::ParsedStep>,
 }
 
 /// The most `[[run]]` steps in one scenario (the experiments have at most 3).
@@ -473,10 +477,16 @@ impl Scenario {
                 }
             }
         }
+        // Each step is read once, here, on this case's own machine (after
+        // its and `--set`'s overrides): the run path runs what was read.
+        let mut parsed = Vec::with_capacity(steps.len());
         for (i, s) in steps.iter().enumerate() {
-            crate::workload::validate_step(s, &machine)
+            let p = crate::workload::parse_step(s, &machine)
                 .map_err(|e| e.under(&format!("run[{i}]")))?;
-            crate::workload::check_cost(s, &machine, &kernel).map_err(|e| e.in_step(i))?;
+            p.run
+                .check_cost(&machine, &kernel)
+                .map_err(|e| e.in_step(i))?;
+            parsed.push(p);
         }
         // Every record carries every varied key: this case's value, or the
         // value in force (from the file, a preset, or the kernel's default).
@@ -505,6 +515,7 @@ impl Scenario {
             kernel,
             seed,
             steps,
+            parsed,
         })
     }
 
@@ -948,32 +959,14 @@ fn step_key_hint(mut e: InputError) -> InputError {
     e
 }
 
-/// Per-row keys workloads add to records beyond the case and step keys
-/// (`node` from touch/meminfo, `table` from boot). A workload that adds a
-/// new one lists it here so views may pivot on it.
-const ROW_KEYS: &[&str] = &["node", "table", "ring_node", "distance"];
-
 /// A view may only name what the scenario produces: a metric of one of its
 /// steps, and keys that its records carry.
 /// The metrics the scenario's steps report (after their `metrics` filters).
 fn produced_metrics(cases: &[ResolvedCase]) -> Vec<String> {
     let mut metrics: Vec<String> = Vec::new();
     for c in cases {
-        for step in &c.steps {
-            let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
-            let produced: Vec<String> = match step.get("metrics") {
-                Some(Value::Array(l)) => l
-                    .iter()
-                    .filter_map(|m| m.as_str().map(str::to_string))
-                    .collect(),
-                _ => crate::workload::spec::find(name)
-                    .map(|s| s.metric_names())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect(),
-            };
-            for m in produced {
+        for step in &c.parsed {
+            for m in step.produced_metrics() {
                 if !metrics.contains(&m) {
                     metrics.push(m);
                 }
@@ -986,21 +979,13 @@ fn produced_metrics(cases: &[ResolvedCase]) -> Vec<String> {
 fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), InputError> {
     let mut metrics: Vec<String> = Vec::new();
     let mut keys: Vec<String> = sc.varied_keys();
-    keys.extend(ROW_KEYS.iter().map(|k| k.to_string()));
+    // Per-row keys workloads add to records beyond the case and step keys
+    // (`node` from touch/meminfo, `table` from boot): each workload's spec
+    // names its own.
+    keys.extend(crate::workload::row_keys().iter().map(|k| k.to_string()));
     for c in cases {
-        for step in &c.steps {
-            let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
-            let all = crate::workload::spec::find(name)
-                .map(|s| s.metric_names())
-                .unwrap_or_default();
-            let produced: Vec<String> = match step.get("metrics") {
-                Some(Value::Array(l)) => l
-                    .iter()
-                    .filter_map(|m| m.as_str().map(str::to_string))
-                    .collect(),
-                _ => all.iter().map(|m| m.to_string()).collect(),
-            };
-            for m in produced {
+        for (step, parsed) in c.steps.iter().zip(&c.parsed) {
+            for m in parsed.produced_metrics() {
                 if !metrics.contains(&m) {
                     metrics.push(m);
                 }

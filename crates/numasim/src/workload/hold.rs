@@ -3,7 +3,9 @@
 //! placed in swap, as if the task had been swapped out before; more than
 //! memory and swap together is refused.
 
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::machine::Machine;
@@ -90,3 +92,39 @@ impl Hold {
         ])
     }
 }
+
+impl Run for Hold {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Hold::run(self, sim)
+    }
+}
+
+/// The `hold` workload: its keys, metrics and example, and its reader.
+pub const HOLD: Workload = Workload {
+    spec: s::Spec {
+        name: "hold",
+        about: "a task takes anonymous memory and keeps it (memory + swap)",
+        params: &[
+            s::TASK_JOB,
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Text("≤ memory + swap"),
+                "memory held",
+            ),
+            s::NODES_MEM,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m("held_gb", "GiB", "memory held"),
+            s::m("held_in_swap_gb", "GiB", "of it, in swap"),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example: "workload = \"hold\"\nbytes = \"100 GB\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| Ok(Box::new(Hold::from_step(r, m)?)),
+};

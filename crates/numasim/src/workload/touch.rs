@@ -3,7 +3,9 @@
 //! how much of each thread's memory is remote — the quantity that sets the
 //! pace of a tightly synchronised parallel job.
 
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
@@ -297,3 +299,97 @@ impl Touch {
         Ok(out)
     }
 }
+
+impl Run for Touch {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Touch::run(self, sim)
+    }
+}
+
+/// The `touch` workload: its keys, metrics and example, and its reader.
+pub const TOUCH: Workload = Workload {
+    spec: s::Spec {
+        name: "touch",
+        about: "threads first-touch memory under a policy; report where it landed",
+        params: &[
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Text("threads × bytes ≤ the machine's memory"),
+                "memory each thread touches",
+            ),
+            s::p(
+                "threads",
+                s::Kind::Int,
+                "",
+                s::Default::Text("give one of threads, cpus, nodes"),
+                s::Range::Text("1 .. min(the machine's CPUs, 4096)"),
+                "threads on CPUs 0, 1, …",
+            ),
+            s::p(
+                "cpus",
+                s::Kind::IntList,
+                "",
+                s::Default::Text("give one of threads, cpus, nodes"),
+                s::Range::Text("CPU ids 0 .. CPUs − 1"),
+                "one thread on each listed CPU",
+            ),
+            s::p(
+                "nodes",
+                s::Kind::IntList,
+                "",
+                s::Default::Text("give one of threads, cpus, nodes"),
+                s::Range::Text("node ids 0 .. nodes − 1"),
+                "one thread on every CPU of the listed nodes",
+            ),
+            s::p(
+                "policy",
+                s::Kind::Choice(&["local", "bind", "preferred", "interleave", "round-robin"]),
+                "",
+                s::Default::Value("\"local\""),
+                s::Range::Any,
+                "the memory policy (set_mempolicy/numactl)",
+            ),
+            s::p(
+                "policy_nodes",
+                s::Kind::IntList,
+                "",
+                s::Default::Text("all nodes (interleave); required by bind and preferred"),
+                s::Range::Text("node ids 0 .. nodes − 1"),
+                "the policy's node mask",
+            ),
+        ],
+        one_of: &["threads", "cpus", "nodes"],
+        metrics: &[
+            s::m(
+                "touched_kb",
+                "kB",
+                "memory placed on each node (row key `node`)",
+            ),
+            s::m(
+                "job_remote_fraction",
+                "fraction",
+                "share of the job's memory off its threads' nodes",
+            ),
+            s::m(
+                "max_thread_remote_fraction",
+                "fraction",
+                "the worst thread's remote share",
+            ),
+            s::m(
+                "job_slowdown",
+                "x",
+                "a synchronised job's slowdown from remote memory",
+            ),
+            s::m("oom", s::FLAG, "1 if the touch ran out of memory"),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example:
+            "workload = \"touch\"\nbytes = \"1 GB\"\nnodes = [0, 1]\npolicy = \"interleave\"\n",
+        row_keys: &["node"],
+    },
+    parse: |r, m| Ok(Box::new(Touch::from_step(r, m)?)),
+};
