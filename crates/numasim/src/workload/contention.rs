@@ -4,6 +4,7 @@
 //! independent and seeded, so the output is the same as a serial run) and
 //! reports one row per count.
 
+use super::keys::{bounded, count_list};
 use super::spec as s;
 use super::Sim;
 use super::{Run, Workload};
@@ -19,7 +20,6 @@ use crate::machine::Machine;
 use crate::report::Record;
 use rayon::prelude::*;
 use serde_json::json;
-use toml::Value;
 
 /// A count or a list of counts under `key`, each 1..=the machine's CPUs.
 pub(crate) fn counts(
@@ -29,24 +29,16 @@ pub(crate) fn counts(
     default: Option<u64>,
 ) -> Result<Vec<u64>, InputError> {
     let total = machine.cpu_count();
-    let list = match r.raw(key) {
-        None => match default {
-            Some(d) => vec![d],
-            None => {
-                return Err(InputError::at(
-                    r.key(key),
-                    format!(
-                        "missing: how many, e.g. {key} = [1, 2, 4] (the machine has {total} CPUs)"
-                    ),
-                ))
-            }
-        },
-        Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
-        Some(_) => vec![r.u64(key)?.unwrap_or(0)],
+    let list = match (count_list(r, key)?, default) {
+        (Some(l), _) => l,
+        (None, Some(d)) => vec![d],
+        (None, None) => {
+            return Err(InputError::at(
+                r.key(key),
+                format!("missing: how many, e.g. {key} = [1, 2, 4] (the machine has {total} CPUs)"),
+            ))
+        }
     };
-    if list.is_empty() {
-        return Err(InputError::at(r.key(key), "give at least one count"));
-    }
     for &n in &list {
         if n == 0 || n > total {
             return Err(InputError::at(
@@ -153,25 +145,6 @@ fn work_bound(
 
 fn positive_u64(r: &mut TableReader, key: &'static str, d: u64) -> Result<u64, InputError> {
     bounded(r, key, d, 1, 1_000_000)
-}
-
-/// A count or a time in `lo..=hi` (bounds keep simulated clocks and event
-/// counts finite).
-fn bounded(
-    r: &mut TableReader,
-    key: &'static str,
-    d: u64,
-    lo: u64,
-    hi: u64,
-) -> Result<u64, InputError> {
-    match r.u64(key)? {
-        Some(v) if v < lo || v > hi => Err(InputError::at(
-            r.key(key),
-            format!("{v}: allowed {lo}..{hi}"),
-        )),
-        Some(v) => Ok(v),
-        None => Ok(d),
-    }
 }
 
 /// Read a contention step's keys (validation and running share this).
@@ -624,34 +597,10 @@ fn fault_threads(
     let page = b.mm.page_size();
     let placed = memory::first_touch(&mut b, machine, cpus, bytes_per_thread, page, 64)
         .ok_or_else(|| InputError::new("the threads' memory does not fit in the machine"))?;
-    let sharers = memory::sharers(machine, &placed);
-    Ok(cpus
-        .iter()
-        .zip(&placed)
-        .map(|(&cpu, p)| {
-            let node = machine.cpu_node(cpu).unwrap_or(0);
-            FaultThread {
-                cpu,
-                node,
-                faults: p.pages(),
-                work_ns: (machine.fault.fault_ns
-                    + memory::mean_zero_ns(machine, node, p, page, &sharers))
-                .round() as u64,
-                setup,
-            }
-        })
-        .collect())
+    Ok(FaultThread::on_placements(
+        machine, cpus, &placed, page, setup,
+    ))
 }
-
-pub const WORKLOAD_NAMES: &[&str] = &[
-    "tick",
-    "gettimeofday",
-    "fault-touch",
-    "devzero",
-    "hugetlb",
-    "pagecache-count",
-    "spinlock",
-];
 
 /// The reader of each workload of this family.
 fn parse(name: &str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {

@@ -26,13 +26,6 @@ use crate::report::disk_heat;
 use crate::report::{Artifact, Record};
 use serde_json::json;
 
-pub const WORKLOAD_NAMES: &[&str] = &[
-    "direct-io",
-    "buffered-read",
-    "buffered-write",
-    "read-variability",
-];
-
 /// Simulated bytes a step may move at most (all threads, all phases), so no
 /// step runs for long: 256 GiB.
 pub const MAX_STEP_BYTES: u128 = 256 << 30;
@@ -52,13 +45,10 @@ pub struct Step {
 
 impl Step {
     pub fn from_step(
-        name: &str,
+        name: &'static str,
         r: &mut TableReader,
         machine: &Machine,
     ) -> Result<Option<Step>, InputError> {
-        let Some(&name) = WORKLOAD_NAMES.iter().find(|n| **n == name) else {
-            return Ok(None);
-        };
         let fs = r
             .choice("fs", FsKind::NAMES)?
             .ok_or_else(|| InputError::at(r.key("fs"), "missing: xfs, ext2 or ext3"))?;
@@ -423,7 +413,7 @@ pub fn purge_ns(k: &KernelConfig, b: &crate::machine::blockio::BlockParams) -> f
 }
 
 /// The reader of each workload of this family.
-fn parse(name: &str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {
+fn parse(name: &'static str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {
     match Step::from_step(name, r, m)? {
         Some(step) => Ok(Box::new(step)),
         None => Err(InputError::at("workload", format!("no workload `{name}`"))),

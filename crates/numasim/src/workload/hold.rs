@@ -3,6 +3,7 @@
 //! placed in swap, as if the task had been swapped out before; more than
 //! memory and swap together is refused.
 
+use super::keys::node_ids;
 use super::spec as s;
 use super::Sim;
 use super::{Run, Workload};
@@ -20,31 +21,11 @@ pub struct Hold {
 
 /// `nodes = [..]` checked against the machine, or every node with memory.
 pub fn nodes_key(r: &mut TableReader, machine: &Machine) -> Result<Vec<usize>, InputError> {
-    match r.u64_list("nodes")? {
-        None => Ok((0..machine.node_count())
+    Ok(node_ids(r, "nodes", machine)?.unwrap_or_else(|| {
+        (0..machine.node_count())
             .filter(|&n| machine.nodes[n].mem_bytes > 0)
-            .collect()),
-        Some(l) if l.is_empty() => Err(InputError::at(
-            r.key("nodes"),
-            "must name at least one node",
-        )),
-        Some(l) => l
-            .into_iter()
-            .map(|n| {
-                if (n as usize) < machine.node_count() {
-                    Ok(n as usize)
-                } else {
-                    Err(InputError::at(
-                        r.key("nodes"),
-                        format!(
-                            "node {n} does not exist (nodes 0..{})",
-                            machine.node_count() - 1
-                        ),
-                    ))
-                }
-            })
-            .collect(),
-    }
+            .collect()
+    }))
 }
 
 /// `task = "name"` (default `default`).

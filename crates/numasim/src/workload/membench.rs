@@ -17,14 +17,6 @@ use crate::report::Record;
 use serde_json::Value as Json;
 use toml::Value;
 
-pub const WORKLOAD_NAMES: &[&str] = &[
-    "stream-copy",
-    "random-read",
-    "gettimeofday-cost",
-    "selfish",
-    "ring-copy",
-];
-
 /// Default sampled accesses of the random-read TLB simulation.
 pub const DEFAULT_SAMPLES: u64 = 100_000;
 

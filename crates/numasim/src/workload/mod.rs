@@ -9,6 +9,7 @@ pub mod boot;
 pub mod contention;
 pub mod fsio;
 pub mod hold;
+pub mod keys;
 pub mod membench;
 pub mod pci;
 pub mod read;

@@ -3,6 +3,7 @@
 //! `dma-iops` drives I/Os against consistent DMA rings placed locally or
 //! remotely. Each sweeps the lists its step gives, one row per point.
 
+use super::keys::bounded;
 use super::spec as s;
 use super::Sim;
 use super::{Run, Workload};
@@ -16,8 +17,6 @@ use crate::report::Record;
 use rayon::prelude::*;
 use serde_json::json;
 use toml::Value;
-
-pub const WORKLOAD_NAMES: &[&str] = &["pio-read", "pio-flush", "dma-iops"];
 
 /// Where the device sits and which CPU drives it.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,16 +105,6 @@ fn names<T: Copy>(
         return Err(InputError::at(r.key(key), "give at least one"));
     }
     Ok(list)
-}
-
-fn int(
-    r: &mut TableReader,
-    key: &'static str,
-    d: u64,
-    lo: u64,
-    hi: u64,
-) -> Result<u64, InputError> {
-    Ok(r.u64_in(key, lo, hi)?.unwrap_or(d))
 }
 
 fn ns(r: &mut TableReader, key: &'static str, d: f64) -> Result<f64, InputError> {
@@ -237,7 +226,7 @@ impl Step {
                     &[PioRead::Normal, PioRead::Relaxed],
                 )?,
                 load: names(r, "load", Load::NAMES, &[Load::Idle])?,
-                ops: int(r, "ops", 200, 1, 100_000)? as u32,
+                ops: bounded(r, "ops", 200, 1, 100_000)? as u32,
                 dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
             },
             "pio-flush" => Step::PioFlush {
@@ -248,9 +237,9 @@ impl Step {
                     PioFlush::NAMES,
                     &[PioFlush::PioRead, PioFlush::RelaxedRead, PioFlush::Mmiob],
                 )?,
-                writes: int(r, "writes", 5, 0, 1000)? as u32,
+                writes: bounded(r, "writes", 5, 0, 1000)? as u32,
                 load: names(r, "load", Load::NAMES, &[Load::Idle])?,
-                ops: int(r, "ops", 200, 1, 100_000)? as u32,
+                ops: bounded(r, "ops", 200, 1, 100_000)? as u32,
                 dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
             },
             "dma-iops" => {
@@ -306,7 +295,7 @@ impl Step {
                 if queue_depth.is_empty() {
                     return Err(InputError::at(r.key("queue_depth"), "give at least one"));
                 }
-                let ios = int(r, "ios", 2000, 1, 100_000)? as u32;
+                let ios = bounded(r, "ios", 2000, 1, 100_000)? as u32;
                 let qmax = *queue_depth.iter().max().unwrap_or(&1);
                 let bursts = ios as u128 * io_size.div_ceil(m.pci.burst_bytes().max(1)) as u128;
                 if bursts > MAX_BURSTS {

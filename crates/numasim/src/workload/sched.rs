@@ -5,6 +5,7 @@
 //! independent and seeded, so they run in parallel with the same output
 //! as a serial run.
 
+use super::keys::{self, count_list};
 use super::spec as s;
 use super::Sim;
 use super::{Run, Workload};
@@ -28,8 +29,6 @@ pub const MAX_TASKS: u64 = 20_000;
 /// (larger ones are unreadable in a trace viewer).
 pub const TRACE_MAX_TASKS: u64 = 64;
 
-pub const WORKLOAD_NAMES: &[&str] = &["sched-ops", "boot-balance", "rq-peek", "aim7"];
-
 /// A count or a list of counts under `key`, each in `lo..=hi`.
 fn counts(
     r: &mut TableReader,
@@ -38,25 +37,21 @@ fn counts(
     hi: u64,
     what: &str,
 ) -> Result<Vec<u64>, InputError> {
-    let list = match r.raw(key) {
-        None => match default {
-            Some(d) => vec![d],
-            None => {
-                return Err(InputError::at(
-                    r.key(key),
-                    format!("missing: how many {what}, e.g. {key} = [1, 8]"),
-                ))
-            }
-        },
-        Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
-        Some(Value::Integer(i)) if *i <= 0 => {
-            return Err(InputError::at(r.key(key), format!("{i}: allowed 1..{hi}")))
+    if let Some(Value::Integer(i)) = r.raw(key) {
+        if *i <= 0 {
+            return Err(InputError::at(r.key(key), format!("{i}: allowed 1..{hi}")));
         }
-        Some(_) => vec![r.u64(key)?.unwrap_or(0)],
-    };
-    if list.is_empty() {
-        return Err(InputError::at(r.key(key), "give at least one count"));
     }
+    let list = match (count_list(r, key)?, default) {
+        (Some(l), _) => l,
+        (None, Some(d)) => vec![d],
+        (None, None) => {
+            return Err(InputError::at(
+                r.key(key),
+                format!("missing: how many {what}, e.g. {key} = [1, 8]"),
+            ))
+        }
+    };
     for &n in &list {
         if n == 0 || n > hi {
             return Err(InputError::at(
@@ -79,6 +74,8 @@ fn counts(
     Ok(list)
 }
 
+/// [`keys::bounded`], a negative integer named as out of range like any
+/// other (`-1: allowed 1..1000`).
 fn bounded(
     r: &mut TableReader,
     key: &'static str,
@@ -87,14 +84,14 @@ fn bounded(
     hi: u64,
 ) -> Result<u64, InputError> {
     if let Some(Value::Integer(i)) = r.raw(key) {
-        if *i < lo as i64 || *i > hi as i64 {
+        if *i < 0 {
             return Err(InputError::at(
                 r.key(key),
                 format!("{i}: allowed {lo}..{hi}"),
             ));
         }
     }
-    Ok(r.u64(key)?.unwrap_or(d))
+    keys::bounded(r, key, d, lo, hi)
 }
 
 fn ratio(

@@ -3,6 +3,7 @@
 //! how much of each thread's memory is remote — the quantity that sets the
 //! pace of a tightly synchronised parallel job.
 
+use super::keys::node_ids;
 use super::spec as s;
 use super::Sim;
 use super::{Run, Workload};
@@ -35,27 +36,13 @@ pub struct Touch {
     pub policy: MemPolicy,
 }
 
+/// Node ids under `key`, as the policy's node masks hold them.
 fn node_list(
     r: &mut TableReader,
     key: &'static str,
     machine: &Machine,
 ) -> Result<Option<Vec<u32>>, InputError> {
-    let list = r.u64_list(key)?;
-    if let Some(l) = &list {
-        if let Some(bad) = l.iter().find(|&&n| n as usize >= machine.node_count()) {
-            return Err(InputError::at(
-                r.key(key),
-                format!(
-                    "node {bad} does not exist (nodes 0..{})",
-                    machine.node_count() - 1
-                ),
-            ));
-        }
-        if l.is_empty() {
-            return Err(InputError::at(r.key(key), "must name at least one node"));
-        }
-    }
-    Ok(list.map(|l| l.into_iter().map(|n| n as u32).collect()))
+    Ok(node_ids(r, key, machine)?.map(|l| l.into_iter().map(|n| n as u32).collect()))
 }
 
 /// The most threads one touch step simulates: the largest single-image SGI
