@@ -362,7 +362,8 @@ impl Scenario {
                         crate::error::clip(&f.metric, 80),
                         metrics.join(", ")
                     ),
-                ));
+                )
+                .allowing(metrics.join(", ")));
             }
         }
         for (i, p) in sc.papers.iter().enumerate() {
@@ -377,7 +378,8 @@ impl Scenario {
                         crate::error::clip(&p.metric, 80),
                         metrics.join(", ")
                     ),
-                ));
+                )
+                .allowing(metrics.join(", ")));
             }
         }
         Ok(sc)
@@ -1009,6 +1011,7 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
                 allowed.join(", ")
             ),
         )
+        .allowing(allowed.join(", "))
     };
     if !metrics.contains(&v.metric) {
         return Err(refuse("metric", "a metric", &v.metric, &metrics));

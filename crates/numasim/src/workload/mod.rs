@@ -105,7 +105,8 @@ fn step_name(step: &Table) -> Result<&str, InputError> {
         None => Err(InputError::at(
             "workload",
             format!("missing: name the workload ({})", names()),
-        )),
+        )
+        .allowing(names())),
     }
 }
 
@@ -137,7 +138,8 @@ fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<Str
                         crate::error::clip(m, 80),
                         allowed.join(", ")
                     ),
-                ));
+                )
+                .allowing(allowed.join(", ")));
             }
         }
     }
@@ -384,7 +386,8 @@ pub fn check_keys(spec: &spec::Spec, step: &Table) -> Result<(), InputError> {
             valid.join(", "),
             spec.name
         ),
-    ))
+    )
+    .allowing(valid.join(", ")))
 }
 
 /// Parse a step with its workload's own reader and return what it read

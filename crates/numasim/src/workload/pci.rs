@@ -100,9 +100,9 @@ fn names<T: Copy>(
             .collect::<Result<Vec<T>, String>>(),
         Some(v) => one(v).map(|t| vec![t]),
     }
-    .map_err(|m| InputError::at(r.key(key), m))?;
+    .map_err(|m| InputError::at(r.key(key), m).allowing(allowed()))?;
     if list.is_empty() {
-        return Err(InputError::at(r.key(key), "give at least one"));
+        return Err(InputError::at(r.key(key), "give at least one").allowing(allowed()));
     }
     Ok(list)
 }

@@ -163,7 +163,8 @@ impl Touch {
                         crate::error::clip(other, 80),
                         MemPolicy::NAMES.join(", ")
                     ),
-                ));
+                )
+                .allowing(MemPolicy::NAMES.join(", ")));
             }
         };
         // An interleave over k nodes splits each round's share over up to k
