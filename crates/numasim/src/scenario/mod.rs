@@ -184,12 +184,24 @@ const TOP_KEYS: &[&str] = &[
 
 impl Scenario {
     pub fn from_file(path: &Path) -> Result<Scenario, InputError> {
+        Scenario::from_file_with_sets(path, &[])
+    }
+
+    /// As [`Scenario::from_file`], checking every case as it will run
+    /// under the `--set` overrides `sets`: a step is read on the machine
+    /// the overrides produce (`threads = 40` on a 32-CPU preset loads with
+    /// `--set machine.nodes=32`), not on the file's own.
+    pub fn from_file_with_sets(
+        path: &Path,
+        sets: &[(String, Value)],
+    ) -> Result<Scenario, InputError> {
         let text =
             crate::input::read_bounded_text(path, crate::input::MAX_INPUT_BYTES, "a scenario")?;
-        Scenario::from_str(
+        Scenario::from_str_with_sets(
             &text,
             &path.display().to_string(),
             path.parent().map(Path::to_path_buf),
+            sets,
         )
     }
 
@@ -199,15 +211,27 @@ impl Scenario {
         source: &str,
         dir: Option<PathBuf>,
     ) -> Result<Scenario, InputError> {
+        Scenario::from_str_with_sets(text, source, dir, &[])
+    }
+
+    /// As [`Scenario::from_str`], checking every case under `sets` (see
+    /// [`Scenario::from_file_with_sets`]).
+    pub fn from_str_with_sets(
+        text: &str,
+        source: &str,
+        dir: Option<PathBuf>,
+        sets: &[(String, Value)],
+    ) -> Result<Scenario, InputError> {
         let doc: Table = crate::machine::slit_text::parse_toml(text)
             .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(source))?;
-        Scenario::from_table(doc, source, dir).map_err(|e| e.in_file(source))
+        Scenario::from_table(doc, source, dir, sets).map_err(|e| e.in_file(source))
     }
 
     fn from_table(
         mut doc: Table,
         source: &str,
         dir: Option<PathBuf>,
+        sets: &[(String, Value)],
     ) -> Result<Scenario, InputError> {
         let mut r = TableReader::new("", &doc);
         for k in TOP_KEYS {
@@ -339,10 +363,11 @@ impl Scenario {
             report,
             machines: MachineCache::default(),
         };
-        // Resolve every case now: bad input is refused before anything runs.
+        // Resolve every case now, as it will run (with the run's `--set`
+        // overrides): bad input is refused before anything runs.
         let mut resolved = Vec::new();
         for i in 0..sc.cases.len() {
-            resolved.push(sc.resolve(i, &[])?);
+            resolved.push(sc.resolve(i, sets)?);
         }
         for (i, v) in sc.views.iter().enumerate() {
             check_view(v, &sc, &resolved).map_err(|e| e.under(&format!("view[{i}]")))?;
