@@ -4,9 +4,9 @@
 //! of the given nodes, each touching `bytes`; `runaway` is one thread that
 //! never stops allocating.
 
-use super::hold::{nodes_key, task_key};
+use super::keys::{cpu_key, horizon_key, nodes_key, task_key};
 use super::spec as s;
-use super::write::{cpu_key, delta, horizon_key, incomplete_at, timeline_artifacts};
+use super::write::{delta, incomplete_at, timeline_artifacts};
 use super::Sim;
 use super::{Run, Workload};
 use crate::error::{Error, InputError};

@@ -3,7 +3,7 @@
 //! placed in swap, as if the task had been swapped out before; more than
 //! memory and swap together is refused.
 
-use super::keys::node_ids;
+use super::keys::{nodes_key, task_key};
 use super::spec as s;
 use super::Sim;
 use super::{Run, Workload};
@@ -19,20 +19,6 @@ pub struct Hold {
     pub nodes: Vec<usize>,
 }
 
-/// `nodes = [..]` checked against the machine, or every node with memory.
-pub fn nodes_key(r: &mut TableReader, machine: &Machine) -> Result<Vec<usize>, InputError> {
-    Ok(node_ids(r, "nodes", machine)?.unwrap_or_else(|| {
-        (0..machine.node_count())
-            .filter(|&n| machine.nodes[n].mem_bytes > 0)
-            .collect()
-    }))
-}
-
-/// `task = "name"` (default `default`).
-pub fn task_key(r: &mut TableReader, default: &str) -> Result<String, InputError> {
-    Ok(r.str("task")?.unwrap_or(default).to_string())
-}
-
 impl Hold {
     pub fn from_step(r: &mut TableReader, machine: &Machine) -> Result<Hold, InputError> {
         let task = task_key(r, "job")?;
@@ -42,8 +28,10 @@ impl Hold {
         let nodes = nodes_key(r, machine)?;
         Ok(Hold { task, bytes, nodes })
     }
+}
 
-    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+impl Run for Hold {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
         let rec = sim.recorder();
         let (booted, vm) = sim.vm()?;
         let pages = booted.mm.pages_for(self.bytes);
@@ -71,12 +59,6 @@ impl Hold {
                 (vm.swap.used - before) as f64 * page / gib,
             ),
         ])
-    }
-}
-
-impl Run for Hold {
-    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
-        Hold::run(self, sim)
     }
 }
 

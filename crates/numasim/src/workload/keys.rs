@@ -1,6 +1,7 @@
 //! Readers of step keys that several workloads share, written once: a
-//! bounded whole number, a count or a list of counts, a list of node ids.
-//! Each keeps the messages its workloads gave (tests and users read them).
+//! bounded whole number, a count or a list of counts, a list of node ids,
+//! a task's name, its CPU and its horizon. Each keeps the messages its
+//! workloads gave (tests and users read them).
 
 use crate::error::InputError;
 use crate::input::table::TableReader;
@@ -57,4 +58,48 @@ pub fn node_ids(
         return Err(InputError::at(r.key(key), "must name at least one node"));
     }
     Ok(Some(list.into_iter().map(|n| n as usize).collect()))
+}
+
+/// `nodes = [..]` checked against the machine, or every node with memory.
+pub fn nodes_key(r: &mut TableReader, machine: &Machine) -> Result<Vec<usize>, InputError> {
+    Ok(node_ids(r, "nodes", machine)?.unwrap_or_else(|| {
+        (0..machine.node_count())
+            .filter(|&n| machine.nodes[n].mem_bytes > 0)
+            .collect()
+    }))
+}
+
+/// `task = "name"` (default `default`).
+pub fn task_key(r: &mut TableReader, default: &str) -> Result<String, InputError> {
+    Ok(r.str("task")?.unwrap_or(default).to_string())
+}
+
+/// `horizon_s`: 1 s .. 1 day. The memory timeline stays bounded on any
+/// machine: a long run on many nodes samples it less often
+/// (`vm::sample_period_ns`).
+pub fn horizon_key(r: &mut TableReader) -> Result<u64, InputError> {
+    let h = r
+        .u64("horizon_s")?
+        .unwrap_or(super::write::DEFAULT_HORIZON_S);
+    if !(1..=86_400).contains(&h) {
+        return Err(InputError::at(
+            r.key("horizon_s"),
+            format!("{h}: allowed 1..86400 s"),
+        ));
+    }
+    Ok(h)
+}
+
+pub fn cpu_key(r: &mut TableReader, machine: &Machine) -> Result<u64, InputError> {
+    let cpu = r.u64("cpu")?.unwrap_or(0);
+    if cpu >= machine.cpu_count() {
+        return Err(InputError::at(
+            r.key("cpu"),
+            format!(
+                "CPU {cpu} does not exist (CPUs 0..{})",
+                machine.cpu_count().saturating_sub(1)
+            ),
+        ));
+    }
+    Ok(cpu)
 }

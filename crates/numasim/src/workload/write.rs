@@ -3,7 +3,7 @@
 //! `page_cache_alloc_limited()`), is dirtied, written back by the flusher,
 //! and reclaimed under pressure: the BIGIO scenario of [ALTIX04] (B1–B11).
 
-use super::hold::task_key;
+use super::keys::{cpu_key, horizon_key, task_key};
 use super::spec as s;
 use super::Sim;
 use super::{Run, Workload};
@@ -23,34 +23,6 @@ pub struct Write {
     pub cpu: u64,
     pub from_anon: bool,
     pub horizon_s: u64,
-}
-
-/// `horizon_s`: 1 s .. 1 day. The memory timeline stays bounded on any
-/// machine: a long run on many nodes samples it less often
-/// (`vm::sample_period_ns`).
-pub fn horizon_key(r: &mut TableReader) -> Result<u64, InputError> {
-    let h = r.u64("horizon_s")?.unwrap_or(DEFAULT_HORIZON_S);
-    if !(1..=86_400).contains(&h) {
-        return Err(InputError::at(
-            r.key("horizon_s"),
-            format!("{h}: allowed 1..86400 s"),
-        ));
-    }
-    Ok(h)
-}
-
-pub fn cpu_key(r: &mut TableReader, machine: &Machine) -> Result<u64, InputError> {
-    let cpu = r.u64("cpu")?.unwrap_or(0);
-    if cpu >= machine.cpu_count() {
-        return Err(InputError::at(
-            r.key("cpu"),
-            format!(
-                "CPU {cpu} does not exist (CPUs 0..{})",
-                machine.cpu_count().saturating_sub(1)
-            ),
-        ));
-    }
-    Ok(cpu)
 }
 
 /// The timeline of the VM so far, as CSV and SVG files for `--out`.
