@@ -319,12 +319,6 @@ pub fn parse_step(step: &Table, machine: &Machine) -> Result<ParsedStep, InputEr
     })
 }
 
-/// Check a step before anything runs (what [`parse_step`] does, the
-/// parsed value dropped).
-pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> {
-    parse_step(step, machine).map(|_| ())
-}
-
 /// The step's keys against the registry, before the workload's own reader:
 /// unknown keys are named beside missing required ones, so a misspelt
 /// required key (`byte = "1 GB"`) reads as what it is.
