@@ -1,7 +1,10 @@
 //! Programs that simulated tasks run: the `[[run]]` steps of a scenario.
 //!
-//! Each step is a named workload with its own keys, validated before
-//! anything runs; steps share one simulated machine, booted on first need.
+//! Each step is a named workload with its own keys, read once when its case
+//! is resolved ([`parse_step`]) into a typed [`Run`]; steps share one
+//! simulated machine, booted on first need. Each workload's file defines
+//! its [`Workload`] (spec and reader) and [`WORKLOADS`] lists them: a new
+//! workload is its file plus one line there.
 
 pub mod alloc;
 pub mod bcfree;
