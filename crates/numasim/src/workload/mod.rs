@@ -263,6 +263,19 @@ pub(crate) fn no_keys(
     Ok(Box::new(NoKeys(run)))
 }
 
+/// The step a family's reader (`pci`, `sched`, …: one reader for several
+/// names) made of workload `name`; the reader gives None for a name that
+/// is not of its family.
+pub(crate) fn family_step<S: Run + 'static>(
+    name: &str,
+    step: Option<S>,
+) -> Result<Box<dyn Run>, InputError> {
+    match step {
+        Some(step) => Ok(Box::new(step)),
+        None => Err(InputError::at("workload", format!("no workload `{name}`"))),
+    }
+}
+
 /// A step as the case runs it: its workload, its `metrics` filter and its
 /// keys read once, at load time, on the case's own machine.
 #[derive(Debug, Clone)]

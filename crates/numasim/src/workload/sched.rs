@@ -420,11 +420,9 @@ impl Step {
 
 /// The reader of each workload of this family.
 fn parse(name: &str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {
-    match Step::from_step(name, r, m)? {
-        Some(step) => Ok(Box::new(step)),
-        None => Err(InputError::at("workload", format!("no workload `{name}`"))),
-    }
+    super::family_step(name, Step::from_step(name, r, m)?)
 }
+
 impl Run for Step {
     fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
         Step::run(self, sim)
