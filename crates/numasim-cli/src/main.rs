@@ -310,8 +310,8 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             report,
             no_timing,
         } => {
-            let sc = Scenario::from_file(&file)?;
             let sets = parse_sets(&sets)?;
+            let sc = Scenario::from_file_with_sets(&file, &sets)?;
             let mut run = run_and_print_all(&sc, &sets, &output, true, report.is_some())?;
             if no_timing {
                 run.run_ms = None;

@@ -24,28 +24,10 @@ create_exception!(
     PyValueError,
     "Bad input: a scenario, override, machine or experiment id numasim refuses.\n\n\
      Attributes: `file` (the file, `set`, or None), `key` (the dotted key, or None),\n\
-     `message` (what is wrong and what is allowed), `allowed` (the allowed part\n\
-     of the message where it names one, else None)."
+     `message` (what is wrong and what is allowed), `allowed` (what would do,\n\
+     where the reader that refused the value knows it: the valid keys, a\n\
+     choice's names, a range; else None)."
 );
-
-/// The allowed values an error message names, where it names them: the
-/// text after the last marker the library's messages use.
-fn allowed_part(message: &str) -> Option<String> {
-    const MARKERS: &[&str] = &[
-        "allowed: ",
-        "allowed ",
-        "Valid keys here: ",
-        "Presets: ",
-        "Experiments: ",
-        "expected ",
-    ];
-    MARKERS
-        .iter()
-        .filter_map(|m| message.rfind(m).map(|i| (i, *m)))
-        .max_by_key(|(i, _)| *i)
-        .map(|(i, m)| message[i + m.len()..].trim().to_string())
-        .filter(|s| !s.is_empty())
-}
 
 fn input_err(py: Python<'_>, e: &LibInputError) -> PyErr {
     let err = InputError::new_err(e.to_string());
@@ -55,7 +37,7 @@ fn input_err(py: Python<'_>, e: &LibInputError) -> PyErr {
     let _ = v.setattr("file", e.file.clone());
     let _ = v.setattr("key", e.key.clone());
     let _ = v.setattr("message", e.message.clone());
-    let _ = v.setattr("allowed", allowed_part(&e.message));
+    let _ = v.setattr("allowed", e.allowed.clone());
     err
 }
 

@@ -12,6 +12,11 @@ pub struct InputError {
     pub key: Option<String>,
     /// What is wrong and what is allowed.
     pub message: String,
+    /// What would do, where the reader that refused the value knows it
+    /// (the valid keys, the names of a choice, a range): the part of the
+    /// message that lists it, kept apart for callers that show it on its
+    /// own (the Python binding's `InputError.allowed`).
+    pub allowed: Option<String>,
 }
 
 /// The most bytes of a key an error shows (a key is a dotted path of
@@ -51,6 +56,7 @@ impl InputError {
             file: None,
             key: None,
             message: clipped(message.into(), MAX_MESSAGE_SHOWN),
+            allowed: None,
         }
     }
     pub fn at(key: impl Into<String>, message: impl Into<String>) -> Self {
@@ -58,7 +64,13 @@ impl InputError {
             file: None,
             key: Some(clipped(key.into(), MAX_KEY_SHOWN)),
             message: clipped(message.into(), MAX_MESSAGE_SHOWN),
+            allowed: None,
         }
+    }
+    /// Say what would do (see [`InputError::allowed`]); cut like the message.
+    pub fn allowing(mut self, allowed: impl Into<String>) -> Self {
+        self.allowed = Some(clipped(allowed.into(), MAX_MESSAGE_SHOWN));
+        self
     }
     /// Attach the file name unless a more precise one is already set.
     pub fn in_file(mut self, file: impl Into<String>) -> Self {

@@ -155,6 +155,7 @@ pub fn load(id: &str) -> Result<Scenario, InputError> {
             crate::error::clip(id, 80),
             all.join(", ")
         ))
+        .allowing(all.join(", "))
     })?;
     Scenario::from_str(text, &format!("experiments/{id}.toml"), None)
 }

@@ -266,3 +266,35 @@ fn a_disk_write_rate_of_zero_or_below_is_refused_naming_file_and_key() {
     let m = Machine::from_toml_str(&t, "nvme.toml").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(m.io.disks.len(), 2);
 }
+
+/// A step is read on the machine its case resolves to, `--set` included:
+/// 40 threads are refused on the file's 24-CPU machine, run with the
+/// 64 CPUs `machine.nodes=32` makes (and their records are marked as not
+/// comparable with the file's), and 20 threads, fine on the file's
+/// machine, are refused on the 12 CPUs `machine.cpus_per_node=1` leaves.
+#[test]
+fn steps_are_checked_on_the_machine_the_overrides_make() {
+    let body = |threads: u32| {
+        format!(
+            "name = \"t\"\n[machine]\npreset = \"altix-a3700\"\n[[run]]\n\
+             workload = \"touch\"\nbytes = \"1 MB\"\nthreads = {threads}\n"
+        )
+    };
+    let e = err(&body(40));
+    assert_eq!(e.key.as_deref(), Some("run[0].threads"), "{e}");
+    assert!(e.message.contains("24 CPUs"), "{e}");
+
+    let bigger = vec![parse_set("machine.nodes=32").unwrap()];
+    let sc = Scenario::from_str_with_sets(&body(40), "test.toml", None, &bigger)
+        .expect("40 threads fit the 64 CPUs of 32 nodes");
+    let recs = numasim::scenario::run::run(&sc, &bigger).unwrap();
+    assert!(!recs.is_empty());
+    assert!(recs.iter().all(|r| !r.comparable));
+
+    let smaller = vec![parse_set("machine.cpus_per_node=1").unwrap()];
+    load(&body(20)).unwrap();
+    let e = Scenario::from_str_with_sets(&body(20), "test.toml", None, &smaller)
+        .expect_err("20 threads on 12 CPUs");
+    assert_eq!(e.key.as_deref(), Some("run[0].threads"), "{e}");
+    assert!(e.message.contains("12 CPUs"), "{e}");
+}

@@ -1,5 +1,5 @@
-//! The workload registry (`workload/spec.rs`) against the readers it
-//! describes: what `numasim workloads` and docs/scenario.md say must be what
+//! The workload registry (`WORKLOADS` in `workload/mod.rs`: each
+//! workload's spec and reader) against the readers it describes: what `numasim workloads` and docs/scenario.md say must be what
 //! the validator does. Each test fails when the two drift apart.
 
 use numasim::machine::presets;
@@ -111,8 +111,35 @@ fn examples_run_and_report_registered_metrics_in_their_units() {
                 .find(|m| m.name == r.metric)
                 .unwrap_or_else(|| panic!("{}: `{}` is not registered", s.name, r.metric));
             assert_eq!(r.unit, m.unit, "{}: unit of {}", s.name, r.metric);
+            // The example varies nothing, so every key a record carries is
+            // one its rows add: a step key or a declared row key (which
+            // views may pivot on).
+            for (k, _) in &r.case {
+                assert!(
+                    s.row_keys.contains(&k.as_str()) || s.param(k).is_some(),
+                    "{}: records carry `{k}`, neither a key nor in row_keys",
+                    s.name
+                );
+            }
+        }
+        for k in s.row_keys {
+            assert!(
+                records.iter().any(|r| r.case.iter().any(|(c, _)| c == k)),
+                "{}: row key `{k}` is in no record of the example",
+                s.name
+            );
         }
     }
+}
+
+#[test]
+fn each_workload_is_registered_once_and_found_by_its_name() {
+    let mut seen = BTreeSet::new();
+    for w in WORKLOADS {
+        assert!(seen.insert(w.name), "`{}` registered twice", w.name);
+        assert!(std::ptr::eq(numasim::workload::find(w.name).unwrap(), w));
+    }
+    assert!(numasim::workload::find("no-such").is_none());
 }
 
 #[test]
@@ -142,7 +169,7 @@ fn docs_scenario_md_is_the_generated_reference() {
     let want = spec::reference_markdown();
     if doc[a..b] != want {
         panic!(
-            "docs/scenario.md is out of date with workload/spec.rs: replace the part between the \
+            "docs/scenario.md is out of date with the workload registry: replace the part between the \
              markers with the output of `cargo run --release -p numasim-cli -- workloads --markdown`"
         );
     }

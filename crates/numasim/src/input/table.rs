@@ -62,14 +62,18 @@ impl<'a> TableReader<'a> {
         match self.raw(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(v) => Err(self.err(key, format!("expected a string, found {}", describe(v)))),
+            Some(v) => Err(self
+                .err(key, format!("expected a string, found {}", describe(v)))
+                .allowing(A_STRING)),
         }
     }
 
     pub fn u64(&mut self, key: &'static str) -> Result<Option<u64>, InputError> {
         match self.raw(key) {
             None => Ok(None),
-            Some(v) => value_u64(v).map(Some).map_err(|m| self.err(key, m)),
+            Some(v) => value_u64(v)
+                .map(Some)
+                .map_err(|m| self.err(key, m).allowing(A_WHOLE)),
         }
     }
 
@@ -82,7 +86,9 @@ impl<'a> TableReader<'a> {
         hi: u64,
     ) -> Result<Option<u64>, InputError> {
         match self.u64(key)? {
-            Some(v) if v < lo || v > hi => Err(self.err(key, format!("{v}: allowed {lo}..{hi}"))),
+            Some(v) if v < lo || v > hi => Err(self
+                .err(key, format!("{v}: allowed {lo}..{hi}"))
+                .allowing(format!("{lo}..{hi}"))),
             v => Ok(v),
         }
     }
@@ -107,12 +113,15 @@ impl<'a> TableReader<'a> {
         hi: u32,
     ) -> Result<Option<Vec<u32>>, InputError> {
         self.list(key, |v| value_u32_in(v, lo, hi))
+            .map_err(|e| e.allowing(format!("a list of whole numbers {lo}..{hi}")))
     }
 
     pub fn f64(&mut self, key: &'static str) -> Result<Option<f64>, InputError> {
         match self.raw(key) {
             None => Ok(None),
-            Some(v) => value_f64(v).map(Some).map_err(|m| self.err(key, m)),
+            Some(v) => value_f64(v)
+                .map(Some)
+                .map_err(|m| self.err(key, m).allowing(A_NUMBER)),
         }
     }
 
@@ -121,7 +130,9 @@ impl<'a> TableReader<'a> {
         let v = self.f64(key)?;
         if let Some(x) = v {
             if x < 0.0 {
-                return Err(self.err(key, format!("must not be negative (got {x})")));
+                return Err(self
+                    .err(key, format!("must not be negative (got {x})"))
+                    .allowing("a number ≥ 0"));
             }
         }
         Ok(v)
@@ -133,10 +144,12 @@ impl<'a> TableReader<'a> {
             Some(Value::Boolean(b)) => Ok(Some(*b)),
             Some(Value::Integer(0)) => Ok(Some(false)),
             Some(Value::Integer(1)) => Ok(Some(true)),
-            Some(v) => Err(self.err(
-                key,
-                format!("expected true/false (or 0/1), found {}", describe(v)),
-            )),
+            Some(v) => Err(self
+                .err(
+                    key,
+                    format!("expected true/false (or 0/1), found {}", describe(v)),
+                )
+                .allowing("true/false (or 0/1)")),
         }
     }
 
@@ -144,16 +157,20 @@ impl<'a> TableReader<'a> {
     pub fn size(&mut self, key: &'static str) -> Result<Option<u64>, InputError> {
         match self.raw(key) {
             None => Ok(None),
-            Some(v) => value_size(v).map(Some).map_err(|m| self.err(key, m)),
+            Some(v) => value_size(v)
+                .map(Some)
+                .map_err(|m| self.err(key, m).allowing(A_SIZE)),
         }
     }
 
     pub fn size_list(&mut self, key: &'static str) -> Result<Option<Vec<u64>>, InputError> {
         self.list(key, value_size)
+            .map_err(|e| e.allowing(format!("a list of sizes ({A_SIZE})")))
     }
 
     pub fn u64_list(&mut self, key: &'static str) -> Result<Option<Vec<u64>>, InputError> {
         self.list(key, value_u64)
+            .map_err(|e| e.allowing("a list of non-negative whole numbers"))
     }
 
     pub fn list<T>(
@@ -169,7 +186,9 @@ impl<'a> TableReader<'a> {
                 .map(|(i, v)| each(v).map_err(|m| self.err(key, format!("item {i}: {m}"))))
                 .collect::<Result<Vec<T>, _>>()
                 .map(Some),
-            Some(v) => Err(self.err(key, format!("expected a list, found {}", describe(v)))),
+            Some(v) => Err(self
+                .err(key, format!("expected a list, found {}", describe(v)))
+                .allowing("a list")),
         }
     }
 
@@ -186,14 +205,16 @@ impl<'a> TableReader<'a> {
             Value::String(s) => s.clone(),
             Value::Integer(i) => i.to_string(),
             other => {
-                return Err(self.err(
-                    key,
-                    format!(
-                        "expected one of {}, found {}",
-                        names(options),
-                        describe(other)
-                    ),
-                ));
+                return Err(self
+                    .err(
+                        key,
+                        format!(
+                            "expected one of {}, found {}",
+                            names(options),
+                            describe(other)
+                        ),
+                    )
+                    .allowing(names(options)));
             }
         };
         options
@@ -212,6 +233,7 @@ impl<'a> TableReader<'a> {
                         names(options)
                     ),
                 )
+                .allowing(names(options))
             })
     }
 
@@ -219,7 +241,9 @@ impl<'a> TableReader<'a> {
         match self.raw(key) {
             None => Ok(None),
             Some(Value::Table(t)) => Ok(Some(TableReader::new(self.key(key), t))),
-            Some(v) => Err(self.err(key, format!("expected a table, found {}", describe(v)))),
+            Some(v) => Err(self
+                .err(key, format!("expected a table, found {}", describe(v)))
+                .allowing("a table")),
         }
     }
 
@@ -236,15 +260,23 @@ impl<'a> TableReader<'a> {
                     .map(|n| format!(" Did you mean `{n}`?"))
                     .unwrap_or_default();
                 let valid: Vec<&str> = self.known.iter().copied().collect();
-                return Err(self.err(
-                    key,
-                    format!("unknown key.{hint} Valid keys here: {}.", valid.join(", ")),
-                ));
+                return Err(self
+                    .err(
+                        key,
+                        format!("unknown key.{hint} Valid keys here: {}.", valid.join(", ")),
+                    )
+                    .allowing(valid.join(", ")));
             }
         }
         Ok(())
     }
 }
+
+/// What the typed readers allow, as [`InputError::allowed`] says it.
+const A_STRING: &str = "a string";
+const A_WHOLE: &str = "a non-negative whole number";
+const A_NUMBER: &str = "a number";
+const A_SIZE: &str = "a size: bytes, or a string with a unit (\"1.5 GB\")";
 
 fn names<T>(options: &[(&str, T)]) -> String {
     options
@@ -369,5 +401,31 @@ mod tests {
             "{}",
             e.message
         );
+    }
+
+    #[test]
+    fn the_readers_say_what_is_allowed_beside_the_message() {
+        let t: Table =
+            toml::from_str("nodes = \"many\"\nops = 0\nmode = \"intreleave\"\nbogus = 1").unwrap();
+        let mut r = TableReader::new("", &t);
+        let e = r.u64("nodes").unwrap_err();
+        assert_eq!(e.allowed.as_deref(), Some("a non-negative whole number"));
+        let e = r.u64_in("ops", 1, 100).unwrap_err();
+        assert_eq!(e.message, "0: allowed 1..100");
+        assert_eq!(e.allowed.as_deref(), Some("1..100"));
+        let e = r
+            .choice("mode", &[("local", 0), ("interleave", 1)])
+            .unwrap_err();
+        assert!(
+            e.message.ends_with("; allowed: `local`, `interleave`"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.allowed.as_deref(), Some("`local`, `interleave`"));
+        let e = r.finish().unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("bogus"));
+        assert_eq!(e.allowed.as_deref(), Some("mode, nodes, ops"));
+        // A message built without a reader says nothing it does not know.
+        assert_eq!(InputError::at("k", "bad").allowed, None);
     }
 }

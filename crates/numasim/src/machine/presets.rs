@@ -57,6 +57,7 @@ pub fn preset_text(name: &str) -> Result<&'static str, InputError> {
                     all.join(", ")
                 ),
             )
+            .allowing(all.join(", "))
         })
 }
 

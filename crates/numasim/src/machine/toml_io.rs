@@ -74,7 +74,8 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
                 arch.name(),
                 allowed.join(", ")
             ),
-        ));
+        )
+        .allowing(allowed.join(", ")));
     }
 
     let nodes = read_nodes(&mut r, page_size)?;

@@ -95,12 +95,24 @@ const TOP_KEYS: &[&str] = &[
 
 impl Scenario {
     pub fn from_file(path: &Path) -> Result<Scenario, InputError> {
+        Scenario::from_file_with_sets(path, &[])
+    }
+
+    /// As [`Scenario::from_file`], checking every case as it will run
+    /// under the `--set` overrides `sets`: a step is read on the machine
+    /// the overrides produce (`threads = 40` on a 32-CPU preset loads with
+    /// `--set machine.nodes=32`), not on the file's own.
+    pub fn from_file_with_sets(
+        path: &Path,
+        sets: &[(String, Value)],
+    ) -> Result<Scenario, InputError> {
         let text =
             crate::input::read_bounded_text(path, crate::input::MAX_INPUT_BYTES, "a scenario")?;
-        Scenario::from_str(
+        Scenario::from_str_with_sets(
             &text,
             &path.display().to_string(),
             path.parent().map(Path::to_path_buf),
+            sets,
         )
     }
 
@@ -110,15 +122,27 @@ impl Scenario {
         source: &str,
         dir: Option<PathBuf>,
     ) -> Result<Scenario, InputError> {
+        Scenario::from_str_with_sets(text, source, dir, &[])
+    }
+
+    /// As [`Scenario::from_str`], checking every case under `sets` (see
+    /// [`Scenario::from_file_with_sets`]).
+    pub fn from_str_with_sets(
+        text: &str,
+        source: &str,
+        dir: Option<PathBuf>,
+        sets: &[(String, Value)],
+    ) -> Result<Scenario, InputError> {
         let doc: Table = crate::machine::slit_text::parse_toml(text)
             .map_err(|e| InputError::new(format!("not valid TOML: {e}")).in_file(source))?;
-        Scenario::from_table(doc, source, dir).map_err(|e| e.in_file(source))
+        Scenario::from_table(doc, source, dir, sets).map_err(|e| e.in_file(source))
     }
 
     fn from_table(
         mut doc: Table,
         source: &str,
         dir: Option<PathBuf>,
+        sets: &[(String, Value)],
     ) -> Result<Scenario, InputError> {
         let mut r = TableReader::new("", &doc);
         for k in TOP_KEYS {
@@ -250,10 +274,11 @@ impl Scenario {
             report,
             machines: MachineCache::default(),
         };
-        // Resolve every case now: bad input is refused before anything runs.
+        // Resolve every case now, as it will run (with the run's `--set`
+        // overrides): bad input is refused before anything runs.
         let mut resolved = Vec::new();
         for i in 0..sc.cases.len() {
-            resolved.push(sc.resolve(i, &[])?);
+            resolved.push(sc.resolve(i, sets)?);
         }
         for (i, v) in sc.views.iter().enumerate() {
             check_view(v, &sc, &resolved).map_err(|e| e.under(&format!("view[{i}]")))?;
@@ -273,7 +298,8 @@ impl Scenario {
                         crate::error::clip(&f.metric, 80),
                         metrics.join(", ")
                     ),
-                ));
+                )
+                .allowing(metrics.join(", ")));
             }
         }
         for (i, p) in sc.papers.iter().enumerate() {
@@ -288,7 +314,8 @@ impl Scenario {
                         crate::error::clip(&p.metric, 80),
                         metrics.join(", ")
                     ),
-                ));
+                )
+                .allowing(metrics.join(", ")));
             }
         }
         Ok(sc)
@@ -438,10 +465,16 @@ impl Scenario {
                 }
             }
         }
+        // Each step is read once, here, on this case's own machine (after
+        // its and `--set`'s overrides): the run path runs what was read.
+        let mut parsed = Vec::with_capacity(steps.len());
         for (i, s) in steps.iter().enumerate() {
-            crate::workload::validate_step(s, &machine)
+            let p = crate::workload::parse_step(s, &machine)
                 .map_err(|e| e.under(&format!("run[{i}]")))?;
-            crate::workload::check_cost(s, &machine, &kernel).map_err(|e| e.in_step(i))?;
+            p.run
+                .check_cost(&machine, &kernel)
+                .map_err(|e| e.in_step(i))?;
+            parsed.push(p);
         }
         // Every record carries every varied key: this case's value, or the
         // value in force (from the file, a preset, or the kernel's default).
@@ -470,6 +503,7 @@ impl Scenario {
             kernel,
             seed,
             steps,
+            parsed,
         })
     }
 
@@ -914,32 +948,14 @@ fn step_key_hint(mut e: InputError) -> InputError {
     e
 }
 
-/// Per-row keys workloads add to records beyond the case and step keys
-/// (`node` from touch/meminfo, `table` from boot). A workload that adds a
-/// new one lists it here so views may pivot on it.
-const ROW_KEYS: &[&str] = &["node", "table", "ring_node", "distance"];
-
 /// A view may only name what the scenario produces: a metric of one of its
 /// steps, and keys that its records carry.
 /// The metrics the scenario's steps report (after their `metrics` filters).
 fn produced_metrics(cases: &[ResolvedCase]) -> Vec<String> {
     let mut metrics: Vec<String> = Vec::new();
     for c in cases {
-        for step in &c.steps {
-            let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
-            let produced: Vec<String> = match step.get("metrics") {
-                Some(Value::Array(l)) => l
-                    .iter()
-                    .filter_map(|m| m.as_str().map(str::to_string))
-                    .collect(),
-                _ => crate::workload::spec::find(name)
-                    .map(|s| s.metric_names())
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect(),
-            };
-            for m in produced {
+        for step in &c.parsed {
+            for m in step.produced_metrics() {
                 if !metrics.contains(&m) {
                     metrics.push(m);
                 }
@@ -952,21 +968,13 @@ fn produced_metrics(cases: &[ResolvedCase]) -> Vec<String> {
 fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), InputError> {
     let mut metrics: Vec<String> = Vec::new();
     let mut keys: Vec<String> = sc.varied_keys();
-    keys.extend(ROW_KEYS.iter().map(|k| k.to_string()));
+    // Per-row keys workloads add to records beyond the case and step keys
+    // (`node` from touch/meminfo, `table` from boot): each workload's spec
+    // names its own.
+    keys.extend(crate::workload::row_keys().iter().map(|k| k.to_string()));
     for c in cases {
-        for step in &c.steps {
-            let name = step.get("workload").and_then(Value::as_str).unwrap_or("");
-            let all = crate::workload::spec::find(name)
-                .map(|s| s.metric_names())
-                .unwrap_or_default();
-            let produced: Vec<String> = match step.get("metrics") {
-                Some(Value::Array(l)) => l
-                    .iter()
-                    .filter_map(|m| m.as_str().map(str::to_string))
-                    .collect(),
-                _ => all.iter().map(|m| m.to_string()).collect(),
-            };
-            for m in produced {
+        for (step, parsed) in c.steps.iter().zip(&c.parsed) {
+            for m in parsed.produced_metrics() {
                 if !metrics.contains(&m) {
                     metrics.push(m);
                 }
@@ -990,6 +998,7 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
                 allowed.join(", ")
             ),
         )
+        .allowing(allowed.join(", "))
     };
     if !metrics.contains(&v.metric) {
         return Err(refuse("metric", "a metric", &v.metric, &metrics));

@@ -4,9 +4,11 @@
 //! of the given nodes, each touching `bytes`; `runaway` is one thread that
 //! never stops allocating.
 
-use super::hold::{nodes_key, task_key};
-use super::write::{cpu_key, delta, horizon_key, incomplete_at, timeline_artifacts};
+use super::keys::{cpu_key, horizon_key, nodes_key, task_key};
+use super::spec as s;
+use super::write::{delta, incomplete_at, timeline_artifacts};
 use super::Sim;
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::kernel::mm::vm::{Actor, Job, TICK_NS};
@@ -157,3 +159,88 @@ impl Alloc {
         Ok(records)
     }
 }
+
+impl Run for Alloc {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Alloc::run(self, sim)
+    }
+}
+
+/// The `alloc` workload: its keys, metrics and example, and its reader.
+pub const ALLOC: Workload = Workload {
+    spec: s::Spec {
+        name: "alloc",
+        about: "threads first-touch anonymous memory while the clock runs: stalls, swap, spill",
+        params: &[
+            s::HORIZON,
+            s::TASK_JOB,
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Any,
+                "memory each thread touches",
+            ),
+            s::NODES_MEM,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "completed",
+                s::FLAG,
+                "1 if every thread finished within horizon_s",
+            ),
+            s::m(
+                "incomplete_at_s",
+                "s",
+                "the horizon at which a cut-short run stopped (null if it ended on its own)",
+            ),
+            s::m("max_stall_s", "s", "longest allocation stall"),
+            s::m("swap_out_gb", "GiB", "swapped out"),
+            s::m(
+                "remote_alloc_fraction",
+                "fraction",
+                "share placed off the thread's node",
+            ),
+            s::m("oom_kills", "count", "tasks the OOM killer killed"),
+            s::m("elapsed_s", "s", "simulated time of the step"),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example: "workload = \"alloc\"\nbytes = \"1 GB\"\nnodes = [0]\nhorizon_s = 600\n",
+        row_keys: &[],
+    },
+    parse: |r, m| Ok(Box::new(Alloc::from_step(r, m, false)?)),
+};
+
+/// The `runaway` workload: its keys, metrics and example, and its reader.
+pub const RUNAWAY: Workload = Workload {
+    spec: s::Spec {
+        name: "runaway",
+        about: "a task allocates without end until the OOM killer stops it (or never)",
+        params: &[
+            s::HORIZON,
+            s::p(
+                "task",
+                s::Kind::Str,
+                "",
+                s::Default::Value("\"runaway\""),
+                s::Range::Any,
+                "the task's name",
+            ),
+            s::CPU0,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m("time_to_oom_kill_s", "s", "from start to the kill"),
+            s::m("shrink_pass_s", "s", "one failed reclaim sweep"),
+            s::m("oom_kills", "count", "tasks the OOM killer killed"),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example: "workload = \"runaway\"\nhorizon_s = 600\n",
+        row_keys: &[],
+    },
+    parse: |r, m| Ok(Box::new(Alloc::from_step(r, m, true)?)),
+};

@@ -1,7 +1,9 @@
 //! The `boot` and `meminfo` workloads: boot to a shell and read what the
 //! boot left in each node ([HASHDIST04], [ALTIX04] A10–A14).
 
+use super::spec as s;
 use super::Sim;
+use super::Workload;
 use crate::error::Error;
 use crate::kernel::mm::Use;
 use crate::report::Record;
@@ -93,3 +95,86 @@ pub fn meminfo_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
     emit(&[("node", json!("total"))], total.0, total.1, &total.2);
     Ok(out)
 }
+
+/// The `boot` workload: its keys, metrics and example, and its reader.
+pub const BOOT: Workload = Workload {
+    spec: s::Spec {
+        name: "boot",
+        about: "boot to a shell; report the boot-time hash tables",
+        params: &[],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "hash_bytes",
+                "B",
+                "size of each boot-time hash table (row key `table`)",
+            ),
+            s::m("hash_requested_bytes", "B", "size asked for before caps"),
+            s::m("tcp_ehash_bytes", "B", "TCP established hash"),
+            s::m(
+                "tcp_ehash_requested_bytes",
+                "B",
+                "TCP established hash asked for",
+            ),
+            s::m(
+                "max_node_hash_fraction",
+                "fraction",
+                "largest share of the tables on one node",
+            ),
+            s::m(
+                "hash_nodes",
+                "nodes",
+                "nodes a table spans (row key `table`)",
+            ),
+            s::m(
+                "hash_entries",
+                "entries",
+                "buckets of each table, as dmesg prints them (row key `table`)",
+            ),
+            s::m(
+                "hash_order",
+                "order",
+                "ilog2(bytes) - PAGE_SHIFT, as dmesg prints it (row key `table`)",
+            ),
+            s::m(
+                "hash_vmalloc",
+                s::FLAG,
+                "1 if the table was vmalloc'ed, 0 if linear (row key `table`)",
+            ),
+            s::m(
+                "initcall_node",
+                "node",
+                "node the boot CPU ran initcalls on",
+            ),
+        ],
+        example_machine: "altix-hashdist-16",
+        example_kernel: "",
+        example: "workload = \"boot\"\n",
+        row_keys: &["table"],
+    },
+    parse: |_, _| super::no_keys(boot_records),
+};
+
+/// The `meminfo` workload: its keys, metrics and example, and its reader.
+pub const MEMINFO: Workload = Workload {
+    spec: s::Spec {
+        name: "meminfo",
+        about: "per-node MemTotal/MemFree/MemUsed, as /sys/devices/system/node/node*/meminfo",
+        params: &[],
+        one_of: &[],
+        metrics: &[
+            s::m("mem_total_kb", "kB", "MemTotal (row key `node`)"),
+            s::m("mem_free_kb", "kB", "MemFree"),
+            s::m("mem_used_kb", "kB", "MemUsed"),
+            s::m("hash_kb", "kB", "boot-time hash tables"),
+            s::m("page_cache_kb", "kB", "page cache"),
+            s::m("slab_kb", "kB", "slab"),
+            s::m("anon_kb", "kB", "anonymous memory"),
+        ],
+        example_machine: "altix-hashdist-16",
+        example_kernel: "",
+        example: "workload = \"meminfo\"\nmetrics = [\"mem_used_kb\"]\n",
+        row_keys: &["node"],
+    },
+    parse: |_, _| super::no_keys(meminfo_records),
+};

@@ -17,5 +17,9 @@ pub struct ResolvedCase {
     pub machine: Arc<Machine>,
     pub kernel: KernelConfig,
     pub seed: u64,
+    /// The `[[run]]` tables as resolved (case keys applied): records read
+    /// the values of step keys a case varies from them.
     pub steps: Vec<Table>,
+    /// The same steps read once, on this case's machine: what runs.
+    pub parsed: Vec<crate::workload::ParsedStep>,
 }

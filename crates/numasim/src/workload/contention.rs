@@ -4,9 +4,12 @@
 //! independent and seeded, so the output is the same as a serial run) and
 //! reports one row per count.
 
+use super::keys::{bounded, count_list};
 use super::lock_bench::lock_bench;
 use super::page_cache_size;
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::engine::Dur;
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
@@ -18,7 +21,6 @@ use crate::machine::Machine;
 use crate::report::Record;
 use rayon::prelude::*;
 use serde_json::json;
-use toml::Value;
 
 /// A count or a list of counts under `key`, each 1..=the machine's CPUs.
 pub(crate) fn counts(
@@ -28,24 +30,16 @@ pub(crate) fn counts(
     default: Option<u64>,
 ) -> Result<Vec<u64>, InputError> {
     let total = machine.cpu_count();
-    let list = match r.raw(key) {
-        None => match default {
-            Some(d) => vec![d],
-            None => {
-                return Err(InputError::at(
-                    r.key(key),
-                    format!(
-                        "missing: how many, e.g. {key} = [1, 2, 4] (the machine has {total} CPUs)"
-                    ),
-                ))
-            }
-        },
-        Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
-        Some(_) => vec![r.u64(key)?.unwrap_or(0)],
+    let list = match (count_list(r, key)?, default) {
+        (Some(l), _) => l,
+        (None, Some(d)) => vec![d],
+        (None, None) => {
+            return Err(InputError::at(
+                r.key(key),
+                format!("missing: how many, e.g. {key} = [1, 2, 4] (the machine has {total} CPUs)"),
+            ))
+        }
     };
-    if list.is_empty() {
-        return Err(InputError::at(r.key(key), "give at least one count"));
-    }
     for &n in &list {
         if n == 0 || n > total {
             return Err(InputError::at(
@@ -152,25 +146,6 @@ fn work_bound(
 
 fn positive_u64(r: &mut TableReader, key: &'static str, d: u64) -> Result<u64, InputError> {
     bounded(r, key, d, 1, 1_000_000)
-}
-
-/// A count or a time in `lo..=hi` (bounds keep simulated clocks and event
-/// counts finite).
-fn bounded(
-    r: &mut TableReader,
-    key: &'static str,
-    d: u64,
-    lo: u64,
-    hi: u64,
-) -> Result<u64, InputError> {
-    match r.u64(key)? {
-        Some(v) if v < lo || v > hi => Err(InputError::at(
-            r.key(key),
-            format!("{v}: allowed {lo}..{hi}"),
-        )),
-        Some(v) => Ok(v),
-        None => Ok(d),
-    }
 }
 
 /// Read a contention step's keys (validation and running share this).
@@ -623,31 +598,313 @@ fn fault_threads(
     let page = b.mm.page_size();
     let placed = memory::first_touch(&mut b, machine, cpus, bytes_per_thread, page, 64)
         .ok_or_else(|| InputError::new("the threads' memory does not fit in the machine"))?;
-    let sharers = memory::sharers(machine, &placed);
-    Ok(cpus
-        .iter()
-        .zip(&placed)
-        .map(|(&cpu, p)| {
-            let node = machine.cpu_node(cpu).unwrap_or(0);
-            FaultThread {
-                cpu,
-                node,
-                faults: p.pages(),
-                work_ns: (machine.fault.fault_ns
-                    + memory::mean_zero_ns(machine, node, p, page, &sharers))
-                .round() as u64,
-                setup,
-            }
-        })
-        .collect())
+    Ok(FaultThread::on_placements(
+        machine, cpus, &placed, page, setup,
+    ))
 }
 
-pub const WORKLOAD_NAMES: &[&str] = &[
-    "tick",
-    "gettimeofday",
-    "fault-touch",
-    "devzero",
-    "hugetlb",
-    "pagecache-count",
-    "spinlock",
-];
+/// The reader of each workload of this family.
+fn parse(name: &str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {
+    super::family_step(name, Step::from_step(name, r, m)?)
+}
+
+impl Run for Step {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Step::run(self, sim)
+    }
+    fn check_cost(
+        &self,
+        machine: &Machine,
+        kernel: &crate::kernel::KernelConfig,
+    ) -> Result<(), InputError> {
+        match self {
+            Step::Hugetlb { cpus, size } => {
+                check_hugetlb_cost(cpus, *size, machine, &kernel.contention)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The `tick` workload: its keys, metrics and example, and its reader.
+pub const TICK: Workload = Workload {
+    spec: s::Spec {
+        name: "tick",
+        about: "every CPU's timer tick and its shared-line work (profiler, timer adjust)",
+        params: &[s::counts(
+            "cpus",
+            s::Default::Text("every CPU"),
+            "CPU counts to sweep",
+        )],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "tick_work_fraction",
+                "fraction",
+                "share of each CPU's time in the tick (row key `cpus`)",
+            ),
+            s::m("forward_progress", "fraction", "share left to user work"),
+            s::m("boots", s::FLAG, "1 if the machine gets through boot"),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"tick\"\ncpus = [64, 512]\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("tick", r, m),
+};
+
+/// The `gettimeofday` workload: its keys, metrics and example, and its reader.
+pub const GETTIMEOFDAY: Workload = Workload {
+    spec: s::Spec {
+        name: "gettimeofday",
+        about: "threads call gettimeofday() back to back (cmpxchg on a shared word)",
+        params: &[
+            s::counts("threads", s::Default::Required, "thread counts to sweep"),
+            s::p(
+                "calls",
+                s::Kind::Int,
+                "",
+                s::Default::Value("200"),
+                s::Range::Int(1, 100_000),
+                "calls per thread; threads² × calls ≤ 2²⁶",
+            ),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "time_per_call_ns",
+                "ns",
+                "mean time of one call (row key `threads`)",
+            ),
+            s::m("slowdown_vs_one", "x", "against one thread"),
+            s::m(
+                "cmpxchg_attempts_per_call",
+                "count",
+                "cmpxchg tries per call",
+            ),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"gettimeofday\"\nthreads = [1, 64]\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("gettimeofday", r, m),
+};
+
+/// The `fault-touch` workload: its keys, metrics and example, and its reader.
+pub const FAULT_TOUCH: Workload = Workload {
+    spec: s::Spec {
+        name: "fault-touch",
+        about: "threads of one process first-touch anonymous memory (mmap_sem, page_table_lock)",
+        params: &[
+            s::counts("threads", s::Default::Required, "thread counts to sweep"),
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Text("one page .. the machine's memory"),
+                "memory the process touches, split over its threads",
+            ),
+            s::p(
+                "sample",
+                s::Kind::Int,
+                "faults",
+                s::Default::Value("64"),
+                s::Range::Int(1, 1_000_000),
+                "faults simulated per thread; threads (summed over the sweep) × sample ≤ 2²⁰",
+            ),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "touch_time_s",
+                "s",
+                "time to touch it all (row key `threads`)",
+            ),
+            s::m(
+                "lock_wait_fraction",
+                "fraction",
+                "share of time waiting for locks",
+            ),
+            s::m("faults_per_s", "1/s", "page faults per second"),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"fault-touch\"\nthreads = [1, 32]\nbytes = \"16 GB\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("fault-touch", r, m),
+};
+
+/// The `devzero` workload: its keys, metrics and example, and its reader.
+pub const DEVZERO: Workload = Workload {
+    spec: s::Spec {
+        name: "devzero",
+        about: "one process per CPU faults in a private /dev/zero mapping (superblock lock)",
+        params: &[
+            s::counts("processes", s::Default::Required, "process counts to sweep"),
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Text("one page .. memory / processes"),
+                "each process's mapping",
+            ),
+            s::p(
+                "sample",
+                s::Kind::Int,
+                "faults",
+                s::Default::Value("64"),
+                s::Range::Int(1, 1_000_000),
+                "faults simulated per process; processes (summed over the sweep) × sample ≤ 2²²",
+            ),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "faults_per_s",
+                "1/s",
+                "page faults per second (row key `processes`)",
+            ),
+            s::m(
+                "improvement",
+                "x",
+                "against the 2.4 kernel on the same count",
+            ),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"devzero\"\nprocesses = [1, 16]\nbytes = \"1 GB\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("devzero", r, m),
+};
+
+/// The `hugetlb` workload: its keys, metrics and example, and its reader.
+pub const HUGETLB: Workload = Workload {
+    spec: s::Spec {
+        name: "hugetlb",
+        about: "map huge pages and zero them: prefault in one thread or on fault in parallel",
+        params: &[
+            s::p(
+                "size",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Text("1 byte .. the machine's memory"),
+                "the mapping",
+            ),
+            s::counts("cpus", s::Default::Required, "CPU counts to sweep"),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "zero_time_s",
+                "s",
+                "time to zero the mapping (row key `cpus`)",
+            ),
+            s::m("speedup_vs_one", "x", "against one CPU"),
+            s::m("lock_hold_s", "s", "time the hugetlb lock is held"),
+            s::m("hugetlb_gb", "GiB", "huge pages mapped"),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"hugetlb\"\nsize = \"10 GB\"\ncpus = [1, 8]\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("hugetlb", r, m),
+};
+
+/// The `pagecache-count` workload: its keys, metrics and example, and its reader.
+pub const PAGECACHE_COUNT: Workload = Workload {
+    spec: s::Spec {
+        name: "pagecache-count",
+        about: "CPUs insert and remove page-cache pages, updating the page count",
+        params: &[
+            s::counts("cpus", s::Default::Required, "CPU counts to sweep"),
+            s::p(
+                "ops",
+                s::Kind::Int,
+                "",
+                s::Default::Value("100"),
+                s::Range::Int(1, 100_000),
+                "insertions per CPU; cpus (summed over the sweep) × ops ≤ 2²²",
+            ),
+            s::p(
+                "work_ns",
+                s::Kind::Int,
+                "ns",
+                s::Default::Value("2000"),
+                s::Range::Int(0, 1_000_000_000),
+                "other work per insertion",
+            ),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m("insertions_per_s", "1/s", "machine-wide (row key `cpus`)"),
+            s::m(
+                "counter_share_of_time_pct",
+                "%",
+                "time spent on the counter's line",
+            ),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "",
+        example: "workload = \"pagecache-count\"\ncpus = [1, 64]\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("pagecache-count", r, m),
+};
+
+/// The `spinlock` workload: its keys, metrics and example, and its reader.
+pub const SPINLOCK: Workload = Workload {
+    spec: s::Spec {
+        name: "spinlock",
+        about: "every CPU loops on one spinlock with a short critical section",
+        params: &[
+            s::counts(
+                "cpus",
+                s::Default::Text("every CPU"),
+                "contending CPUs (the largest count given)",
+            ),
+            s::p(
+                "hold_ns",
+                s::Kind::Int,
+                "ns",
+                s::Default::Value("200"),
+                s::Range::Int(0, 1_000_000_000),
+                "critical section",
+            ),
+            s::p(
+                "think_ns",
+                s::Kind::Int,
+                "ns",
+                s::Default::Value("0"),
+                s::Range::Int(0, 1_000_000_000),
+                "time between acquisitions",
+            ),
+            s::p(
+                "duration_us",
+                s::Kind::Int,
+                "us",
+                s::Default::Value("10000"),
+                s::Range::Int(1, 1_000_000),
+                "simulated time; cpus × duration_us ≤ 10⁸",
+            ),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m("acquisitions_per_s", "1/s", "machine-wide"),
+            s::m("max_wait_us", "us", "longest wait (row key `node`)"),
+            s::m("starved_nodes", "count", "nodes that never got the lock"),
+        ],
+        example_machine: "wildfire-gs320",
+        example_kernel: "",
+        example: "workload = \"spinlock\"\nduration_us = 1000\n",
+        row_keys: &["node"],
+    },
+    parse: |r, m| parse("spinlock", r, m),
+};

@@ -4,7 +4,9 @@
 
 use super::bufwrite::BufferedWrite;
 use super::contention::counts;
+use super::spec as s;
 use super::{Recorder, Sim};
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::kernel::block::blkdev::Dest;
@@ -23,13 +25,6 @@ use crate::machine::Machine;
 use crate::report::disk_heat;
 use crate::report::{Artifact, Record};
 use serde_json::json;
-
-pub const WORKLOAD_NAMES: &[&str] = &[
-    "direct-io",
-    "buffered-read",
-    "buffered-write",
-    "read-variability",
-];
 
 /// Simulated bytes a step may move at most (all threads, all phases), so no
 /// step runs for long: 256 GiB.
@@ -50,13 +45,10 @@ pub struct Step {
 
 impl Step {
     pub fn from_step(
-        name: &str,
+        name: &'static str,
         r: &mut TableReader,
         machine: &Machine,
     ) -> Result<Option<Step>, InputError> {
-        let Some(&name) = WORKLOAD_NAMES.iter().find(|n| **n == name) else {
-            return Ok(None);
-        };
         let fs = r
             .choice("fs", FsKind::NAMES)?
             .ok_or_else(|| InputError::at(r.key("fs"), "missing: xfs, ext2 or ext3"))?;
@@ -419,3 +411,145 @@ pub fn purge_ns(k: &KernelConfig, b: &crate::machine::blockio::BlockParams) -> f
         TlbPurge::Fast => b.tlb_purge_fast_us * 1e3,
     }
 }
+
+/// The reader of each workload of this family.
+fn parse(name: &'static str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {
+    super::family_step(name, Step::from_step(name, r, m)?)
+}
+
+impl Run for Step {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Step::run(self, sim)
+    }
+}
+
+/// The `direct-io` workload: its keys, metrics and example, and its reader.
+pub const DIRECT_IO: Workload = Workload {
+    spec: s::Spec {
+        name: "direct-io",
+        about: "one file per thread with direct I/O: write (allocating), overwrite, read back",
+        params: &[
+            s::FS,
+            s::IO_THREADS,
+            s::STRIPE_UNIT,
+            s::BLOCK_SIZE,
+            s::file_size("\"1 GiB\""),
+            s::p(
+                "io_size",
+                s::Kind::Size,
+                "B",
+                s::Default::Value("\"128 MiB\""),
+                s::Range::Text("more than zero"),
+                "bytes per read/write call",
+            ),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "write_gibps",
+                "GiB/s",
+                "allocating write (row key `threads`)",
+            ),
+            s::m("overwrite_gibps", "GiB/s", "overwrite in place"),
+            s::m("read_gibps", "GiB/s", "read back"),
+            s::m("disk_busy_pct", "%", "mean disk utilisation while reading"),
+            s::ENOSPC,
+        ],
+        example_machine: "altix-a3700",
+        example_kernel: "",
+        example:
+            "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = [1, 4]\nfile_size = \"256 MiB\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("direct-io", r, m),
+};
+
+/// The `buffered-read` workload: its keys, metrics and example, and its reader.
+pub const BUFFERED_READ: Workload = Workload {
+    spec: s::Spec {
+            name: "buffered-read",
+            about: "files laid down by parallel dd writers, then read back one per thread through the page cache",
+            params: &[s::FS, s::IO_THREADS, s::STRIPE_UNIT, s::BLOCK_SIZE, s::file_size("\"128 MiB\""), s::READAHEAD],
+            one_of: &[],
+            metrics: &[
+                s::m("read_gibps", "GiB/s", "all readers together (row key `threads`)"),
+                s::m("cpu_pct_per_mibps", "%/(MiB/s)", "percent of one CPU per MiB/s, every CPU's I/O work counted"),
+                s::m("disk_iops", "1/s", "disk requests per second"),
+                s::m("avg_io_kib", "KiB", "average disk request"),
+                s::m("kswapd_cpu_pct_per_node", "%", "kswapd's CPU on each node (mean)"),
+                s::m("disk_busy_pct", "%", "mean disk utilisation"),
+                s::ENOSPC,
+            ],
+            example_machine: "altix-a3700",
+            example_kernel: "version = \"2.6.15\"\nbuffer_policy = \"interleave\"\n",
+            example: "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [1, 8]\n",
+            row_keys: &[],
+    },
+    parse: |r, m| parse("buffered-read", r, m),
+};
+
+/// The `read-variability` workload: its keys, metrics and example, and its reader.
+pub const READ_VARIABILITY: Workload = Workload {
+    spec: s::Spec {
+            name: "read-variability",
+            about: "buffered reads of file sets laid down by parallel writers, repeated over seeds",
+            params: &[
+                s::FS,
+                s::IO_THREADS,
+                s::STRIPE_UNIT,
+                s::BLOCK_SIZE,
+                s::file_size("\"128 MiB\""),
+                s::READAHEAD,
+                s::p("seeds", s::Kind::Int, "", s::Default::Value("10"), s::Range::Int(1, 100), "repetitions, seeds seed .. seed + seeds − 1"),
+            ],
+            one_of: &[],
+            metrics: &[
+                s::m("best_mibps", "MiB/s", "fastest repetition (row key `threads`)"),
+                s::m("worst_mibps", "MiB/s", "slowest repetition"),
+                s::m("mean_mibps", "MiB/s", "mean over repetitions"),
+                s::ENOSPC,
+            ],
+            example_machine: "altix-a3700",
+            example_kernel: "buffer_policy = \"interleave\"\n",
+            example: "workload = \"read-variability\"\nfs = \"ext2\"\nthreads = [2]\nseeds = 3\nfile_size = \"32 MiB\"\n",
+            row_keys: &[],
+    },
+    parse: |r, m| parse("read-variability", r, m),
+};
+
+/// The `buffered-write` workload: its keys, metrics and example, and its reader.
+pub const BUFFERED_WRITE: Workload = Workload {
+    spec: s::Spec {
+            name: "buffered-write",
+            about: "buffered writes, one file per thread, the previous file truncated in the timed run",
+            params: &[s::FS, s::IO_THREADS, s::STRIPE_UNIT, s::BLOCK_SIZE, s::file_size("\"1 GiB\"")],
+            one_of: &[],
+            metrics: &[
+                s::m("write_mibps", "MiB/s", "all writers together (row key `threads`)"),
+                s::m("cpu_pct_per_mibps", "%/(MiB/s)", "percent of one CPU per MiB/s"),
+                s::m("avg_io_kib", "KiB", "average disk write"),
+                s::m("kswapd_cpu_pct_per_node", "%", "kswapd's CPU on each node"),
+                s::m("pdflush_cpu_pct", "%", "pdflush's CPU (of one CPU)"),
+                s::m("sb_lock_wait_pct", "%", "writers' time waiting for the filesystem's global lock"),
+                s::m("sb_calls_per_s", "1/s", "critical sections entered per second"),
+                s::m("disk_busy_pct", "%", "mean disk utilisation over the timed run"),
+                s::m(
+                    "writeback_age_s",
+                    "s",
+                    "how long after being dirtied a page is written back (pdflush's periodic pass, background writeout, the dirty threshold, or its node's LRU tail)",
+                ),
+                s::m("kswapd_cpu_pct_max", "%", "the busiest node's kswapd"),
+                s::m(
+                    "reclaim_write_pct",
+                    "%",
+                    "share of the written-back bytes reclaim wrote itself from the LRU tails (kswapd's pageout(), or the writers' direct reclaim)",
+                ),
+                s::ENOSPC,
+            ],
+            example_machine: "altix-a3700",
+            example_kernel: "version = \"2.6.17\"\n",
+            example: "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1, 4]\n",
+            row_keys: &[],
+    },
+    parse: |r, m| parse("buffered-write", r, m),
+};

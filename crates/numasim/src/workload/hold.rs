@@ -3,7 +3,10 @@
 //! placed in swap, as if the task had been swapped out before; more than
 //! memory and swap together is refused.
 
+use super::keys::{nodes_key, task_key};
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::machine::Machine;
@@ -16,40 +19,6 @@ pub struct Hold {
     pub nodes: Vec<usize>,
 }
 
-/// `nodes = [..]` checked against the machine, or every node with memory.
-pub fn nodes_key(r: &mut TableReader, machine: &Machine) -> Result<Vec<usize>, InputError> {
-    match r.u64_list("nodes")? {
-        None => Ok((0..machine.node_count())
-            .filter(|&n| machine.nodes[n].mem_bytes > 0)
-            .collect()),
-        Some(l) if l.is_empty() => Err(InputError::at(
-            r.key("nodes"),
-            "must name at least one node",
-        )),
-        Some(l) => l
-            .into_iter()
-            .map(|n| {
-                if (n as usize) < machine.node_count() {
-                    Ok(n as usize)
-                } else {
-                    Err(InputError::at(
-                        r.key("nodes"),
-                        format!(
-                            "node {n} does not exist (nodes 0..{})",
-                            machine.node_count() - 1
-                        ),
-                    ))
-                }
-            })
-            .collect(),
-    }
-}
-
-/// `task = "name"` (default `default`).
-pub fn task_key(r: &mut TableReader, default: &str) -> Result<String, InputError> {
-    Ok(r.str("task")?.unwrap_or(default).to_string())
-}
-
 impl Hold {
     pub fn from_step(r: &mut TableReader, machine: &Machine) -> Result<Hold, InputError> {
         let task = task_key(r, "job")?;
@@ -59,8 +28,10 @@ impl Hold {
         let nodes = nodes_key(r, machine)?;
         Ok(Hold { task, bytes, nodes })
     }
+}
 
-    pub fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+impl Run for Hold {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
         let rec = sim.recorder();
         let (booted, vm) = sim.vm()?;
         let pages = booted.mm.pages_for(self.bytes);
@@ -90,3 +61,33 @@ impl Hold {
         ])
     }
 }
+
+/// The `hold` workload: its keys, metrics and example, and its reader.
+pub const HOLD: Workload = Workload {
+    spec: s::Spec {
+        name: "hold",
+        about: "a task takes anonymous memory and keeps it (memory + swap)",
+        params: &[
+            s::TASK_JOB,
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Text("≤ memory + swap"),
+                "memory held",
+            ),
+            s::NODES_MEM,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m("held_gb", "GiB", "memory held"),
+            s::m("held_in_swap_gb", "GiB", "of it, in swap"),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example: "workload = \"hold\"\nbytes = \"100 GB\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| Ok(Box::new(Hold::from_step(r, m)?)),
+};

@@ -3,7 +3,9 @@
 //! `gettimeofday()` cost, Selfish/FMA noise, LOFAR's ring-buffer copy.
 //! Costs come from kernel/mm/memcost.rs; one row per buffer size.
 
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::engine::rng::stream;
 use crate::error::{Error, InputError};
 use crate::input::size::format_size;
@@ -14,14 +16,6 @@ use crate::machine::Machine;
 use crate::report::Record;
 use serde_json::Value as Json;
 use toml::Value;
-
-pub const WORKLOAD_NAMES: &[&str] = &[
-    "stream-copy",
-    "random-read",
-    "gettimeofday-cost",
-    "selfish",
-    "ring-copy",
-];
 
 /// Default sampled accesses of the random-read TLB simulation.
 pub const DEFAULT_SAMPLES: u64 = 100_000;
@@ -373,3 +367,190 @@ impl Step {
         Ok(out)
     }
 }
+
+/// The reader of each workload of this family.
+fn parse(name: &str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {
+    super::family_step(name, Step::from_step(name, r, m)?)
+}
+
+impl Run for Step {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Step::run(self, sim)
+    }
+}
+
+/// The `stream-copy` workload: its keys, metrics and example, and its reader.
+pub const STREAM_COPY: Workload = Workload {
+    spec: s::Spec {
+        name: "stream-copy",
+        about: "copy one half of a buffer to the other, pass after pass (TLB, prefetch, tick)",
+        params: &[s::SIZES, s::ZCB, s::HOT],
+        one_of: &[],
+        metrics: &[
+            s::m("copy_mbps", "MB/s", "copy bandwidth (row key `size`)"),
+            s::m("tlb_misses_per_pass", "count", "TLB misses per pass"),
+        ],
+        example_machine: "bgp-node",
+        example_kernel: "",
+        example: "workload = \"stream-copy\"\nsize = [\"16 kB\", \"64 MB\"]\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("stream-copy", r, m),
+};
+
+/// The `random-read` workload: its keys, metrics and example, and its reader.
+pub const RANDOM_READ: Workload = Workload {
+    spec: s::Spec {
+        name: "random-read",
+        about: "random reads within a buffer: caches and TLB misses (sampled TLB)",
+        params: &[
+            s::p(
+                "read_bytes",
+                s::Kind::Int,
+                "B",
+                s::Default::Value("8"),
+                s::Range::Text("1 .. the cache line"),
+                "bytes per read",
+            ),
+            s::p(
+                "samples",
+                s::Kind::Int,
+                "",
+                s::Default::Value("100000"),
+                s::Range::Int(1000, 1_000_000),
+                "sampled accesses of the TLB simulation",
+            ),
+            s::SIZES,
+            s::ZCB,
+            s::HOT,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m("random_mbps", "MB/s", "read bandwidth (row key `size`)"),
+            s::m("ns_per_read", "ns", "mean time per read"),
+            s::m("tlb_miss_rate", "fraction", "TLB misses per read"),
+        ],
+        example_machine: "bgp-node",
+        example_kernel: "",
+        example: "workload = \"random-read\"\nsize = [\"1 MB\", \"256 MB\"]\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("random-read", r, m),
+};
+
+/// The `gettimeofday-cost` workload: its keys, metrics and example, and its reader.
+pub const GETTIMEOFDAY_COST: Workload = Workload {
+    spec: s::Spec {
+        name: "gettimeofday-cost",
+        about: "one core calls gettimeofday() as a system call or in user space",
+        params: &[s::p(
+            "gettimeofday",
+            s::Kind::Choice(&["syscall", "user"]),
+            "",
+            s::Default::Value("\"syscall\""),
+            s::Range::Any,
+            "how the time is read",
+        )],
+        one_of: &[],
+        metrics: &[s::m("time_per_call_us", "us", "time of one call")],
+        example_machine: "bgp-node",
+        example_kernel: "",
+        example: "workload = \"gettimeofday-cost\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("gettimeofday-cost", r, m),
+};
+
+/// The `selfish` workload: its keys, metrics and example, and its reader.
+pub const SELFISH: Workload = Workload {
+    spec: s::Spec {
+        name: "selfish",
+        about: "Selfish detour benchmark and an L1-resident FMA loop: OS noise",
+        params: &[
+            s::p(
+                "threshold_us",
+                s::Kind::Float,
+                "us",
+                s::Default::Value("1.0"),
+                s::Range::Float(0.0, 1e6),
+                "a gap longer than this is a detour",
+            ),
+            s::p(
+                "duration_s",
+                s::Kind::Float,
+                "s",
+                s::Default::Value("1.0"),
+                s::Range::Float(0.001, 3600.0),
+                "simulated time",
+            ),
+            s::ZCB,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m("noise_cpu_pct", "%", "share of time in detours"),
+            s::m("detours_per_s", "1/s", "detours per second"),
+            s::m("fpu_gflops", "Gflop/s", "the FMA loop's rate"),
+        ],
+        example_machine: "bgp-node",
+        example_kernel: "",
+        example: "workload = \"selfish\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("selfish", r, m),
+};
+
+/// The `ring-copy` workload: its keys, metrics and example, and its reader.
+pub const RING_COPY: Workload = Workload {
+    spec: s::Spec {
+        name: "ring-copy",
+        about: "LOFAR: copy blocks into the rows of a ring buffer (a TLB miss per row visit)",
+        params: &[
+            s::p(
+                "ring",
+                s::Kind::Size,
+                "B",
+                s::Default::Value("\"1536 MiB\""),
+                s::Range::Text("1 byte .. the machine's memory"),
+                "the ring buffer",
+            ),
+            s::p(
+                "streams",
+                s::Kind::Int,
+                "",
+                s::Default::Value("244"),
+                s::Range::Int(1, 65_536),
+                "rows (subbands); ring / streams > block_bytes",
+            ),
+            s::p(
+                "block_bytes",
+                s::Kind::Int,
+                "B",
+                s::Default::Value("128"),
+                s::Range::Int(1, 1_048_576),
+                "bytes copied into a row per visit",
+            ),
+            s::p(
+                "copy_unit_bytes",
+                s::Kind::Int,
+                "B",
+                s::Default::Text("min(8, block_bytes)"),
+                s::Range::Text("1 .. block_bytes"),
+                "bytes per load/store",
+            ),
+            s::ZCB,
+            s::HOT,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m("memcpy_mbps", "MB/s", "copy bandwidth"),
+            s::m("tlb_miss_rate", "fraction", "TLB misses per access"),
+            s::m("tlb_misses_per_block", "count", "TLB misses per block"),
+            s::m("tlb_miss_ns", "ns", "cost of one TLB miss"),
+        ],
+        example_machine: "bgp-node",
+        example_kernel: "",
+        example: "workload = \"ring-copy\"\nring = \"256 MB\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("ring-copy", r, m),
+};

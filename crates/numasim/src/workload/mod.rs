@@ -1,7 +1,10 @@
 //! Programs that simulated tasks run: the `[[run]]` steps of a scenario.
 //!
-//! Each step is a named workload with its own keys, validated before
-//! anything runs; steps share one simulated machine, booted on first need.
+//! Each step is a named workload with its own keys, read once when its case
+//! is resolved ([`parse_step`]) into a typed [`Run`]; steps share one
+//! simulated machine, booted on first need. Each workload's file defines
+//! its [`Workload`] (spec and reader) and [`WORKLOADS`] lists them: a new
+//! workload is its file plus one line there.
 
 pub mod aim7;
 pub mod alloc;
@@ -14,6 +17,7 @@ pub mod contention;
 pub mod fsio;
 pub mod hold;
 pub mod lock_bench;
+pub mod keys;
 pub mod membench;
 pub mod page_cache_size;
 pub mod pci;
@@ -30,6 +34,7 @@ use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::kernel::boot::{boot, Booted};
 use crate::kernel::mm::vm::Vm;
+use crate::kernel::KernelConfig;
 use crate::machine::Machine;
 use crate::report::Artifact;
 use crate::report::Record;
@@ -37,7 +42,6 @@ use serde_json::Value as Json;
 use toml::Table;
 
 pub use case::ResolvedCase;
-pub use spec::WORKLOADS;
 
 /// The state steps share within one case.
 pub struct Sim<'a> {
@@ -112,7 +116,8 @@ fn step_name(step: &Table) -> Result<&str, InputError> {
         None => Err(InputError::at(
             "workload",
             format!("missing: name the workload ({})", names()),
-        )),
+        )
+        .allowing(names())),
     }
 }
 
@@ -144,94 +149,198 @@ fn metric_filter(r: &mut TableReader, allowed: &[&str]) -> Result<Option<Vec<Str
                         crate::error::clip(m, 80),
                         allowed.join(", ")
                     ),
-                ));
+                )
+                .allowing(allowed.join(", ")));
             }
         }
     }
     Ok(list)
 }
 
-/// Check a step before anything runs.
-pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> {
-    let name = step_name(step)?;
-    let Some(spec) = spec::find(name) else {
-        let hint = crate::input::table::nearest(name, WORKLOADS.iter().map(|s| s.name))
-            .map(|n| format!(" Did you mean `{n}`?"))
-            .unwrap_or_default();
-        return Err(InputError::at(
-            "workload",
-            format!(
-                "no workload `{}`.{hint} Workloads: {}.",
-                crate::error::clip(name, 80),
-                names()
-            ),
-        ));
-    };
-    check_keys(spec, step)?;
-    let metrics = &spec.metric_names();
-    let mut r = TableReader::new("", step);
-    r.allow("workload");
-    metric_filter(&mut r, metrics)?;
-    match name {
-        "touch" => {
-            touch::Touch::from_step(&mut r, machine)?;
-        }
-        "read" => {
-            read::Read::from_step(&mut r, machine)?;
-        }
-        "hold" => {
-            hold::Hold::from_step(&mut r, machine)?;
-        }
-        "write" => {
-            write::Write::from_step(&mut r, machine)?;
-        }
-        "alloc" => {
-            alloc::Alloc::from_step(&mut r, machine, false)?;
-        }
-        "runaway" => {
-            alloc::Alloc::from_step(&mut r, machine, true)?;
-        }
-        "zcb" => {
-            zcb::Zcb::from_step(&mut r)?;
-        }
-        other if membench::WORKLOAD_NAMES.contains(&other) => {
-            membench::Step::from_step(other, &mut r, machine)?;
-        }
-        other if pci::WORKLOAD_NAMES.contains(&other) => {
-            pci::Step::from_step(other, &mut r, machine)?;
-        }
-        other if sched::WORKLOAD_NAMES.contains(&other) => {
-            sched::Step::from_step(other, &mut r, machine)?;
-        }
-        other if fsio::WORKLOAD_NAMES.contains(&other) => {
-            fsio::Step::from_step(other, &mut r, machine)?;
-        }
-        other => {
-            contention::Step::from_step(other, &mut r, machine)?;
-        }
+/// A `[[run]]` step read at load time into its workload's typed value:
+/// what the run path runs, without reading the step's table again.
+pub trait Run: std::fmt::Debug + Send + Sync {
+    /// Run the step on the case's simulated machine.
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error>;
+    /// Bounds on the step's simulated work that depend on the kernel as
+    /// well as the step, checked at load time (`hugetlb` simulates one
+    /// fault per huge page, so its cost is the mapping over
+    /// `kernel.hugepagesz`).
+    fn check_cost(&self, _machine: &Machine, _kernel: &KernelConfig) -> Result<(), InputError> {
+        Ok(())
     }
-    r.finish()
 }
 
-/// Bounds on a step's simulated work that depend on the kernel as well as
-/// the step (checked at load time, after [`validate_step`]): `hugetlb`
-/// simulates one fault per huge page, so its cost is the mapping's size
-/// over `kernel.hugepagesz`.
-pub fn check_cost(
-    step: &Table,
-    machine: &Machine,
-    kernel: &crate::kernel::KernelConfig,
-) -> Result<(), InputError> {
-    if step_name(step)? != "hugetlb" {
-        return Ok(());
+/// Reads a step's own keys (after `workload` and `metrics`) on the case's
+/// machine.
+pub type Parse = fn(&mut TableReader<'_>, &Machine) -> Result<Box<dyn Run>, InputError>;
+
+/// One workload: its spec (keys, units, ranges, row keys, metrics, an
+/// example) and its reader. Each workload's file defines its own; adding
+/// one to [`WORKLOADS`] is the only other line a new workload needs.
+#[derive(Debug, Clone, Copy)]
+pub struct Workload {
+    pub spec: spec::Spec,
+    pub parse: Parse,
+}
+
+impl std::ops::Deref for Workload {
+    type Target = spec::Spec;
+    fn deref(&self) -> &spec::Spec {
+        &self.spec
     }
-    let mut r = TableReader::new("", step);
-    match contention::Step::from_step("hugetlb", &mut r, machine)? {
-        Some(contention::Step::Hugetlb { cpus, size }) => {
-            contention::check_hugetlb_cost(&cpus, size, machine, &kernel.contention)
+}
+
+/// The registry: every workload, once, in the order `numasim workloads`
+/// and `docs/scenario.md` list them. Validation, the readers, the run path,
+/// the views' row keys, the CLI's reference and the Python binding all
+/// read it.
+pub static WORKLOADS: &[Workload] = &[
+    boot::BOOT,
+    boot::MEMINFO,
+    touch::TOUCH,
+    read::READ,
+    vmstat::VMSTAT,
+    hold::HOLD,
+    write::WRITE,
+    alloc::ALLOC,
+    alloc::RUNAWAY,
+    bcfree::BCFREE,
+    contention::TICK,
+    contention::GETTIMEOFDAY,
+    contention::FAULT_TOUCH,
+    contention::DEVZERO,
+    contention::HUGETLB,
+    contention::PAGECACHE_COUNT,
+    contention::SPINLOCK,
+    sched::SCHED_OPS,
+    sched::BOOT_BALANCE,
+    sched::RQ_PEEK,
+    sched::AIM7,
+    zcb::ZCB,
+    membench::STREAM_COPY,
+    membench::RANDOM_READ,
+    membench::GETTIMEOFDAY_COST,
+    membench::SELFISH,
+    membench::RING_COPY,
+    pci::PIO_READ,
+    pci::PIO_FLUSH,
+    pci::DMA_IOPS,
+    fsio::DIRECT_IO,
+    fsio::BUFFERED_READ,
+    fsio::READ_VARIABILITY,
+    fsio::BUFFERED_WRITE,
+];
+
+/// The workload named `name`.
+pub fn find(name: &str) -> Option<&'static Workload> {
+    WORKLOADS.iter().find(|w| w.name == name)
+}
+
+/// Every row key the workloads add to records, each once, in registry
+/// order: what views may pivot on beyond the case's and steps' keys.
+pub fn row_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for k in WORKLOADS.iter().flat_map(|w| w.row_keys) {
+        if !keys.contains(k) {
+            keys.push(k);
         }
-        _ => Ok(()),
     }
+    keys
+}
+
+/// A step without keys of its own: a function of the simulation.
+struct NoKeys(fn(&mut Sim) -> Result<Vec<Record>, Error>);
+
+impl std::fmt::Debug for NoKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NoKeys")
+    }
+}
+
+impl Run for NoKeys {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        (self.0)(sim)
+    }
+}
+
+/// The reader of a workload with no keys beyond `workload` and `metrics`.
+pub(crate) fn no_keys(
+    run: fn(&mut Sim) -> Result<Vec<Record>, Error>,
+) -> Result<Box<dyn Run>, InputError> {
+    Ok(Box::new(NoKeys(run)))
+}
+
+/// The step a family's reader (`pci`, `sched`, …: one reader for several
+/// names) made of workload `name`; the reader gives None for a name that
+/// is not of its family.
+pub(crate) fn family_step<S: Run + 'static>(
+    name: &str,
+    step: Option<S>,
+) -> Result<Box<dyn Run>, InputError> {
+    match step {
+        Some(step) => Ok(Box::new(step)),
+        None => Err(InputError::at("workload", format!("no workload `{name}`"))),
+    }
+}
+
+/// A step as the case runs it: its workload, its `metrics` filter and its
+/// keys read once, at load time, on the case's own machine.
+#[derive(Debug, Clone)]
+pub struct ParsedStep {
+    pub workload: &'static Workload,
+    /// The metrics to keep; None keeps every metric of the workload.
+    pub metrics: Option<Vec<String>>,
+    pub run: std::sync::Arc<dyn Run>,
+}
+
+impl ParsedStep {
+    /// The metrics this step reports, after its filter.
+    pub fn produced_metrics(&self) -> Vec<String> {
+        match &self.metrics {
+            Some(l) => l.clone(),
+            None => self
+                .workload
+                .metric_names()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+}
+
+fn unknown_workload(name: &str) -> InputError {
+    let hint = crate::input::table::nearest(name, WORKLOADS.iter().map(|s| s.name))
+        .map(|n| format!(" Did you mean `{n}`?"))
+        .unwrap_or_default();
+    InputError::at(
+        "workload",
+        format!(
+            "no workload `{}`.{hint} Workloads: {}.",
+            crate::error::clip(name, 80),
+            names()
+        ),
+    )
+    .allowing(names())
+}
+
+/// Read a step before anything runs, on the machine of the case it is in:
+/// the keys against the workload's spec, the `metrics` filter, then the
+/// workload's own reader; every key must be read.
+pub fn parse_step(step: &Table, machine: &Machine) -> Result<ParsedStep, InputError> {
+    let name = step_name(step)?;
+    let workload = find(name).ok_or_else(|| unknown_workload(name))?;
+    check_keys(workload, step)?;
+    let mut r = TableReader::new("", step);
+    r.allow("workload");
+    let metrics = metric_filter(&mut r, &workload.metric_names())?;
+    let run = (workload.parse)(&mut r, machine)?;
+    r.finish()?;
+    Ok(ParsedStep {
+        workload,
+        metrics,
+        run: run.into(),
+    })
 }
 
 /// The step's keys against the registry, before the workload's own reader:
@@ -295,42 +404,23 @@ pub fn check_keys(spec: &spec::Spec, step: &Table) -> Result<(), InputError> {
             valid.join(", "),
             spec.name
         ),
-    ))
+    )
+    .allowing(valid.join(", ")))
 }
 
 /// Parse a step with its workload's own reader and return what it read
 /// (as `Debug` text) and the keys it asked for: the registry's tests compare
-/// these with `spec::WORKLOADS`.
+/// these with each workload's spec.
 pub fn parse_for_test(
     step: &Table,
     machine: &Machine,
 ) -> Result<(String, Vec<&'static str>), InputError> {
     let name = step_name(step)?;
+    let workload = find(name).ok_or_else(|| unknown_workload(name))?;
     let mut r = TableReader::new("", step);
     r.allow("workload");
-    let parsed = match name {
-        "touch" => format!("{:?}", touch::Touch::from_step(&mut r, machine)?),
-        "read" => format!("{:?}", read::Read::from_step(&mut r, machine)?),
-        "hold" => format!("{:?}", hold::Hold::from_step(&mut r, machine)?),
-        "write" => format!("{:?}", write::Write::from_step(&mut r, machine)?),
-        "alloc" => format!("{:?}", alloc::Alloc::from_step(&mut r, machine, false)?),
-        "runaway" => format!("{:?}", alloc::Alloc::from_step(&mut r, machine, true)?),
-        "zcb" => format!("{:?}", zcb::Zcb::from_step(&mut r)?),
-        other if membench::WORKLOAD_NAMES.contains(&other) => {
-            format!("{:?}", membench::Step::from_step(other, &mut r, machine)?)
-        }
-        other if pci::WORKLOAD_NAMES.contains(&other) => {
-            format!("{:?}", pci::Step::from_step(other, &mut r, machine)?)
-        }
-        other if sched::WORKLOAD_NAMES.contains(&other) => {
-            format!("{:?}", sched::Step::from_step(other, &mut r, machine)?)
-        }
-        other if fsio::WORKLOAD_NAMES.contains(&other) => {
-            format!("{:?}", fsio::Step::from_step(other, &mut r, machine)?)
-        }
-        other => format!("{:?}", contention::Step::from_step(other, &mut r, machine)?),
-    };
-    Ok((parsed, r.known_keys()))
+    let parsed = (workload.parse)(&mut r, machine)?;
+    Ok((format!("{parsed:?}"), r.known_keys()))
 }
 
 /// The case's varied keys with the value each has in this case. A step key
@@ -377,72 +467,17 @@ pub fn run_case_with_artifacts(
         artifacts: files.then(Vec::new),
     };
     let mut out = Vec::new();
-    for (i, step) in case.steps.iter().enumerate() {
+    for (i, step) in case.parsed.iter().enumerate() {
         // Errors found while the step runs name it, as load-time ones do.
-        out.extend(run_step(&mut sim, case, step).map_err(|e| e.in_step(i))?);
+        let records = step.run.run(&mut sim).map_err(|e| e.in_step(i))?;
+        // A run cut short by its horizon says so even when `metrics` leaves
+        // the record out: its other values cover only the part that ran.
+        out.extend(records.into_iter().filter(|rec| {
+            step.metrics
+                .as_ref()
+                .is_none_or(|f| f.contains(&rec.metric))
+                || (rec.metric == "incomplete_at_s" && rec.value.is_some())
+        }));
     }
     Ok((out, sim.artifacts.unwrap_or_default()))
-}
-
-/// Run one `[[run]]` step on the case's simulated machine, keeping the
-/// metrics its `metrics` filter names.
-fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Record>, Error> {
-    let mut r = TableReader::new("", step);
-    r.allow("workload");
-    let name = step_name(step)?;
-    let allowed = spec::find(name)
-        .map(|s| s.metric_names())
-        .unwrap_or_default();
-    let filter = metric_filter(&mut r, &allowed)?;
-    let records = match name {
-        "boot" => boot::boot_records(sim)?,
-        "meminfo" => boot::meminfo_records(sim)?,
-        "touch" => {
-            let t = touch::Touch::from_step(&mut r, &case.machine)?;
-            t.run(sim)?
-        }
-        "read" => read::Read::from_step(&mut r, &case.machine)?.run(sim)?,
-        "vmstat" => vmstat::vmstat_records(sim)?,
-        "hold" => hold::Hold::from_step(&mut r, &case.machine)?.run(sim)?,
-        "write" => write::Write::from_step(&mut r, &case.machine)?.run(sim)?,
-        "alloc" => alloc::Alloc::from_step(&mut r, &case.machine, false)?.run(sim)?,
-        "runaway" => alloc::Alloc::from_step(&mut r, &case.machine, true)?.run(sim)?,
-        "bcfree" => bcfree::bcfree_records(sim)?,
-        "zcb" => zcb::Zcb::from_step(&mut r)?.run(sim)?,
-        other if membench::WORKLOAD_NAMES.contains(&other) => {
-            membench::Step::from_step(other, &mut r, &case.machine)?
-                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
-                .run(sim)?
-        }
-        other if pci::WORKLOAD_NAMES.contains(&other) => {
-            pci::Step::from_step(other, &mut r, &case.machine)?
-                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
-                .run(sim)?
-        }
-        other if sched::WORKLOAD_NAMES.contains(&other) => {
-            sched::Step::from_step(other, &mut r, &case.machine)?
-                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
-                .run(sim)?
-        }
-        other if fsio::WORKLOAD_NAMES.contains(&other) => {
-            fsio::Step::from_step(other, &mut r, &case.machine)?
-                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
-                .run(sim)?
-        }
-        other if contention::WORKLOAD_NAMES.contains(&other) => {
-            contention::Step::from_step(other, &mut r, &case.machine)?
-                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
-                .run(sim)?
-        }
-        other => return Err(InputError::at("workload", format!("no workload `{other}`")).into()),
-    };
-    // A run cut short by its horizon says so even when `metrics` leaves
-    // the record out: its other values cover only the part that ran.
-    Ok(records
-        .into_iter()
-        .filter(|rec| {
-            filter.as_ref().is_none_or(|f| f.contains(&rec.metric))
-                || (rec.metric == "incomplete_at_s" && rec.value.is_some())
-        })
-        .collect())
 }

@@ -3,7 +3,10 @@
 //! `dma-iops` drives I/Os against consistent DMA rings placed locally or
 //! remotely. Each sweeps the lists its step gives, one row per point.
 
+use super::keys::bounded;
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::drivers::pci::dma::{self, DmaAlloc};
 use crate::drivers::pci::node_in;
 use crate::drivers::pci::pio::{self, Load, Op, PioFlush, PioRead};
@@ -14,8 +17,6 @@ use crate::report::Record;
 use rayon::prelude::*;
 use serde_json::json;
 use toml::Value;
-
-pub const WORKLOAD_NAMES: &[&str] = &["pio-read", "pio-flush", "dma-iops"];
 
 /// Where the device sits and which CPU drives it.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,21 +100,11 @@ fn names<T: Copy>(
             .collect::<Result<Vec<T>, String>>(),
         Some(v) => one(v).map(|t| vec![t]),
     }
-    .map_err(|m| InputError::at(r.key(key), m))?;
+    .map_err(|m| InputError::at(r.key(key), m).allowing(allowed()))?;
     if list.is_empty() {
-        return Err(InputError::at(r.key(key), "give at least one"));
+        return Err(InputError::at(r.key(key), "give at least one").allowing(allowed()));
     }
     Ok(list)
-}
-
-fn int(
-    r: &mut TableReader,
-    key: &'static str,
-    d: u64,
-    lo: u64,
-    hi: u64,
-) -> Result<u64, InputError> {
-    Ok(r.u64_in(key, lo, hi)?.unwrap_or(d))
 }
 
 fn ns(r: &mut TableReader, key: &'static str, d: f64) -> Result<f64, InputError> {
@@ -235,7 +226,7 @@ impl Step {
                     &[PioRead::Normal, PioRead::Relaxed],
                 )?,
                 load: names(r, "load", Load::NAMES, &[Load::Idle])?,
-                ops: int(r, "ops", 200, 1, 100_000)? as u32,
+                ops: bounded(r, "ops", 200, 1, 100_000)? as u32,
                 dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
             },
             "pio-flush" => Step::PioFlush {
@@ -246,9 +237,9 @@ impl Step {
                     PioFlush::NAMES,
                     &[PioFlush::PioRead, PioFlush::RelaxedRead, PioFlush::Mmiob],
                 )?,
-                writes: int(r, "writes", 5, 0, 1000)? as u32,
+                writes: bounded(r, "writes", 5, 0, 1000)? as u32,
                 load: names(r, "load", Load::NAMES, &[Load::Idle])?,
-                ops: int(r, "ops", 200, 1, 100_000)? as u32,
+                ops: bounded(r, "ops", 200, 1, 100_000)? as u32,
                 dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
             },
             "dma-iops" => {
@@ -304,7 +295,7 @@ impl Step {
                 if queue_depth.is_empty() {
                     return Err(InputError::at(r.key("queue_depth"), "give at least one"));
                 }
-                let ios = int(r, "ios", 2000, 1, 100_000)? as u32;
+                let ios = bounded(r, "ios", 2000, 1, 100_000)? as u32;
                 let qmax = *queue_depth.iter().max().unwrap_or(&1);
                 let bursts = ios as u128 * io_size.div_ceil(m.pci.burst_bytes().max(1)) as u128;
                 if bursts > MAX_BURSTS {
@@ -476,3 +467,97 @@ impl Step {
         Ok(out)
     }
 }
+
+/// The reader of each workload of this family.
+fn parse(name: &str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {
+    super::family_step(name, Step::from_step(name, r, m)?)
+}
+
+impl Run for Step {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Step::run(self, sim)
+    }
+}
+
+/// The `pio-read` workload: its keys, metrics and example, and its reader.
+pub const PIO_READ: Workload = Workload {
+    spec: s::Spec {
+            name: "pio-read",
+            about: "a CPU times PIO reads of a device register, normal (DMA flushed after the read, sn2) or relaxed, on an idle bus or beside a DMA stream",
+            params: &[
+                s::PCI_DEVICE_NODE,
+                s::PCI_CPU,
+                s::p("pio", s::Kind::StrList, "", s::Default::Value("[\"normal\", \"relaxed\"]"), s::Range::Text("`normal`, `relaxed` (a name or a list)"), "read routine: `readX()` or `readX_relaxed()`"),
+                s::PCI_LOAD,
+                s::PCI_OPS,
+                s::PCI_DMA_NODES,
+            ],
+            one_of: &[],
+            metrics: &[
+                s::m("time_ns", "ns", "mean time of one read (rows `pio`, `load`)"),
+                s::m("time_max_ns", "ns", "slowest read"),
+                s::m("dma_mbps", "MB/s", "background DMA written to memory meanwhile"),
+            ],
+            example_machine: "altix-512",
+            example_kernel: "",
+            example: "workload = \"pio-read\"\nload = [\"idle\", \"busy\"]\nops = 50\n",
+            row_keys: &[],
+    },
+    parse: |r, m| parse("pio-read", r, m),
+};
+
+/// The `pio-flush` workload: its keys, metrics and example, and its reader.
+pub const PIO_FLUSH: Workload = Workload {
+    spec: s::Spec {
+            name: "pio-flush",
+            about: "a CPU posts PIO writes and orders them: a PIO read, a relaxed read, or sn_mmiob() polling the local hub",
+            params: &[
+                s::PCI_DEVICE_NODE,
+                s::PCI_CPU,
+                s::p("pio_flush", s::Kind::StrList, "", s::Default::Value("[\"pio-read\", \"relaxed-read\", \"mmiob\"]"), s::Range::Text("`pio-read`, `relaxed-read`, `mmiob` (a name or a list)"), "how the writes are ordered"),
+                s::p("writes", s::Kind::Int, "", s::Default::Value("5"), s::Range::Int(0, 1000), "posted writes before the ordering step"),
+                s::PCI_LOAD,
+                s::PCI_OPS,
+                s::PCI_DMA_NODES,
+            ],
+            one_of: &[],
+            metrics: &[
+                s::m("time_ns", "ns", "mean time of the writes and their ordering (rows `pio_flush`, `load`)"),
+                s::m("chipset_read_ns", "ns", "one poll of the local hub's register with nothing pending"),
+            ],
+            example_machine: "altix-512",
+            example_kernel: "",
+            example: "workload = \"pio-flush\"\nops = 50\n",
+            row_keys: &[],
+    },
+    parse: |r, m| parse("pio-flush", r, m),
+};
+
+/// The `dma-iops` workload: its keys, metrics and example, and its reader.
+pub const DMA_IOPS: Workload = Workload {
+    spec: s::Spec {
+            name: "dma-iops",
+            about: "a storage adapter drives I/Os against command/status rings from pci_alloc_consistent() on its node or a remote one",
+            params: &[
+                s::PCI_DEVICE_NODE,
+                s::PCI_CPU,
+                s::p("dma_alloc", s::Kind::StrList, "", s::Default::Value("[\"local\", \"remote\"]"), s::Range::Text("`local`, `remote` (a name or a list)"), "where the rings are: the device's node or each of `remote_nodes`"),
+                s::p("remote_nodes", s::Kind::IntList, "", s::Default::Text("the nearest node at each distance from the device"), s::Range::Text("node ids other than the device's"), "ring nodes for `remote`, one row each"),
+                s::p("io_size", s::Kind::Size, "B", s::Default::Value("\"4 KiB\""), s::Range::Text("1 byte .. 16 MiB"), "data each I/O DMA-writes into memory"),
+                s::p("queue_depth", s::Kind::Counts, "", s::Default::Value("1"), s::Range::Int(1, 256), "I/Os outstanding, one row each"),
+                s::p("ios", s::Kind::Int, "", s::Default::Value("2000"), s::Range::Int(1, 100_000), "I/Os completed; more than the largest queue_depth"),
+                s::p("device_ns", s::Kind::Float, "ns", s::Default::Value("5000.0"), s::Range::Float(0.0, 1e9), "the adapter's processing per command"),
+                s::p("host_ns", s::Kind::Float, "ns", s::Default::Value("5000.0"), s::Range::Float(0.0, 1e9), "CPU time per completion (interrupt, midlayer, next submission)"),
+            ],
+            one_of: &[],
+            metrics: &[
+                s::m("iops", "1/s", "I/Os per second (rows `dma_alloc`, `ring_node`, `distance`, `queue_depth`)"),
+                s::m("io_latency_us", "us", "mean time from writing a command to handling its completion"),
+            ],
+            example_machine: "altix-512",
+            example_kernel: "",
+            example: "workload = \"dma-iops\"\nremote_nodes = [1, 255]\nios = 200\n",
+            row_keys: &["ring_node", "distance"],
+    },
+    parse: |r, m| parse("dma-iops", r, m),
+};

@@ -2,7 +2,9 @@
 //! page goes through `page_cache_alloc()` and brings its buffer heads with it
 //! ([ALTIX04] A4, A5). Reports where the cache and slab landed.
 
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::kernel::mm::filemap::read_file;
@@ -79,3 +81,42 @@ impl Read {
         ])
     }
 }
+
+impl Run for Read {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Read::run(self, sim)
+    }
+}
+
+/// The `read` workload: its keys, metrics and example, and its reader.
+pub const READ: Workload = Workload {
+    spec: s::Spec {
+        name: "read",
+        about: "one process reads a file through the page cache (buffered I/O)",
+        params: &[
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Any,
+                "the file's size",
+            ),
+            s::CPU0,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "reader_node_excess_pages",
+                "pages",
+                "pages beyond the reader's node share it took",
+            ),
+            s::m("read_oom", s::FLAG, "1 if the read ran out of memory"),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example: "workload = \"read\"\nbytes = \"4 GB\"\n",
+        row_keys: &[],
+    },
+    parse: |r, m| Ok(Box::new(Read::from_step(r, m)?)),
+};

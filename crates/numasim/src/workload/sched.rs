@@ -6,8 +6,11 @@
 //! as a serial run.
 
 use super::aim7::{self, Mix};
+use super::keys::{self, count_list};
+use super::spec as s;
 use super::Sim;
 use super::{boot_balance, sched_ops};
+use super::{Run, Workload};
 use crate::engine::Dur;
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
@@ -27,8 +30,6 @@ pub const MAX_TASKS: u64 = 20_000;
 /// (larger ones are unreadable in a trace viewer).
 pub const TRACE_MAX_TASKS: u64 = 64;
 
-pub const WORKLOAD_NAMES: &[&str] = &["sched-ops", "boot-balance", "rq-peek", "aim7"];
-
 /// A count or a list of counts under `key`, each in `lo..=hi`.
 fn counts(
     r: &mut TableReader,
@@ -37,25 +38,21 @@ fn counts(
     hi: u64,
     what: &str,
 ) -> Result<Vec<u64>, InputError> {
-    let list = match r.raw(key) {
-        None => match default {
-            Some(d) => vec![d],
-            None => {
-                return Err(InputError::at(
-                    r.key(key),
-                    format!("missing: how many {what}, e.g. {key} = [1, 8]"),
-                ))
-            }
-        },
-        Some(Value::Array(_)) => r.u64_list(key)?.unwrap_or_default(),
-        Some(Value::Integer(i)) if *i <= 0 => {
-            return Err(InputError::at(r.key(key), format!("{i}: allowed 1..{hi}")))
+    if let Some(Value::Integer(i)) = r.raw(key) {
+        if *i <= 0 {
+            return Err(InputError::at(r.key(key), format!("{i}: allowed 1..{hi}")));
         }
-        Some(_) => vec![r.u64(key)?.unwrap_or(0)],
-    };
-    if list.is_empty() {
-        return Err(InputError::at(r.key(key), "give at least one count"));
     }
+    let list = match (count_list(r, key)?, default) {
+        (Some(l), _) => l,
+        (None, Some(d)) => vec![d],
+        (None, None) => {
+            return Err(InputError::at(
+                r.key(key),
+                format!("missing: how many {what}, e.g. {key} = [1, 8]"),
+            ))
+        }
+    };
     for &n in &list {
         if n == 0 || n > hi {
             return Err(InputError::at(
@@ -78,6 +75,8 @@ fn counts(
     Ok(list)
 }
 
+/// [`keys::bounded`], a negative integer named as out of range like any
+/// other (`-1: allowed 1..1000`).
 fn bounded(
     r: &mut TableReader,
     key: &'static str,
@@ -86,14 +85,14 @@ fn bounded(
     hi: u64,
 ) -> Result<u64, InputError> {
     if let Some(Value::Integer(i)) = r.raw(key) {
-        if *i < lo as i64 || *i > hi as i64 {
+        if *i < 0 {
             return Err(InputError::at(
                 r.key(key),
                 format!("{i}: allowed {lo}..{hi}"),
             ));
         }
     }
-    Ok(r.u64(key)?.unwrap_or(d))
+    keys::bounded(r, key, d, lo, hi)
 }
 
 fn ratio(
@@ -419,3 +418,226 @@ impl Step {
         Ok(out)
     }
 }
+
+/// The reader of each workload of this family.
+fn parse(name: &str, r: &mut TableReader, m: &Machine) -> Result<Box<dyn Run>, InputError> {
+    super::family_step(name, Step::from_step(name, r, m)?)
+}
+
+impl Run for Step {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Step::run(self, sim)
+    }
+}
+
+/// The `sched-ops` workload: its keys, metrics and example, and its reader.
+pub const SCHED_OPS: Workload = Workload {
+    spec: s::Spec {
+        name: "sched-ops",
+        about:
+            "every CPU loops: user work, then fork, wake or exit, then schedule() (run-queue locks)",
+        params: &[
+            s::p(
+                "cpus",
+                s::Kind::Counts,
+                "",
+                s::Default::Required,
+                s::Range::Text("1 .. min(the machine's CPUs, 16384); at most 64 counts"),
+                "CPU counts to sweep",
+            ),
+            s::p(
+                "tasks_per_cpu",
+                s::Kind::Int,
+                "",
+                s::Default::Value("2"),
+                s::Range::Int(1, 1000),
+                "runnable tasks per CPU (what 2.4's goodness() walks)",
+            ),
+            s::p(
+                "work_ns",
+                s::Kind::Int,
+                "ns",
+                s::Default::Value("5000"),
+                s::Range::Int(0, 1_000_000_000),
+                "user work between operations",
+            ),
+            s::p(
+                "duration_us",
+                s::Kind::Int,
+                "us",
+                s::Default::Value("2000"),
+                s::Range::Int(1, 1_000_000),
+                "simulated time; cpus (summed over the sweep) × duration_us ≤ 10⁸",
+            ),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "sched_ops_per_s",
+                "1/s",
+                "fork, exit, wake and schedule() calls per second (row key `cpus`)",
+            ),
+            s::m(
+                "lock_wait_fraction",
+                "fraction",
+                "share of CPU time spent waiting for run-queue locks",
+            ),
+        ],
+        example_machine: "altix-512",
+        example_kernel: "runqueue = \"global\"\n",
+        example: "workload = \"sched-ops\"\ncpus = [2, 16]\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("sched-ops", r, m),
+};
+
+/// The `boot-balance` workload: its keys, metrics and example, and its reader.
+pub const BOOT_BALANCE: Workload = Workload {
+    spec: s::Spec {
+            name: "boot-balance",
+            about: "early boot: a few busy CPUs with pinned tasks, the rest idle and load-balancing against them",
+            params: &[
+                s::p("cpus", s::Kind::Counts, "", s::Default::Text("every CPU"), s::Range::Text("2 .. min(the machine's CPUs, 16384); at most 64 counts"), "CPU counts to sweep"),
+                s::p("busy_cpus", s::Kind::Int, "", s::Default::Value("1"), s::Range::Text("1 .. the smallest `cpus` − 1"), "CPUs running boot work (the first ones)"),
+                s::p("pinned", s::Kind::Int, "", s::Default::Value("2"), s::Range::Text("0 .. the smallest `cpus`"), "pinned tasks queued on the busy CPU besides the boot thread"),
+                s::p("window_ms", s::Kind::Int, "ms", s::Default::Value("100"), s::Range::Int(10, 10_000), "simulated boot window (the first quarter is not measured); cpus (summed over the sweep) × window_ms ≤ 10⁷"),
+            ],
+            one_of: &[],
+            metrics: &[
+                s::m("busy_cpu_lock_share_pct", "%", "share of time the busy CPU is not waiting for its own run-queue lock (row key `cpus`)"),
+                s::m("livelock", s::FLAG, "1 if the busy CPU waits longer than one tick for its own lock"),
+                s::m("boot_progress", "fraction", "share of the busy CPU's time left to boot work"),
+                s::m("max_wait_us", "us", "longest wait of the busy CPU for its own lock"),
+                s::m("balance_attempts_per_s", "1/s", "load_balance() attempts that took the busiest lock"),
+            ],
+            example_machine: "altix-512",
+            example_kernel: "balance_backoff = \"progressive\"\n",
+            example: "workload = \"boot-balance\"\ncpus = [64, 128]\n",
+            row_keys: &[],
+    },
+    parse: |r, m| parse("boot-balance", r, m),
+};
+
+/// The `rq-peek` workload: its keys, metrics and example, and its reader.
+pub const RQ_PEEK: Workload = Workload {
+    spec: s::Spec {
+            name: "rq-peek",
+            about: "one CPU reads every CPU's nr_running and cpu_load, as the balance loop does (TLB and cache)",
+            params: &[
+                s::p("cpus", s::Kind::Counts, "", s::Default::Required, s::Range::Text("1 .. min(the machine's CPUs, 16384); at most 64 counts"), "CPU counts to sweep"),
+                s::p("other_pages", s::Kind::Int, "pages", s::Default::Text("the machine's TLB entries"), s::Range::Int(0, 1 << 20), "pages the rest of a tick's work touches between two loops"),
+            ],
+            one_of: &[],
+            metrics: &[
+                s::m("peek_all_us", "us", "one loop over every CPU (row key `cpus`)"),
+                s::m("tlb_misses", "count", "TLB misses in the loop"),
+                s::m("cache_misses", "count", "cache misses in the loop"),
+            ],
+            example_machine: "altix-512",
+            example_kernel: "rq_layout = \"global-array\"\n",
+            example: "workload = \"rq-peek\"\ncpus = [64, 512]\n",
+            row_keys: &[],
+    },
+    parse: |r, m| parse("rq-peek", r, m),
+};
+
+/// The `aim7` workload: its keys, metrics and example, and its reader.
+pub const AIM7: Workload = Workload {
+    spec: s::Spec {
+        name: "aim7",
+        about:
+            "an AIM VII-like multi-user mix: tasks compute, sleep on I/O and wake (docs/sched.md)",
+        params: &[
+            s::p(
+                "tasks",
+                s::Kind::Counts,
+                "",
+                s::Default::Required,
+                s::Range::Int(1, 20_000),
+                "task counts to sweep",
+            ),
+            s::p(
+                "cpu_ms",
+                s::Kind::Float,
+                "ms",
+                s::Default::Value("70.0"),
+                s::Range::Text("0.001 … 10⁶"),
+                "CPU time of one job with its memory local",
+            ),
+            s::p(
+                "io_ms",
+                s::Kind::Float,
+                "ms",
+                s::Default::Value("140.0"),
+                s::Range::Text("0 … 10⁶"),
+                "I/O sleep of one job",
+            ),
+            s::p(
+                "waits",
+                s::Kind::Int,
+                "",
+                s::Default::Value("12"),
+                s::Range::Int(1, 10_000),
+                "I/O sleeps (and wake-ups) per job",
+            ),
+            s::p(
+                "mem_stall_pct",
+                s::Kind::Float,
+                "%",
+                s::Default::Value("20.0"),
+                s::Range::Text("0 … 100"),
+                "share of CPU time stalled on memory at local latency",
+            ),
+            s::p(
+                "warmup_s",
+                s::Kind::Float,
+                "s",
+                s::Default::Value("5.0"),
+                s::Range::Text("0 … 3600"),
+                "simulated time before measuring",
+            ),
+            s::p(
+                "measure_s",
+                s::Kind::Float,
+                "s",
+                s::Default::Value("10.0"),
+                s::Range::Text("0.01 … 3600; bursts simulated ≤ 5×10⁷"),
+                "simulated time measured",
+            ),
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "jobs_per_min",
+                "1/min",
+                "jobs finished per minute, all tasks (row key `tasks`)",
+            ),
+            s::m("jobs_per_min_per_task", "1/min", "per task"),
+            s::m(
+                "lock_share_pct",
+                "%",
+                "share of CPU time spinning on or holding the run-queue lock",
+            ),
+            s::m(
+                "local_bursts_pct",
+                "%",
+                "CPU bursts run on the node holding the job's memory",
+            ),
+            s::m(
+                "migrations",
+                "count",
+                "bursts run on another node than the task's previous one",
+            ),
+            s::m(
+                "mean_walk",
+                "tasks",
+                "mean queue length a schedule() walked with goodness()",
+            ),
+        ],
+        example_machine: "wildfire-gs320",
+        example_kernel: "sched = \"numa\"\n",
+        example: "workload = \"aim7\"\ntasks = [1, 64]\nmeasure_s = 2.0\n",
+        row_keys: &[],
+    },
+    parse: |r, m| parse("aim7", r, m),
+};

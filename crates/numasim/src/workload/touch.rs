@@ -3,7 +3,10 @@
 //! how much of each thread's memory is remote — the quantity that sets the
 //! pace of a tightly synchronised parallel job.
 
+use super::keys::node_ids;
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
@@ -33,27 +36,13 @@ pub struct Touch {
     pub policy: MemPolicy,
 }
 
+/// Node ids under `key`, as the policy's node masks hold them.
 fn node_list(
     r: &mut TableReader,
     key: &'static str,
     machine: &Machine,
 ) -> Result<Option<Vec<u32>>, InputError> {
-    let list = r.u64_list(key)?;
-    if let Some(l) = &list {
-        if let Some(bad) = l.iter().find(|&&n| n as usize >= machine.node_count()) {
-            return Err(InputError::at(
-                r.key(key),
-                format!(
-                    "node {bad} does not exist (nodes 0..{})",
-                    machine.node_count() - 1
-                ),
-            ));
-        }
-        if l.is_empty() {
-            return Err(InputError::at(r.key(key), "must name at least one node"));
-        }
-    }
-    Ok(list.map(|l| l.into_iter().map(|n| n as u32).collect()))
+    Ok(node_ids(r, key, machine)?.map(|l| l.into_iter().map(|n| n as u32).collect()))
 }
 
 /// The most threads one touch step simulates: the largest single-image SGI
@@ -174,7 +163,8 @@ impl Touch {
                         crate::error::clip(other, 80),
                         MemPolicy::NAMES.join(", ")
                     ),
-                ));
+                )
+                .allowing(MemPolicy::NAMES.join(", ")));
             }
         };
         // An interleave over k nodes splits each round's share over up to k
@@ -297,3 +287,97 @@ impl Touch {
         Ok(out)
     }
 }
+
+impl Run for Touch {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Touch::run(self, sim)
+    }
+}
+
+/// The `touch` workload: its keys, metrics and example, and its reader.
+pub const TOUCH: Workload = Workload {
+    spec: s::Spec {
+        name: "touch",
+        about: "threads first-touch memory under a policy; report where it landed",
+        params: &[
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Text("threads × bytes ≤ the machine's memory"),
+                "memory each thread touches",
+            ),
+            s::p(
+                "threads",
+                s::Kind::Int,
+                "",
+                s::Default::Text("give one of threads, cpus, nodes"),
+                s::Range::Text("1 .. min(the machine's CPUs, 4096)"),
+                "threads on CPUs 0, 1, …",
+            ),
+            s::p(
+                "cpus",
+                s::Kind::IntList,
+                "",
+                s::Default::Text("give one of threads, cpus, nodes"),
+                s::Range::Text("CPU ids 0 .. CPUs − 1"),
+                "one thread on each listed CPU",
+            ),
+            s::p(
+                "nodes",
+                s::Kind::IntList,
+                "",
+                s::Default::Text("give one of threads, cpus, nodes"),
+                s::Range::Text("node ids 0 .. nodes − 1"),
+                "one thread on every CPU of the listed nodes",
+            ),
+            s::p(
+                "policy",
+                s::Kind::Choice(&["local", "bind", "preferred", "interleave", "round-robin"]),
+                "",
+                s::Default::Value("\"local\""),
+                s::Range::Any,
+                "the memory policy (set_mempolicy/numactl)",
+            ),
+            s::p(
+                "policy_nodes",
+                s::Kind::IntList,
+                "",
+                s::Default::Text("all nodes (interleave); required by bind and preferred"),
+                s::Range::Text("node ids 0 .. nodes − 1"),
+                "the policy's node mask",
+            ),
+        ],
+        one_of: &["threads", "cpus", "nodes"],
+        metrics: &[
+            s::m(
+                "touched_kb",
+                "kB",
+                "memory placed on each node (row key `node`)",
+            ),
+            s::m(
+                "job_remote_fraction",
+                "fraction",
+                "share of the job's memory off its threads' nodes",
+            ),
+            s::m(
+                "max_thread_remote_fraction",
+                "fraction",
+                "the worst thread's remote share",
+            ),
+            s::m(
+                "job_slowdown",
+                "x",
+                "a synchronised job's slowdown from remote memory",
+            ),
+            s::m("oom", s::FLAG, "1 if the touch ran out of memory"),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example:
+            "workload = \"touch\"\nbytes = \"1 GB\"\nnodes = [0, 1]\npolicy = \"interleave\"\n",
+        row_keys: &["node"],
+    },
+    parse: |r, m| Ok(Box::new(Touch::from_step(r, m)?)),
+};

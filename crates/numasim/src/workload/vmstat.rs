@@ -2,7 +2,9 @@
 //! point of the run (`/proc/vmstat`, plus what a person reads off a per-node
 //! `numastat`).
 
+use super::spec as s;
 use super::Sim;
+use super::Workload;
 use crate::error::Error;
 use crate::kernel::mm::Use;
 use crate::report::Record;
@@ -33,3 +35,27 @@ pub fn vmstat_records(sim: &mut Sim) -> Result<Vec<Record>, Error> {
         rec.record(&[], "nodes_full_of_page_cache", "nodes", full as f64),
     ])
 }
+
+/// The `vmstat` workload: its keys, metrics and example, and its reader.
+pub const VMSTAT: Workload = Workload {
+    spec: s::Spec {
+        name: "vmstat",
+        about: "machine-wide counters: kswapd wake-ups, nodes full of page cache",
+        params: &[],
+        one_of: &[],
+        metrics: &[
+            s::m("kswapd_woken", s::FLAG, "1 if kswapd woke at all"),
+            s::m("kswapd_wakeups", "count", "kswapd wake-ups"),
+            s::m(
+                "nodes_full_of_page_cache",
+                "nodes",
+                "nodes whose free memory is page cache",
+            ),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example: "workload = \"vmstat\"\n",
+        row_keys: &[],
+    },
+    parse: |_, _| super::no_keys(vmstat_records),
+};

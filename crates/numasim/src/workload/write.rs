@@ -3,8 +3,10 @@
 //! `page_cache_alloc_limited()`), is dirtied, written back by the flusher,
 //! and reclaimed under pressure: the BIGIO scenario of [ALTIX04] (B1–B11).
 
-use super::hold::task_key;
+use super::keys::{cpu_key, horizon_key, task_key};
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::kernel::mm::vm::{Actor, Job, VmStats, TICK_NS};
@@ -21,34 +23,6 @@ pub struct Write {
     pub cpu: u64,
     pub from_anon: bool,
     pub horizon_s: u64,
-}
-
-/// `horizon_s`: 1 s .. 1 day. The memory timeline stays bounded on any
-/// machine: a long run on many nodes samples it less often
-/// (`vm::sample_period_ns`).
-pub fn horizon_key(r: &mut TableReader) -> Result<u64, InputError> {
-    let h = r.u64("horizon_s")?.unwrap_or(DEFAULT_HORIZON_S);
-    if !(1..=86_400).contains(&h) {
-        return Err(InputError::at(
-            r.key("horizon_s"),
-            format!("{h}: allowed 1..86400 s"),
-        ));
-    }
-    Ok(h)
-}
-
-pub fn cpu_key(r: &mut TableReader, machine: &Machine) -> Result<u64, InputError> {
-    let cpu = r.u64("cpu")?.unwrap_or(0);
-    if cpu >= machine.cpu_count() {
-        return Err(InputError::at(
-            r.key("cpu"),
-            format!(
-                "CPU {cpu} does not exist (CPUs 0..{})",
-                machine.cpu_count().saturating_sub(1)
-            ),
-        ));
-    }
-    Ok(cpu)
 }
 
 /// The timeline of the VM so far, as CSV and SVG files for `--out`.
@@ -237,3 +211,77 @@ pub fn incomplete_at(rec: &super::Recorder<'_>, cut_short: bool, horizon_s: u64)
     r.value = cut_short.then_some(horizon_s as f64);
     r
 }
+
+impl Run for Write {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Write::run(self, sim)
+    }
+}
+
+/// The `write` workload: its keys, metrics and example, and its reader.
+pub const WRITE: Workload = Workload {
+    spec: s::Spec {
+        name: "write",
+        about: "a task writes a file with buffered I/O while the clock runs: reclaim, swap, OOM",
+        params: &[
+            s::TASK_JOB,
+            s::p(
+                "bytes",
+                s::Kind::Size,
+                "B",
+                s::Default::Required,
+                s::Range::Any,
+                "the file's size",
+            ),
+            s::CPU0,
+            s::p(
+                "from_anon",
+                s::Kind::Bool,
+                "",
+                s::Default::Value("true"),
+                s::Range::Any,
+                "the data comes from the task's own anonymous memory",
+            ),
+            s::HORIZON,
+        ],
+        one_of: &[],
+        metrics: &[
+            s::m(
+                "completed",
+                s::FLAG,
+                "1 if the write finished within horizon_s",
+            ),
+            s::m(
+                "incomplete_at_s",
+                "s",
+                "the horizon at which a cut-short run stopped (null if it ended on its own)",
+            ),
+            s::m("oom_kills", "count", "tasks the OOM killer killed"),
+            s::m("swap_out_gb", "GiB", "swapped out"),
+            s::m("swap_in_gb", "GiB", "swapped in"),
+            s::m("write_gibps", "GiB/s", "the writer's rate"),
+            s::m("file_io_gibps", "GiB/s", "file data reaching the disks"),
+            s::m("hardware_gibps", "GiB/s", "what the disks can take"),
+            s::m(
+                "write_fraction_of_hardware",
+                "fraction",
+                "write_gibps / hardware_gibps",
+            ),
+            s::m("max_stall_s", "s", "longest allocation stall"),
+            s::m("throttled_s", "s", "time throttled by the page-cache limit"),
+            s::m("elapsed_s", "s", "simulated time of the step"),
+            s::m("kswapd_cpu_s", "s", "CPU time of kswapd"),
+            s::m("direct_reclaim_cpu_s", "s", "CPU time in direct reclaim"),
+            s::m(
+                "reclaim_written_gb",
+                "GiB",
+                "dirty pages written by reclaim",
+            ),
+        ],
+        example_machine: "altix-256g",
+        example_kernel: "",
+        example: "workload = \"write\"\nbytes = \"20 GB\"\nhorizon_s = 600\n",
+        row_keys: &[],
+    },
+    parse: |r, m| Ok(Box::new(Write::from_step(r, m)?)),
+};

@@ -24,7 +24,9 @@
 //! `zcb = false` runs the same calls as an ordinary binary: everything is
 //! paged, and fork/mprotect are allowed.
 
+use super::spec as s;
 use super::Sim;
+use super::{Run, Workload};
 use crate::error::{Error, InputError};
 use crate::input::size::parse_size;
 use crate::input::table::TableReader;
@@ -301,3 +303,40 @@ impl Zcb {
         ])
     }
 }
+
+impl Run for Zcb {
+    fn run(&self, sim: &mut Sim) -> Result<Vec<Record>, Error> {
+        Zcb::run(self, sim)
+    }
+}
+
+/// The `zcb` workload: its keys, metrics and example, and its reader.
+pub const ZCB: Workload = Workload {
+    spec: s::Spec {
+            name: "zcb",
+            about: "a Zepto compute binary's exec/brk/mmap/munmap/ptrace in Big Memory (BG/P)",
+            params: &[
+                s::ZCB,
+                s::p("ops", s::Kind::StrList, "", s::Default::Required, s::Range::Text("at most 100000; the first is `exec`: `exec TEXT [DATA [STACK]]`, `brk SIZE`, `mmap SIZE`, `mmap-file SIZE`, `munmap N [OFFSET SIZE]`, `timeslice [K]`, `ptrace`, `fork`, `mprotect`"), "the calls, in order"),
+            ],
+            one_of: &[],
+            metrics: &[
+                s::m("bigmem_chunks", "chunks", "chunks in the Big Memory area"),
+                s::m("bigmem_used_mb", "MB", "used"),
+                s::m("bigmem_free_mb", "MB", "free"),
+                s::m("bigmem_largest_free_mb", "MB", "largest free chunk"),
+                s::m("paged_mb", "MB", "paged memory outside the area"),
+                s::m("tlb_bigmem_entries", "entries", "TLB entries pinned for Big Memory"),
+                s::m("tlb_paged_entries", "entries", "TLB entries left to paged memory"),
+                s::m("tlb_installs", "count", "TLB installs"),
+                s::m("tlb_removals", "count", "TLB removals"),
+                s::m("tlb_misses", "count", "TLB misses"),
+                s::m("tlb_temp_installs", "count", "temporary installs"),
+            ],
+            example_machine: "bgp-node",
+            example_kernel: "bigmem_mb = 1792\n",
+            example: "workload = \"zcb\"\nops = [\"exec 16MB\", \"mmap 256MB\", \"munmap 0\"]\n",
+            row_keys: &[],
+    },
+    parse: |r, _| Ok(Box::new(Zcb::from_step(r)?)),
+};

@@ -123,23 +123,7 @@ pub fn simulate(
         .into_iter()
         .map(PlacementSum::into_placement)
         .collect();
-    let sharers = memory::sharers(machine, &placed);
-    let threads: Vec<FaultThread> = zeroers
-        .iter()
-        .zip(&placed)
-        .map(|(&cpu, p)| {
-            let node = machine.cpu_node(cpu).unwrap_or(0);
-            FaultThread {
-                cpu,
-                node,
-                faults: p.pages(),
-                work_ns: (machine.fault.fault_ns
-                    + memory::mean_zero_ns(machine, node, p, hpage, &sharers))
-                .round() as u64,
-                setup: &[],
-            }
-        })
-        .collect();
+    let threads = FaultThread::on_placements(machine, &zeroers, &placed, hpage, &[]);
     let path = match knobs.hugetlb {
         Hugetlb::Prefault => &HUGETLB_PREFAULT,
         Hugetlb::Fault => &HUGETLB_FAULT,

@@ -206,6 +206,37 @@ pub struct FaultThread {
     pub setup: &'static [Stage],
 }
 
+impl FaultThread {
+    /// The threads on `cpus` faulting in the pages `placed` (one placement
+    /// per CPU, in `unit`-byte pages): each fault costs the machine's fault
+    /// path plus zeroing its page where it landed, under the zeroing load
+    /// of every thread on the same memory.
+    pub fn on_placements(
+        machine: &Machine,
+        cpus: &[u64],
+        placed: &[Placement],
+        unit: u64,
+        setup: &'static [Stage],
+    ) -> Vec<FaultThread> {
+        let sharers = sharers(machine, placed);
+        cpus.iter()
+            .zip(placed)
+            .map(|(&cpu, p)| {
+                let node = machine.cpu_node(cpu).unwrap_or(0);
+                FaultThread {
+                    cpu,
+                    node,
+                    faults: p.pages(),
+                    work_ns: (machine.fault.fault_ns
+                        + mean_zero_ns(machine, node, p, unit, &sharers))
+                    .round() as u64,
+                    setup,
+                }
+            })
+            .collect()
+    }
+}
+
 /// The result of [`simulate`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FaultRun {
