@@ -745,17 +745,22 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
 fn workloads(name: Option<String>, markdown: bool) -> Result<(), Error> {
     use numasim::workload::spec;
     if markdown {
-        print!("{}", spec::reference_markdown());
+        print!("{}", numasim::workload::reference_markdown());
         return Ok(());
     }
     match name {
         Some(n) => {
-            let s = spec::find(&n).ok_or_else(|| {
-                let hint =
-                    numasim::input::table::nearest(&n, spec::WORKLOADS.iter().map(|s| s.name))
-                        .map(|x| format!(" Did you mean `{x}`?"))
-                        .unwrap_or_default();
-                let all: Vec<&str> = spec::WORKLOADS.iter().map(|s| s.name).collect();
+            let s = numasim::workload::find(&n).ok_or_else(|| {
+                let hint = numasim::input::table::nearest(
+                    &n,
+                    numasim::workload::WORKLOADS.iter().map(|s| s.name),
+                )
+                .map(|x| format!(" Did you mean `{x}`?"))
+                .unwrap_or_default();
+                let all: Vec<&str> = numasim::workload::WORKLOADS
+                    .iter()
+                    .map(|s| s.name)
+                    .collect();
                 InputError::new(format!(
                     "no workload `{n}`.{hint} Workloads: {}.",
                     all.join(", ")
@@ -764,7 +769,7 @@ fn workloads(name: Option<String>, markdown: bool) -> Result<(), Error> {
             print!("{}", spec::text(s));
         }
         None => {
-            for s in spec::WORKLOADS {
+            for s in numasim::workload::WORKLOADS {
                 println!("{:<18} {}", s.name, s.about);
             }
             println!("\n`numasim workloads NAME` shows a workload's keys, metrics and an example step; docs/scenario.md has them all.");

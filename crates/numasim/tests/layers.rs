@@ -33,43 +33,10 @@ const LAYERS: &[(&str, u32)] = &[
 /// `kernel/mm`).
 const CYCLES_ALLOWED_UNDER: &str = "kernel/mm/";
 
-/// Circles known today and owned by work in flight (issue 28), each with
-/// the files it may span and how it ends. A circle outside these fails;
-/// so does an entry no circle needs any more (delete it then).
-const KNOWN_CIRCLES: &[(&[&str], &str)] = &[
-    (
-        &[
-            "kernel/era.rs",
-            "kernel/mm/hash_tables.rs",
-            "kernel/release.rs",
-        ],
-        "`Era::rules`/`hashdist_default` (era.rs) call hash_tables, which \
-         names `Era`: ends when the knob rewrite moves them into an \
-         `impl Era` in hash_tables.rs",
-    ),
-    (
-        &[
-            "workload/mod.rs",
-            "workload/alloc.rs",
-            "workload/bcfree.rs",
-            "workload/boot.rs",
-            "workload/contention.rs",
-            "workload/fsio.rs",
-            "workload/hold.rs",
-            "workload/membench.rs",
-            "workload/pci.rs",
-            "workload/read.rs",
-            "workload/sched.rs",
-            "workload/touch.rs",
-            "workload/vmstat.rs",
-            "workload/write.rs",
-            "workload/zcb.rs",
-        ],
-        "the workloads use `Sim`/`Recorder` from workload/mod.rs, which \
-         dispatches to them: ends when the registry rewrite moves `Sim` \
-         and `Recorder` into their own file (workload/sim.rs)",
-    ),
-];
+/// Circles allowed elsewhere, each with the files it may span and why. A
+/// circle outside these fails; so does an entry no circle needs any more
+/// (delete it then). None today.
+const KNOWN_CIRCLES: &[(&[&str], &str)] = &[];
 
 fn layer(top: &str) -> Option<u32> {
     LAYERS.iter().find(|(m, _)| *m == top).map(|&(_, l)| l)

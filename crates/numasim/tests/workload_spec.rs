@@ -4,7 +4,8 @@
 
 use numasim::machine::presets;
 use numasim::scenario::{run, Scenario};
-use numasim::workload::spec::{self, Default, Range, WORKLOADS};
+use numasim::workload::spec::{self, Default, Range};
+use numasim::workload::WORKLOADS;
 use numasim::workload::{check_keys, parse_for_test};
 use std::collections::BTreeSet;
 use toml::{Table, Value};
@@ -144,7 +145,7 @@ fn each_workload_is_registered_once_and_found_by_its_name() {
 
 #[test]
 fn unknown_keys_are_named_beside_missing_ones() {
-    let s = spec::find("touch").unwrap();
+    let s = numasim::workload::find("touch").unwrap();
     let t: Table = toml::from_str("workload = \"touch\"\nbyte = \"1 GB\"\nthreads = 4\n").unwrap();
     let e = check_keys(s, &t).unwrap_err();
     assert_eq!(e.key.as_deref(), Some("byte"));
@@ -166,7 +167,7 @@ fn docs_scenario_md_is_the_generated_reference() {
     let end = "<!-- END generated -->";
     let a = doc.find(begin).expect("begin marker") + begin.len();
     let b = doc.find(end).expect("end marker");
-    let want = spec::reference_markdown();
+    let want = numasim::workload::reference_markdown();
     if doc[a..b] != want {
         panic!(
             "docs/scenario.md is out of date with the workload registry: replace the part between the \

@@ -7,9 +7,6 @@
 //! block paths of kernel/fs (docs/io.md) and boot with 2.6.9's tables, as
 //! those experiments ran.
 
-use crate::kernel::mm::hash_tables::Rules;
-use crate::machine::Arch;
-
 /// A modelled release. Order is release order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Era {
@@ -145,19 +142,6 @@ impl Era {
             _ => (best.key().0, best.key().1) == (k.0, k.1),
         };
         Ok((best, exact))
-    }
-
-    /// The release's boot-table rules (kernel/mm/hash_tables.rs).
-    pub fn rules(self) -> Rules {
-        Rules::of_era(self.boot_tables())
-    }
-
-    /// `hashdist`'s default for this release (`HASHDIST_DEFAULT`, and from
-    /// 5.3 off with one memory node); 2.6.9 is SGI's `CONFIG_NUMA &&
-    /// CONFIG_IA64`.
-    pub fn hashdist_default(self, arch: Arch, config_numa: bool, mem_nodes: usize) -> bool {
-        self.rules()
-            .hashdist_default(arch, config_numa, mem_nodes as u64)
     }
 }
 

@@ -77,10 +77,11 @@ pub fn task_key(r: &mut TableReader, default: &str) -> Result<String, InputError
 /// `horizon_s`: 1 s .. 1 day. The memory timeline stays bounded on any
 /// machine: a long run on many nodes samples it less often
 /// (`vm::sample_period_ns`).
+/// Simulated time after which a timed step gives up, unless `horizon_s` says.
+pub const DEFAULT_HORIZON_S: u64 = 3600;
+
 pub fn horizon_key(r: &mut TableReader) -> Result<u64, InputError> {
-    let h = r
-        .u64("horizon_s")?
-        .unwrap_or(super::write::DEFAULT_HORIZON_S);
+    let h = r.u64("horizon_s")?.unwrap_or(DEFAULT_HORIZON_S);
     if !(1..=86_400).contains(&h) {
         return Err(InputError::at(
             r.key("horizon_s"),

@@ -336,14 +336,6 @@ pub(crate) const ENOSPC: Metric = Metric {
     about: "1 if the files did not fit on the volume (no other metric then)",
 };
 
-/// The registry, in the order `numasim workloads` lists it (`super::WORKLOADS`).
-pub use super::WORKLOADS;
-
-/// The spec of workload `name`.
-pub fn find(name: &str) -> Option<&'static Spec> {
-    super::find(name).map(|w| &w.spec)
-}
-
 fn range_text(p: &Param) -> String {
     match p.range {
         Range::Int(lo, hi) => format!("{} … {}", group(lo), group(hi)),
@@ -428,15 +420,16 @@ pub fn example_scenario(s: &Spec) -> String {
     )
 }
 
-/// Every workload as Markdown: the generated part of `docs/scenario.md`.
-pub fn reference_markdown() -> String {
+/// Every workload of `specs` as Markdown: the generated part of
+/// `docs/scenario.md` (`super::reference_markdown` passes the registry).
+pub fn reference_markdown<'a>(specs: impl IntoIterator<Item = &'a Spec>) -> String {
     let mut o = String::from(
         "Every step also takes `workload` (the name, required) and `metrics` \
          (a list: keep only these; default all). Sizes are integers of bytes or \
          strings with a unit (`\"16 kB\"`, `\"1.5 GiB\"`; kB/MB/GB are powers of \
          1000, KiB/MiB/GiB of 1024). A `flag` metric is 1 for yes and 0 for no.\n\n",
     );
-    for s in WORKLOADS {
+    for s in specs {
         o.push_str(&markdown(s));
     }
     o

@@ -13,8 +13,7 @@ use crate::kernel::mm::vm::{Actor, Job, VmStats, TICK_NS};
 use crate::machine::Machine;
 use crate::report::{timeline, Artifact, Record};
 
-/// Simulated time after which a timed step gives up, unless `horizon_s` says.
-pub const DEFAULT_HORIZON_S: u64 = 3600;
+pub use super::keys::DEFAULT_HORIZON_S;
 
 #[derive(Debug, Clone)]
 pub struct Write {

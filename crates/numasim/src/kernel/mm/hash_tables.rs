@@ -853,6 +853,23 @@ pub fn core_sizing(r: &Rules, inp: &HashInputs, name: &str, ehash_entries: u64) 
     })
 }
 
+/// The boot-table rules of a release live here, beside the rules, so
+/// `era.rs` (the release type) needs nothing above it.
+impl Era {
+    /// The release's boot-table rules (kernel/mm/hash_tables.rs).
+    pub fn rules(self) -> Rules {
+        Rules::of_era(self.boot_tables())
+    }
+
+    /// `hashdist`'s default for this release (`HASHDIST_DEFAULT`, and from
+    /// 5.3 off with one memory node); 2.6.9 is SGI's `CONFIG_NUMA &&
+    /// CONFIG_IA64`.
+    pub fn hashdist_default(self, arch: Arch, config_numa: bool, mem_nodes: usize) -> bool {
+        self.rules()
+            .hashdist_default(arch, config_numa, mem_nodes as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
