@@ -77,6 +77,9 @@ pub struct MemSys {
     pub hop_ns: Option<Vec<Vec<f64>>>,
     /// Achievable read bandwidth of one node's memory controllers, GB/s.
     pub node_gbps: f64,
+    /// Achievable bandwidth of one last-level-cache domain's link into the
+    /// fabric (an AMD CCD's GMI link), GB/s; infinite: not modelled.
+    pub llc_gbps: f64,
     /// Achievable bandwidth of one inter-socket link, each direction, GB/s.
     pub link_gbps: f64,
     /// Links between each two sockets (fully connected); 0: no pair links,
@@ -101,7 +104,19 @@ pub struct MemSys {
     /// three lines for the two it counts. False: non-temporal stores.
     pub write_allocate: bool,
     /// Keys a `[memsys]` table left to their defaults (empty without one).
-    pub defaulted: Vec<&'static str>,
+    pub defaulted: Defaulted,
+}
+
+/// Which keys were defaulted: provenance, not a parameter, so two machines
+/// with the same values are equal however they were written (a machine
+/// written back names every key).
+#[derive(Debug, Clone, Default)]
+pub struct Defaulted(pub Vec<&'static str>);
+
+impl PartialEq for Defaulted {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 const KEYS: &[&str] = &[
@@ -111,6 +126,7 @@ const KEYS: &[&str] = &[
     "socket_hop_ns",
     "hop_ns",
     "node_gbps",
+    "llc_gbps",
     "link_gbps",
     "links_per_pair",
     "port_gbps",
@@ -159,6 +175,7 @@ pub(super) fn derived(m: &Machine) -> MemSys {
         socket_hop_ns: 0.0,
         hop_ns: None,
         node_gbps: m.memory.bandwidth_gbps,
+        llc_gbps: f64::INFINITY,
         link_gbps: m.interconnect.link_gbps,
         links_per_pair: 0,
         port_gbps: m.interconnect.link_gbps,
@@ -168,7 +185,7 @@ pub(super) fn derived(m: &Machine) -> MemSys {
         llc_cpus: llc_cpus_of(m),
         c2c_ns: [lt, lt, lt, lt, lt],
         write_allocate: true,
-        defaulted: Vec::new(),
+        defaulted: Defaulted::default(),
     }
 }
 
@@ -182,7 +199,7 @@ pub(super) fn read(r: &mut TableReader, m: &Machine) -> Result<MemSys, InputErro
     let n = m.node_count() as u32;
     for k in KEYS {
         if !t.has(k) {
-            s.defaulted.push(k);
+            s.defaulted.0.push(k);
         }
     }
     if let Some(v) = t.u32_in("nodes_per_socket", 1, n.max(1))? {
@@ -223,6 +240,9 @@ pub(super) fn read(r: &mut TableReader, m: &Machine) -> Result<MemSys, InputErro
     }
     if let Some(v) = num(&mut t, "node_gbps", 1e-3)? {
         s.node_gbps = v;
+    }
+    if let Some(v) = num(&mut t, "llc_gbps", 1e-3)? {
+        s.llc_gbps = v;
     }
     if let Some(v) = num(&mut t, "link_gbps", 1e-3)? {
         s.link_gbps = v;
@@ -292,6 +312,9 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
         mt.insert("hop_ns".into(), v.into());
     }
     mt.insert("node_gbps".into(), s.node_gbps.into());
+    if s.llc_gbps.is_finite() {
+        mt.insert("llc_gbps".into(), s.llc_gbps.into());
+    }
     mt.insert("link_gbps".into(), s.link_gbps.into());
     mt.insert("links_per_pair".into(), (s.links_per_pair as i64).into());
     if s.port_gbps.is_finite() {

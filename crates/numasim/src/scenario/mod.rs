@@ -951,7 +951,20 @@ fn step_key_hint(mut e: InputError) -> InputError {
 /// Per-row keys workloads add to records beyond the case and step keys
 /// (`node` from touch/meminfo, `table` from boot). A workload that adds a
 /// new one lists it here so views may pivot on it.
-const ROW_KEYS: &[&str] = &["node", "table", "ring_node", "distance"];
+const ROW_KEYS: &[&str] = &[
+    "node",
+    "table",
+    "ring_node",
+    "distance",
+    // workload/membw.rs
+    "from_node",
+    "to_node",
+    "inject_delay",
+    "op",
+    "cpu_a",
+    "cpu_b",
+    "domain",
+];
 
 /// A view may only name what the scenario produces: a metric of one of its
 /// steps, and keys that its records carry.

@@ -10,6 +10,7 @@ pub mod contention;
 pub mod fsio;
 pub mod hold;
 pub mod membench;
+pub mod membw;
 pub mod pci;
 pub mod read;
 pub mod sched;
@@ -190,6 +191,9 @@ pub fn validate_step(step: &Table, machine: &Machine) -> Result<(), InputError> 
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             membench::Step::from_step(other, &mut r, machine)?;
         }
+        other if membw::WORKLOAD_NAMES.contains(&other) => {
+            membw::Step::from_step(other, &mut r, machine)?;
+        }
         other if pci::WORKLOAD_NAMES.contains(&other) => {
             pci::Step::from_step(other, &mut r, machine)?;
         }
@@ -312,6 +316,9 @@ pub fn parse_for_test(
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             format!("{:?}", membench::Step::from_step(other, &mut r, machine)?)
         }
+        other if membw::WORKLOAD_NAMES.contains(&other) => {
+            format!("{:?}", membw::Step::from_step(other, &mut r, machine)?)
+        }
         other if pci::WORKLOAD_NAMES.contains(&other) => {
             format!("{:?}", pci::Step::from_step(other, &mut r, machine)?)
         }
@@ -404,6 +411,11 @@ fn run_step(sim: &mut Sim, case: &ResolvedCase, step: &Table) -> Result<Vec<Reco
         "zcb" => zcb::Zcb::from_step(&mut r)?.run(sim)?,
         other if membench::WORKLOAD_NAMES.contains(&other) => {
             membench::Step::from_step(other, &mut r, &case.machine)?
+                .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
+                .run(sim)?
+        }
+        other if membw::WORKLOAD_NAMES.contains(&other) => {
+            membw::Step::from_step(other, &mut r, &case.machine)?
                 .ok_or_else(|| InputError::at("workload", format!("no workload `{other}`")))?
                 .run(sim)?
         }

@@ -984,6 +984,12 @@ pub static WORKLOADS: &[Spec] = &[
         example_kernel: "version = \"2.6.17\"\n",
         example: "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1, 4]\n",
     },
+    // workload/membw.rs (issue 29): one entry each, specs beside their readers.
+    super::membw::SPECS[0],
+    super::membw::SPECS[1],
+    super::membw::SPECS[2],
+    super::membw::SPECS[3],
+    super::membw::SPECS[4],
 ];
 
 /// The spec of workload `name`.

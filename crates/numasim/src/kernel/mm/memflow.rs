@@ -37,6 +37,9 @@ pub struct Flow {
     pub writebacks: f64,
     /// Time a thread waits between requests, ns (MLC's injected delay).
     pub delay_ns: f64,
+    /// Last-level-cache domains the threads occupy: their traffic shares
+    /// those domains' links into the fabric (`[memsys] llc_gbps`).
+    pub llc_domains: f64,
 }
 
 /// The solved steady state.
@@ -132,6 +135,7 @@ pub fn solve(m: &Machine, flows: &[Flow]) -> Solution {
         Vec::new()
     };
     let mut lat = vec![0.0f64; flows.len()];
+    let mut max_llc = 0.0f64;
     for _ in 0..ITERATIONS {
         ctrl.iter_mut().for_each(|v| *v = 0.0);
         port_out.iter_mut().for_each(|v| *v = 0.0);
@@ -159,11 +163,18 @@ pub fn solve(m: &Machine, flows: &[Flow]) -> Solution {
             }
         }
         let mut moved = 0.0f64;
+        max_llc = 0.0;
         for (i, f) in flows.iter().enumerate() {
             let fs = m.socket_of(f.node);
+            // The flow's own LLC domains' links (GMI on AMD), shared by
+            // all its misses wherever they go.
+            let llc_load = f.threads * x[i] * line * (1.0 + f.writebacks);
+            let llc_rho = llc_load / (s.llc_gbps * f.llc_domains.max(1.0));
+            max_llc = max_llc.max(llc_rho);
+            let w_llc = wait(s.queue_ns, llc_rho);
             let mut l = 0.0;
             for (k, &(h, p)) in f.homes.iter().enumerate() {
-                let mut w = wait(s.queue_ns, ctrl[h] / ctrl_cap);
+                let mut w = w_llc + wait(s.queue_ns, ctrl[h] / ctrl_cap);
                 let hs = m.socket_of(h);
                 if hs != fs {
                     w += wait(s.queue_ns, port_out[hs] / port_cap)
@@ -191,7 +202,7 @@ pub fn solve(m: &Machine, flows: &[Flow]) -> Solution {
             break;
         }
     }
-    let mut max_util = 0.0f64;
+    let mut max_util = max_llc;
     let node_util: Vec<f64> = ctrl.iter().map(|c| c / ctrl_cap).collect();
     for u in &node_util {
         max_util = max_util.max(*u);
@@ -269,6 +280,7 @@ llc_cpus = 8
             mlp,
             writebacks: 0.0,
             delay_ns: 0.0,
+            llc_domains: 4.0,
         }
     }
 
