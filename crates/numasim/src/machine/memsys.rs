@@ -203,7 +203,7 @@ pub(super) fn read(r: &mut TableReader, m: &Machine) -> Result<MemSys, InputErro
         }
     }
     if let Some(v) = t.u32_in("nodes_per_socket", 1, n.max(1))? {
-        if n % v != 0 {
+        if !n.is_multiple_of(v) {
             return Err(InputError::at(
                 t.key("nodes_per_socket"),
                 format!("{v} does not divide the machine's {n} nodes"),
