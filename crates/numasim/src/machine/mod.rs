@@ -8,6 +8,7 @@
 
 pub mod blockio;
 pub mod coherence;
+pub mod defaults;
 pub mod distance;
 pub mod hierarchy;
 pub mod import;

@@ -561,6 +561,97 @@ fn place(m: &Machine, nodes: &[usize], threads: u64, spread: bool) -> Vec<(usize
     out
 }
 
+/// The `[memsys]` keys whose value decides a workload's result on `m`.
+fn deciding(name: &str, m: &Machine) -> Vec<&'static str> {
+    let s = &m.memsys;
+    let mut keys = Vec::new();
+    let latency = |keys: &mut Vec<&'static str>| {
+        keys.push("dram_ns");
+        if s.nodes_per_socket > 1 {
+            keys.push("node_hop_ns");
+        }
+        if m.sockets() > 1 {
+            keys.push("socket_hop_ns");
+        }
+    };
+    match name {
+        "mlc-latency-matrix" => latency(&mut keys),
+        "mlc-bandwidth-matrix" | "mlc-loaded-latency" | "stream" => {
+            latency(&mut keys);
+            keys.extend([
+                "node_gbps",
+                "llc_gbps",
+                "mlp_lines",
+                "queue_ns",
+                "smt",
+                "llc_cpus",
+            ]);
+            if m.sockets() > 1 {
+                keys.extend(["link_gbps", "links_per_pair"]);
+                // With pair links a port is those links (no figure of its own).
+                if s.links_per_pair == 0 {
+                    keys.push("port_gbps");
+                }
+            }
+            if name == "stream" {
+                keys.push("write_allocate");
+            }
+        }
+        "c2c-latency" => keys.extend([
+            "smt",
+            "llc_cpus",
+            "core_transfer_ns",
+            "llc_transfer_ns",
+            "node_transfer_ns",
+            "socket_transfer_ns",
+            "remote_transfer_ns",
+        ]),
+        _ => {}
+    }
+    keys
+}
+
+/// One warning per case step whose result a default decided: the machine
+/// has no `[memsys]` (the older tables and the SLIT stand in), or its
+/// `[memsys]` left keys the workload uses to their defaults.
+pub fn default_warnings(case: &crate::scenario::ResolvedCase) -> Vec<String> {
+    let m = &case.machine;
+    let mut out = Vec::new();
+    for step in &case.steps {
+        let Some(name) = step.get("workload").and_then(toml::Value::as_str) else {
+            continue;
+        };
+        if !WORKLOAD_NAMES.contains(&name) {
+            continue;
+        }
+        let msg = if !m.memsys.explicit {
+            format!(
+                "`{name}` on machine `{}`: no [memsys], so dram.latency_ns x SLIT ratio, \
+                 dram.bandwidth_gbps, interconnect.* and [hierarchy] mlp decide it \
+                 (docs/machine.md, \"Memory system\")",
+                m.name
+            )
+        } else {
+            let used: Vec<&str> = deciding(name, m)
+                .into_iter()
+                .filter(|k| m.memsys.defaulted.0.contains(k))
+                .collect();
+            if used.is_empty() {
+                continue;
+            }
+            format!(
+                "`{name}` on machine `{}`: [memsys] {} left to defaults decide it",
+                m.name,
+                used.join(", ")
+            )
+        };
+        if !out.contains(&msg) {
+            out.push(msg);
+        }
+    }
+    out
+}
+
 const NODES_ALL: &str = "every node (256 evenly spaced beyond 256)";
 
 pub const SPECS: &[Spec] = &[
