@@ -177,6 +177,17 @@ enum Command {
         #[arg(long, conflicts_with = "name")]
         markdown: bool,
     },
+    /// The `[kernel]` knobs, by subsystem: allowed values, default by release and arch, what each does.
+    #[command(
+        after_help = "Examples:\n  numasim knobs                  every knob, one line each\n  numasim knobs dirty_ratio      one knob in full\n  numasim knobs --markdown       the reference docs/knobs.md holds\n\nSet a knob in a scenario's [kernel] table, or on the command line: --set kernel.dirty_ratio=20"
+    )]
+    Knobs {
+        /// A knob to describe in full.
+        name: Option<String>,
+        /// Print the reference as Markdown (the generated part of docs/knobs.md).
+        #[arg(long, conflicts_with = "name")]
+        markdown: bool,
+    },
     /// Print the boot-time hash table lines a kernel of `kernel.version` prints on a machine.
     #[command(after_help = "\
 The lines are the kernel's own (alloc_large_system_hash(), tcp_init()) for the release
@@ -347,6 +358,7 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
         }
         Command::Machines { name, import } => machines(name, import),
         Command::Workloads { name, markdown } => workloads(name, markdown),
+        Command::Knobs { name, markdown } => knobs(name, markdown),
         Command::Probe { args, format } => probe(&args, format),
         Command::Dmesg {
             scenario,
@@ -774,6 +786,49 @@ fn workloads(name: Option<String>, markdown: bool) -> Result<(), Error> {
                 println!("{:<18} {}", s.name, s.about);
             }
             println!("\n`numasim workloads NAME` shows a workload's keys, metrics and an example step; docs/scenario.md has them all.");
+        }
+    }
+    Ok(())
+}
+
+fn knobs(name: Option<String>, markdown: bool) -> Result<(), Error> {
+    let all = numasim::kernel::config::knob_docs();
+    if markdown {
+        print!("{}", numasim::kernel::knobs::markdown(&all));
+        return Ok(());
+    }
+    // Markdown's escaped bars read as plain bars in a terminal.
+    let plain = |s: &str| s.replace("\\|", "|").replace('`', "");
+    match name {
+        Some(n) => {
+            let k = all.iter().find(|k| k.name == n).ok_or_else(|| {
+                let hint = numasim::input::table::nearest(&n, all.iter().map(|k| k.name))
+                    .map(|x| format!(" Did you mean `{x}`?"))
+                    .unwrap_or_default();
+                InputError::new(format!(
+                    "no knob `{}`.{hint} `numasim knobs` lists them all.",
+                    numasim::error::clip(&n, 80)
+                ))
+            })?;
+            println!("kernel.{}  ({})", k.name, k.subsystem);
+            println!("  {}", plain(k.doc));
+            println!("  allowed: {}", plain(&k.allowed));
+            println!("  default: {}", plain(k.default));
+        }
+        None => {
+            let mut last = "";
+            for k in &all {
+                if k.subsystem != last {
+                    println!(
+                        "{}{}:",
+                        if last.is_empty() { "" } else { "\n" },
+                        k.subsystem
+                    );
+                    last = k.subsystem;
+                }
+                println!("  {:<28} {}", k.name, plain(k.doc));
+            }
+            println!("\n`numasim knobs NAME` shows a knob's allowed values and default; docs/knobs.md has them all.");
         }
     }
     Ok(())

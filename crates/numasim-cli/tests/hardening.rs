@@ -1050,6 +1050,7 @@ fn every_command_survives_hostile_arguments() {
             };
             invocations.push((vec!["machines".into(), name], None));
             invocations.push((own(&["workloads", rng.pick(&names)]), None));
+            invocations.push((own(&["knobs", rng.pick(&names)]), None));
             let mut dm = match rng.below(3) {
                 0 => own(&["dmesg", "--machine", rng.pick(&names)]),
                 1 => vec![

@@ -55,6 +55,35 @@ fn workloads_lists_every_workload_and_describes_one() {
 }
 
 #[test]
+fn knobs_lists_every_knob_and_describes_one() {
+    let o = numasim(&["knobs"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = text(&o.stdout);
+    for k in [
+        "hashdist",
+        "dirty_ratio",
+        "spinlock",
+        "runqueue",
+        "tlb_purge",
+        "flavour",
+    ] {
+        assert!(
+            out.lines().any(|l| l.trim_start().starts_with(k)),
+            "{k}: {out}"
+        );
+    }
+    let o = numasim(&["knobs", "dirty_ratio"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = text(&o.stdout);
+    for want in ["kernel.dirty_ratio", "allowed: 1..100", "default: 40"] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    let o = numasim(&["knobs", "dirty_ratoi"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("Did you mean `dirty_ratio`?"));
+}
+
+#[test]
 fn every_workloads_example_scenario_runs() {
     // The example `numasim workloads NAME` prints is a whole scenario.
     let d = tmp("examples");

@@ -95,7 +95,7 @@ fn boot_kind(h: &BootHash, rules: &Rules, inp: &HashInputs) -> Option<&'static s
 /// Knobs Linux does not print (`kernel.max_order`, `kernel.vmalloc_max_mb`)
 /// go on a `numasim:` line when they are not the arch's defaults.
 pub fn render(machine: &Machine, cfg: &KernelConfig, booted: &Booted) -> String {
-    let era = cfg.version;
+    let era = cfg.version.boot_tables();
     let rel = Release::of_era(era);
     let rules = Rules::of(&rel);
     let inp = &booted.inputs;

@@ -2,6 +2,8 @@
 //! that make them scale. Everything simulated lives here; the library does
 //! no I/O beyond reading its inputs.
 
+// The simulator is plain safe Rust; only the probe crate touches the host.
+#![forbid(unsafe_code)]
 // Index loops over n×n matrices read clearer than iterator chains here.
 #![allow(clippy::needless_range_loop, clippy::type_complexity)]
 

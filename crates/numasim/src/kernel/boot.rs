@@ -169,7 +169,7 @@ pub fn boot(machine: &Machine, cfg: &KernelConfig, seed: u64) -> Result<Booted, 
     alloc_bootmem_node(&mut mm, boot_node, cfg.bigmem.bytes, Use::Kernel)
         .map_err(|e| no_memory("the Big Memory area", machine, e))?;
 
-    let era = cfg.version;
+    let era = cfg.version.boot_tables();
     let ptr = machine.arch.pointer_bytes();
     let mem_pages = mm.total_present();
     let lowmem_pages = machine

@@ -5,9 +5,11 @@
 use crate::error::InputError;
 use crate::input::table::TableReader;
 use crate::kernel::era::Era;
+use crate::kernel::knobs::{self, Allowed, Knob, KnobDoc};
 use crate::kernel::mm::page_alloc::KswapdTrigger;
 use crate::kernel::mm::sysctl_vm::VmSysctl;
 use crate::machine::{Arch, Machine};
+use serde_json::json;
 
 /// Where the boot task's interleave cursor stands when the initcalls allocate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +44,8 @@ impl Spread {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelConfig {
-    /// `kernel.version`: the release whose boot-table formulas apply (era.rs).
+    /// `kernel.version`: the release, which picks the boot-table formulas
+    /// (`Era::boot_tables`) and the I/O paths (`Era::io_release`), era.rs.
     pub version: Era,
     /// `CONFIG_NUMA` of the kernel build: distributions' 64-bit kernels have
     /// it on even for one node; 2.6.9 defaults it to "more than one node".
@@ -91,7 +94,7 @@ impl KernelConfig {
 
     /// Defaults for `machine` running release `version`.
     pub fn defaults_for(machine: &Machine, version: Era) -> KernelConfig {
-        let config_numa = default_config_numa(machine, version);
+        let config_numa = default_config_numa(machine, version.boot_tables());
         KernelConfig {
             version,
             config_numa,
@@ -114,44 +117,18 @@ impl KernelConfig {
             bigmem: crate::kernel::mm::bigmem::BigMemKnobs::defaults(machine),
             mm: crate::kernel::mm::flavour::MmKnobs::defaults(machine),
             sched: crate::kernel::sched::SchedKnobs::defaults(machine),
-            io: crate::kernel::fs::IoKnobs::for_version(crate::kernel::fs::KernelVersion::V2_6_15),
+            io: crate::kernel::fs::IoKnobs::for_version(version),
         }
     }
 
     /// A knob's value in force, as records show it.
     pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
-        use serde_json::json;
-        Some(match knob {
-            "version" if self.io.version_named => json!(self.io.version.name()),
-            "version" => json!(self.version.name()),
-            "config_numa" => json!(u8::from(self.config_numa)),
-            "hashdist" => json!(u8::from(self.hashdist)),
-            "thash_entries" => json!(self.thash_entries),
-            "dhash_entries" => json!(self.dhash_entries),
-            "ihash_entries" => json!(self.ihash_entries),
-            "vmalloc_max_mb" => json!(self.vmalloc_max_bytes >> 20),
-            "max_order" => json!(self.max_order),
-            "min_free_kbytes" => self.min_free_kbytes.map_or(json!("auto"), |v| json!(v)),
-            "page_cache_alloc" => json!(self.page_cache_alloc.name()),
-            "slab_alloc" => json!(self.slab_alloc.name()),
-            "kswapd_trigger" => json!(match self.kswapd_trigger {
-                KswapdTrigger::Global => "global",
-                KswapdTrigger::PerNode => "per-node",
-            }),
-            "initcall_il_next" => match self.initcall_il_next {
-                IlNext::Random => json!("random"),
-                IlNext::At(i) => json!(i),
-            },
-            other => {
-                return self
-                    .vm
-                    .knob_json(other)
-                    .or_else(|| self.contention.knob_json(other))
-                    .or_else(|| self.mm.knob_json(other))
-                    .or_else(|| self.sched.knob_json(other))
-                    .or_else(|| self.io.knob_json(other))
-            }
-        })
+        knobs::json_of(KNOBS, self, knob)
+            .or_else(|| self.vm.knob_json(knob))
+            .or_else(|| self.contention.knob_json(knob))
+            .or_else(|| self.mm.knob_json(knob))
+            .or_else(|| self.sched.knob_json(knob))
+            .or_else(|| self.io.knob_json(knob))
     }
 
     /// Read the `[kernel]` table over the machine's defaults.
@@ -159,33 +136,11 @@ impl KernelConfig {
         // One `version` for every mechanism: the I/O releases of [XFS06]
         // (sles9sp2, 2.6.15 .. 2.6.17) boot with 2.6.9-era tables; any
         // other release picks its boot-table era and the newest I/O paths
-        // from 2.6.32 on.
-        let mut io_version = None;
+        // from 2.6.32 on (`Era::boot_tables`, `Era::io_release`).
         let version = match r.raw("version") {
             None => Era::V2_6_9,
             Some(toml::Value::String(v)) => {
-                match crate::kernel::fs::KernelVersion::NAMES
-                    .iter()
-                    .find(|(n, _)| n == v)
-                {
-                    Some(&(_, iov)) => {
-                        io_version = Some(iov);
-                        Era::V2_6_9
-                    }
-                    None => Era::parse(v).map_err(|e| {
-                        InputError::at(
-                            r.key("version"),
-                            format!(
-                                "{e}; for the I/O experiments also: {}",
-                                crate::kernel::fs::KernelVersion::NAMES
-                                    .iter()
-                                    .map(|(n, _)| *n)
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        )
-                    })?,
-                }
+                Era::from_setting(v).map_err(|e| InputError::at(r.key("version"), e))?
             }
             // TOML reads version = 3.10 as the number 3.1: ask for quotes.
             Some(v) => {
@@ -199,67 +154,17 @@ impl KernelConfig {
             }
         };
         let mut k = KernelConfig::defaults_for(machine, version);
-        if let Some(v) = r.bool("config_numa")? {
-            k.config_numa = v;
-            k.hashdist = version.hashdist_default(machine.arch, v, mem_nodes(machine));
-        }
+        // `version` is read above (it picks every default); `config_numa`
+        // before the subsystems, since hashdist's default follows it.
+        knobs::read_all(&KNOBS[1..2], r, &mut k, machine)?;
         k.contention = crate::kernel::locking::contention::ContentionKnobs::read(r, machine)?;
         k.mm = crate::kernel::mm::flavour::MmKnobs::read(r, machine)?;
         k.sched = crate::kernel::sched::SchedKnobs::read(r, machine)?;
         k.bigmem = crate::kernel::mm::bigmem::BigMemKnobs::from_mm(&k.mm, machine)
             .map_err(|e| InputError::at(r.key("bigmem_mb"), e))?;
-        if let Some(v) = r.bool("hashdist")? {
-            k.hashdist = v;
-        }
-        k.thash_entries = hash_entries_knob(r, "thash_entries")?;
-        k.dhash_entries = hash_entries_knob(r, "dhash_entries")?;
-        k.ihash_entries = hash_entries_knob(r, "ihash_entries")?;
-        if let Some(mb) = r.u64("vmalloc_max_mb")? {
-            k.vmalloc_max_bytes = mb
-                .checked_mul(1 << 20)
-                .ok_or_else(|| InputError::at(r.key("vmalloc_max_mb"), "too large"))?;
-        }
-        if let Some(o) = r.u64("max_order")? {
-            if !(1..=40).contains(&o) {
-                return Err(InputError::at(
-                    r.key("max_order"),
-                    format!("{o}: allowed 1..40 (Linux uses 11 to 18)"),
-                ));
-            }
-            k.max_order = o as u32;
-        }
-        if let Some(kb) = r.u64("min_free_kbytes")? {
-            let mem_kb = machine.mem_bytes() / 1024;
-            if kb > mem_kb {
-                return Err(InputError::at(
-                    r.key("min_free_kbytes"),
-                    format!("{kb} kB is more than the machine's memory ({mem_kb} kB)"),
-                ));
-            }
-            k.min_free_kbytes = Some(kb);
-        }
-        k.page_cache_alloc = r
-            .choice("page_cache_alloc", Spread::NAMES)?
-            .unwrap_or(k.page_cache_alloc);
-        k.slab_alloc = r
-            .choice("slab_alloc", Spread::NAMES)?
-            .unwrap_or(k.slab_alloc);
-        k.kswapd_trigger = r
-            .choice(
-                "kswapd_trigger",
-                &[
-                    ("global", KswapdTrigger::Global),
-                    ("per-node", KswapdTrigger::PerNode),
-                ],
-            )?
-            .unwrap_or(k.kswapd_trigger);
-        k.vm = VmSysctl::read(r)?;
-        let io_base = io_version.unwrap_or(if version >= Era::V2_6_32 {
-            crate::kernel::fs::KernelVersion::V2_6_17
-        } else {
-            crate::kernel::fs::KernelVersion::V2_6_15
-        });
-        k.io = crate::kernel::fs::IoKnobs::read(r, io_base, io_version.is_some())?;
+        knobs::read_all(&KNOBS[2..], r, &mut k, machine)?;
+        k.vm = VmSysctl::read(r, machine)?;
+        k.io = crate::kernel::fs::IoKnobs::read(r, version, machine)?;
         // IO-less dirty throttling (3.2) on the releases after it, unless given.
         if version >= Era::V3_10 && !r.has("dirty_throttle") {
             k.io.dirty_throttle = crate::kernel::fs::DirtyThrottle::IoLess;
@@ -269,37 +174,226 @@ impl KernelConfig {
             k.io.reclaim_writeback = crate::kernel::fs::ReclaimWriteback::Flusher;
         }
         // The version boots with its zone_reclaim_mode unless it is given (B13).
-        if io_version.is_some() && !r.has("zone_reclaim_mode") {
+        if version.is_io_release() && !r.has("zone_reclaim_mode") {
             k.vm.zone_reclaim_mode = k.io.zone_reclaim_default();
-        }
-        match r.raw("initcall_il_next") {
-            None => {}
-            Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,
-            Some(toml::Value::Integer(i)) if *i >= 0 => {
-                let nodes = machine.nodes.iter().filter(|n| n.mem_bytes > 0).count() as u64;
-                if *i as u64 >= nodes {
-                    return Err(InputError::at(
-                        r.key("initcall_il_next"),
-                        format!(
-                            "{i}: the interleave set has {nodes} nodes, so allowed 0..{}",
-                            nodes - 1
-                        ),
-                    ));
-                }
-                k.initcall_il_next = IlNext::At(*i as u64);
-            }
-            Some(v) => {
-                return Err(InputError::at(
-                    r.key("initcall_il_next"),
-                    format!(
-                        "expected \"random\" or a node index, found {}",
-                        crate::input::table::describe(v)
-                    ),
-                ));
-            }
         }
         Ok(k)
     }
+}
+
+const KSWAPD_TRIGGER: &[(&str, KswapdTrigger)] = &[
+    ("global", KswapdTrigger::Global),
+    ("per-node", KswapdTrigger::PerNode),
+];
+
+/// The boot and placement knobs of `[kernel]` itself, declared once
+/// (kernel/knobs.rs); the subsystems declare theirs beside their models
+/// ([`knob_docs`] lists them all). docs/placement.md.
+pub const KNOBS: &[Knob<KernelConfig>] = &[
+    Knob {
+        name: "version",
+        allowed: Allowed::Text("a quoted release: `2.6.9`, `2.6.32`, `3.10`, `4.15`, `5.4`, `6.8` (vendor strings map to the nearest), or an I/O release of [XFS06]: `sles9sp2`, `2.6.15`, `2.6.15-slowpurge`, `2.6.16`, `2.6.17`"),
+        default: "`2.6.9`",
+        doc: "the release: its boot-table formulas (era.rs, docs/placement.md) and its I/O paths (docs/io.md); every other knob's default follows it",
+        // Read first, by `KernelConfig::read`: it picks the defaults.
+        read: |_, _, _| Ok(()),
+        json: |k| json!(k.version.name()),
+    },
+    Knob {
+        name: "config_numa",
+        allowed: Allowed::Bool,
+        default: "on 2.6.9 with more than one node; later, on every 64-bit arch",
+        doc: "CONFIG_NUMA of the kernel build",
+        read: |r, k, machine| {
+            if let Some(v) = r.bool("config_numa")? {
+                k.config_numa = v;
+                k.hashdist = k.version.hashdist_default(machine.arch, v, mem_nodes(machine));
+            }
+            Ok(())
+        },
+        json: |k| json!(u8::from(k.config_numa)),
+    },
+    Knob {
+        name: "hashdist",
+        allowed: Allowed::Bool,
+        default: "the release's HASHDIST_DEFAULT (2.6.9: CONFIG_NUMA on ia64)",
+        doc: "`hashdist=`: boot hashes from vmalloc (interleaved over nodes) instead of one node (A1)",
+        read: |r, k, _| {
+            if let Some(v) = r.bool("hashdist")? {
+                k.hashdist = v;
+            }
+            Ok(())
+        },
+        json: |k| json!(u8::from(k.hashdist)),
+    },
+    hash_entries_knob!(thash_entries, "`thash_entries=`: TCP established hash entries"),
+    hash_entries_knob!(dhash_entries, "`dhash_entries=`: dentry hash entries"),
+    hash_entries_knob!(ihash_entries, "`ihash_entries=`: inode hash entries"),
+    Knob {
+        name: "vmalloc_max_mb",
+        allowed: Allowed::Text("MB, 0 = no cap"),
+        default: "256 on ia64, 128 on i386, 240 on ARM, 0 elsewhere",
+        doc: "the largest single vmalloc (a hashdist table larger than it falls back)",
+        read: |r, k, _| {
+            if let Some(mb) = r.u64("vmalloc_max_mb")? {
+                k.vmalloc_max_bytes = mb
+                    .checked_mul(1 << 20)
+                    .ok_or_else(|| InputError::at(r.key("vmalloc_max_mb"), "too large"))?;
+            }
+            Ok(())
+        },
+        json: |k| json!(k.vmalloc_max_bytes >> 20),
+    },
+    Knob {
+        name: "max_order",
+        allowed: Allowed::Text("1..40"),
+        default: "Kconfig FORCE_MAX_ZONEORDER by arch and page size",
+        doc: "MAX_ORDER: the largest buddy block is 2^(max_order-1) pages",
+        read: |r, k, _| {
+            if let Some(o) = r.u64("max_order")? {
+                if !(1..=40).contains(&o) {
+                    return Err(InputError::at(
+                        r.key("max_order"),
+                        format!("{o}: allowed 1..40 (Linux uses 11 to 18)"),
+                    ));
+                }
+                k.max_order = o as u32;
+            }
+            Ok(())
+        },
+        json: |k| json!(k.max_order),
+    },
+    Knob {
+        name: "min_free_kbytes",
+        allowed: Allowed::Text("kB, at most the machine's memory, or `\"auto\"`"),
+        default: "`auto`: the 2.6 formula, sqrt(lowmem kB × 16)",
+        doc: "min_free_kbytes: the zones' watermarks",
+        read: |r, k, machine| {
+            // "auto", as records show the formula's value, reads back.
+            if matches!(r.raw("min_free_kbytes"), Some(toml::Value::String(s)) if s == "auto") {
+                k.min_free_kbytes = None;
+            } else if let Some(kb) = r.u64("min_free_kbytes")? {
+                let mem_kb = machine.mem_bytes() / 1024;
+                if kb > mem_kb {
+                    return Err(InputError::at(
+                        r.key("min_free_kbytes"),
+                        format!("{kb} kB is more than the machine's memory ({mem_kb} kB)"),
+                    ));
+                }
+                k.min_free_kbytes = Some(kb);
+            }
+            Ok(())
+        },
+        json: |k| k.min_free_kbytes.map_or(json!("auto"), |v| json!(v)),
+    },
+    Knob {
+        name: "page_cache_alloc",
+        allowed: Allowed::Names(|| Spread::NAMES.iter().map(|(n, _)| *n).collect()),
+        default: "`local`",
+        doc: "page_cache_alloc() placement: the allocating CPU's node or SGI's GFP_ROUND_ROBIN (A4)",
+        read: |r, k, _| {
+            k.page_cache_alloc = r
+                .choice("page_cache_alloc", Spread::NAMES)?
+                .unwrap_or(k.page_cache_alloc);
+            Ok(())
+        },
+        json: |k| json!(k.page_cache_alloc.name()),
+    },
+    Knob {
+        name: "slab_alloc",
+        allowed: Allowed::Names(|| Spread::NAMES.iter().map(|(n, _)| *n).collect()),
+        default: "`local`",
+        doc: "slab page placement, e.g. buffer heads (kmem_getpages(), A5)",
+        read: |r, k, _| {
+            k.slab_alloc = r.choice("slab_alloc", Spread::NAMES)?.unwrap_or(k.slab_alloc);
+            Ok(())
+        },
+        json: |k| json!(k.slab_alloc.name()),
+    },
+    Knob {
+        name: "kswapd_trigger",
+        allowed: Allowed::Names(|| KSWAPD_TRIGGER.iter().map(|(n, _)| *n).collect()),
+        default: "`per-node`",
+        doc: "when kswapd wakes: 2.4's global pressure or 2.6's zonelist walk (B1)",
+        read: |r, k, _| {
+            k.kswapd_trigger = r
+                .choice("kswapd_trigger", KSWAPD_TRIGGER)?
+                .unwrap_or(k.kswapd_trigger);
+            Ok(())
+        },
+        json: |k| {
+            json!(match k.kswapd_trigger {
+                KswapdTrigger::Global => "global",
+                KswapdTrigger::PerNode => "per-node",
+            })
+        },
+    },
+    Knob {
+        name: "initcall_il_next",
+        allowed: Allowed::Text("`\"random\"` or a node index into the interleave set"),
+        default: "`random` (drawn from the seed: real boots differ here)",
+        doc: "where the boot task's interleave cursor stands when inet_init() allocates",
+        read: |r, k, machine| {
+            match r.raw("initcall_il_next") {
+                None => {}
+                Some(toml::Value::String(s)) if s == "random" => k.initcall_il_next = IlNext::Random,
+                Some(toml::Value::Integer(i)) if *i >= 0 => {
+                    let nodes = machine.nodes.iter().filter(|n| n.mem_bytes > 0).count() as u64;
+                    if *i as u64 >= nodes {
+                        return Err(InputError::at(
+                            r.key("initcall_il_next"),
+                            format!(
+                                "{i}: the interleave set has {nodes} nodes, so allowed 0..{}",
+                                nodes - 1
+                            ),
+                        ));
+                    }
+                    k.initcall_il_next = IlNext::At(*i as u64);
+                }
+                Some(v) => {
+                    return Err(InputError::at(
+                        r.key("initcall_il_next"),
+                        format!(
+                            "expected \"random\" or a node index, found {}",
+                            crate::input::table::describe(v)
+                        ),
+                    ));
+                }
+            }
+            Ok(())
+        },
+        json: |k| match k.initcall_il_next {
+            IlNext::Random => json!("random"),
+            IlNext::At(i) => json!(i),
+        },
+    },
+];
+
+/// Every `[kernel]` knob, by subsystem, as `numasim knobs` and
+/// docs/knobs.md show them.
+pub fn knob_docs() -> Vec<KnobDoc> {
+    let mut v = knobs::docs_of("boot and placement (kernel/config.rs)", KNOBS);
+    v.extend(knobs::docs_of(
+        "reclaim, swap, writeback and OOM (kernel/mm/sysctl_vm.rs)",
+        crate::kernel::mm::sysctl_vm::KNOBS,
+    ));
+    v.extend(knobs::docs_of(
+        "flavour and address translation (kernel/mm/flavour.rs)",
+        crate::kernel::mm::flavour::KNOBS,
+    ));
+    v.extend(knobs::docs_of(
+        "contention (kernel/locking/contention.rs)",
+        crate::kernel::locking::contention::KNOBS,
+    ));
+    v.extend(knobs::docs_of(
+        "scheduler (kernel/sched/mod.rs)",
+        crate::kernel::sched::KNOBS,
+    ));
+    v.extend(knobs::docs_of(
+        "filesystems and block I/O (kernel/fs/mod.rs)",
+        crate::kernel::fs::KNOBS,
+    ));
+    v
 }
 
 /// The largest single vmalloc by arch: IA64's 256 MB (HASHDIST04); the
@@ -335,12 +429,26 @@ pub const MAX_HASH_ENTRIES: u64 = 1 << 31;
 
 /// A `*hash_entries=` knob: 0 (or absent) sizes the table from memory, as
 /// the kernel reads `thash_entries=0`; above 2^31 is refused.
-fn hash_entries_knob(r: &mut TableReader, key: &'static str) -> Result<u64, InputError> {
-    match r.u64(key)? {
-        Some(n) if n > MAX_HASH_ENTRIES => Err(InputError::at(
-            r.key(key),
-            format!("{n}: above the kernel's 2^31-entry cap; allowed 0 (size from memory) or 1..=2147483648"),
-        )),
-        n => Ok(n.unwrap_or(0)),
-    }
+macro_rules! hash_entries_knob {
+    ($field:ident, $doc:literal) => {
+        Knob::<KernelConfig> {
+            name: stringify!($field),
+            allowed: Allowed::Text("0 (size from memory) or 1..=2147483648"),
+            default: "0",
+            doc: $doc,
+            read: |r, k, _| {
+                let key = stringify!($field);
+                k.$field = match r.u64(key)? {
+                    Some(n) if n > MAX_HASH_ENTRIES => return Err(InputError::at(
+                        r.key(key),
+                        format!("{n}: above the kernel's 2^31-entry cap; allowed 0 (size from memory) or 1..=2147483648"),
+                    )),
+                    n => n.unwrap_or(0),
+                };
+                Ok(())
+            },
+            json: |k| json!(k.$field),
+        }
+    };
 }
+use hash_entries_knob;

@@ -1,8 +1,11 @@
-//! Kernel releases numasim boots (`kernel.version`). Each names the
-//! release whose boot-table rules apply (kernel/mm/hash_tables.rs, keyed on
-//! the release), except 2.6.9, SGI's hashdist patch, which the experiments
-//! use and which keeps its own path in kernel/boot.rs. The release and
-//! function each rule comes from is in docs/placement.md.
+//! Kernel releases numasim models (`kernel.version`): one type for every
+//! mechanism a release selects. The boot-table releases ([`Era::KNOWN`])
+//! name the rules of kernel/mm/hash_tables.rs, except 2.6.9, SGI's hashdist
+//! patch, which the experiments use and which keeps its own path in
+//! kernel/boot.rs (docs/placement.md). The I/O releases of [XFS06]
+//! ([`Era::IO`]: SLES9 SP2, 2.6.15 to 2.6.17) select the filesystem and
+//! block paths of kernel/fs (docs/io.md) and boot with 2.6.9's tables, as
+//! those experiments ran.
 
 use crate::kernel::mm::hash_tables::Rules;
 use crate::machine::Arch;
@@ -12,6 +15,13 @@ use crate::machine::Arch;
 pub enum Era {
     /// 2.6.9 with SGI's hashdist patch (HASHDIST04; mainline in 2.6.10).
     V2_6_9,
+    /// SUSE's SLES9 SP2 kernel, as [XFS06] ran it.
+    Sles9Sp2,
+    V2_6_15,
+    /// 2.6.15 with the slow TLB purge of [XFS06] F.
+    V2_6_15SlowPurge,
+    V2_6_16,
+    V2_6_17,
     V2_6_32,
     V3_10,
     V4_15,
@@ -29,17 +39,74 @@ impl Era {
         ("6.8", Era::V6_8),
     ];
 
+    /// The I/O releases of [XFS06] section F, named as its tables name them.
+    pub const IO: &'static [(&'static str, Era)] = &[
+        ("sles9sp2", Era::Sles9Sp2),
+        ("2.6.15", Era::V2_6_15),
+        ("2.6.15-slowpurge", Era::V2_6_15SlowPurge),
+        ("2.6.16", Era::V2_6_16),
+        ("2.6.17", Era::V2_6_17),
+    ];
+
     pub fn name(self) -> &'static str {
         Era::KNOWN
             .iter()
+            .chain(Era::IO)
             .find(|(_, e)| *e == self)
             .map(|(n, _)| *n)
             .unwrap_or("?")
     }
 
-    /// A release key for ordering: 2.6.x by x, later ones by major.minor.
+    /// The release whose boot-time tables this one boots with: itself, or
+    /// 2.6.9 for the I/O releases.
+    pub fn boot_tables(self) -> Era {
+        if self.is_io_release() {
+            Era::V2_6_9
+        } else {
+            self
+        }
+    }
+
+    /// One of [XFS06]'s I/O releases ([`Era::IO`]).
+    pub fn is_io_release(self) -> bool {
+        Era::IO.iter().any(|&(_, e)| e == self)
+    }
+
+    /// The I/O paths this release runs: its own for an I/O release;
+    /// 2.6.15's before 2.6.32 and the newest modelled (2.6.17's, per-CPU
+    /// superblock counters) from 2.6.32 on.
+    pub fn io_release(self) -> Era {
+        if self.is_io_release() {
+            self
+        } else if self >= Era::V2_6_32 {
+            Era::V2_6_17
+        } else {
+            Era::V2_6_15
+        }
+    }
+
+    /// A release key for ordering the boot-table releases: 2.6.x by x,
+    /// later ones by major.minor (an I/O release keys as the tables it boots).
     pub fn key(self) -> (u32, u32, u32) {
-        parse_release(self.name()).expect("known names parse")
+        parse_release(self.boot_tables().name()).expect("known names parse")
+    }
+
+    /// `kernel.version` as written: an I/O release by its name, else a
+    /// boot-table release by [`Era::parse`]; the error lists both.
+    pub fn from_setting(version: &str) -> Result<Era, String> {
+        if let Some(&(_, e)) = Era::IO.iter().find(|(n, _)| *n == version) {
+            return Ok(e);
+        }
+        Era::parse(version).map_err(|e| {
+            format!(
+                "{e}; for the I/O experiments also: {}",
+                Era::IO
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
     }
 
     /// The era of `version` ("5.4", "5.4.0-150-generic", "2.6.32-754.el6"):
@@ -82,7 +149,7 @@ impl Era {
 
     /// The release's boot-table rules (kernel/mm/hash_tables.rs).
     pub fn rules(self) -> Rules {
-        Rules::of_era(self)
+        Rules::of_era(self.boot_tables())
     }
 
     /// `hashdist`'s default for this release (`HASHDIST_DEFAULT`, and from

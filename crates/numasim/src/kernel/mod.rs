@@ -5,6 +5,7 @@ pub mod boot;
 pub mod config;
 pub mod era;
 pub mod fs;
+pub mod knobs;
 pub mod locking;
 pub mod mm;
 pub mod release;

@@ -6,7 +6,7 @@
 //! and `disk_done` return the disk finish times to schedule.
 
 use super::blkdev::{Dest, DiskModel, DiskState, Part, Req};
-use super::path::Link;
+use super::path::{Link, LinkSet};
 use super::stripe::Stripe;
 use crate::engine::{stream, Dur, Time};
 use crate::machine::Machine;
@@ -28,8 +28,8 @@ pub struct BlockLayer {
     pub controllers: Vec<Link>,
     pub io_nodes: Vec<Link>,
     /// Per compute node: DMA into its memory (reads), out of it (writes).
-    pub node_in: Vec<Link>,
-    pub node_out: Vec<Link>,
+    pub node_in: LinkSet,
+    pub node_out: LinkSet,
     /// The request each disk is serving and when it started.
     in_service: Vec<Option<(Req, Time)>>,
 }
@@ -89,12 +89,8 @@ impl BlockLayer {
                 .map(|_| Link::new(b.controller_mbps * 1e6))
                 .collect(),
             io_nodes: (0..nio).map(|_| Link::new(b.io_node_gbps * 1e9)).collect(),
-            node_in: (0..m.node_count())
-                .map(|_| Link::new(m.interconnect.link_gbps * 1e9))
-                .collect(),
-            node_out: (0..m.node_count())
-                .map(|_| Link::new(m.interconnect.link_gbps * 1e9))
-                .collect(),
+            node_in: LinkSet::new(m.node_count(), m.interconnect.link_gbps * 1e9),
+            node_out: LinkSet::new(m.node_count(), m.interconnect.link_gbps * 1e9),
             in_service: (0..ndisks).map(|_| None).collect(),
         }
     }
@@ -176,12 +172,10 @@ impl BlockLayer {
                 &mut self.node_in
             };
             match p.dest {
-                Dest::Node(n) => at = at.max(links[n as usize % nodes].carry(ready, p.bytes)),
+                Dest::Node(n) => at = at.max(links.carry(n as usize % nodes, ready, p.bytes)),
+                // An equal share on every node's port, in O(1).
                 Dest::Interleave => {
-                    let share = p.bytes.div_ceil(nodes as u64);
-                    for l in links.iter_mut() {
-                        at = at.max(l.carry(ready, share));
-                    }
+                    at = at.max(links.carry_all(ready, p.bytes.div_ceil(nodes as u64)))
                 }
             }
         }

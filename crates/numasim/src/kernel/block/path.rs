@@ -38,3 +38,172 @@ impl Link {
         self.busy_until
     }
 }
+
+/// The node ports of a machine: one [`Link`] per node, all at one rate,
+/// where interleaved data puts an equal share on every port at once. The
+/// share is applied to all ports in O(1), not O(nodes): every port's
+/// `busy_until` is kept as `max(raw, r) + d`, and an interleaved share
+/// composes into the shared `(r, d)` (`max(max(x, r) + d, ready) + s =
+/// max(x, r, ready − d) + d + s`), so a striped read over 8,192 nodes
+/// costs what one over 2 does. Times are those of a [`Link`] per node.
+#[derive(Debug, Clone)]
+pub struct LinkSet {
+    bytes_per_ns: f64,
+    /// Per port, its `busy_until` before the shared transform.
+    raw: Vec<Time>,
+    /// The shared transform `x ↦ max(x, r) + d` every port's time is under.
+    r: Time,
+    d: Dur,
+    /// The largest `raw`: the latest port is `max(max_raw, r) + d`.
+    max_raw: Time,
+    /// Busy time and bytes added to every port by interleaved shares.
+    shared_busy: Dur,
+    shared_bytes: u64,
+    own_busy: Vec<Dur>,
+    own_bytes: Vec<u64>,
+}
+
+impl LinkSet {
+    /// `n` ports moving `bytes_per_s` each.
+    pub fn new(n: usize, bytes_per_s: f64) -> LinkSet {
+        LinkSet {
+            bytes_per_ns: bytes_per_s / 1e9,
+            raw: vec![Time::ZERO; n],
+            r: Time::ZERO,
+            d: Dur::ZERO,
+            max_raw: Time::ZERO,
+            shared_busy: Dur::ZERO,
+            shared_bytes: 0,
+            own_busy: vec![Dur::ZERO; n],
+            own_bytes: vec![0; n],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    fn dur(&self, bytes: u64) -> Dur {
+        Dur((bytes as f64 / self.bytes_per_ns).ceil() as u64)
+    }
+
+    /// When port `i` is free.
+    pub fn busy_until(&self, i: usize) -> Time {
+        self.raw[i].max(self.r) + self.d
+    }
+
+    /// Port `i` moves `bytes` ready from `ready` on; returns when they are
+    /// through (as [`Link::carry`]).
+    pub fn carry(&mut self, i: usize, ready: Time, bytes: u64) -> Time {
+        let d = self.dur(bytes);
+        let done = ready.max(self.busy_until(i)) + d;
+        // done ≥ r + d, so the raw value stays above r and reads back exact.
+        self.raw[i] = Time(done.as_ns() - self.d.as_ns());
+        self.max_raw = self.max_raw.max(self.raw[i]);
+        self.own_busy[i] += d;
+        self.own_bytes[i] += bytes;
+        done
+    }
+
+    /// Every port moves `share` bytes ready from `ready` on; returns when
+    /// the last is through.
+    pub fn carry_all(&mut self, ready: Time, share: u64) -> Time {
+        let d = self.dur(share);
+        self.r = self
+            .r
+            .max(Time(ready.as_ns().saturating_sub(self.d.as_ns())));
+        self.d += d;
+        self.shared_busy += d;
+        self.shared_bytes += share;
+        self.max_raw.max(self.r) + self.d
+    }
+
+    /// Every port but `me` moves `share` bytes, then `me` moves `mine`
+    /// (at least `share`: the node that gathers the others' shares);
+    /// returns when the last is through.
+    pub fn carry_all_but(&mut self, me: usize, ready: Time, share: u64, mine: u64) -> Time {
+        assert!(mine >= share, "the gathering port moves at least one share");
+        let before = self.busy_until(me);
+        let all = self.carry_all(ready, share);
+        // `me` takes its own bytes instead of the share (the shared
+        // counters gave it one share). Its new time is above the
+        // transform's floor, since `mine` ≥ `share`.
+        let (d_share, d) = (self.dur(share), self.dur(mine));
+        let done = ready.max(before) + d;
+        debug_assert!(done.as_ns() >= self.r.as_ns() + self.d.as_ns());
+        self.raw[me] = Time(done.as_ns() - self.d.as_ns());
+        self.max_raw = self.max_raw.max(self.raw[me]);
+        self.own_busy[me] += Dur(d.as_ns() - d_share.as_ns());
+        self.own_bytes[me] += mine - share;
+        // The latest port: `me` itself or the latest of the others. Another
+        // port's time is what `all` computed unless `me` was the latest
+        // there; then the others' latest is at most that.
+        all.max(done)
+    }
+
+    /// Busy time of port `i`.
+    pub fn busy(&self, i: usize) -> Dur {
+        self.own_busy[i] + self.shared_busy
+    }
+
+    /// Bytes port `i` moved.
+    pub fn bytes(&self, i: usize) -> u64 {
+        self.own_bytes[i] + self.shared_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::stream;
+    use rand::RngExt;
+
+    /// The O(1) shared shares give exactly the times, busy time and bytes
+    /// of one `Link` per node driven the old way, O(nodes) per share.
+    #[test]
+    fn a_link_set_times_ports_as_one_link_each() {
+        let n = 7;
+        let mut set = LinkSet::new(n, 3.2e9);
+        let mut links: Vec<Link> = (0..n).map(|_| Link::new(3.2e9)).collect();
+        let mut rng = stream(5, "linkset-test", 0);
+        let mut now = 0u64;
+        for _ in 0..4000 {
+            now += rng.random_range(0..400u64);
+            let ready = Time(now);
+            let bytes = rng.random_range(0..20_000u64);
+            let i = rng.random_range(0..n);
+            let (got, want) = match rng.random_range(0..3u32) {
+                0 => (set.carry(i, ready, bytes), links[i].carry(ready, bytes)),
+                1 => (
+                    set.carry_all(ready, bytes),
+                    links
+                        .iter_mut()
+                        .map(|l| l.carry(ready, bytes))
+                        .max()
+                        .unwrap(),
+                ),
+                _ => {
+                    let mine = bytes * (n as u64 - 1);
+                    let mut t = Time::ZERO;
+                    for (j, l) in links.iter_mut().enumerate() {
+                        if j != i {
+                            t = t.max(l.carry(ready, bytes));
+                        }
+                    }
+                    t = t.max(links[i].carry(ready, mine));
+                    (set.carry_all_but(i, ready, bytes, mine), t)
+                }
+            };
+            assert_eq!(got, want);
+            for (j, l) in links.iter().enumerate() {
+                assert_eq!(set.busy_until(j), l.busy_until);
+                assert_eq!(set.busy(j), l.busy);
+                assert_eq!(set.bytes(j), l.bytes);
+            }
+        }
+    }
+}

@@ -468,22 +468,25 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         // the user buffer's: both cross node ports.
                         let me = r.node[t];
                         match c.node {
-                            None => {
+                            // Every other node sends a share out and takes
+                            // one in; this node's ports carry all the others'.
+                            None if r.nodes > 1 => {
                                 let share = c.len.div_ceil(r.nodes as u64);
-                                for nd in 0..r.nodes {
-                                    if nd != me {
-                                        done = done.max(layer.node_out[nd].carry(start, share));
-                                        done = done.max(layer.node_in[nd].carry(start, share));
-                                    }
-                                }
                                 let remote = share * (r.nodes as u64 - 1);
-                                done = done.max(layer.node_in[me].carry(start, remote));
-                                done = done.max(layer.node_out[me].carry(start, remote));
+                                done = done
+                                    .max(layer.node_out.carry_all_but(me, start, share, remote));
+                                done =
+                                    done.max(layer.node_in.carry_all_but(me, start, share, remote));
+                            }
+                            // One node: nothing crosses, but its ports may still be busy.
+                            None => {
+                                done = done.max(layer.node_in.carry(me, start, 0));
+                                done = done.max(layer.node_out.carry(me, start, 0));
                             }
                             // Cache fallen back to another node, buffer local.
                             Some(nd) if nd != me => {
-                                done = done.max(layer.node_out[nd].carry(start, c.len));
-                                done = done.max(layer.node_in[me].carry(start, c.len));
+                                done = done.max(layer.node_out.carry(nd, start, c.len));
+                                done = done.max(layer.node_in.carry(me, start, c.len));
                             }
                             Some(_) => {}
                         }

@@ -8,7 +8,8 @@
 //! - `iosim`: direct I/O and buffered reads over the block layer (F9, B12,
 //!   B13, D19); `bufwrite`: buffered writes (F3–F7, F11).
 //!
-//! Kernel versions select mechanisms as in the table at the top of F.
+//! Kernel releases (`kernel::era::Era::IO`) select mechanisms as in the
+//! table at the top of F.
 
 pub mod bufwrite;
 pub mod iosim;
@@ -17,6 +18,9 @@ pub mod layout;
 
 use crate::error::InputError;
 use crate::input::table::TableReader;
+use crate::kernel::era::Era;
+use crate::kernel::knobs::{self, choice_knob, Allowed, Knob};
+use crate::machine::Machine;
 
 knob_enum!(FsKind {
     Xfs = "xfs",
@@ -31,13 +35,6 @@ impl FsKind {
     }
 }
 
-knob_enum!(KernelVersion {
-    Sles9Sp2 = "sles9sp2",
-    V2_6_15 = "2.6.15",
-    V2_6_15SlowPurge = "2.6.15-slowpurge",
-    V2_6_16 = "2.6.16",
-    V2_6_17 = "2.6.17",
-});
 knob_enum!(TlbPurge { Slow = "slow", Fast = "fast" });
 knob_enum!(WriteClustering {
     BufferHead = "buffer-head",
@@ -91,13 +88,13 @@ knob_enum!(WriteBegin {
     MultiBlock = "multi-block",
 });
 
-/// The I/O knobs of section F. `version` sets the others' defaults (the
-/// table at the top of F); a knob given explicitly wins over it.
+/// The I/O knobs of section F. The release (`kernel.version`, through
+/// [`Era::io_release`]) sets their defaults (the table at the top of F); a
+/// knob given explicitly wins over it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IoKnobs {
-    pub version: KernelVersion,
-    /// `kernel.version` named this I/O release (else it follows the era).
-    pub version_named: bool,
+    /// The I/O release whose paths and defaults apply ([`Era::IO`]).
+    pub version: Era,
     pub tlb_purge: TlbPurge,
     pub xfs_write_clustering: WriteClustering,
     pub xfs_sb_counters: SbCounters,
@@ -112,11 +109,12 @@ pub struct IoKnobs {
 }
 
 impl IoKnobs {
-    pub fn for_version(v: KernelVersion) -> IoKnobs {
-        use KernelVersion::*;
+    /// The defaults of release `v`'s I/O paths.
+    pub fn for_version(v: Era) -> IoKnobs {
+        use Era::*;
+        let v = v.io_release();
         IoKnobs {
             version: v,
-            version_named: false,
             tlb_purge: match v {
                 Sles9Sp2 | V2_6_15SlowPurge => TlbPurge::Slow,
                 _ => TlbPurge::Fast,
@@ -152,68 +150,78 @@ impl IoKnobs {
     /// `vm.zone_reclaim_mode` the version boots with (B13).
     pub fn zone_reclaim_default(&self) -> u32 {
         match self.version {
-            KernelVersion::V2_6_16 | KernelVersion::V2_6_17 => 1,
+            Era::V2_6_16 | Era::V2_6_17 => 1,
             _ => 0,
         }
     }
 
     /// The knobs over release `v`'s defaults (`kernel.version`, read by
-    /// `KernelConfig::read`; `named`: it named `v` itself).
-    pub fn read(r: &mut TableReader, v: KernelVersion, named: bool) -> Result<IoKnobs, InputError> {
+    /// `KernelConfig::read`).
+    pub fn read(r: &mut TableReader, v: Era, machine: &Machine) -> Result<IoKnobs, InputError> {
         let mut k = IoKnobs::for_version(v);
-        k.version_named = named;
-        k.tlb_purge = r
-            .choice("tlb_purge", TlbPurge::NAMES)?
-            .unwrap_or(k.tlb_purge);
-        k.xfs_write_clustering = r
-            .choice("xfs_write_clustering", WriteClustering::NAMES)?
-            .unwrap_or(k.xfs_write_clustering);
-        k.xfs_sb_counters = r
-            .choice("xfs_sb_counters", SbCounters::NAMES)?
-            .unwrap_or(k.xfs_sb_counters);
-        k.buffer_policy = r
-            .choice("buffer_policy", BufferPolicy::NAMES)?
-            .unwrap_or(k.buffer_policy);
-        k.ext3_data = r
-            .choice("ext3_data", Ext3Data::NAMES)?
-            .unwrap_or(k.ext3_data);
-        k.write_begin = r
-            .choice("write_begin", WriteBegin::NAMES)?
-            .unwrap_or(k.write_begin);
-        k.dirty_throttle = r
-            .choice("dirty_throttle", DirtyThrottle::NAMES)?
-            .unwrap_or(k.dirty_throttle);
-        k.reclaim_writeback = r
-            .choice("reclaim_writeback", ReclaimWriteback::NAMES)?
-            .unwrap_or(k.reclaim_writeback);
-        if let Some(p) = r.u64("reclaim_write_pages")? {
-            if !(1..=crate::kernel::fs::bufwrite::BIO_MAX_PAGES).contains(&p) {
-                return Err(InputError::at(
-                    r.key("reclaim_write_pages"),
-                    format!(
-                        "{p}: allowed 1..{} pages (one page up to a full bio)",
-                        crate::kernel::fs::bufwrite::BIO_MAX_PAGES
-                    ),
-                ));
-            }
-            k.reclaim_write_pages = Some(p);
-        }
+        knobs::read_all(KNOBS, r, &mut k, machine)?;
         Ok(k)
     }
 
     pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
-        use serde_json::json;
-        Some(match knob {
-            "tlb_purge" => json!(self.tlb_purge.name()),
-            "xfs_write_clustering" => json!(self.xfs_write_clustering.name()),
-            "xfs_sb_counters" => json!(self.xfs_sb_counters.name()),
-            "buffer_policy" => json!(self.buffer_policy.name()),
-            "ext3_data" => json!(self.ext3_data.name()),
-            "write_begin" => json!(self.write_begin.name()),
-            "dirty_throttle" => json!(self.dirty_throttle.name()),
-            "reclaim_writeback" => json!(self.reclaim_writeback.name()),
-            "reclaim_write_pages" => self.reclaim_write_pages.map_or(json!("auto"), |p| json!(p)),
-            _ => return None,
-        })
+        knobs::json_of(KNOBS, self, knob)
     }
 }
+
+/// The I/O knobs of [XFS06] F, declared once (kernel/knobs.rs). Defaults
+/// follow the I/O release (`Era::io_release`), as in the table at the top
+/// of F; docs/io.md.
+pub const KNOBS: &[Knob<IoKnobs>] = &[
+    choice_knob!(IoKnobs, tlb_purge, TlbPurge,
+        default: "`slow` on sles9sp2 and 2.6.15-slowpurge, else `fast`",
+        doc: "the ia64 TLB purge when page-cache pages are freed (F)"),
+    choice_knob!(IoKnobs, xfs_write_clustering, WriteClustering,
+        default: "`buffer-head` on sles9sp2, else `bio`",
+        doc: "how XFS clusters writeback: through buffer heads or whole bios (F)"),
+    choice_knob!(IoKnobs, xfs_sb_counters, SbCounters,
+        default: "`percpu` on 2.6.17 (and 2.6.32 on), else `global-lock`",
+        doc: "XFS superblock free-space counters: one locked global or per-CPU (F)"),
+    choice_knob!(IoKnobs, buffer_policy, BufferPolicy,
+        default: "`local`",
+        doc: "memory policy of the I/O threads' page cache and buffers (A6): local first, `numactl -i all`, or `--membind`"),
+    choice_knob!(IoKnobs, ext3_data, Ext3Data,
+        default: "`writeback`",
+        doc: "Ext3's data= journalling mode"),
+    choice_knob!(IoKnobs, write_begin, WriteBegin,
+        default: "`per-block`",
+        doc: "whether the write path maps one block at a time or several"),
+    choice_knob!(IoKnobs, dirty_throttle, DirtyThrottle,
+        default: "`writeback` before 3.10, `io-less` from 3.10 (Linux 3.2)",
+        doc: "how balance_dirty_pages() holds a dirtier back: it writes back itself, or sleeps while the flusher writes"),
+    choice_knob!(IoKnobs, reclaim_writeback, ReclaimWriteback,
+        default: "`pageout` before 3.10, `flusher` from 3.10 (Linux 3.2)",
+        doc: "what reclaim does with a dirty page-cache page at the LRU tail (B12)"),
+    Knob {
+        name: "reclaim_write_pages",
+        allowed: Allowed::Text("1..256 pages, or `\"auto\"` for the filesystem's"),
+        default: "`auto`: 32 (SWAP_CLUSTER_MAX, xfs_cluster_write()) on XFS, 1 on Ext2/Ext3",
+        doc: "pages one reclaim-initiated write carries (not stated by [XFS06])",
+        read: |r, k, _| {
+            // "auto", as records show the filesystem's choice, reads back.
+            if matches!(r.raw("reclaim_write_pages"), Some(toml::Value::String(s)) if s == "auto") {
+                k.reclaim_write_pages = None;
+            } else if let Some(p) = r.u64("reclaim_write_pages")? {
+                if !(1..=crate::kernel::fs::bufwrite::BIO_MAX_PAGES).contains(&p) {
+                    return Err(InputError::at(
+                        r.key("reclaim_write_pages"),
+                        format!(
+                            "{p}: allowed 1..{} pages (one page up to a full bio)",
+                            crate::kernel::fs::bufwrite::BIO_MAX_PAGES
+                        ),
+                    ));
+                }
+                k.reclaim_write_pages = Some(p);
+            }
+            Ok(())
+        },
+        json: |k| {
+            k.reclaim_write_pages
+                .map_or(serde_json::json!("auto"), |p| serde_json::json!(p))
+        },
+    },
+];

@@ -5,6 +5,7 @@
 
 use crate::error::InputError;
 use crate::input::table::TableReader;
+use crate::kernel::knobs::{self, choice_knob, Allowed, Knob};
 use crate::machine::{Arch, Machine};
 use serde_json::{json, Value as Json};
 
@@ -118,52 +119,62 @@ impl ContentionKnobs {
     }
 
     pub fn knob_json(&self, knob: &str) -> Option<Json> {
-        Some(match knob {
-            "prof_cpu_mask" => json!(self.prof_cpu_mask.name()),
-            "timer_adjust" => json!(self.timer_adjust.name()),
-            "gettimeofday" => json!(self.gettimeofday.name()),
-            "anon_fault" => json!(self.anon_fault.name()),
-            "devzero" => json!(self.devzero.name()),
-            "hugetlb" => json!(self.hugetlb.name()),
-            "hugepagesz" => json!(crate::input::size::format_size(self.hugepagesz)),
-            "pagecache_count" => json!(self.pagecache_count.name()),
-            "spinlock" => json!(self.spinlock.name()),
-            _ => return None,
-        })
+        knobs::json_of(KNOBS, self, knob)
     }
 
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<Self, InputError> {
         let mut k = ContentionKnobs::defaults(machine);
-        k.prof_cpu_mask = r
-            .choice("prof_cpu_mask", ProfCpuMask::NAMES)?
-            .unwrap_or(k.prof_cpu_mask);
-        k.timer_adjust = r
-            .choice("timer_adjust", TimerAdjust::NAMES)?
-            .unwrap_or(k.timer_adjust);
-        k.gettimeofday = r
-            .choice("gettimeofday", Gettimeofday::NAMES)?
-            .unwrap_or(k.gettimeofday);
-        k.anon_fault = r
-            .choice("anon_fault", AnonFault::NAMES)?
-            .unwrap_or(k.anon_fault);
-        k.devzero = r.choice("devzero", Devzero::NAMES)?.unwrap_or(k.devzero);
-        k.hugetlb = r.choice("hugetlb", Hugetlb::NAMES)?.unwrap_or(k.hugetlb);
-        if let Some(sz) = r.size("hugepagesz")? {
-            if !sz.is_power_of_two() || sz < machine.page_size || sz > 1 << 40 {
-                return Err(InputError::at(
-                    r.key("hugepagesz"),
-                    format!(
-                        "{sz} bytes: must be a power of two from the base page ({}) to 1 TB",
-                        crate::input::size::format_size(machine.page_size)
-                    ),
-                ));
-            }
-            k.hugepagesz = sz;
-        }
-        k.pagecache_count = r
-            .choice("pagecache_count", PagecacheCount::NAMES)?
-            .unwrap_or(k.pagecache_count);
-        k.spinlock = r.choice("spinlock", Spinlock::NAMES)?.unwrap_or(k.spinlock);
+        knobs::read_all(KNOBS, r, &mut k, machine)?;
         Ok(k)
     }
 }
+
+/// The contention knobs, declared once (kernel/knobs.rs); read in this order.
+pub const KNOBS: &[Knob<ContentionKnobs>] = &[
+    choice_knob!(ContentionKnobs, prof_cpu_mask, ProfCpuMask,
+        default: "`none`",
+        doc: "CPUs that bump a profile bin at every tick (C2); `none` is SGI's CPU_MASK_NONE fix and a boot without `profile=`"),
+    choice_knob!(ContentionKnobs, timer_adjust, TimerAdjust,
+        default: "`per-cpu`",
+        doc: "where the HZ-vs-microseconds adjustment variable lives (C3)"),
+    choice_knob!(ContentionKnobs, gettimeofday, Gettimeofday,
+        default: "`cmpxchg` on ia64, `seqcount` elsewhere",
+        doc: "how gettimeofday() stays monotonic: ia64 2.6's shared cmpxchg word (C5) or a seqcount read"),
+    choice_knob!(ContentionKnobs, anon_fault, AnonFault,
+        default: "`page-table-lock`",
+        doc: "the anonymous fault path: stock 2.4.21's page_table_lock or Altix's cmpxchg PTE (C9, C10)"),
+    choice_knob!(ContentionKnobs, devzero, Devzero,
+        default: "`2.4`",
+        doc: "the superblock lock of /dev/zero private mappings (C11)"),
+    choice_knob!(ContentionKnobs, hugetlb, Hugetlb,
+        default: "`prefault`",
+        doc: "who zeroes huge pages: the mmap() caller (hugetlb_prefault) or the faulting CPU (C12)"),
+    Knob {
+        name: "hugepagesz",
+        allowed: Allowed::Text("a power of two from the base page to 1 TB"),
+        default: "256 MB on ia64 (HPAGE_SHIFT_DEFAULT), 2 MB elsewhere",
+        doc: "`hugepagesz=`: bytes per huge page",
+        read: |r, k, machine| {
+            if let Some(sz) = r.size("hugepagesz")? {
+                if !sz.is_power_of_two() || sz < machine.page_size || sz > 1 << 40 {
+                    return Err(InputError::at(
+                        r.key("hugepagesz"),
+                        format!(
+                            "{sz} bytes: must be a power of two from the base page ({}) to 1 TB",
+                            crate::input::size::format_size(machine.page_size)
+                        ),
+                    ));
+                }
+                k.hugepagesz = sz;
+            }
+            Ok(())
+        },
+        json: |k| json!(crate::input::size::format_size(k.hugepagesz)),
+    },
+    choice_knob!(ContentionKnobs, pagecache_count, PagecacheCount,
+        default: "`global`",
+        doc: "the page-cache page count: one global counter or one per node (C8)"),
+    choice_knob!(ContentionKnobs, spinlock, Spinlock,
+        default: "`tas`",
+        doc: "spinlock_t: test-and-set or a queued fair lock (C6, C7)"),
+];

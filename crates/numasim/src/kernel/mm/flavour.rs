@@ -9,6 +9,7 @@
 use crate::error::InputError;
 use crate::input::size::format_size;
 use crate::input::table::TableReader;
+use crate::kernel::knobs::{self, choice_knob, Allowed, Knob};
 use crate::machine::Machine;
 use serde_json::{json, Value as Json};
 
@@ -129,95 +130,12 @@ impl MmKnobs {
     }
 
     pub fn knob_json(&self, knob: &str) -> Option<Json> {
-        Some(match knob {
-            "flavour" => json!(self.flavour.name()),
-            "page_size" => json!(format_size(self.page_size)),
-            "l2_prefetch" => json!(self.l2_prefetch.name()),
-            "hz" => json!(self.hz),
-            "bigmem_mb" => json!(self.bigmem_mb),
-            "tlb_device_entries" => json!(self.tlb_device_entries),
-            "bigmem_quiet_irqs" => json!(u8::from(self.bigmem_quiet_irqs)),
-            "tlb_replacement" => json!(self.tlb_replacement.name()),
-            _ => return None,
-        })
+        knobs::json_of(KNOBS, self, knob)
     }
 
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<Self, InputError> {
-        let flavour = r
-            .choice("flavour", Flavour::NAMES)?
-            .unwrap_or(Flavour::Linux);
-        let mut k = MmKnobs::for_flavour(flavour, machine);
-        if let Some(p) = r.size("page_size")? {
-            if !machine.tlb.page_sizes.contains(&p) {
-                let allowed: Vec<String> = machine
-                    .tlb
-                    .page_sizes
-                    .iter()
-                    .map(|&s| format_size(s))
-                    .collect();
-                return Err(InputError::at(
-                    r.key("page_size"),
-                    format!(
-                        "{}: the machine's TLB maps {} (machine [tlb] page_sizes)",
-                        format_size(p),
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-            k.page_size = p;
-        }
-        if !machine.tlb.page_sizes.contains(&k.page_size) && flavour != Flavour::Cnk {
-            return Err(InputError::at(
-                r.key("flavour"),
-                format!(
-                    "`{}` uses {} pages, which this machine's TLB does not map (machine [tlb] page_sizes)",
-                    flavour.name(),
-                    format_size(k.page_size)
-                ),
-            ));
-        }
-        k.l2_prefetch = r
-            .choice("l2_prefetch", L2Prefetch::NAMES)?
-            .unwrap_or(k.l2_prefetch);
-        if let Some(hz) = r.u64("hz")? {
-            if hz > 100_000 {
-                return Err(InputError::at(
-                    r.key("hz"),
-                    format!("{hz}: allowed 0..100000 (0 = no tick)"),
-                ));
-            }
-            k.hz = hz as u32;
-        }
-        if let Some(mb) = r.u64("bigmem_mb")? {
-            let mem_mb = machine.mem_bytes() >> 20;
-            if mb % 256 != 0 {
-                return Err(InputError::at(
-                    r.key("bigmem_mb"),
-                    format!("{mb}: must be a multiple of 256 (one 256 MB TLB entry each)"),
-                ));
-            }
-            if mb > mem_mb {
-                return Err(InputError::at(
-                    r.key("bigmem_mb"),
-                    format!("{mb} MB is more than the machine's memory ({mem_mb} MB)"),
-                ));
-            }
-            k.bigmem_mb = mb;
-        }
-        if k.bigmem_mb > 0 && !machine.tlb.page_sizes.contains(&BIGMEM_ENTRY) {
-            return Err(InputError::at(
-                r.key("bigmem_mb"),
-                "Big Memory needs 256 MiB TLB entries, which this machine's TLB does not map \
-                 (machine [tlb] page_sizes)",
-            ));
-        }
-        if let Some(d) = r.u64("tlb_device_entries")? {
-            k.tlb_device_entries = d.min(u32::MAX as u64) as u32;
-        }
-        k.bigmem_quiet_irqs = r.bool("bigmem_quiet_irqs")?.unwrap_or(false);
-        k.tlb_replacement = r
-            .choice("tlb_replacement", Replacement::NAMES)?
-            .unwrap_or(k.tlb_replacement);
+        let mut k = MmKnobs::for_flavour(Flavour::Linux, machine);
+        knobs::read_all(KNOBS, r, &mut k, machine)?;
         // One entry at least must stay paged (mm/bigmem.rs `TlbPartition`).
         crate::kernel::mm::bigmem::TlbPartition::new(
             machine.tlb.entries,
@@ -229,6 +147,146 @@ impl MmKnobs {
         Ok(k)
     }
 }
+
+/// The flavour and address-translation knobs, declared once
+/// (kernel/knobs.rs); read in this order: `flavour` first, since it sets
+/// the others' defaults. docs/tlb.md.
+pub const KNOBS: &[Knob<MmKnobs>] = &[
+    Knob {
+        name: "flavour",
+        allowed: Allowed::Names(|| Flavour::NAMES.iter().map(|(n, _)| *n).collect()),
+        default: "`linux`",
+        doc: "the kernel on a Blue Gene/P node (D1–D11); sets the defaults of the knobs below (the case key `kernel`)",
+        read: |r, k, machine| {
+            if let Some(f) = r.choice("flavour", Flavour::NAMES)? {
+                *k = MmKnobs::for_flavour(f, machine);
+            }
+            Ok(())
+        },
+        json: |k| json!(k.flavour.name()),
+    },
+    Knob {
+        name: "page_size",
+        allowed: Allowed::Text("a size the machine's TLB maps (machine `[tlb] page_sizes`)"),
+        default: "the machine's base page; 4 KiB on `linux-4k`, 64 KiB on `linux-64k`",
+        doc: "the base page of paged memory (D2, D4)",
+        read: |r, k, machine| {
+            if let Some(p) = r.size("page_size")? {
+                if !machine.tlb.page_sizes.contains(&p) {
+                    let allowed: Vec<String> = machine
+                        .tlb
+                        .page_sizes
+                        .iter()
+                        .map(|&s| format_size(s))
+                        .collect();
+                    return Err(InputError::at(
+                        r.key("page_size"),
+                        format!(
+                            "{}: the machine's TLB maps {} (machine [tlb] page_sizes)",
+                            format_size(p),
+                            allowed.join(", ")
+                        ),
+                    ));
+                }
+                k.page_size = p;
+            }
+            if !machine.tlb.page_sizes.contains(&k.page_size) && k.flavour != Flavour::Cnk {
+                return Err(InputError::at(
+                    r.key("flavour"),
+                    format!(
+                        "`{}` uses {} pages, which this machine's TLB does not map (machine [tlb] page_sizes)",
+                        k.flavour.name(),
+                        format_size(k.page_size)
+                    ),
+                ));
+            }
+            Ok(())
+        },
+        json: |k| json!(format_size(k.page_size)),
+    },
+    choice_knob!(MmKnobs, l2_prefetch, L2Prefetch,
+        default: "`off`; `optimistic` on `cnk` and `bigmem`",
+        doc: "the L2 stream prefetcher's mode (D3)"),
+    Knob {
+        name: "hz",
+        allowed: Allowed::Text("0..100000 (0 = no tick)"),
+        default: "the machine's `[timer] hz`; 0 on `cnk`",
+        doc: "timer ticks per second on the compute core (0 = none, as on CNK)",
+        read: |r, k, _| {
+            if let Some(hz) = r.u64("hz")? {
+                if hz > 100_000 {
+                    return Err(InputError::at(
+                        r.key("hz"),
+                        format!("{hz}: allowed 0..100000 (0 = no tick)"),
+                    ));
+                }
+                k.hz = hz as u32;
+            }
+            Ok(())
+        },
+        json: |k| json!(k.hz),
+    },
+    Knob {
+        name: "bigmem_mb",
+        allowed: Allowed::Text("a multiple of 256, at most the machine's memory"),
+        default: "0; on `bigmem` 1792 where the boot node and TLB allow, less on smaller machines",
+        doc: "the Big Memory region in pinned 256 MB TLB entries (D6–D11)",
+        read: |r, k, machine| {
+            if let Some(mb) = r.u64("bigmem_mb")? {
+                let mem_mb = machine.mem_bytes() >> 20;
+                if mb % 256 != 0 {
+                    return Err(InputError::at(
+                        r.key("bigmem_mb"),
+                        format!("{mb}: must be a multiple of 256 (one 256 MB TLB entry each)"),
+                    ));
+                }
+                if mb > mem_mb {
+                    return Err(InputError::at(
+                        r.key("bigmem_mb"),
+                        format!("{mb} MB is more than the machine's memory ({mem_mb} MB)"),
+                    ));
+                }
+                k.bigmem_mb = mb;
+            }
+            if k.bigmem_mb > 0 && !machine.tlb.page_sizes.contains(&BIGMEM_ENTRY) {
+                return Err(InputError::at(
+                    r.key("bigmem_mb"),
+                    "Big Memory needs 256 MiB TLB entries, which this machine's TLB does not map \
+                     (machine [tlb] page_sizes)",
+                ));
+            }
+            Ok(())
+        },
+        json: |k| json!(k.bigmem_mb),
+    },
+    Knob {
+        name: "tlb_device_entries",
+        allowed: Allowed::Text("a whole number; one TLB entry at least stays paged"),
+        default: "the machine's `[tlb] device_entries`",
+        doc: "TLB entries pinned for device mappings",
+        read: |r, k, _| {
+            if let Some(d) = r.u64("tlb_device_entries")? {
+                k.tlb_device_entries = d.min(u32::MAX as u64) as u32;
+            }
+            Ok(())
+        },
+        json: |k| json!(k.tlb_device_entries),
+    },
+    Knob {
+        name: "bigmem_quiet_irqs",
+        allowed: Allowed::Bool,
+        default: "0",
+        doc: "disable nonessential interrupts while the compute process runs (D13)",
+        read: |r, k, _| {
+            k.bigmem_quiet_irqs = r.bool("bigmem_quiet_irqs")?.unwrap_or(false);
+            Ok(())
+        },
+        json: |k| json!(u8::from(k.bigmem_quiet_irqs)),
+    },
+    choice_knob!(MmKnobs, tlb_replacement, Replacement,
+        default: "`round-robin` with a software-refilled TLB (PPC44x `tlb_44x_index`), `lru` with a hardware one",
+        doc: "the victim choice of the paged TLB partition"),
+];
 
 /// Seven 256 MB entries (1792 MB, the paper's example) where the boot
 /// node allows, leaving at least 256 MB to the paged kernel; less on

@@ -5,6 +5,8 @@
 
 use crate::error::InputError;
 use crate::input::table::TableReader;
+use crate::kernel::knobs::{self, bool_knob, Allowed, Knob};
+use crate::machine::Machine;
 use serde_json::json;
 
 /// Which OOM path the kernel has ([ALTIX04] B10, B11).
@@ -135,172 +137,254 @@ fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], v: T) -> &'static s
 impl VmSysctl {
     /// The knob's value as a record's case key shows it.
     pub fn knob_json(&self, knob: &str) -> Option<serde_json::Value> {
-        Some(match knob {
-            "toss" => json!(u8::from(self.toss)),
-            "lru" => json!(name_of(LRU, self.lru)),
-            "reclaim_list" => json!(u8::from(self.reclaim_list)),
-            "reclaim_list_rejoin" => json!(u8::from(self.reclaim_list_rejoin)),
-            "toss_fast" => json!(u8::from(self.toss_fast)),
-            "page_cache_limit" => self
-                .page_cache_limit_pct
-                .map_or(json!("none"), |v| json!(v)),
-            "page_cache_limit_threshold" => json!(self.page_cache_limit_threshold_pct),
-            "page_cache_throttle_ms" => json!(self.page_cache_throttle_ms),
-            "vm_swappiness" => self.vm_swappiness.map_or(json!("none"), |v| json!(v)),
-            "zone_reclaim_mode" => json!(self.zone_reclaim_mode),
-            "dirty_ratio" => json!(self.dirty_ratio),
-            "dirty_background_ratio" => json!(self.dirty_background_ratio),
-            "dirty_expire_centisecs" => json!(self.dirty_expire_centisecs),
-            "dirty_writeback_centisecs" => json!(self.dirty_writeback_centisecs),
-            "oom" => json!(name_of(OOM, self.oom)),
-            "oom_victim" => json!(name_of(VICTIM, self.oom_victim)),
-            "oom_swap_window_s" => json!(self.oom_swap_window_s),
-            "oom_swap_success_pct" => json!(self.oom_swap_success_pct),
-            "oom_wait_s" => json!(self.oom_wait_s),
-            "oom_swap_attempts_min" => json!(self.oom_swap_attempts_min),
-            _ => return None,
-        })
+        knobs::json_of(KNOBS, self, knob)
     }
 
     /// Read these knobs from the `[kernel]` table.
-    pub fn read(r: &mut TableReader) -> Result<VmSysctl, InputError> {
+    pub fn read(r: &mut TableReader, machine: &Machine) -> Result<VmSysctl, InputError> {
         let mut v = VmSysctl::default();
-        if let Some(b) = r.bool("toss")? {
-            v.toss = b;
-        }
-        v.lru = r
-            .choice("lru", LRU)?
-            .unwrap_or(if v.toss { Lru::PerNode } else { v.lru });
-        if v.toss && v.lru == Lru::Global {
-            return Err(InputError::at(
-                r.key("lru"),
-                "`toss = 1` needs per-node LRU lists (toss scans one node's lists); \
-                 set lru = \"per-node\" or leave it out",
-            ));
-        }
-        if let Some(b) = r.bool("reclaim_list")? {
-            v.reclaim_list = b;
-        }
-        if let Some(b) = r.bool("reclaim_list_rejoin")? {
-            v.reclaim_list_rejoin = b;
-        }
-        if let Some(b) = r.bool("toss_fast")? {
-            v.toss_fast = b;
-        }
-        if v.toss_fast && !v.reclaim_list {
-            return Err(InputError::at(
-                r.key("toss_fast"),
-                "`toss_fast = 1` scans the reclaim_list: set reclaim_list = 1 too",
-            ));
-        }
-        match r.raw("page_cache_limit") {
-            None => {}
-            Some(toml::Value::String(s)) if s == "none" => v.page_cache_limit_pct = None,
-            Some(_) => v.page_cache_limit_pct = Some(percent(r, "page_cache_limit")?),
-        }
-        if r.has("page_cache_limit_threshold") {
-            v.page_cache_limit_threshold_pct = percent(r, "page_cache_limit_threshold")?;
-        }
-        if v.page_cache_limit_pct.is_some() && !v.toss_fast {
-            return Err(InputError::at(
-                r.key("page_cache_limit"),
-                "page_cache_reduce() trims the cache with toss_fast(): set toss_fast = 1 \
-                 and reclaim_list = 1",
-            ));
-        }
-        if let Some(ms) = r.u64("page_cache_throttle_ms")? {
-            if !(1..=60_000).contains(&ms) {
-                return Err(InputError::at(
-                    r.key("page_cache_throttle_ms"),
-                    format!("{ms}: allowed 1..60000 ms"),
-                ));
-            }
-            v.page_cache_throttle_ms = ms;
-        }
-        match r.raw("vm_swappiness") {
-            None => {}
-            Some(toml::Value::String(s)) if s == "none" => v.vm_swappiness = None,
-            Some(_) => {
-                let s = r.u64("vm_swappiness")?.unwrap_or(60);
-                if s > 100 {
-                    return Err(InputError::at(
-                        r.key("vm_swappiness"),
-                        format!("{s}: allowed 0..100, or \"none\" for a 2.4 kernel"),
-                    ));
-                }
-                v.vm_swappiness = Some(s as u32);
-            }
-        }
-        if let Some(m) = r.u64("zone_reclaim_mode")? {
-            if m > 7 {
-                return Err(InputError::at(
-                    r.key("zone_reclaim_mode"),
-                    format!("{m}: a bit mask of 1 (reclaim), 2 (write dirty), 4 (swap): 0..7"),
-                ));
-            }
-            v.zone_reclaim_mode = m as u32;
-        }
-        if let Some(d) = r.u64("dirty_ratio")? {
-            if !(1..=100).contains(&d) {
-                return Err(InputError::at(
-                    r.key("dirty_ratio"),
-                    format!("{d}: allowed 1..100 (percent of memory)"),
-                ));
-            }
-            v.dirty_ratio = d as u32;
-        }
-        if let Some(d) = r.u64("dirty_background_ratio")? {
-            if !(1..=100).contains(&d) {
-                return Err(InputError::at(
-                    r.key("dirty_background_ratio"),
-                    format!("{d}: allowed 1..100 (percent of memory)"),
-                ));
-            }
-            v.dirty_background_ratio = d as u32;
-        }
-        // 0 disables the periodic pass in the kernel; here it must run.
-        for (key, slot) in [
-            ("dirty_expire_centisecs", &mut v.dirty_expire_centisecs),
-            (
-                "dirty_writeback_centisecs",
-                &mut v.dirty_writeback_centisecs,
-            ),
-        ] {
-            if let Some(c) = r.u64(key)? {
-                if !(1..=360_000).contains(&c) {
-                    return Err(InputError::at(
-                        r.key(key),
-                        format!("{c}: allowed 1..360000 centiseconds (up to an hour)"),
-                    ));
-                }
-                *slot = c;
-            }
-        }
-        v.oom = r.choice("oom", OOM)?.unwrap_or(v.oom);
-        v.oom_victim = r.choice("oom_victim", VICTIM)?.unwrap_or(v.oom_victim);
-        for (key, slot) in [
-            ("oom_swap_window_s", &mut v.oom_swap_window_s),
-            ("oom_wait_s", &mut v.oom_wait_s),
-        ] {
-            if let Some(s) = r.u64(key)? {
-                if !(1..=3600).contains(&s) {
-                    return Err(InputError::at(
-                        r.key(key),
-                        format!("{s}: allowed 1..3600 s"),
-                    ));
-                }
-                *slot = s;
-            }
-        }
-        if r.has("oom_swap_success_pct") {
-            v.oom_swap_success_pct = percent(r, "oom_swap_success_pct")?;
-        }
-        v.oom_swap_attempts_min = r
-            .u64("oom_swap_attempts_min")?
-            .unwrap_or(v.oom_swap_attempts_min);
+        knobs::read_all(KNOBS, r, &mut v, machine)?;
         Ok(v)
     }
 }
+
+/// A whole-number knob of `VmSysctl` in `$lo..=$hi`, refused outside with
+/// "N: allowed LO..HI" and the unit `$unit`.
+macro_rules! ranged {
+    ($field:ident: $ty:ty, $lo:literal..=$hi:literal, $unit:literal, default: $default:literal, doc: $doc:literal) => {
+        Knob::<VmSysctl> {
+            name: stringify!($field),
+            allowed: Allowed::Text(concat!(stringify!($lo), "..", stringify!($hi), $unit)),
+            default: $default,
+            doc: $doc,
+            read: |r, v, _| {
+                let key = stringify!($field);
+                if let Some(x) = r.u64(key)? {
+                    if !($lo..=$hi).contains(&x) {
+                        return Err(InputError::at(
+                            r.key(key),
+                            format!(
+                                concat!(
+                                    "{}: allowed ",
+                                    stringify!($lo),
+                                    "..",
+                                    stringify!($hi),
+                                    $unit
+                                ),
+                                x
+                            ),
+                        ));
+                    }
+                    v.$field = x as $ty;
+                }
+                Ok(())
+            },
+            json: |v| json!(v.$field),
+        }
+    };
+}
+
+/// The reclaim, swap, writeback and OOM knobs, declared once
+/// (kernel/knobs.rs); read in this order, each checked against those
+/// before it. docs/pagecache.md argues the values the papers do not state.
+pub const KNOBS: &[Knob<VmSysctl>] = &[
+    bool_knob!(VmSysctl, toss,
+        default: "0",
+        doc: "SGI's toss(): free the node's clean page cache on the allocation path before spilling off-node (B3)"),
+    Knob {
+        name: "lru",
+        allowed: Allowed::Names(|| LRU.iter().map(|(n, _)| *n).collect()),
+        default: "`global`; `per-node` with `toss = 1`",
+        doc: "one machine-wide set of LRU lists (stock 2.4) or one per node (B2)",
+        read: |r, v, _| {
+            v.lru = r
+                .choice("lru", LRU)?
+                .unwrap_or(if v.toss { Lru::PerNode } else { v.lru });
+            if v.toss && v.lru == Lru::Global {
+                return Err(InputError::at(
+                    r.key("lru"),
+                    "`toss = 1` needs per-node LRU lists (toss scans one node's lists); \
+                     set lru = \"per-node\" or leave it out",
+                ));
+            }
+            Ok(())
+        },
+        json: |v| json!(name_of(LRU, v.lru)),
+    },
+    bool_knob!(VmSysctl, reclaim_list,
+        default: "0",
+        doc: "the per-node reclaim_list of easily freeable page-cache pages (B5)"),
+    bool_knob!(VmSysctl, reclaim_list_rejoin,
+        default: "1",
+        doc: "a page writeback cleaned rejoins the reclaim_list (B5: not stated; else written pages could never be tossed)"),
+    Knob {
+        name: "toss_fast",
+        allowed: Allowed::Bool,
+        default: "0",
+        doc: "toss_fast(): scan the reclaim_list instead of the LRU lists (B6); needs `reclaim_list = 1`",
+        read: |r, v, _| {
+            if let Some(b) = r.bool("toss_fast")? {
+                v.toss_fast = b;
+            }
+            if v.toss_fast && !v.reclaim_list {
+                return Err(InputError::at(
+                    r.key("toss_fast"),
+                    "`toss_fast = 1` scans the reclaim_list: set reclaim_list = 1 too",
+                ));
+            }
+            Ok(())
+        },
+        json: |v| json!(u8::from(v.toss_fast)),
+    },
+    Knob {
+        name: "page_cache_limit",
+        allowed: Allowed::Text("0..100 (percent of memory) or `\"none\"`"),
+        default: "`none`",
+        doc: "page_cache_limit (B7): trim the page cache above this share of memory with toss_fast()",
+        read: |r, v, _| {
+            match r.raw("page_cache_limit") {
+                None => {}
+                Some(toml::Value::String(s)) if s == "none" => v.page_cache_limit_pct = None,
+                Some(_) => v.page_cache_limit_pct = Some(percent(r, "page_cache_limit")?),
+            }
+            Ok(())
+        },
+        json: |v| v.page_cache_limit_pct.map_or(json!("none"), |x| json!(x)),
+    },
+    Knob {
+        name: "page_cache_limit_threshold",
+        allowed: Allowed::Text("0..100 (percent of memory)"),
+        default: "10",
+        doc: "trimming starts only when free memory is below this share (B7)",
+        read: |r, v, _| {
+            if r.raw("page_cache_limit_threshold").is_some() {
+                v.page_cache_limit_threshold_pct = percent(r, "page_cache_limit_threshold")?;
+            }
+            if v.page_cache_limit_pct.is_some() && !v.toss_fast {
+                return Err(InputError::at(
+                    r.key("page_cache_limit"),
+                    "page_cache_reduce() trims the cache with toss_fast(): set toss_fast = 1 \
+                     and reclaim_list = 1",
+                ));
+            }
+            Ok(())
+        },
+        json: |v| json!(v.page_cache_limit_threshold_pct),
+    },
+    ranged!(page_cache_throttle_ms: u64, 1..=60000, " ms",
+        default: "30",
+        doc: "the writer's sleep when page_cache_reduce() fails (B7)"),
+    Knob {
+        name: "vm_swappiness",
+        allowed: Allowed::Text("0..100, or `\"none\"` for a 2.4 kernel"),
+        default: "`none` (2.4 has no such knob)",
+        doc: "vm_swappiness (B9): how readily reclaim swaps anonymous memory instead of dropping cache",
+        read: |r, v, _| {
+            match r.raw("vm_swappiness") {
+                None => {}
+                Some(toml::Value::String(s)) if s == "none" => v.vm_swappiness = None,
+                Some(_) => {
+                    let s = r.u64("vm_swappiness")?.unwrap_or(60);
+                    if s > 100 {
+                        return Err(InputError::at(
+                            r.key("vm_swappiness"),
+                            format!("{s}: allowed 0..100, or \"none\" for a 2.4 kernel"),
+                        ));
+                    }
+                    v.vm_swappiness = Some(s as u32);
+                }
+            }
+            Ok(())
+        },
+        json: |v| v.vm_swappiness.map_or(json!("none"), |x| json!(x)),
+    },
+    Knob {
+        name: "zone_reclaim_mode",
+        allowed: Allowed::Text("0..7 (bit mask: 1 reclaim, 2 write dirty, 4 swap)"),
+        default: "0; 1 on 2.6.16 and 2.6.17 (B13)",
+        doc: "vm.zone_reclaim_mode: reclaim on the local node before going off node (B13)",
+        read: |r, v, _| {
+            if let Some(m) = r.u64("zone_reclaim_mode")? {
+                if m > 7 {
+                    return Err(InputError::at(
+                        r.key("zone_reclaim_mode"),
+                        format!("{m}: a bit mask of 1 (reclaim), 2 (write dirty), 4 (swap): 0..7"),
+                    ));
+                }
+                v.zone_reclaim_mode = m as u32;
+            }
+            Ok(())
+        },
+        json: |v| json!(v.zone_reclaim_mode),
+    },
+    ranged!(dirty_ratio: u32, 1..=100, " (percent of memory)",
+        default: "40 (mm/page-writeback.c, 2.6.15)",
+        doc: "a writer that would push dirty page cache above this share waits for writeback (balance_dirty_pages())"),
+    ranged!(dirty_background_ratio: u32, 1..=100, " (percent of memory)",
+        default: "10 (2.6.15)",
+        doc: "above this share dirty, pdflush writes back in the background (B12)"),
+    // 0 disables the periodic pass in the kernel; here it must run.
+    ranged!(dirty_expire_centisecs: u64, 1..=360000, " centiseconds (up to an hour)",
+        default: "3000 (2.6.15)",
+        doc: "the periodic (kupdate) pass writes pages dirtied longer ago than this (B12)"),
+    ranged!(dirty_writeback_centisecs: u64, 1..=360000, " centiseconds (up to an hour)",
+        default: "500 (2.6.15)",
+        doc: "the period of that pass (B12)"),
+    Knob {
+        name: "oom",
+        allowed: Allowed::Names(|| OOM.iter().map(|(n, _)| *n).collect()),
+        default: "`2.4`",
+        doc: "the OOM path: stock 2.4.21's out_of_memory() or SGI's thread woken by failing swap-outs (B10, B11)",
+        read: |r, v, _| {
+            v.oom = r.choice("oom", OOM)?.unwrap_or(v.oom);
+            Ok(())
+        },
+        json: |v| json!(name_of(OOM, v.oom)),
+    },
+    Knob {
+        name: "oom_victim",
+        allowed: Allowed::Names(|| VICTIM.iter().map(|(n, _)| *n).collect()),
+        default: "`largest`",
+        doc: "whom the OOM killer kills: badness()'s largest task or the allocating one (not stated by [ALTIX04])",
+        read: |r, v, _| {
+            v.oom_victim = r.choice("oom_victim", VICTIM)?.unwrap_or(v.oom_victim);
+            Ok(())
+        },
+        json: |v| json!(name_of(VICTIM, v.oom_victim)),
+    },
+    ranged!(oom_swap_window_s: u64, 1..=3600, " s",
+        default: "10",
+        doc: "B11: window over which swap-out successes and attempts are counted"),
+    ranged!(oom_wait_s: u64, 1..=3600, " s",
+        default: "10",
+        doc: "B11: the OOM thread's wait before it kills"),
+    Knob {
+        name: "oom_swap_success_pct",
+        allowed: Allowed::Text("0..100 (percent)"),
+        default: "1",
+        doc: "B11: successes below this share of attempts mean swap looks full",
+        read: |r, v, _| {
+            if r.raw("oom_swap_success_pct").is_some() {
+                v.oom_swap_success_pct = percent(r, "oom_swap_success_pct")?;
+            }
+            Ok(())
+        },
+        json: |v| json!(v.oom_swap_success_pct),
+    },
+    Knob {
+        name: "oom_swap_attempts_min",
+        allowed: Allowed::Text("a whole number"),
+        default: "32000",
+        doc: "B11: attempts in a window must exceed this (not stated; a full window of SWAP_CLUSTER_MAX-page calls, docs/pagecache.md)",
+        read: |r, v, _| {
+            v.oom_swap_attempts_min = r
+                .u64("oom_swap_attempts_min")?
+                .unwrap_or(v.oom_swap_attempts_min);
+            Ok(())
+        },
+        json: |v| json!(v.oom_swap_attempts_min),
+    },
+];
 
 /// A percentage 0..=100 (negative and above-100 values are refused, not clamped).
 fn percent(r: &mut TableReader, key: &'static str) -> Result<f64, InputError> {

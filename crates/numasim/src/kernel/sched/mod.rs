@@ -23,6 +23,7 @@ pub mod trace;
 
 use crate::error::InputError;
 use crate::input::table::TableReader;
+use crate::kernel::knobs::{self, choice_knob, Allowed, Knob};
 use crate::machine::Machine;
 use serde_json::{json, Value as Json};
 
@@ -109,61 +110,12 @@ impl SchedKnobs {
     }
 
     pub fn knob_json(&self, knob: &str) -> Option<Json> {
-        Some(match knob {
-            "runqueue" => json!(self.runqueue.name()),
-            "sched" => json!(self.sched.name()),
-            "balance_backoff" => json!(self.balance_backoff.name()),
-            "rq_layout" => json!(self.rq_layout.name()),
-            "idle_rebalance_ticks" => json!(self.idle_rebalance_ticks),
-            "busy_rebalance_ticks" => json!(self.busy_rebalance_ticks),
-            "idle_node_factor" => json!(self.idle_node_factor),
-            "busy_node_factor" => json!(self.busy_node_factor),
-            "balance_backoff_step_ticks" => json!(self.balance_backoff_step_ticks),
-            "balance_backoff_max_ticks" => json!(self.balance_backoff_max_ticks),
-            "max_interval_ticks" => json!(self.max_interval_ticks),
-            "cache_nice_tries" => json!(self.cache_nice_tries),
-            _ => return None,
-        })
+        knobs::json_of(KNOBS, self, knob)
     }
 
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<Self, InputError> {
         let mut k = SchedKnobs::defaults(machine);
-        k.runqueue = r.choice("runqueue", Runqueue::NAMES)?.unwrap_or(k.runqueue);
-        k.sched = r.choice("sched", Sched::NAMES)?.unwrap_or(k.sched);
-        k.balance_backoff = r
-            .choice("balance_backoff", BalanceBackoff::NAMES)?
-            .unwrap_or(k.balance_backoff);
-        k.rq_layout = r
-            .choice("rq_layout", RqLayout::NAMES)?
-            .unwrap_or(k.rq_layout);
-        let ticks = |r: &mut TableReader, key: &'static str, d: u64, lo: u64| match r.raw(key) {
-            Some(toml::Value::Integer(i)) if *i < lo as i64 || *i > MAX_INTERVAL_TICKS as i64 => {
-                Err(InputError::at(
-                    r.key(key),
-                    format!("{i}: allowed {lo}..{MAX_INTERVAL_TICKS} (ticks)"),
-                ))
-            }
-            Some(_) => Ok(r.u64(key)?.unwrap_or(d)),
-            None => Ok(d),
-        };
-        k.idle_rebalance_ticks = ticks(r, "idle_rebalance_ticks", k.idle_rebalance_ticks, 1)?;
-        k.busy_rebalance_ticks = ticks(r, "busy_rebalance_ticks", k.busy_rebalance_ticks, 1)?;
-        k.idle_node_factor = ticks(r, "idle_node_factor", k.idle_node_factor, 1)?;
-        k.busy_node_factor = ticks(r, "busy_node_factor", k.busy_node_factor, 1)?;
-        k.balance_backoff_step_ticks = ticks(
-            r,
-            "balance_backoff_step_ticks",
-            k.balance_backoff_step_ticks,
-            1,
-        )?;
-        k.balance_backoff_max_ticks = ticks(
-            r,
-            "balance_backoff_max_ticks",
-            k.balance_backoff_max_ticks,
-            1,
-        )?;
-        k.max_interval_ticks = ticks(r, "max_interval_ticks", k.max_interval_ticks, 1)?;
-        k.cache_nice_tries = ticks(r, "cache_nice_tries", k.cache_nice_tries, 0)?;
+        knobs::read_all(KNOBS, r, &mut k, machine)?;
         Ok(k)
     }
 
@@ -172,3 +124,72 @@ impl SchedKnobs {
         (self.idle_rebalance_ticks * self.idle_node_factor).max(1)
     }
 }
+
+/// An interval or count knob in ticks, `$lo..=MAX_INTERVAL_TICKS`.
+macro_rules! ticks_knob {
+    ($field:ident, $lo:literal, $allowed:literal, default: $default:literal, doc: $doc:literal) => {
+        Knob::<SchedKnobs> {
+            name: stringify!($field),
+            allowed: Allowed::Text($allowed),
+            default: $default,
+            doc: $doc,
+            read: |r, k, _| {
+                let key = stringify!($field);
+                match r.raw(key) {
+                    Some(toml::Value::Integer(i)) if *i < $lo || *i > MAX_INTERVAL_TICKS as i64 => {
+                        Err(InputError::at(
+                            r.key(key),
+                            format!("{i}: allowed {}..{MAX_INTERVAL_TICKS} (ticks)", $lo),
+                        ))
+                    }
+                    Some(_) => {
+                        k.$field = r.u64(key)?.unwrap_or(k.$field);
+                        Ok(())
+                    }
+                    None => Ok(()),
+                }
+            },
+            json: |k| json!(k.$field),
+        }
+    };
+}
+
+/// The scheduler knobs, declared once (kernel/knobs.rs); read in this order.
+pub const KNOBS: &[Knob<SchedKnobs>] = &[
+    choice_knob!(SchedKnobs, runqueue, Runqueue,
+        default: "`per-cpu`",
+        doc: "run-queue structure (E1): 2.4's one global queue or O(1)'s per-CPU queues"),
+    choice_knob!(SchedKnobs, sched, Sched,
+        default: "`smp`",
+        doc: "wildfire's scheduler (E4): stock 2.4 or the NUMA scheduler"),
+    choice_knob!(SchedKnobs, balance_backoff, BalanceBackoff,
+        default: "`none`",
+        doc: "what an idle CPU does after a failed load_balance() (E2): nothing, SGI's progressive back-off, or 2.6.7's sched domains"),
+    choice_knob!(SchedKnobs, rq_layout, RqLayout,
+        default: "`percpu-areas`",
+        doc: "where the fields a balance loop peeks at live (E3)"),
+    ticks_knob!(idle_rebalance_ticks, 1, "1..61440 ticks",
+        default: "max(HZ/1000, 1)",
+        doc: "IDLE_REBALANCE_TICK: an idle CPU's balance interval within its node"),
+    ticks_knob!(busy_rebalance_ticks, 1, "1..61440 ticks",
+        default: "max(HZ/5, 1)",
+        doc: "BUSY_REBALANCE_TICK"),
+    ticks_knob!(idle_node_factor, 1, "1..61440",
+        default: "5",
+        doc: "cross-node balancing this many times less often than within the node, idle"),
+    ticks_knob!(busy_node_factor, 1, "1..61440",
+        default: "2",
+        doc: "the same, busy"),
+    ticks_knob!(balance_backoff_step_ticks, 1, "1..61440 ticks",
+        default: "1",
+        doc: "progressive back-off: ticks added to the interval per failed pull (not stated by SGI; docs/sched.md)"),
+    ticks_knob!(balance_backoff_max_ticks, 1, "1..61440 ticks",
+        default: "max(HZ/5, 1)",
+        doc: "progressive back-off: the longest interval"),
+    ticks_knob!(max_interval_ticks, 1, "1..61440 ticks",
+        default: "160 × max(HZ/1000, 1)",
+        doc: "2.6.7: max_interval of the node domain (32× its minimum)"),
+    ticks_knob!(cache_nice_tries, 0, "0..61440",
+        default: "2",
+        doc: "2.6.7: cache_nice_tries of the node domain; active balance after this + 2 failures"),
+];
