@@ -462,6 +462,9 @@ fn run_and_print_all(
         eprintln!("numasim: warning: {w}");
     }
     warn_unmatched(sc, sets, &records);
+    for w in run::default_warnings(sc, sets) {
+        eprintln!("numasim: warning: {w}");
+    }
     Ok(Ran {
         records,
         artifacts,
@@ -711,6 +714,21 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                 input::read_bounded_text(Path::new(&n), input::MAX_INPUT_BYTES, "a machine file")?;
             let m = Machine::from_toml_str(&text, &n)?;
             print!("{}", m.to_toml_string());
+            // Name every value the file left to a default: a default
+            // chosen for an older machine may decide a result on this one.
+            if let Ok(t) = numasim::machine::slit_text::parse_toml(&text) {
+                let d = numasim::machine::defaults::defaulted_keys(&t, &m);
+                if !d.is_empty() {
+                    eprintln!(
+                        "numasim: {n}: {} values are numasim's defaults, not the file's: {}",
+                        d.len(),
+                        d.iter()
+                            .map(|(k, v)| format!("{k} = {v}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+            }
             eprintln!(
                 "numasim: {n}: a valid machine `{}`: {} nodes, {} CPUs, {}",
                 m.name,

@@ -142,6 +142,26 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "fs-buffered-write",
         include_str!("../../../experiments/fs-buffered-write.toml"),
     ),
+    (
+        "today-mlc-latency",
+        include_str!("../../../experiments/today-mlc-latency.toml"),
+    ),
+    (
+        "today-mlc-bandwidth",
+        include_str!("../../../experiments/today-mlc-bandwidth.toml"),
+    ),
+    (
+        "today-stream",
+        include_str!("../../../experiments/today-stream.toml"),
+    ),
+    (
+        "today-stream-node",
+        include_str!("../../../experiments/today-stream-node.toml"),
+    ),
+    (
+        "today-c2c",
+        include_str!("../../../experiments/today-c2c.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

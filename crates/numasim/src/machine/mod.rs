@@ -8,9 +8,11 @@
 
 pub mod blockio;
 pub mod coherence;
+pub mod defaults;
 pub mod distance;
 pub mod hierarchy;
 pub mod import;
+pub mod memsys;
 pub mod pci;
 pub mod presets;
 pub mod slit_text;
@@ -19,6 +21,7 @@ mod toml_io;
 pub use coherence::{Coherence, FaultCosts, Timer};
 pub use distance::{DistanceSpec, Distances, SlitRows};
 pub use hierarchy::{Hierarchy, Noise, SyscallCosts};
+pub use memsys::{Domain, MemSys};
 pub use pci::PciBus;
 
 use crate::error::InputError;
@@ -279,6 +282,10 @@ pub struct Machine {
     pub noise: Noise,
     /// `[pci]`: the I/O bus and chipset path (pci.rs, drivers/pci).
     pub pci: PciBus,
+    /// `[memsys]`: latency per hop, bandwidth per controller and link,
+    /// misses in flight, cache domains (memsys.rs); derived from the
+    /// tables above where the machine has none.
+    pub memsys: MemSys,
     /// Where each node's CPUs start, built once with `nodes`: `cpu_node`
     /// in O(1) on uniform machines and O(log nodes) otherwise, where a scan
     /// of the node list made every per-thread lookup O(nodes).
@@ -308,6 +315,11 @@ impl CpuIndex {
             .map(|n| n.cpus as u64)
             .filter(|&c| c > 0 && nodes.iter().all(|n| n.cpus as u64 == c));
         CpuIndex { first, uniform }
+    }
+
+    /// The first CPU of `node`.
+    pub fn first_of(&self, node: usize) -> u64 {
+        self.first.get(node).copied().unwrap_or(0)
     }
 
     /// The node of `cpu`, or None past the last CPU.

@@ -35,6 +35,22 @@ pub const PRESETS: &[(&str, &str)] = &[
         include_str!("../../../../machines/epyc-2s-nps4.toml"),
     ),
     ("xeon-4s", include_str!("../../../../machines/xeon-4s.toml")),
+    (
+        "epyc-9004-nps1",
+        include_str!("../../../../machines/epyc-9004-nps1.toml"),
+    ),
+    (
+        "epyc-9004-nps2",
+        include_str!("../../../../machines/epyc-9004-nps2.toml"),
+    ),
+    (
+        "epyc-9004-nps4",
+        include_str!("../../../../machines/epyc-9004-nps4.toml"),
+    ),
+    (
+        "xeon-8480-snc4",
+        include_str!("../../../../machines/xeon-8480-snc4.toml"),
+    ),
     ("nvme-2s", include_str!("../../../../machines/nvme-2s.toml")),
 ];
 

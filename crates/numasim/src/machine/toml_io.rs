@@ -182,9 +182,8 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let (coherence, timer, fault) = super::coherence::read(&mut r)?;
     let (hierarchy, syscall, noise) = super::hierarchy::read(&mut r, &cpu, &memory)?;
     let pci = super::pci::read(&mut r)?;
-    r.finish()?;
 
-    Ok(Machine {
+    let mut m = Machine {
         name,
         description,
         arch,
@@ -209,7 +208,12 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         syscall,
         noise,
         pci,
-    })
+        memsys: Default::default(),
+    };
+    // `[memsys]` derives its defaults from the tables above.
+    m.memsys = super::memsys::read(&mut r, &m)?;
+    r.finish()?;
+    Ok(m)
 }
 
 /// Errors from `Distances::build` carry keys relative to the machine root;
@@ -826,6 +830,7 @@ pub(super) fn write_machine(m: &Machine) -> String {
     super::coherence::write(m, &mut t);
     super::hierarchy::write(m, &mut t);
     super::pci::write(m, &mut t);
+    super::memsys::write(m, &mut t);
     let text = toml::to_string(&t).expect("a TOML table always serialises");
     match &m.distance_spec {
         DistanceSpec::Matrix(rows) => {

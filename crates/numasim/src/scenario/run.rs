@@ -63,6 +63,23 @@ pub fn run_with_artifacts(
     Ok((out, files))
 }
 
+/// One line per case step whose result a machine default decided (the
+/// memory-system workloads, workload/membw.rs), each line once.
+pub fn default_warnings(sc: &Scenario, sets: &[(String, Value)]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for i in 0..sc.cases.len() {
+        let Ok(case) = sc.resolve(i, sets) else {
+            continue;
+        };
+        for w in crate::workload::membw::default_warnings(&case) {
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
 /// One line per case that stopped at its simulated-time horizon with work
 /// left (`incomplete_at_s` set): its other records describe only the part
 /// that ran, and `completed = 0` must not be read as a result.

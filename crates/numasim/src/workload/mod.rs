@@ -18,6 +18,7 @@ pub mod hold;
 pub mod keys;
 pub mod lock_bench;
 pub mod membench;
+pub mod membw;
 pub mod page_cache_size;
 pub mod pci;
 pub mod read;
@@ -121,6 +122,11 @@ pub static WORKLOADS: &[Workload] = &[
     membench::GETTIMEOFDAY_COST,
     membench::SELFISH,
     membench::RING_COPY,
+    membw::MLC_LATENCY_MATRIX,
+    membw::MLC_BANDWIDTH_MATRIX,
+    membw::MLC_LOADED_LATENCY,
+    membw::STREAM,
+    membw::C2C_LATENCY,
     pci::PIO_READ,
     pci::PIO_FLUSH,
     pci::DMA_IOPS,
@@ -130,12 +136,12 @@ pub static WORKLOADS: &[Workload] = &[
     fsio::BUFFERED_WRITE,
 ];
 
-/// The workload named `name`.
 /// Every workload as Markdown: the generated part of `docs/scenario.md`.
 pub fn reference_markdown() -> String {
     spec::reference_markdown(WORKLOADS.iter().map(|w| &w.spec))
 }
 
+/// The workload named `name`.
 pub fn find(name: &str) -> Option<&'static Workload> {
     WORKLOADS.iter().find(|w| w.name == name)
 }

@@ -15,6 +15,7 @@ pub mod hash_tables;
 pub mod hugetlb;
 pub mod kswapd;
 pub mod memcost;
+pub mod memflow;
 pub mod memory;
 pub mod mempolicy;
 pub mod oom_kill;
