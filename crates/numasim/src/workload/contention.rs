@@ -8,6 +8,7 @@ use super::keys::{bounded, count_list};
 use super::lock_bench::lock_bench;
 use super::page_cache_size;
 use super::spec as s;
+use super::timer_tick;
 use super::Sim;
 use super::{Run, Workload};
 use crate::engine::Dur;
@@ -16,7 +17,7 @@ use crate::input::table::TableReader;
 use crate::kernel::locking::contention::{AnonFault, ContentionKnobs, Devzero, Hugetlb};
 use crate::kernel::mm::hugetlb;
 use crate::kernel::mm::memory::{self, FaultThread, Scope};
-use crate::kernel::time::{gettimeofday, tick};
+use crate::kernel::time::gettimeofday;
 use crate::machine::Machine;
 use crate::report::Record;
 use rayon::prelude::*;
@@ -331,7 +332,7 @@ impl Step {
             Step::Tick { cpus } => {
                 let res: Vec<_> = cpus
                     .par_iter()
-                    .map(|&n| tick::simulate(machine, knobs, n, seed))
+                    .map(|&n| timer_tick::simulate(machine, knobs, n, seed))
                     .collect();
                 let mut out = Vec::new();
                 for (&n, r) in cpus.iter().zip(res) {

@@ -26,6 +26,7 @@ pub mod sched;
 pub mod sched_ops;
 pub mod sim;
 pub mod spec;
+pub mod timer_tick;
 pub mod touch;
 pub mod vmstat;
 pub mod write;

@@ -22,43 +22,76 @@
 //! uniformly from the seed; "stagger" is the shift alone; "aligned" puts
 //! every tick at one instant (no kernel does; kept for sensitivity).
 //!
-//! A CPU's tick work starts at its tick (or when the previous tick's work
-//! finishes, if that is later: the interrupt stays pending) and ends when
-//! its writes are done. **Forward progress** is the share of the tick left
-//! over; a machine whose tick work does not finish before the next tick
-//! falls further behind at every tick and does not boot.
+//! The work one tick does is [`TickWork`] (its two lines and the knobs
+//! that say which it touches); the experiment that raises ticks on every
+//! CPU and measures how much of each tick the work takes is
+//! `workload/timer_tick.rs`.
 
 use rand::RngExt;
 
 use crate::engine::rng::stream;
-use crate::engine::{Dur, EventQueue, Time};
+use crate::engine::{CostTable, Dur, Time};
 use crate::kernel::locking::contention::{ContentionKnobs, ProfCpuMask, TimerAdjust};
-use crate::kernel::locking::line;
+use crate::kernel::locking::{line, Line};
 use crate::machine::coherence::TickPhase;
 use crate::machine::Machine;
 
-/// Ticks simulated: enough for a backlog to show (each saturated tick adds
-/// to it) while a stable machine settles after the first.
-pub const TICKS: u64 = 8;
-
+/// One piece of a tick's work on the shared lines.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TickResult {
-    /// Mean share of each tick a CPU spends on the shared-line work.
-    pub tick_work_fraction: f64,
-    /// Whether every CPU finished its tick work before its next tick.
-    pub boots: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Step {
-    /// The timer interrupt of tick `k` is raised.
-    Tick(u64),
+pub enum Work {
     /// Read then write the global adjustment variable.
     AdjustRead,
     AdjustWrite,
     /// Bump the idle routine's profile bin.
     Profile,
+    /// The tick's work is done.
     Done,
+}
+
+/// The timer interrupt's work on lines every CPU shares: the global
+/// HZ-vs-microseconds adjustment and the idle routine's profile bin.
+pub struct TickWork<'a> {
+    adjust: Line<'a>,
+    profile: Line<'a>,
+    timer_adjust: TimerAdjust,
+    prof_cpu_mask: ProfCpuMask,
+}
+
+impl<'a> TickWork<'a> {
+    pub fn new(machine: &Machine, cost: &'a CostTable, knobs: &ContentionKnobs) -> Self {
+        TickWork {
+            adjust: line(machine, cost, 0),
+            profile: line(machine, cost, 0),
+            timer_adjust: knobs.timer_adjust,
+            prof_cpu_mask: knobs.prof_cpu_mask,
+        }
+    }
+
+    /// The first piece of a tick's work.
+    pub fn first(&self) -> Work {
+        match self.timer_adjust {
+            TimerAdjust::Global => Work::AdjustRead,
+            TimerAdjust::PerCpu => self.after_adjust(),
+        }
+    }
+
+    fn after_adjust(&self) -> Work {
+        match self.prof_cpu_mask {
+            ProfCpuMask::All => Work::Profile,
+            ProfCpuMask::None => Work::Done,
+        }
+    }
+
+    /// Does `work` on CPU `cpu` (on `node`) at `now`: when it ends and what
+    /// comes next. `Done` has nothing to do.
+    pub fn step(&mut self, now: Time, cpu: usize, node: usize, work: Work) -> (Time, Work) {
+        match work {
+            Work::AdjustRead => (self.adjust.read(now, cpu, node), Work::AdjustWrite),
+            Work::AdjustWrite => (self.adjust.write(now, cpu, node), self.after_adjust()),
+            Work::Profile => (self.profile.write(now, cpu, node), Work::Done),
+            Work::Done => (now, Work::Done),
+        }
+    }
 }
 
 /// Phase of each CPU's tick within `period` ns; see the module docs.
@@ -81,93 +114,6 @@ pub fn stagger_shift(cpu: u64, period: u64) -> u64 {
     }
     let hi = 1u64 << (63 - cpu.leading_zeros());
     (2 * (cpu - hi) + 1) * period / hi / 2
-}
-
-/// Simulate `TICKS` ticks on CPUs `0..cpus` of `machine`.
-pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64, seed: u64) -> TickResult {
-    let cost = machine.line_cost_table();
-    let period = Dur::from_ns_f64(machine.tick_ns());
-    let mut adjust = line(machine, &cost, 0);
-    let mut profile = line(machine, &cost, 0);
-    let n = cpus as usize;
-    let node: Vec<usize> = (0..cpus)
-        .map(|c| machine.cpu_node(c).unwrap_or(0))
-        .collect();
-    let phase = phases(machine.timer.tick_phase, cpus, period.as_ns(), seed);
-    // When CPU c's tick k is raised.
-    let tick_at = |c: usize, k: u64| Time::ZERO + phase[c] + Dur(period.as_ns() * k);
-    let mut q = EventQueue::with_capacity(n);
-    for c in 0..n {
-        q.push(tick_at(c, 0), (c, Step::Tick(0)))
-            .expect("empty queue");
-    }
-    let mut started = vec![Time::ZERO; n];
-    let mut busy = vec![Dur(0); n];
-    let mut late = false;
-    let mut last_done = vec![Time::ZERO; n];
-    let first = |_c: usize| match knobs.timer_adjust {
-        TimerAdjust::Global => Step::AdjustRead,
-        TimerAdjust::PerCpu => after_adjust(knobs),
-    };
-    // Ticks are raised at fixed times; work for tick k starts at the later
-    // of its tick and the end of tick k-1's work.
-    let mut pending: Vec<u64> = vec![0; n];
-    let mut working = vec![false; n];
-    while let Some((now, (c, step))) = q.pop() {
-        let next = match step {
-            Step::Tick(k) => {
-                if k + 1 < TICKS {
-                    q.push(tick_at(c, k + 1), (c, Step::Tick(k + 1)))
-                        .expect("future");
-                }
-                if working[c] {
-                    pending[c] += 1;
-                    continue;
-                }
-                working[c] = true;
-                started[c] = now;
-                q.push(now, (c, first(c))).expect("now");
-                continue;
-            }
-            Step::AdjustRead => (adjust.read(now, c, node[c]), Step::AdjustWrite),
-            Step::AdjustWrite => (adjust.write(now, c, node[c]), after_adjust(knobs)),
-            Step::Profile => (profile.write(now, c, node[c]), Step::Done),
-            Step::Done => {
-                busy[c] += now - started[c];
-                last_done[c] = now;
-                if pending[c] > 0 {
-                    pending[c] -= 1;
-                    started[c] = now;
-                    q.push(now, (c, first(c))).expect("now");
-                } else {
-                    working[c] = false;
-                }
-                continue;
-            }
-        };
-        q.push(next.0, (c, next.1))
-            .expect("completion is not in the past");
-    }
-    // The last tick's work must end before the tick after it is raised.
-    for c in 0..n {
-        let deadline = tick_at(c, TICKS);
-        if last_done[c] > deadline || pending[c] > 0 || working[c] {
-            late = true;
-        }
-    }
-    let total: f64 = busy.iter().map(|d| d.as_ns() as f64).sum();
-    let frac = total / (n.max(1) as f64 * period.as_ns() as f64 * TICKS as f64);
-    TickResult {
-        tick_work_fraction: frac.min(1.0),
-        boots: !late,
-    }
-}
-
-fn after_adjust(knobs: &ContentionKnobs) -> Step {
-    match knobs.prof_cpu_mask {
-        ProfCpuMask::All => Step::Profile,
-        ProfCpuMask::None => Step::Done,
-    }
 }
 
 #[cfg(test)]
