@@ -8,10 +8,10 @@
 use crate::calibrate::Measurements;
 use crate::hierarchy::{self, kernel_for, Used};
 use numasim::kernel::locking::contention::{AnonFault, ContentionKnobs};
-use numasim::kernel::time::gettimeofday::simulate_calls;
 use numasim::kernel::KernelConfig;
 use numasim::machine::Machine;
 use numasim::report::{Record, Role};
+use numasim::workload::gettimeofday::simulate_calls;
 use serde_json::json;
 
 pub const EXPERIMENT: &str = "probe-validate";

@@ -446,7 +446,7 @@ proptest! {
 #[test]
 fn gettimeofday_window_matches_the_full_run() {
     use numasim::kernel::locking::contention::Gettimeofday;
-    use numasim::kernel::time::gettimeofday::{simulate_calls, MIN_WINDOW_CALLS};
+    use numasim::workload::gettimeofday::{simulate_calls, MIN_WINDOW_CALLS};
     let m = presets::preset("altix-512").unwrap();
     for threads in [16u64, 64] {
         let full = simulate_calls(&m, Gettimeofday::Cmpxchg, threads, 200, 1);
@@ -468,7 +468,7 @@ fn gettimeofday_window_matches_the_full_run() {
 #[test]
 fn gettimeofday_seqcount_readers_do_not_contend() {
     use numasim::kernel::locking::contention::Gettimeofday;
-    use numasim::kernel::time::gettimeofday::simulate_calls;
+    use numasim::workload::gettimeofday::simulate_calls;
     let m = presets::preset("altix-512").unwrap();
     let one = |v| simulate_calls(&m, v, 1, 200, 1).time_per_call_ns;
     let many = |v| simulate_calls(&m, v, 16, 200, 1).time_per_call_ns;

@@ -4,6 +4,7 @@
 //! independent and seeded, so the output is the same as a serial run) and
 //! reports one row per count.
 
+use super::gettimeofday;
 use super::keys::{bounded, count_list};
 use super::lock_bench::lock_bench;
 use super::page_cache_size;
@@ -17,7 +18,6 @@ use crate::input::table::TableReader;
 use crate::kernel::locking::contention::{AnonFault, ContentionKnobs, Devzero, Hugetlb};
 use crate::kernel::mm::hugetlb;
 use crate::kernel::mm::memory::{self, FaultThread, Scope};
-use crate::kernel::time::gettimeofday;
 use crate::machine::Machine;
 use crate::report::Record;
 use rayon::prelude::*;
@@ -202,7 +202,7 @@ impl Step {
                 let threads = counts(r, "threads", machine, None)?;
                 let calls = bounded(r, "calls", 200, 1, 100_000)?;
                 // No work bound on `calls`: beyond a window of thread-calls
-                // the model samples (kernel/time/gettimeofday.rs).
+                // the model samples (workload/gettimeofday.rs).
                 Step::Gtod { threads, calls }
             }
             "fault-touch" | "devzero" => {

@@ -14,6 +14,7 @@ pub mod boot_balance;
 pub mod bufwrite;
 pub mod contention;
 pub mod fsio;
+pub mod gettimeofday;
 pub mod hold;
 pub mod keys;
 pub mod lock_bench;

@@ -1,0 +1,172 @@
+//! The `gettimeofday()` storm ([ALTIX04] C5; the `gettimeofday` workload
+//! in `contention.rs`): N CPUs call it back to back, each call the
+//! `xtime_lock` seqlock read section around the interpolator's `cmpxchg`
+//! on the shared last-value word ([`LastValue`], `kernel/time/gettimeofday.rs`);
+//! the experiment reports the mean time per call.
+//!
+//! The CPUs do not start in lock step: each begins at a uniform moment
+//! within one uncontended call (process start-up and the loop's own entry
+//! spread them that much at least), drawn from the seed.
+
+use rand::RngExt;
+
+use crate::engine::rng::stream;
+use crate::engine::{Dur, EventQueue, Time};
+use crate::kernel::locking::contention::Gettimeofday;
+use crate::kernel::locking::line;
+use crate::kernel::locking::seqlock::SeqLock;
+use crate::kernel::time::gettimeofday::LastValue;
+use crate::machine::Machine;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GtodResult {
+    /// Mean wall time of one call, ns.
+    pub time_per_call_ns: f64,
+    /// `cmpxchg` attempts per completed call.
+    pub attempts_per_call: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Enter the system call and open the seqlock read section.
+    Enter,
+    /// Load the shared last-value word.
+    Load,
+    /// Read the clock, then try the `cmpxchg`.
+    Cmpxchg,
+    /// Close the seqlock read section and leave.
+    Exit,
+    /// The shared word's line has reached this CPU for its pending access.
+    Granted,
+}
+
+/// `threads` CPUs (0..threads) each make `calls` calls, or a window of
+/// them (see [`window`]).
+pub fn simulate(
+    machine: &Machine,
+    variant: Gettimeofday,
+    threads: u64,
+    calls: u64,
+    seed: u64,
+) -> GtodResult {
+    simulate_calls(machine, variant, threads, calls.min(window(threads)), seed)
+}
+
+/// Thread-calls simulated event by event at most: beyond it each thread
+/// makes only a window of its calls and the mean is taken over that window.
+/// Every call of the loop is alike once the threads are in step (the storm
+/// is a steady state, not a trend), so a window of calls samples it the way
+/// the fault simulations sample pages; 2^17 keeps every case of today's
+/// experiments (up to 64 threads x 200 calls, and 512 x 200) whole.
+pub const WINDOW_THREAD_CALLS: u64 = 1 << 17;
+/// Fewest calls per thread in a window, so the start-up stagger stays a
+/// small part of the mean.
+pub const MIN_WINDOW_CALLS: u64 = 8;
+
+/// Calls per thread simulated for `threads` threads.
+pub fn window(threads: u64) -> u64 {
+    (WINDOW_THREAD_CALLS / threads.max(1)).max(MIN_WINDOW_CALLS)
+}
+
+/// As [`simulate`], every one of the `calls` calls event by event. With
+/// [`Gettimeofday::Seqcount`] a call is the seqlock read section around
+/// the clock read, and the shared word is never touched.
+pub fn simulate_calls(
+    machine: &Machine,
+    variant: Gettimeofday,
+    threads: u64,
+    calls: u64,
+    seed: u64,
+) -> GtodResult {
+    let cost = machine.line_cost_table();
+    let n = threads as usize;
+    let mut word = LastValue::new(machine, &cost, n, seed);
+    let mut xtime = SeqLock::new(line(machine, &cost, 0));
+    let node: Vec<usize> = (0..threads)
+        .map(|c| machine.cpu_node(c).unwrap_or(0))
+        .collect();
+    let syscall = Dur::from_ns_f64(machine.timer.syscall_ns);
+    let clock = Dur::from_ns_f64(machine.timer.clock_read_ns);
+    let mut seq = vec![0u64; n];
+    let mut done = vec![0u64; n];
+    // The access each CPU waits for the line to make.
+    let mut pending = vec![Step::Load; n];
+    let mut finish = vec![Time::ZERO; n];
+    let mut attempts = 0u64;
+    let mut q = EventQueue::with_capacity(n);
+    let mut rng = stream(seed, "gettimeofday-start", threads);
+    let one_call = (syscall + clock).as_ns().max(1);
+    let mut start = vec![Time::ZERO; n];
+    for (c, s) in start.iter_mut().enumerate() {
+        *s = Time(rng.random_range(0..one_call));
+        q.push(*s, (c, Step::Enter)).expect("empty queue");
+    }
+    while let Some((now, (c, step))) = q.pop() {
+        let (at, next) = match step {
+            Step::Enter => {
+                let (t, s) = xtime.read_begin(now + syscall, c, node[c]);
+                seq[c] = s;
+                match variant {
+                    Gettimeofday::Cmpxchg => (t, Step::Load),
+                    Gettimeofday::Seqcount => (t + clock, Step::Exit),
+                }
+            }
+            Step::Load | Step::Cmpxchg => {
+                // A waiter is resumed by `Granted` when the line arrives.
+                pending[c] = step;
+                match word.request(now, c, node[c]) {
+                    Some(t) => (t, Step::Granted),
+                    None => continue,
+                }
+            }
+            Step::Granted => {
+                if let Some(g) = word.arrived(now, c) {
+                    q.push(g.at, (g.cpu, Step::Granted)).expect("future");
+                }
+                match pending[c] {
+                    Step::Load => {
+                        word.load(c);
+                        (now + clock, Step::Cmpxchg)
+                    }
+                    _ => {
+                        attempts += 1;
+                        if word.cmpxchg(c) {
+                            (now, Step::Exit)
+                        } else {
+                            // The loop reloads (a hit if still held).
+                            (now, Step::Load)
+                        }
+                    }
+                }
+            }
+            Step::Exit => {
+                let (t, retry) = xtime.read_retry(now, c, node[c], seq[c]);
+                if retry {
+                    match variant {
+                        Gettimeofday::Cmpxchg => (t, Step::Load),
+                        Gettimeofday::Seqcount => (t + clock, Step::Exit),
+                    }
+                } else {
+                    done[c] += 1;
+                    if done[c] == calls {
+                        finish[c] = t;
+                        continue;
+                    }
+                    (t, Step::Enter)
+                }
+            }
+        };
+        q.push(at, (c, next))
+            .expect("completion is not in the past");
+    }
+    let mean = finish
+        .iter()
+        .zip(&start)
+        .map(|(&t, &s)| (t - s).as_ns() as f64)
+        .sum::<f64>()
+        / (n as f64 * calls as f64);
+    GtodResult {
+        time_per_call_ns: mean,
+        attempts_per_call: attempts as f64 / (n as f64 * calls as f64),
+    }
+}
