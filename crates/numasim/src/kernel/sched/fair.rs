@@ -14,7 +14,7 @@
 //! the busy CPU waits longer than one tick for its own lock: its next
 //! timer interrupt is then due before it has finished the last, so it falls
 //! behind at every tick and boot cannot proceed (the bound of
-//! `kernel/time/tick.rs`).
+//! `workload/timer_tick.rs`).
 //!
 //! When an idle CPU balances:
 //! - `none`, `progressive`: on the jiffy, as mainline O(1) `rebalance_tick()`
