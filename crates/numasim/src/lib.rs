@@ -24,8 +24,21 @@ macro_rules! knob_enum {
     };
 }
 
+// The public surface a program driving numasim needs (the command line,
+// the Python binding, a user's tool): load a scenario or a built-in
+// experiment, run it, read its records and their scores. The modules
+// below stay public where the model's own tests, benches or the probe
+// reach into a mechanism; the rest are crate-private (ARCHITECTURE.md,
+// "The public surface").
+pub use error::{Error, InputError};
+pub use experiments::{load as load_experiment, EXPERIMENTS};
+pub use machine::Machine;
+pub use report::{Bound, Record, Role, Summary};
+pub use scenario::run::run;
+pub use scenario::Scenario;
+
 pub mod bootlog;
-pub mod drivers;
+pub(crate) mod drivers;
 pub mod engine;
 pub mod error;
 pub mod experiments;

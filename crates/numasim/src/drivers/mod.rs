@@ -3,4 +3,4 @@
 //! I/O chipset, PIO from CPUs to it, DMA from it into memory over the
 //! machine's distances ([ALTIX04] G1–G4; docs/pci.md).
 
-pub mod pci;
+pub(crate) mod pci;

@@ -2,13 +2,13 @@
 //!
 //! See `docs/engine.md` for the design and each resource's model.
 
-pub mod cacheline;
-pub mod cost;
-pub mod lock;
-pub mod queue;
+pub(crate) mod cacheline;
+pub(crate) mod cost;
+pub(crate) mod lock;
+pub(crate) mod queue;
 pub mod rng;
-pub mod server;
-pub mod time;
+pub(crate) mod server;
+pub(crate) mod time;
 
 pub use cacheline::{CacheLine, LineState, LineStats};
 pub use cost::{CostTable, FnCost, TransferCost, UniformCost};

@@ -8,9 +8,9 @@
 //! bounded read, never in an allocation that grows until the host gives
 //! out. The maxima are in docs/testing.md ("Input bounds").
 
-pub mod merge;
+pub(crate) mod merge;
 pub mod size;
-pub mod stem;
+pub(crate) mod stem;
 pub mod table;
 
 use crate::error::InputError;

@@ -10,6 +10,6 @@ pub mod locking;
 pub mod mm;
 pub mod release;
 pub mod sched;
-pub mod time;
+pub(crate) mod time;
 
 pub use config::KernelConfig;

@@ -6,14 +6,14 @@
 //! run on it. `docs/machine.md` gives each field's meaning and each preset's
 //! sources.
 
-pub mod blockio;
-pub mod coherence;
+pub(crate) mod blockio;
+pub(crate) mod coherence;
 pub mod defaults;
-pub mod distance;
-pub mod hierarchy;
+pub(crate) mod distance;
+pub(crate) mod hierarchy;
 pub mod import;
-pub mod memsys;
-pub mod pci;
+pub(crate) mod memsys;
+pub(crate) mod pci;
 pub mod presets;
 pub mod slit_text;
 mod toml_io;

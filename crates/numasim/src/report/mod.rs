@@ -1,18 +1,18 @@
 //! Tidy records and their views: tables, CSV, JSONL, SVG plots.
 
-pub mod case_name;
+pub(crate) mod case_name;
 pub mod csv;
-pub mod desc;
-pub mod disk_heat;
-pub mod hint;
+pub(crate) mod desc;
+pub(crate) mod disk_heat;
+pub(crate) mod hint;
 pub mod html;
 pub mod out;
-pub mod paper;
-pub mod record;
+pub(crate) mod paper;
+pub(crate) mod record;
 pub mod summary;
-pub mod svg;
+pub(crate) mod svg;
 pub mod table;
-pub mod timeline;
+pub(crate) mod timeline;
 pub mod view;
 
 pub use desc::{MachineDesc, RunDesc};

@@ -37,7 +37,7 @@ pub fn simulate(
         PagecacheCount::Global => Layout::Global,
         PagecacheCount::PerNode => Layout::PerNode,
     };
-    let mut counter = SplitCounter::new(machine, layout, cpus, |h| line(machine, &cost, h));
+    let mut counter = SplitCounter::new(machine, layout, |h| line(machine, &cost, h));
     let n = cpus as usize;
     let node: Vec<usize> = (0..cpus)
         .map(|c| machine.cpu_node(c).unwrap_or(0))

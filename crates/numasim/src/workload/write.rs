@@ -13,8 +13,6 @@ use crate::kernel::mm::vm::{Actor, Job, VmStats, TICK_NS};
 use crate::machine::Machine;
 use crate::report::{timeline, Artifact, Record};
 
-pub use super::keys::DEFAULT_HORIZON_S;
-
 #[derive(Debug, Clone)]
 pub struct Write {
     pub task: String,

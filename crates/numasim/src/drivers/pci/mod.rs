@@ -17,8 +17,8 @@
 //! [`IoPath::handle`] when it is due, so resource submissions stay in time
 //! order.
 
-pub mod dma;
-pub mod pio;
+pub(crate) mod dma;
+pub(crate) mod pio;
 
 use crate::engine::{Dur, Server, Time};
 use crate::error::InputError;
@@ -92,10 +92,6 @@ impl<'m> IoPath<'m> {
         }
     }
 
-    pub fn machine(&self) -> &'m Machine {
-        self.machine
-    }
-
     /// One-way crossing between the chipset and its hub.
     pub fn bridge(&self) -> Dur {
         Dur::from_ns_f64(self.machine.pci.bridge_ns)
@@ -131,11 +127,6 @@ impl<'m> IoPath<'m> {
     /// True when every write accepted before `seq` is acknowledged.
     pub fn acked_below(&self, seq: u64) -> bool {
         self.unacked.first().is_none_or(|&s| s >= seq)
-    }
-
-    /// Writes accepted and not yet acknowledged.
-    pub fn in_flight(&self) -> usize {
-        self.unacked.len()
     }
 
     /// Handle one due stage at `now`: push later stages to `next`, and a

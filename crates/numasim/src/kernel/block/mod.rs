@@ -7,10 +7,10 @@
 //! request's DMA crosses (`path`). The unit of simulation is a request.
 
 pub mod blkdev;
-pub mod disk;
+pub(crate) mod disk;
 pub mod layer;
-pub mod path;
-pub mod stripe;
+pub(crate) mod path;
+pub(crate) mod stripe;
 
 pub use blkdev::{DiskModel, Req};
 pub use disk::Disk;

@@ -17,7 +17,7 @@
 pub mod iosim;
 pub mod laydown;
 pub mod layout;
-pub mod writeback;
+pub(crate) mod writeback;
 
 use crate::error::InputError;
 use crate::input::table::TableReader;

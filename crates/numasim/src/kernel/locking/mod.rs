@@ -8,11 +8,11 @@
 //! lock costs what its contended line costs on that machine.
 
 pub mod contention;
-pub mod percpu_counter;
-pub mod rwsem;
-pub mod seqlock;
-pub mod spinlock;
-pub mod xfs_counter;
+pub(crate) mod percpu_counter;
+pub(crate) mod rwsem;
+pub(crate) mod seqlock;
+pub(crate) mod spinlock;
+pub(crate) mod xfs_counter;
 
 use crate::engine::{CacheLine, CostTable};
 use crate::machine::Machine;

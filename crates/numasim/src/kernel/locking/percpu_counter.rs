@@ -13,7 +13,6 @@ use crate::machine::Machine;
 pub enum Layout {
     Global,
     PerNode,
-    PerCpu,
 }
 
 #[derive(Debug)]
@@ -24,19 +23,11 @@ pub struct SplitCounter<'a> {
 }
 
 impl<'a> SplitCounter<'a> {
-    /// `cpus` CPUs of `machine`; `make(home)` builds each slot's line.
-    pub fn new(
-        machine: &Machine,
-        layout: Layout,
-        cpus: u64,
-        mut make: impl FnMut(usize) -> Line<'a>,
-    ) -> Self {
+    /// A counter on `machine`; `make(home)` builds each slot's line.
+    pub fn new(machine: &Machine, layout: Layout, mut make: impl FnMut(usize) -> Line<'a>) -> Self {
         let homes: Vec<usize> = match layout {
             Layout::Global => vec![0],
             Layout::PerNode => (0..machine.node_count()).collect(),
-            Layout::PerCpu => (0..cpus)
-                .map(|c| machine.cpu_node(c).unwrap_or(0))
-                .collect(),
         };
         SplitCounter {
             layout,
@@ -44,20 +35,20 @@ impl<'a> SplitCounter<'a> {
             lines: homes.into_iter().map(&mut make).collect(),
         }
     }
-    fn slot(&self, cpu: usize, node: usize) -> usize {
+    fn slot(&self, node: usize) -> usize {
         match self.layout {
             Layout::Global => 0,
             Layout::PerNode => node,
-            Layout::PerCpu => cpu,
         }
     }
     /// Add `delta` from `cpu` on `node` (the node of the page, for C8).
     pub fn add(&mut self, now: Time, cpu: usize, node: usize, delta: i64) -> Time {
-        let s = self.slot(cpu, node);
+        let s = self.slot(node);
         self.values[s] += delta;
         self.lines[s].write(now, cpu, node)
     }
     /// Read the sum from `cpu`: one line read per slot, in a loop.
+    #[cfg(test)] // only the model's own tests read it today
     pub fn sum(&mut self, now: Time, cpu: usize, node: usize) -> (Time, i64) {
         let mut t = now;
         for l in &mut self.lines {
@@ -78,8 +69,8 @@ mod tests {
         let m =
             Machine::from_toml_str(presets::preset_text("wildfire-gs320").unwrap(), "w").unwrap();
         let cost = m.line_cost_table();
-        let mut g = SplitCounter::new(&m, Layout::Global, 32, |h| CacheLine::new(h, &cost));
-        let mut p = SplitCounter::new(&m, Layout::PerNode, 32, |h| CacheLine::new(h, &cost));
+        let mut g = SplitCounter::new(&m, Layout::Global, |h| CacheLine::new(h, &cost));
+        let mut p = SplitCounter::new(&m, Layout::PerNode, |h| CacheLine::new(h, &cost));
         let mut t = Time(0);
         for cpu in 0..32usize {
             let node = cpu / 4;

@@ -29,23 +29,17 @@ impl<'a> RwSem<'a> {
         let start = self.writer_until.map_or(now, |w| now.max(w));
         self.line.write(start, cpu, node)
     }
-    /// `up_read()`: the atomic decrement.
-    pub fn up_read(&mut self, now: Time, cpu: usize, node: usize) -> Time {
-        self.line.write(now, cpu, node)
-    }
     /// `down_write()` for a hold that ends at `until` (known in advance by
     /// the callers here); returns when the writer holds it.
+    #[cfg(test)] // only the model's own tests read it today
     pub fn down_write(&mut self, now: Time, cpu: usize, node: usize) -> Time {
         let start = self.writer_until.map_or(now, |w| now.max(w));
         self.line.write(start, cpu, node)
     }
     /// Record that the writer holds it until `until` (`up_write()` then).
+    #[cfg(test)] // only the model's own tests read it today
     pub fn hold_write_until(&mut self, until: Time) {
         self.writer_until = Some(until);
-    }
-    /// The count line.
-    pub fn line(&self) -> &Line<'a> {
-        &self.line
     }
 }
 

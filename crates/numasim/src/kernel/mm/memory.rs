@@ -79,7 +79,7 @@ pub struct FaultPath {
 
 /// Lock and line indices every fault path uses: its own lock (0), the LRU
 /// lock (1), the LRU's lines, and the superblock counters' line.
-pub mod idx {
+pub(crate) mod idx {
     /// `mm->page_table_lock`, or the `/dev/zero` superblock lock.
     pub const OWN_LOCK: usize = 0;
     /// `pagemap_lru_lock` (stock 2.4), or the node's LRU lock.

@@ -7,27 +7,27 @@
 //! and Blue Gene Big Memory (`bigmem`), the ZeptoOS chunk manager.
 
 pub mod bigmem;
-pub mod bootmem;
+pub(crate) mod bootmem;
 pub mod filemap;
 pub mod flavour;
 pub mod hash;
-pub mod hash_tables;
-pub mod hugetlb;
-pub mod kswapd;
+pub(crate) mod hash_tables;
+pub(crate) mod hugetlb;
+pub(crate) mod kswapd;
 pub mod memcost;
-pub mod memflow;
+pub(crate) mod memflow;
 pub mod memory;
 pub mod mempolicy;
-pub mod oom_kill;
+pub(crate) mod oom_kill;
 pub mod page_alloc;
-pub mod page_writeback;
-pub mod swap;
+pub(crate) mod page_writeback;
+pub(crate) mod swap;
 pub mod sysctl_vm;
 pub mod tlb;
 pub mod vm;
 pub mod vmalloc;
 pub mod vmscan;
-pub mod writeback;
+pub(crate) mod writeback;
 
 pub use mempolicy::{MemPolicy, PolicyCursor};
 pub use page_alloc::{Gfp, NodeUse, PageAlloc, Placement, Use};

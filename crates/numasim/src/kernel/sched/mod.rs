@@ -22,10 +22,10 @@
 //! run-queue lock costs what any contended line costs on that machine.
 //! docs/sched.md gives the knobs, the parameters and their sources.
 
-pub mod core;
+pub(crate) mod core;
 pub mod fair;
-pub mod rq;
-pub mod trace;
+pub(crate) mod rq;
+pub(crate) mod trace;
 
 use crate::error::InputError;
 use crate::input::table::TableReader;

@@ -104,10 +104,6 @@ impl TaskQueues {
         self.len[qi]
     }
 
-    pub fn queues(&self) -> usize {
-        self.len.len()
-    }
-
     /// `add_to_runqueue()`: task `i` joins queue `qi`, preferred by CPU
     /// `pref` (the CPU it ran on, or the idle one it was sent to, which
     /// becomes its last CPU).

@@ -3,5 +3,5 @@
 //! with its `cmpxchg` on a shared word (C5). The experiments that drive
 //! them are `workload/timer_tick.rs` and `workload/gettimeofday.rs`.
 
-pub mod gettimeofday;
-pub mod tick;
+pub(crate) mod gettimeofday;
+pub(crate) mod tick;
