@@ -4,21 +4,8 @@
 //! decides results on a machine of today.
 
 use super::Machine;
+use crate::input::merge::flatten;
 use toml::{Table, Value};
-
-fn flatten(prefix: &str, t: &Table, out: &mut Vec<(String, Value)>) {
-    for (k, v) in t {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match v {
-            Value::Table(inner) => flatten(&key, inner, out),
-            other => out.push((key, other.clone())),
-        }
-    }
-}
 
 /// The dotted keys the machine as written back has and `input` (the file
 /// as read) does not, with the value each took: the defaults in force.
@@ -28,10 +15,9 @@ pub fn defaulted_keys(input: &Table, m: &Machine) -> Vec<(String, Value)> {
     let Ok(written) = super::slit_text::parse_toml(&m.to_toml_string()) else {
         return Vec::new();
     };
-    let mut have = Vec::new();
-    flatten("", input, &mut have);
-    let mut all = Vec::new();
-    flatten("", &written, &mut all);
+    // The input layer's dotted-key walk, the one `--set` uses.
+    let have = flatten(input);
+    let all = flatten(&written);
     // Spelled differently in files: per-node lists vs uniform keys, the
     // distance forms.
     const ALIASES: &[&str] = &[
