@@ -1463,4 +1463,210 @@ mod tests {
             assert!(is_125(parse_label(l)), "{l} in {labels:?}");
         }
     }
+
+    use crate::report::view::{Better, Plot, View};
+
+    fn matrix_view(plot: Plot, x: Option<&str>) -> View {
+        View {
+            title: "latency matrix".into(),
+            metric: "idle_latency_ns".into(),
+            rows: "from_node".into(),
+            columns: "to_node".into(),
+            baseline: None,
+            better: Better::Lower,
+            plot,
+            x: x.map(String::from),
+        }
+    }
+
+    /// An n × n matrix on two machines, value 10 + from * n + to (machine
+    /// b: + 1000), recorded in a scrambled order (the last node first).
+    fn matrix(n: u64) -> Vec<Record> {
+        let mut out = Vec::new();
+        for (m, add) in [("a", 0.0), ("b", 1000.0)] {
+            for i in (0..n).rev() {
+                for j in 0..n {
+                    out.push(Record::new(
+                        "t",
+                        vec![
+                            ("machine.preset".into(), json!(m)),
+                            ("from_node".into(), json!(i)),
+                            ("to_node".into(), json!(j)),
+                        ],
+                        "idle_latency_ns",
+                        "ns",
+                        10.0 + (i * n + j) as f64 + add,
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    fn hex_rgb(fill: &str) -> (u8, u8, u8) {
+        let h = |i: usize| u8::from_str_radix(&fill[i..i + 2], 16).unwrap();
+        (h(1), h(3), h(5))
+    }
+
+    /// (row, col, value) from each cell's tooltip, with the cell's fill.
+    fn cells(svg: &str) -> Vec<(String, String, f64, (u8, u8, u8), f64, f64)> {
+        let doc = roxmltree::Document::parse(svg).expect("well-formed XML");
+        doc.descendants()
+            .filter(|n| n.attribute("class") == Some("cell"))
+            .map(|n| {
+                let t = n.first_element_child().unwrap().text().unwrap().to_string();
+                // "from_node = 3, to_node = 0: 22.0"
+                let (keys, v) = t.rsplit_once(": ").unwrap();
+                let (r, c) = keys.split_once(", ").unwrap();
+                let num = |s: &str| s.rsplit_once(" = ").unwrap().1.to_string();
+                let at = |a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+                (
+                    num(r),
+                    num(c),
+                    parse_label(v),
+                    hex_rgb(n.attribute("fill").unwrap()),
+                    at("x"),
+                    at("y"),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn heat_map_is_well_formed_deterministic_and_monotone() {
+        let recs = matrix(4);
+        let v = matrix_view(Plot::Heatmap, None);
+        let svg = v.svg(&recs).expect("a heat map");
+        assert_eq!(v.svg(&recs).unwrap(), svg, "same records, same bytes");
+        let cs = cells(&svg);
+        assert_eq!(cs.len(), 32, "4 × 4 cells on each of two machines");
+        // One colour scale over both panels: a larger value is never darker.
+        let mut by_value: Vec<(f64, f64)> = cs.iter().map(|c| (c.2, luminance(c.3))).collect();
+        by_value.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in by_value.windows(2) {
+            assert!(w[1].1 >= w[0].1, "{:?} darker than {:?}", w[1], w[0]);
+        }
+        assert!(
+            by_value[31].1 - by_value[0].1 > 150.0,
+            "the scale spans dark to light"
+        );
+        // Small matrix: every value printed in its cell.
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+        for c in &cs {
+            assert!(
+                texts.iter().any(|t| parse_label_opt(t) == Some(c.2)),
+                "{} not printed",
+                c.2
+            );
+        }
+        // Nodes drawn in numeric order although recorded last node first.
+        let a: Vec<_> = cs.iter().filter(|c| c.2 < 1000.0).collect();
+        let y_of = |r: &str| a.iter().find(|c| c.0 == r).unwrap().5;
+        assert!(y_of("0") < y_of("1") && y_of("1") < y_of("3"));
+        // Axis names from the row keys.
+        assert!(texts.iter().any(|t| t.starts_with("from_node")));
+        assert!(texts.iter().any(|t| t.starts_with("to_node")));
+    }
+
+    fn parse_label_opt(t: &str) -> Option<f64> {
+        let t = t.trim();
+        (!t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_digit() || ".kMGTP-".contains(c)))
+        .then(|| parse_label(t))
+    }
+
+    #[test]
+    fn a_large_heat_map_leaves_values_to_the_colours() {
+        let recs = matrix(30);
+        let svg = matrix_view(Plot::Heatmap, None).svg(&recs).unwrap();
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
+        assert_eq!(cells(&svg).len(), 2 * 900);
+        let printed = doc
+            .descendants()
+            .filter(|n| {
+                n.attribute("font-size")
+                    .is_some_and(|f| f != "12" && f != "15")
+            })
+            .count();
+        assert_eq!(printed, 0, "no cell text in 12-pixel cells");
+    }
+
+    #[test]
+    fn lines_against_another_metric_keep_the_row_order() {
+        // A loaded-latency curve: bandwidth rises then falls back as the
+        // delay shrinks (rows 100, 10, 0); latency rises throughout.
+        let mut recs = Vec::new();
+        for (d, bw, lat) in [(100u64, 50.0, 100.0), (10, 90.0, 200.0), (0, 80.0, 400.0)] {
+            let case = vec![("inject_delay".to_string(), json!(d))];
+            recs.push(Record::new(
+                "t",
+                case.clone(),
+                "loaded_latency_ns",
+                "ns",
+                lat,
+            ));
+            recs.push(Record::new("t", case, "bandwidth_mbps", "MB/s", bw));
+        }
+        let v = View {
+            metric: "loaded_latency_ns".into(),
+            rows: "inject_delay".into(),
+            columns: "machine.preset".into(),
+            ..matrix_view(Plot::Lines, Some("bandwidth_mbps"))
+        };
+        let svg = v.svg(&recs).expect("a line plot");
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
+        let line = doc
+            .descendants()
+            .find(|n| n.has_tag_name("polyline"))
+            .unwrap();
+        let pts: Vec<(f64, f64)> = line
+            .attribute("points")
+            .unwrap()
+            .split(' ')
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(pts.len(), 3);
+        // Record order: x goes right then back left; y (pixels) only up.
+        assert!(pts[1].0 > pts[0].0 && pts[2].0 < pts[1].0, "{pts:?}");
+        assert!(pts[1].1 < pts[0].1 && pts[2].1 < pts[1].1, "{pts:?}");
+        assert!(
+            svg.contains("bandwidth_mbps (MB/s)"),
+            "x axis named by its metric"
+        );
+        assert_eq!(v.svg(&recs).unwrap(), svg);
+    }
+
+    #[test]
+    fn lines_over_a_numeric_row_key() {
+        let recs: Vec<Record> = [1u64, 8, 48]
+            .iter()
+            .flat_map(|&t| {
+                ["local", "interleave"].map(|p| {
+                    Record::new(
+                        "t",
+                        vec![("policy".into(), json!(p)), ("threads".into(), json!(t))],
+                        "stream_mbps",
+                        "MB/s",
+                        t as f64 * 1000.0,
+                    )
+                })
+            })
+            .collect();
+        let v = View {
+            metric: "stream_mbps".into(),
+            rows: "threads".into(),
+            columns: "policy".into(),
+            ..matrix_view(Plot::Lines, None)
+        };
+        let svg = v.svg(&recs).unwrap();
+        roxmltree::Document::parse(&svg).expect("well-formed XML");
+        assert_eq!(svg.matches("<polyline").count(), 2, "one line per policy");
+        assert!(svg.contains("threads (log scale)"));
+        assert!(matrix_view(Plot::Table, None).svg(&recs).is_none());
+    }
 }

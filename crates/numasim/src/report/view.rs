@@ -452,6 +452,23 @@ mod tests {
     }
 
     #[test]
+    fn records_without_the_rows_key_are_not_a_grid() {
+        // MLC's loaded bandwidth (keyed by inject_delay) beside the
+        // bandwidth matrix (keyed by to_node), one metric.
+        let mut rs = records();
+        rs.push(Record::new(
+            "t",
+            vec![("kernel".into(), json!("cnk")), ("delay".into(), json!(0))],
+            "copy_mbps",
+            "MB/s",
+            1.0,
+        ));
+        let ps = view(Better::Higher).pivot(&rs);
+        assert_eq!(ps.len(), 1);
+        assert_eq!(ps[0].row_labels, vec!["1", "2"]);
+    }
+
+    #[test]
     fn other_case_keys_make_separate_grids() {
         let mut rs = records();
         for r in &mut rs {
