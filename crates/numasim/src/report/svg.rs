@@ -1080,8 +1080,9 @@ pub fn heat_map(pivots: &[super::view::Pivot], v: &super::view::View) -> Option<
         .iter()
         .map(|l| 40.0 + l.chars().count() as f64 * 6.4)
         .fold(0.0, f64::max);
+    // As wide as the other plots, so the page scales its text alike.
     let (w, h) = (
-        used_w.max(640.0).max(legend_w).ceil(),
+        used_w.max(900.0).max(legend_w).ceil(),
         (y + row_h + legend_h + 8.0).ceil(),
     );
     let mut s = format!(
