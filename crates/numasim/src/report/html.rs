@@ -495,7 +495,7 @@ fn figures(sc: &RunDesc, records: &[Record]) -> Vec<(String, String)> {
             (_, Some(x)) => format!("curves against {x}, one point per {}", v.rows),
             _ => format!("curves over {}", v.rows),
         };
-        figs.push(match v.svg(records) {
+        figs.push(match svg::view_plot(v, records) {
             Some(svg) => (svg, format!("{} — {what}.", v.metric)),
             None => (
                 String::new(),

@@ -18,7 +18,7 @@
 //! x = "bandwidth_mbps"       # optional, lines only: the x axis is this metric
 //! ```
 //!
-//! `plot` draws the grid as a figure too (the HTML page, `run --out`):
+//! `plot` draws the grid as a figure too (`svg::view_plot`) (the HTML page, `run --out`):
 //! `heatmap` a matrix (`from_node` × `to_node`, MLC's latency matrix), one
 //! panel per group on one colour scale; `lines` the metric against the
 //! numeric `rows` key, one line per column (STREAM by threads), or against
@@ -183,15 +183,6 @@ impl View {
             });
         }
         out
-    }
-
-    /// The view's figure as SVG (`plot`), None for a table or no records.
-    pub fn svg(&self, records: &[Record]) -> Option<String> {
-        match self.plot {
-            Plot::Table => None,
-            Plot::Heatmap => super::svg::heat_map(&self.pivot(records), self),
-            Plot::Lines => super::svg::view_lines(records, self),
-        }
     }
 
     /// The terminal table(s) of this view.
