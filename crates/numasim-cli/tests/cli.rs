@@ -310,8 +310,42 @@ fn a_view_prints_a_grid_and_writes_csv_without_changing_jsonl() {
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(
+        !dir.join("v-view-1.svg").exists(),
+        "a table view draws no plot"
+    );
     std::fs::remove_dir_all(f.parent().unwrap()).ok();
     std::fs::remove_dir_all(plain.parent().unwrap()).ok();
+}
+
+#[test]
+fn a_plotted_view_writes_its_svg_without_changing_jsonl() {
+    for plot in ["heatmap", "lines"] {
+        let view = format!(
+            "[[view]]\nmetric = \"faults_per_s\"\nrows = \"processes\"\n\
+             columns = \"kernel.devzero\"\nplot = \"{plot}\"\n"
+        );
+        let f = write_scenario(plot, &format!("{VIEW_SCENARIO}{view}"));
+        let plain = write_scenario(&format!("{plot}-plain"), VIEW_SCENARIO);
+        let dir = f.parent().unwrap().join("out");
+        let o = numasim(&["run", f.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let svg = std::fs::read_to_string(dir.join("v-view-1.svg")).expect("the view's plot");
+        assert!(
+            svg.starts_with("<svg ") && svg.ends_with("</svg>\n"),
+            "{svg}"
+        );
+        let a = numasim(&["run", f.to_str().unwrap(), "--format", "jsonl"]);
+        let b = numasim(&["run", plain.to_str().unwrap(), "--format", "jsonl"]);
+        assert_eq!(a.stdout, b.stdout, "a plot changes no record");
+        std::fs::remove_dir_all(f.parent().unwrap()).ok();
+        std::fs::remove_dir_all(plain.parent().unwrap()).ok();
+    }
 }
 
 #[test]
@@ -341,6 +375,21 @@ fn bad_views_exit_2_naming_the_key() {
             "metric = \"faults_per_s\"\nrows = \"processes\"\ncolumns = \"kernel.devzero\"\ncolour = 1\n",
             "view[0].colour",
             "unknown key",
+        ),
+        (
+            "metric = \"faults_per_s\"\nrows = \"processes\"\ncolumns = \"kernel.devzero\"\nplot = \"pie\"\n",
+            "view[0].plot",
+            "`table`, `heatmap`, `lines`",
+        ),
+        (
+            "metric = \"faults_per_s\"\nrows = \"processes\"\ncolumns = \"kernel.devzero\"\nplot = \"heatmap\"\nx = \"faults_per_s\"\n",
+            "view[0].x",
+            "needs plot = \"lines\"",
+        ),
+        (
+            "metric = \"faults_per_s\"\nrows = \"processes\"\ncolumns = \"kernel.devzero\"\nplot = \"lines\"\nx = \"fault_per_s\"\n",
+            "view[0].x",
+            "did you mean `faults_per_s`",
         ),
     ] {
         let f = write_scenario("bad", &format!("{VIEW_SCENARIO}[[view]]\n{view}"));

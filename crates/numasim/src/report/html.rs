@@ -13,6 +13,7 @@ use super::hint::{FigureHint, Shape};
 use super::summary::{Summary, Totals};
 use super::svg::{self, PlotOpts, SWEEP_KEYS};
 use super::table::{fmt_json, fmt_paper, fmt_value};
+use super::view::Plot;
 use super::RunDesc;
 use super::{Artifact, Bound, Record, Role};
 use serde_json::Value as Json;
@@ -447,8 +448,16 @@ fn deviation_line(s: &Summary) -> String {
 /// The figures of an experiment: its hints, else chosen from the records.
 fn figures(sc: &RunDesc, records: &[Record]) -> Vec<(String, String)> {
     let hints: Vec<FigureHint> = if sc.hints.figures.is_empty() {
+        // A metric a view already plots is not drawn twice (a per-case bar
+        // chart of a 64-cell matrix reads worse than its heat map).
+        let viewed = |m: &String| {
+            sc.views
+                .iter()
+                .any(|v| v.plot != Plot::Table && v.metric == *m)
+        };
         auto_metrics(records)
             .into_iter()
+            .filter(|m| !viewed(m))
             .map(|m| FigureHint {
                 metric: m,
                 shape: Shape::Auto,
@@ -461,7 +470,7 @@ fn figures(sc: &RunDesc, records: &[Record]) -> Vec<(String, String)> {
         sc.hints.figures.clone()
     };
     let hinted = !sc.hints.figures.is_empty();
-    hints
+    let mut figs: Vec<(String, String)> = hints
         .iter()
         .filter_map(|f| {
             figure(sc, records, f).or_else(|| {
@@ -478,7 +487,26 @@ fn figures(sc: &RunDesc, records: &[Record]) -> Vec<(String, String)> {
                 })
             })
         })
-        .collect()
+        .collect();
+    // Views that ask for a plot, after the hinted figures.
+    for v in sc.views.iter().filter(|v| v.plot != Plot::Table) {
+        let what = match (v.plot, &v.x) {
+            (Plot::Heatmap, _) => format!("heat map, {} × {}", v.rows, v.columns),
+            (_, Some(x)) => format!("curves against {x}, one point per {}", v.rows),
+            _ => format!("curves over {}", v.rows),
+        };
+        figs.push(match svg::view_plot(v, records) {
+            Some(svg) => (svg, format!("{} — {what}.", v.metric)),
+            None => (
+                String::new(),
+                format!(
+                    "{}: no records fit this view's plot; the table below has the values.",
+                    v.metric
+                ),
+            ),
+        });
+    }
+    figs
 }
 
 /// Metrics with published values first (record order), else the first

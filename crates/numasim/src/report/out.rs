@@ -35,6 +35,9 @@ pub fn run_files(
     files.push((format!("{name}.txt"), txt));
     for (i, v) in run.views.iter().enumerate() {
         files.push((format!("{name}-view-{}.csv", i + 1), v.to_csv(records)));
+        if let Some(plot) = svg::view_plot(v, records) {
+            files.push((format!("{name}-view-{}.svg", i + 1), plot));
+        }
     }
     // Each metric once, in first-seen order (records interleave metrics
     // row by row, so `dedup()` alone drew every plot once per row).

@@ -221,6 +221,7 @@ pub fn sweep_lines_with(
         logy_span: 100.0,
         min_y_span: 0.0,
         logy: opts.logy,
+        xticks: false,
     };
     line_plot(&pts, axes, x_key, metric, case_keys, title)
 }
@@ -269,6 +270,7 @@ pub fn size_lines_with(
         logy_span: 10.0,
         min_y_span: 1.0,
         logy: opts.logy,
+        xticks: false,
     };
     line_plot(&pts, axes, "size", metric, case_keys, title)
 }
@@ -286,6 +288,10 @@ struct Axes {
     /// Forced log (true) or linear (false) y axis; a log axis still needs
     /// positive values.
     logy: Option<bool>,
+    /// x is a measured value (a metric), not a swept key: a linear axis
+    /// from 0 with 1-2-5 ticks, and each line joins its points in record
+    /// order (a loaded-latency curve may bend back), not sorted by x.
+    xticks: bool,
 }
 
 /// Lines of (record, x, x label) points, one line per case, x labels
@@ -317,7 +323,8 @@ fn line_plot(
     let (xmin, xmax) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), (_, x, _)| {
         (a.min(*x), b.max(*x))
     });
-    let logx = axes.logx;
+    let logx = axes.logx && !axes.xticks;
+    let xa = axes.xticks.then(|| YAxis::linear(xmin.min(0.0), xmax));
     let want_log = axes.logy.unwrap_or(ymax / ymin >= axes.logy_span);
     let ax = if ymin > 0.0 && want_log {
         YAxis::log(ymin, ymax)
@@ -331,7 +338,10 @@ fn line_plot(
         YAxis::linear(lo, hi)
     };
     let fx = |x: f64| if logx { x.log2() } else { x };
-    let (x0, x1) = (fx(xmin), fx(xmax).max(fx(xmin) + 1e-9));
+    let (x0, x1) = match &xa {
+        Some(a) => (a.lo, a.hi),
+        None => (fx(xmin), fx(xmax).max(fx(xmin) + 1e-9)),
+    };
     let legend = 18.0 * legend_lines(cases.len(), pts.iter().map(|(r, _, _)| *r)) as f64;
     let (w, h, left, top, bottom) = (900.0, 420.0 + legend, 80.0, 40.0, 60.0 + legend);
     let (pw, ph) = (w - left - 30.0, h - top - bottom);
@@ -344,9 +354,21 @@ fn line_plot(
     );
     s += &ax.draw(left, pw, top, ph);
     s += &y_title(pts[0].0, top, ph, ax.log);
-    let mut xs: Vec<(f64, &str)> = pts.iter().map(|(_, x, l)| (*x, l.as_str())).collect();
+    let mut xs: Vec<(f64, &str)> = match &xa {
+        Some(a) => a.ticks.iter().map(|(v, l)| (*v, l.as_str())).collect(),
+        None => pts.iter().map(|(_, x, l)| (*x, l.as_str())).collect(),
+    };
     xs.sort_by(|a, b| a.0.total_cmp(&b.0));
     xs.dedup_by(|a, b| a.0 == b.0);
+    if xa.is_some() {
+        for (x, _) in &xs {
+            s += &format!(
+                "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{top}\" y2=\"{1:.1}\" stroke=\"#ddd\"/>\n",
+                px(*x),
+                top + ph
+            );
+        }
+    }
     for (x, l) in &xs {
         s += &format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{l}</text>\n",
@@ -370,6 +392,7 @@ fn line_plot(
         &py,
         left,
         top + ph + 54.0,
+        !axes.xticks,
     );
     s += "</svg>\n";
     Some(s)
@@ -390,6 +413,7 @@ fn case_lines(
     py: &dyn Fn(f64) -> f64,
     left: f64,
     legend_top: f64,
+    sort_x: bool,
 ) -> String {
     // Lines closer than their own width hide each other.
     const LINE_W: f64 = 2.0;
@@ -410,7 +434,9 @@ fn case_lines(
                     )
                 })
                 .collect();
-            line.sort_by(|a, b| a.0.total_cmp(&b.0));
+            if sort_x {
+                line.sort_by(|a, b| a.0.total_cmp(&b.0));
+            }
             line
         })
         .collect();
@@ -758,6 +784,389 @@ pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String
     Some(s)
 }
 
+/// A `[[view]]`'s figure (its `plot`); None for a table or no records.
+/// Here rather than on `View`, so the view (the grid) does not import the
+/// plots that draw it.
+pub fn view_plot(v: &super::view::View, records: &[Record]) -> Option<String> {
+    use super::view::Plot;
+    match v.plot {
+        Plot::Table => None,
+        Plot::Heatmap => heat_map(&v.pivot(records), v),
+        Plot::Lines => view_lines(records, v),
+    }
+}
+
+/// Lines of a `[[view]]` with `plot = "lines"`: its metric against the
+/// numeric `rows` key (log2 when it spans a factor of 8, as CPU sweeps),
+/// or against the metric `x` of the same case (MLC's loaded latency
+/// against its bandwidth, one point per `inject_delay`); one line per
+/// value of the other keys. None with fewer than two points.
+pub fn view_lines(records: &[Record], v: &super::view::View) -> Option<String> {
+    let ys: Vec<&Record> = records
+        .iter()
+        .filter(|r| {
+            r.metric == v.metric
+                && r.value.is_some_and(f64::is_finite)
+                && r.case_value(&v.rows).is_some()
+        })
+        .collect();
+    let mut case_keys: Vec<String> = Vec::new();
+    for r in &ys {
+        for (k, _) in &r.case {
+            if *k != v.rows && !case_keys.contains(k) {
+                case_keys.push(k.clone());
+            }
+        }
+    }
+    let mut x_unit = String::new();
+    let pts: Vec<(&Record, f64, String)> = ys
+        .iter()
+        .filter_map(|&r| match &v.x {
+            Some(xm) => {
+                let xr = records
+                    .iter()
+                    .find(|o| o.metric == *xm && o.case == r.case)?;
+                x_unit.clone_from(&xr.unit);
+                Some((r, xr.value.filter(|x| x.is_finite())?, String::new()))
+            }
+            None => {
+                let k = r.case_value(&v.rows)?;
+                Some((r, k.as_f64().filter(|x| x.is_finite())?, fmt_json(k)))
+            }
+        })
+        .collect();
+    let (xmin, xmax) = pts.iter().fold((f64::MAX, f64::MIN), |(a, b), (_, x, _)| {
+        (a.min(*x), b.max(*x))
+    });
+    // More distinct row values than fit as labels read as ticks instead.
+    let mut distinct: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    let measured = v.x.is_some() || distinct.len() > 12;
+    let axes = Axes {
+        logx: !measured && xmin > 0.0 && xmax / xmin >= 8.0,
+        logy_span: 100.0,
+        min_y_span: 0.0,
+        logy: None,
+        xticks: measured,
+    };
+    let x_name = match &v.x {
+        Some(xm) if x_unit.is_empty() => xm.clone(),
+        Some(xm) => format!("{xm} ({x_unit})"),
+        None => v.rows.clone(),
+    };
+    line_plot(
+        &pts,
+        axes,
+        &escape(&x_name),
+        &v.metric,
+        &case_keys,
+        &v.title,
+    )
+}
+
+/// Viridis at nine stops: lightness rises with the value, so the order
+/// still reads in grey print and for colour-blind readers.
+const VIRIDIS: [(u8, u8, u8); 9] = [
+    (0x44, 0x01, 0x54),
+    (0x47, 0x2d, 0x7b),
+    (0x3b, 0x52, 0x8b),
+    (0x2c, 0x72, 0x8e),
+    (0x21, 0x91, 0x8c),
+    (0x28, 0xae, 0x80),
+    (0x5e, 0xc9, 0x62),
+    (0xad, 0xdc, 0x30),
+    (0xfd, 0xe7, 0x25),
+];
+
+/// The colour of `t` in 0..=1 on the heat-map scale (clamped).
+pub fn heat_rgb(t: f64) -> (u8, u8, u8) {
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let f = t * (VIRIDIS.len() - 1) as f64;
+    let i = (f.floor() as usize).min(VIRIDIS.len() - 2);
+    let u = f - i as f64;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    let mix = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * u).round() as u8;
+    (mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Relative luminance (Rec. 709 weights, 0..255) of a colour.
+pub fn luminance((r, g, b): (u8, u8, u8)) -> f64 {
+    0.2126 * r as f64 + 0.7152 * g as f64 + 0.0722 * b as f64
+}
+
+/// Indices of `labels` in numeric order when every label is a number,
+/// else as they are.
+fn numeric_order(labels: &[String]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..labels.len()).collect();
+    let nums: Option<Vec<f64>> = labels.iter().map(|l| l.parse::<f64>().ok()).collect();
+    if let Some(n) = nums {
+        idx.sort_by(|&a, &b| n[a].total_cmp(&n[b]));
+    }
+    idx
+}
+
+/// A value in at most four characters' worth of digits, for a cell.
+fn cell_text(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        // Three significant digits with an SI prefix: 356499 → "356k".
+        let e = a.log10().floor();
+        si_label(v, 10f64.powf(e - 2.0))
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// The heat map of a `[[view]]` with `plot = "heatmap"`: `rows` down,
+/// `columns` across, one panel per group (e.g. per machine preset) on one
+/// colour scale so panels compare; values printed in the cells when the
+/// matrix is small enough to read them; a published value's cell carries
+/// its role's black mark. None if no cell has a value.
+pub fn heat_map(pivots: &[super::view::Pivot], v: &super::view::View) -> Option<String> {
+    let vals = pivots
+        .iter()
+        .flat_map(|p| p.cells.iter().flatten().flatten())
+        .filter_map(|c| c.value)
+        .filter(|x| x.is_finite());
+    let (lo, hi) = vals.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    if lo > hi {
+        return None;
+    }
+    let t_of = |x: f64| if hi > lo { (x - lo) / (hi - lo) } else { 0.5 };
+    let maxdim = pivots
+        .iter()
+        .map(|p| p.row_labels.len().max(p.col_labels.len()))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    // Cells share one size so panels of different machines compare.
+    let cs = (352.0 / maxdim as f64).floor().clamp(12.0, 48.0);
+    let show = cs >= 26.0;
+    let fs = (cs / 3.4).clamp(8.0, 12.0).floor();
+    const CH: f64 = 7.0; // width of a 12px sans-serif character, about
+    let chars = |ls: &[String]| ls.iter().map(|l| l.chars().count()).max().unwrap_or(1) as f64;
+    let mut panels = String::new();
+    let (w_max, mut x, mut y, mut row_h, mut used_w) = (940.0, 10.0, 84.0, 0.0f64, 0.0f64);
+    let mut roles: Vec<Role> = Vec::new();
+    for p in pivots {
+        let group: Vec<String> = p
+            .group
+            .iter()
+            .map(|(k, val)| format!("{k} = {}", fmt_json(val)))
+            .collect();
+        let group = group.join(", ");
+        let label_w = chars(&p.row_labels) * CH + 8.0;
+        let rotate = chars(&p.col_labels) * CH > cs - 4.0;
+        let col_h = if rotate {
+            chars(&p.col_labels) * CH * 0.72 + 8.0
+        } else {
+            16.0
+        };
+        let (nr, nc) = (p.row_labels.len() as f64, p.col_labels.len() as f64);
+        let gx = 18.0 + label_w; // left edge of the grid within the panel
+        let pw = (gx + nc * cs).max(group.chars().count() as f64 * CH) + 30.0;
+        let ph = 20.0 + 16.0 + col_h + nr * cs + 24.0;
+        if x > 10.0 && x + pw > w_max {
+            x = 10.0;
+            y += row_h;
+            row_h = 0.0;
+        }
+        let (ox, oy) = (x + gx, y + 36.0 + col_h);
+        panels += &format!(
+            "<text x=\"{x:.1}\" y=\"{:.1}\" font-weight=\"bold\">{}</text>\n",
+            y + 12.0,
+            escape(&group)
+        );
+        panels += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#555\">{} →</text>\n",
+            ox + nc * cs / 2.0,
+            y + 30.0,
+            escape(&v.columns)
+        );
+        panels += &format!(
+            "<text x=\"{0:.1}\" y=\"{1:.1}\" text-anchor=\"middle\" fill=\"#555\" transform=\"rotate(-90 {0:.1} {1:.1})\">{2} →</text>\n",
+            x + 10.0,
+            oy + nr * cs / 2.0,
+            escape(&v.rows)
+        );
+        // Node and CPU numbers in numeric order whatever order the rows
+        // were recorded in (c2c's first pair is 0-1, so `0` came last).
+        let (ro, co) = (numeric_order(&p.row_labels), numeric_order(&p.col_labels));
+        for (cpos, &ci) in co.iter().enumerate() {
+            let c = &p.col_labels[ci];
+            let cx = ox + cs * (cpos as f64 + 0.5);
+            panels += &if rotate {
+                format!(
+                    "<text x=\"{cx:.1}\" y=\"{0:.1}\" transform=\"rotate(-45 {cx:.1} {0:.1})\">{1}</text>\n",
+                    oy - 6.0,
+                    escape(c)
+                )
+            } else {
+                format!(
+                    "<text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\n",
+                    oy - 5.0,
+                    escape(c)
+                )
+            };
+        }
+        for (rpos, &ri) in ro.iter().enumerate() {
+            let rl = &p.row_labels[ri];
+            let ry = oy + cs * rpos as f64;
+            panels += &format!(
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
+                ox - 6.0,
+                ry + cs / 2.0 + 4.0,
+                escape(rl)
+            );
+            for (cpos, &ci) in co.iter().enumerate() {
+                let cell = &p.cells[ri][ci];
+                let cx = ox + cs * cpos as f64;
+                let val = cell.and_then(|c| c.value).filter(|x| x.is_finite());
+                let Some(val) = val else {
+                    panels += &format!(
+                        "<rect class=\"cell empty\" x=\"{cx:.1}\" y=\"{ry:.1}\" width=\"{cs}\" height=\"{cs}\" fill=\"#eee\" stroke=\"white\"/>\n"
+                    );
+                    continue;
+                };
+                let rgb = heat_rgb(t_of(val));
+                panels += &format!(
+                    "<rect class=\"cell\" x=\"{cx:.1}\" y=\"{ry:.1}\" width=\"{cs}\" height=\"{cs}\" fill=\"#{:02x}{:02x}{:02x}\" stroke=\"white\"><title>{} = {}, {} = {}: {}</title></rect>\n",
+                    rgb.0,
+                    rgb.1,
+                    rgb.2,
+                    escape(&v.rows),
+                    escape(rl),
+                    escape(&v.columns),
+                    escape(&p.col_labels[ci]),
+                    cell_text(val)
+                );
+                if show {
+                    let ink = if luminance(rgb) > 140.0 {
+                        "black"
+                    } else {
+                        "white"
+                    };
+                    panels += &format!(
+                        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"{fs}\" fill=\"{ink}\">{}</text>\n",
+                        cx + cs / 2.0,
+                        ry + cs / 2.0 + fs / 3.0,
+                        cell_text(val)
+                    );
+                }
+                if let Some(c) = cell.filter(|c| c.paper.is_some()) {
+                    let role = c.role.unwrap_or(Role::Validation);
+                    if !roles.contains(&role) {
+                        roles.push(role);
+                    }
+                    panels += &format!(
+                        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
+                        cx + 1.0,
+                        ry + 1.0,
+                        cs - 2.0,
+                        cs - 2.0
+                    );
+                }
+            }
+        }
+        used_w = used_w.max(x + pw);
+        row_h = row_h.max(ph);
+        x += pw;
+    }
+    roles.sort();
+    // One legend line per role of the framed cells.
+    let role_lines: Vec<String> = roles
+        .iter()
+        .map(|r| format!("black frame: {PAPER_LEGEND}, {}", role_words(*r)))
+        .collect();
+    let legend_h = 18.0 * role_lines.len() as f64;
+    let legend_w = role_lines
+        .iter()
+        .map(|l| 40.0 + l.chars().count() as f64 * 6.4)
+        .fold(0.0, f64::max);
+    // As wide as the other plots, so the page scales its text alike.
+    let (w, h) = (
+        used_w.max(900.0).max(legend_w).ceil(),
+        (y + row_h + legend_h + 8.0).ceil(),
+    );
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"10\" y=\"22\" font-size=\"15\">{}</text>\n",
+        escape(&v.title)
+    );
+    // The colour scale: a bar of small steps (no gradient id to collide
+    // when pages inline several plots), 1-2-5 ticks inside the data range.
+    let (bx, by, bw, bh) = (10.0, 34.0, 320.0, 14.0);
+    const STEPS: usize = 64;
+    for i in 0..STEPS {
+        let rgb = heat_rgb((i as f64 + 0.5) / STEPS as f64);
+        s += &format!(
+            "<rect x=\"{:.2}\" y=\"{by}\" width=\"{:.2}\" height=\"{bh}\" fill=\"#{:02x}{:02x}{:02x}\"/>\n",
+            bx + bw * i as f64 / STEPS as f64,
+            bw / STEPS as f64 + 0.3,
+            rgb.0,
+            rgb.1,
+            rgb.2
+        );
+    }
+    let ax = YAxis::linear(lo, hi);
+    let mut ticks: Vec<(f64, String)> = ax
+        .ticks
+        .into_iter()
+        .filter(|(t, _)| *t >= lo - 1e-9 * lo.abs() && *t <= hi + 1e-9 * hi.abs())
+        .collect();
+    if ticks.is_empty() || hi == lo {
+        ticks = vec![(lo, cell_text(lo))];
+    }
+    for (t, l) in &ticks {
+        let tx = bx + bw * t_of(*t);
+        s += &format!(
+            "<line x1=\"{tx:.1}\" x2=\"{tx:.1}\" y1=\"{by}\" y2=\"{:.1}\" stroke=\"black\"/><text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{l}</text>\n",
+            by + bh + 3.0,
+            by + bh + 15.0
+        );
+    }
+    let unit = pivots
+        .first()
+        .map(|p| p.unit.as_str())
+        .filter(|u| !u.is_empty())
+        .map(|u| format!(" ({u})"))
+        .unwrap_or_default();
+    s += &format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\">{}{}: {} … {}{}</text>\n",
+        bx + bw + 12.0,
+        by + bh - 2.0,
+        escape(&v.metric),
+        escape(&unit),
+        cell_text(lo),
+        cell_text(hi),
+        if v.better == super::view::Better::Lower {
+            ", lower is better"
+        } else {
+            ""
+        }
+    );
+    s += &panels;
+    for (i, role_line) in role_lines.iter().enumerate() {
+        let ly = y + row_h + 4.0 + 18.0 * i as f64;
+        s += &format!(
+            "<rect x=\"10\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/><text x=\"26\" y=\"{ly:.1}\">{}</text>\n",
+            ly - 9.0,
+            escape(role_line)
+        );
+    }
+    s += "</svg>\n";
+    Some(s)
+}
+
 fn escape(t: &str) -> String {
     t.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -1066,5 +1475,215 @@ mod tests {
         for l in &labels {
             assert!(is_125(parse_label(l)), "{l} in {labels:?}");
         }
+    }
+
+    use crate::report::view::{Better, Plot, View};
+
+    fn matrix_view(plot: Plot, x: Option<&str>) -> View {
+        View {
+            title: "latency matrix".into(),
+            metric: "idle_latency_ns".into(),
+            rows: "from_node".into(),
+            columns: "to_node".into(),
+            baseline: None,
+            better: Better::Lower,
+            plot,
+            x: x.map(String::from),
+        }
+    }
+
+    /// An n × n matrix on two machines, value 10 + from * n + to (machine
+    /// b: + 1000), recorded in a scrambled order (the last node first).
+    fn matrix(n: u64) -> Vec<Record> {
+        let mut out = Vec::new();
+        for (m, add) in [("a", 0.0), ("b", 1000.0)] {
+            for i in (0..n).rev() {
+                for j in 0..n {
+                    out.push(Record::new(
+                        "t",
+                        vec![
+                            ("machine.preset".into(), json!(m)),
+                            ("from_node".into(), json!(i)),
+                            ("to_node".into(), json!(j)),
+                        ],
+                        "idle_latency_ns",
+                        "ns",
+                        10.0 + (i * n + j) as f64 + add,
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    fn hex_rgb(fill: &str) -> (u8, u8, u8) {
+        let h = |i: usize| u8::from_str_radix(&fill[i..i + 2], 16).unwrap();
+        (h(1), h(3), h(5))
+    }
+
+    /// (row, col, value) from each cell's tooltip, with the cell's fill.
+    fn cells(svg: &str) -> Vec<(String, String, f64, (u8, u8, u8), f64, f64)> {
+        let doc = roxmltree::Document::parse(svg).expect("well-formed XML");
+        doc.descendants()
+            .filter(|n| n.attribute("class") == Some("cell"))
+            .map(|n| {
+                let t = n.first_element_child().unwrap().text().unwrap().to_string();
+                // "from_node = 3, to_node = 0: 22.0"
+                let (keys, v) = t.rsplit_once(": ").unwrap();
+                let (r, c) = keys.split_once(", ").unwrap();
+                let num = |s: &str| s.rsplit_once(" = ").unwrap().1.to_string();
+                let at = |a: &str| n.attribute(a).unwrap().parse::<f64>().unwrap();
+                (
+                    num(r),
+                    num(c),
+                    parse_label(v),
+                    hex_rgb(n.attribute("fill").unwrap()),
+                    at("x"),
+                    at("y"),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn heat_map_is_well_formed_deterministic_and_monotone() {
+        let recs = matrix(4);
+        let v = matrix_view(Plot::Heatmap, None);
+        let svg = view_plot(&v, &recs).expect("a heat map");
+        assert_eq!(
+            view_plot(&v, &recs).unwrap(),
+            svg,
+            "same records, same bytes"
+        );
+        let cs = cells(&svg);
+        assert_eq!(cs.len(), 32, "4 × 4 cells on each of two machines");
+        // One colour scale over both panels: a larger value is never darker.
+        let mut by_value: Vec<(f64, f64)> = cs.iter().map(|c| (c.2, luminance(c.3))).collect();
+        by_value.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in by_value.windows(2) {
+            assert!(w[1].1 >= w[0].1, "{:?} darker than {:?}", w[1], w[0]);
+        }
+        assert!(
+            by_value[31].1 - by_value[0].1 > 150.0,
+            "the scale spans dark to light"
+        );
+        // Small matrix: every value printed in its cell.
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+        for c in &cs {
+            assert!(
+                texts.iter().any(|t| parse_label_opt(t) == Some(c.2)),
+                "{} not printed",
+                c.2
+            );
+        }
+        // Nodes drawn in numeric order although recorded last node first.
+        let a: Vec<_> = cs.iter().filter(|c| c.2 < 1000.0).collect();
+        let y_of = |r: &str| a.iter().find(|c| c.0 == r).unwrap().5;
+        assert!(y_of("0") < y_of("1") && y_of("1") < y_of("3"));
+        // Axis names from the row keys.
+        assert!(texts.iter().any(|t| t.starts_with("from_node")));
+        assert!(texts.iter().any(|t| t.starts_with("to_node")));
+    }
+
+    fn parse_label_opt(t: &str) -> Option<f64> {
+        let t = t.trim();
+        (!t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_digit() || ".kMGTP-".contains(c)))
+        .then(|| parse_label(t))
+    }
+
+    #[test]
+    fn a_large_heat_map_leaves_values_to_the_colours() {
+        let recs = matrix(30);
+        let svg = view_plot(&matrix_view(Plot::Heatmap, None), &recs).unwrap();
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
+        assert_eq!(cells(&svg).len(), 2 * 900);
+        let printed = doc
+            .descendants()
+            .filter(|n| {
+                n.attribute("font-size")
+                    .is_some_and(|f| f != "12" && f != "15")
+            })
+            .count();
+        assert_eq!(printed, 0, "no cell text in 12-pixel cells");
+    }
+
+    #[test]
+    fn lines_against_another_metric_keep_the_row_order() {
+        // A loaded-latency curve: bandwidth rises then falls back as the
+        // delay shrinks (rows 100, 10, 0); latency rises throughout.
+        let mut recs = Vec::new();
+        for (d, bw, lat) in [(100u64, 50.0, 100.0), (10, 90.0, 200.0), (0, 80.0, 400.0)] {
+            let case = vec![("inject_delay".to_string(), json!(d))];
+            recs.push(Record::new(
+                "t",
+                case.clone(),
+                "loaded_latency_ns",
+                "ns",
+                lat,
+            ));
+            recs.push(Record::new("t", case, "bandwidth_mbps", "MB/s", bw));
+        }
+        let v = View {
+            metric: "loaded_latency_ns".into(),
+            rows: "inject_delay".into(),
+            columns: "machine.preset".into(),
+            ..matrix_view(Plot::Lines, Some("bandwidth_mbps"))
+        };
+        let svg = view_plot(&v, &recs).expect("a line plot");
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
+        let line = doc
+            .descendants()
+            .find(|n| n.has_tag_name("polyline"))
+            .unwrap();
+        let pts: Vec<(f64, f64)> = line
+            .attribute("points")
+            .unwrap()
+            .split(' ')
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(pts.len(), 3);
+        // Record order: x goes right then back left; y (pixels) only up.
+        assert!(pts[1].0 > pts[0].0 && pts[2].0 < pts[1].0, "{pts:?}");
+        assert!(pts[1].1 < pts[0].1 && pts[2].1 < pts[1].1, "{pts:?}");
+        assert!(
+            svg.contains("bandwidth_mbps (MB/s)"),
+            "x axis named by its metric"
+        );
+        assert_eq!(view_plot(&v, &recs).unwrap(), svg);
+    }
+
+    #[test]
+    fn lines_over_a_numeric_row_key() {
+        let recs: Vec<Record> = [1u64, 8, 48]
+            .iter()
+            .flat_map(|&t| {
+                ["local", "interleave"].map(|p| {
+                    Record::new(
+                        "t",
+                        vec![("policy".into(), json!(p)), ("threads".into(), json!(t))],
+                        "stream_mbps",
+                        "MB/s",
+                        t as f64 * 1000.0,
+                    )
+                })
+            })
+            .collect();
+        let v = View {
+            metric: "stream_mbps".into(),
+            rows: "threads".into(),
+            columns: "policy".into(),
+            ..matrix_view(Plot::Lines, None)
+        };
+        let svg = view_plot(&v, &recs).unwrap();
+        roxmltree::Document::parse(&svg).expect("well-formed XML");
+        assert_eq!(svg.matches("<polyline").count(), 2, "one line per policy");
+        assert!(svg.contains("threads (log scale)"));
+        assert!(view_plot(&matrix_view(Plot::Table, None), &recs).is_none());
     }
 }

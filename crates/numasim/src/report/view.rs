@@ -14,10 +14,18 @@
 //! columns = "kernel.spinlock"
 //! baseline = "ticket"        # optional: a loss column for every other column
 //! better = "lower"           # "higher" (default) or "lower"
+//! plot = "heatmap"           # optional: "table" (default), "heatmap", "lines"
+//! x = "bandwidth_mbps"       # optional, lines only: the x axis is this metric
 //! ```
+//!
+//! `plot` draws the grid as a figure too (`svg::view_plot`) (the HTML page, `run --out`):
+//! `heatmap` a matrix (`from_node` × `to_node`, MLC's latency matrix), one
+//! panel per group on one colour scale; `lines` the metric against the
+//! numeric `rows` key, one line per column (STREAM by threads), or against
+//! metric `x` of the same case (MLC's latency against bandwidth).
 
 use super::table::{fmt_json, fmt_published, fmt_value};
-use super::{Bound, Record};
+use super::{Bound, Record, Role};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use serde_json::Value as Json;
 
@@ -33,6 +41,25 @@ impl Better {
         &[("higher", Better::Higher), ("lower", Better::Lower)];
 }
 
+/// How a view is drawn besides its table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plot {
+    /// The table only.
+    Table,
+    /// A matrix heat map: `rows` down, `columns` across.
+    Heatmap,
+    /// Lines over the numeric `rows` key (or metric `x`), one per column.
+    Lines,
+}
+
+impl Plot {
+    pub const NAMES: &'static [(&'static str, Plot)] = &[
+        ("table", Plot::Table),
+        ("heatmap", Plot::Heatmap),
+        ("lines", Plot::Lines),
+    ];
+}
+
 /// One `[[view]]` of a scenario.
 #[derive(Debug, Clone, PartialEq)]
 pub struct View {
@@ -43,6 +70,10 @@ pub struct View {
     /// The column the others are compared with (its value as printed).
     pub baseline: Option<String>,
     pub better: Better,
+    /// The figure drawn from the grid, if any.
+    pub plot: Plot,
+    /// With `Plot::Lines`: the metric whose value (same case) is x.
+    pub x: Option<String>,
 }
 
 /// One cell of the grid.
@@ -55,6 +86,8 @@ pub struct PivotCell {
     /// A range's high end.
     pub paper_high: Option<f64>,
     pub deviation: Option<f64>,
+    /// The published value's role (its mark's shape in a heat map).
+    pub role: Option<Role>,
 }
 
 /// The grid of one group of records (one value of every other case key).
@@ -93,7 +126,12 @@ impl View {
     /// than `rows` and `columns`, rows and columns in first-seen order.
     pub fn pivot(&self, records: &[Record]) -> Vec<Pivot> {
         let mut out: Vec<Pivot> = Vec::new();
-        for r in records.iter().filter(|r| r.metric == self.metric) {
+        // A record without the rows key belongs to another step that
+        // reports the same metric (MLC's loaded bandwidth beside its matrix).
+        for r in records
+            .iter()
+            .filter(|r| r.metric == self.metric && r.case_value(&self.rows).is_some())
+        {
             let group: Vec<(String, Json)> = r
                 .case
                 .iter()
@@ -141,6 +179,7 @@ impl View {
                 bound: r.paper_bound,
                 paper_high: r.paper_high,
                 deviation: r.deviation(),
+                role: r.role,
             });
         }
         out
@@ -307,6 +346,8 @@ mod tests {
             columns: "kernel".into(),
             baseline: Some("cnk".into()),
             better,
+            plot: Plot::Table,
+            x: None,
         }
     }
 
@@ -389,6 +430,8 @@ mod tests {
             columns: "kernel.hashdist".into(),
             baseline: None,
             better: Better::Lower,
+            plot: Plot::Table,
+            x: None,
         };
         let csv = v.to_csv(&recs);
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -397,6 +440,23 @@ mod tests {
             assert!(h.starts_with("kernel.hashdist="), "{h} in {header:?}");
         }
         assert_eq!(header.len(), 5);
+    }
+
+    #[test]
+    fn records_without_the_rows_key_are_not_a_grid() {
+        // MLC's loaded bandwidth (keyed by inject_delay) beside the
+        // bandwidth matrix (keyed by to_node), one metric.
+        let mut rs = records();
+        rs.push(Record::new(
+            "t",
+            vec![("kernel".into(), json!("cnk")), ("delay".into(), json!(0))],
+            "copy_mbps",
+            "MB/s",
+            1.0,
+        ));
+        let ps = view(Better::Higher).pivot(&rs);
+        assert_eq!(ps.len(), 1);
+        assert_eq!(ps[0].row_labels, vec!["1", "2"]);
     }
 
     #[test]

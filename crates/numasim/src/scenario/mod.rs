@@ -14,7 +14,7 @@ use crate::input::table::{self, TableReader};
 use crate::kernel::KernelConfig;
 use crate::machine::{presets, Machine};
 pub use crate::report::paper::{FitDecl, PaperAt, PaperRow};
-use crate::report::view::{Better, View};
+use crate::report::view::{Better, Plot, View};
 pub use crate::report::CASE_LABEL_KEYS;
 use crate::report::{Bound, FigureHint, MachineDesc, ReportHints, Role, RunDesc, Shape};
 pub use crate::workload::ResolvedCase;
@@ -909,7 +909,15 @@ fn read_view(v: &Value) -> Result<View, InputError> {
         }
     };
     let better = r.choice("better", Better::NAMES)?.unwrap_or(Better::Higher);
+    let plot = r.choice("plot", Plot::NAMES)?.unwrap_or(Plot::Table);
+    let x = r.str("x")?.map(str::to_string);
     r.finish()?;
+    if x.is_some() && plot != Plot::Lines {
+        return Err(InputError::at(
+            "x",
+            "an x metric needs plot = \"lines\" (a heat map or table has no x axis)",
+        ));
+    }
     if rows == columns {
         return Err(InputError::at(
             "columns",
@@ -923,6 +931,8 @@ fn read_view(v: &Value) -> Result<View, InputError> {
         columns,
         baseline,
         better,
+        plot,
+        x,
     })
 }
 
@@ -1002,6 +1012,9 @@ fn check_view(v: &View, sc: &Scenario, cases: &[ResolvedCase]) -> Result<(), Inp
     };
     if !metrics.contains(&v.metric) {
         return Err(refuse("metric", "a metric", &v.metric, &metrics));
+    }
+    if let Some(x) = v.x.as_ref().filter(|x| !metrics.contains(x)) {
+        return Err(refuse("x", "a metric", x, &metrics));
     }
     for (key, val) in [("rows", &v.rows), ("columns", &v.columns)] {
         if !keys.contains(val) {
