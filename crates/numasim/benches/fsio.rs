@@ -14,10 +14,10 @@ mod common;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use numasim::kernel::block::blkdev::Dest;
 use numasim::kernel::block::BlockLayer;
-use numasim::kernel::fs::iosim::{direct_phase, Direct, DirectMode};
 use numasim::kernel::fs::layout::{FileLayout, VolumeAlloc, XfsAlloc};
 use numasim::machine::presets::preset;
 use numasim::machine::Machine;
+use numasim::workload::iosim::{direct_phase, Direct, DirectMode};
 use std::hint::black_box;
 
 const IDS: &[&str] = &[

@@ -38,7 +38,6 @@
 use crate::engine::{CacheLine, Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
-use crate::kernel::fs::iosim::{Mutex, SWAP_CLUSTER_MAX};
 use crate::kernel::fs::laydown::{LayDown, MAX_WRITEBACK_PAGES};
 use crate::kernel::fs::layout::{Enospc, FileLayout};
 use crate::kernel::fs::writeback::{WritebackWalk, BH_MAX_BLOCKS, BIO_MAX_PAGES};
@@ -47,6 +46,7 @@ use crate::kernel::fs::{
     WriteClustering,
 };
 use crate::kernel::locking::contention::Spinlock;
+use crate::kernel::locking::mutex::Mutex;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::xfs_counter::XfsCounter;
 use crate::kernel::mm::kswapd::{self, NodeReclaim, Stream, Supply};
@@ -54,6 +54,7 @@ use crate::kernel::mm::page_writeback::{
     age_for_dirty, sync_writeback_pages, tail_writeback, throttled_rate, DirtyLimits, NodeLru,
     TailWriteback,
 };
+use crate::kernel::mm::swap::SWAP_CLUSTER_MAX;
 use crate::kernel::mm::PageAlloc;
 use crate::machine::blockio::BlockParams;
 use crate::machine::Machine;

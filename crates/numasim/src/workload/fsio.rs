@@ -4,6 +4,9 @@
 
 use super::bufwrite::BufferedWrite;
 use super::contention::counts;
+use super::iosim::{
+    buffered_read, direct_phase, BufferedRead, Direct, DirectMode, IoRun, ZONELIST_WALK,
+};
 use super::spec as s;
 use super::{Recorder, Sim};
 use super::{Run, Workload};
@@ -12,9 +15,6 @@ use crate::input::table::TableReader;
 use crate::kernel::block::blkdev::Dest;
 use crate::kernel::block::layer::check_machine;
 use crate::kernel::block::BlockLayer;
-use crate::kernel::fs::iosim::{
-    buffered_read, direct_phase, BufferedRead, Direct, DirectMode, IoRun, ZONELIST_WALK,
-};
 use crate::kernel::fs::laydown::LayDown;
 use crate::kernel::fs::layout::{FileLayout, VolumeAlloc, XfsAlloc};
 use crate::kernel::fs::{BufferPolicy, FsKind, TlbPurge};

@@ -16,6 +16,7 @@ pub mod contention;
 pub(crate) mod fsio;
 pub mod gettimeofday;
 pub(crate) mod hold;
+pub mod iosim;
 pub(crate) mod keys;
 pub mod lock_bench;
 pub(crate) mod membench;

@@ -5,8 +5,8 @@
 //!   in the write path near the file's previous block from windows (F2), so
 //!   parallel writers interleave by their (seeded) timing.
 //! - `laydown`: parallel `dd` writers laying a file set down (F10).
-//! - `iosim`: direct I/O and buffered reads over the block layer (F9, B12,
-//!   B13, D19).
+//! - the direct-I/O and buffered-read experiments over the block layer
+//!   (F9, B12, B13, D19) are `workload/iosim.rs`.
 //! - `writeback`: the writeback walk over dirty files and the write
 //!   clustering limits; the buffered-write experiment that drives it
 //!   (F3–F7, F11) is `workload/bufwrite.rs`.
@@ -14,7 +14,6 @@
 //! Kernel releases (`kernel::era::Era::IO`) select mechanisms as in the
 //! table at the top of F.
 
-pub mod iosim;
 pub mod laydown;
 pub mod layout;
 pub(crate) mod writeback;
@@ -146,7 +145,7 @@ impl IoKnobs {
     /// `block_write_full_page()` writes the one page.
     pub fn reclaim_write_pages(&self, fs: FsKind) -> u64 {
         self.reclaim_write_pages.unwrap_or(match fs {
-            FsKind::Xfs => crate::kernel::fs::iosim::SWAP_CLUSTER_MAX,
+            FsKind::Xfs => crate::kernel::mm::swap::SWAP_CLUSTER_MAX,
             FsKind::Ext2 | FsKind::Ext3 => 1,
         })
     }

@@ -8,6 +8,7 @@
 //! lock costs what its contended line costs on that machine.
 
 pub mod contention;
+pub(crate) mod mutex;
 pub(crate) mod percpu_counter;
 pub(crate) mod rwsem;
 pub(crate) mod seqlock;

@@ -1,5 +1,9 @@
 //! Swap space (`mm/swapfile.c`): slots counted, not tracked one by one.
 
+/// Mainline `SWAP_CLUSTER_MAX` (`include/linux/swap.h`): pages reclaimed
+/// per batch; on SN2 one global TLB purge each (`workload/iosim.rs`).
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+
 /// The machine's swap area.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SwapSpace {

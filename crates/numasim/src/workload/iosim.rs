@@ -1,5 +1,8 @@
-//! Direct I/O and buffered reads over the request-level block layer
-//! ([XFS06] F9, with B12, B13 and D19 for reclaim).
+//! The direct-I/O and buffered-read experiments over the request-level
+//! block layer ([XFS06] F9, with B12, B13 and D19 for reclaim): event loops
+//! that drive the kernel's block layer (`kernel/block`), file layouts
+//! (`kernel/fs/layout.rs`), reclaim batches (`kernel/mm/vmscan.rs`) and
+//! inode locks (`kernel/locking/mutex.rs`).
 //!
 //! Direct I/O: each thread issues `io_size` syscalls on its own file. A
 //! syscall pins its user pages, maps the file range (one extent lookup on
@@ -25,16 +28,15 @@
 //! copies each page from the page cache into its user buffer, and that copy
 //! crosses node ports too.
 
-use super::layout::FileLayout;
 use crate::engine::{Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
+use crate::kernel::fs::layout::FileLayout;
+use crate::kernel::locking::mutex::Mutex;
 use crate::kernel::mm::kswapd::AllocPolicy;
+use crate::kernel::mm::swap::SWAP_CLUSTER_MAX;
 use crate::machine::blockio::BlockParams;
 use std::collections::VecDeque;
-
-/// Mainline `SWAP_CLUSTER_MAX`: pages reclaimed per batch, one purge each.
-pub const SWAP_CLUSTER_MAX: u64 = 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DirectMode {
@@ -179,24 +181,6 @@ fn dur(ns: f64) -> Dur {
     Dur(ns.max(0.0).round() as u64)
 }
 
-/// A FIFO sleeping lock (a semaphore or mutex held for micro- to
-/// milliseconds, where the line transfer is noise): grant = max(now, free).
-#[derive(Debug, Clone, Default)]
-pub struct Mutex {
-    free_at: Time,
-    pub wait: Dur,
-}
-
-impl Mutex {
-    /// Take it at `now` for `hold`: returns when the holder is done.
-    pub fn hold(&mut self, now: Time, hold: Dur) -> Time {
-        let start = now.max(self.free_at);
-        self.wait += start - now;
-        self.free_at = start + hold;
-        self.free_at
-    }
-}
-
 /// The direct-I/O setting of one phase.
 pub struct Direct<'a> {
     pub b: &'a BlockParams,
@@ -218,9 +202,9 @@ pub fn direct_phase(
     d: &Direct,
     layer: &mut BlockLayer,
     files: &mut [FileLayout],
-    alloc: &mut super::layout::VolumeAlloc,
-    xfs: &mut super::layout::XfsAlloc,
-) -> Result<IoRun, super::layout::Enospc> {
+    alloc: &mut crate::kernel::fs::layout::VolumeAlloc,
+    xfs: &mut crate::kernel::fs::layout::XfsAlloc,
+) -> Result<IoRun, crate::kernel::fs::layout::Enospc> {
     let n = d.dest.len();
     let mut q: EventQueue<Ev> = EventQueue::with_capacity(n + layer.disks.len());
     let mut pos = vec![0u64; n];
