@@ -5,7 +5,7 @@
 use crate::error::InputError;
 use crate::input::table::TableReader;
 use crate::kernel::era::Era;
-use crate::kernel::knobs::{self, Allowed, Knob, KnobDoc};
+use crate::kernel::knobs::{self, choice_knob, Allowed, Knob, KnobDoc};
 use crate::kernel::mm::page_alloc::KswapdTrigger;
 use crate::kernel::mm::sysctl_vm::VmSysctl;
 use crate::machine::{Arch, Machine};
@@ -20,25 +20,13 @@ pub enum IlNext {
     At(u64),
 }
 
-/// Where a class of kernel allocations goes ([ALTIX04] A4, A5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Spread {
-    /// On the allocating CPU's node (mainline).
-    Local,
-    /// `GFP_ROUND_ROBIN`: a per-CPU counter modulo the nodes picks the zonelist.
-    RoundRobin,
-}
-
-impl Spread {
-    pub const NAMES: &'static [(&'static str, Spread)] = &[
-        ("local", Spread::Local),
-        ("round-robin", Spread::RoundRobin),
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Spread::Local => "local",
-            Spread::RoundRobin => "round-robin",
-        }
+knob_enum! {
+    /// Where a class of kernel allocations goes ([ALTIX04] A4, A5).
+    Spread {
+        /// On the allocating CPU's node (mainline).
+        Local = "local",
+        /// `GFP_ROUND_ROBIN`: a per-CPU counter modulo the nodes picks the zonelist.
+        RoundRobin = "round-robin",
     }
 }
 
@@ -286,30 +274,12 @@ pub const KNOBS: &[Knob<KernelConfig>] = &[
         },
         json: |k| k.min_free_kbytes.map_or(json!("auto"), |v| json!(v)),
     },
-    Knob {
-        name: "page_cache_alloc",
-        allowed: Allowed::Names(|| Spread::NAMES.iter().map(|(n, _)| *n).collect()),
+    choice_knob!(KernelConfig, page_cache_alloc, Spread,
         default: "`local`",
-        doc: "page_cache_alloc() placement: the allocating CPU's node or SGI's GFP_ROUND_ROBIN (A4)",
-        read: |r, k, _| {
-            k.page_cache_alloc = r
-                .choice("page_cache_alloc", Spread::NAMES)?
-                .unwrap_or(k.page_cache_alloc);
-            Ok(())
-        },
-        json: |k| json!(k.page_cache_alloc.name()),
-    },
-    Knob {
-        name: "slab_alloc",
-        allowed: Allowed::Names(|| Spread::NAMES.iter().map(|(n, _)| *n).collect()),
+        doc: "page_cache_alloc() placement: the allocating CPU's node or SGI's GFP_ROUND_ROBIN (A4)"),
+    choice_knob!(KernelConfig, slab_alloc, Spread,
         default: "`local`",
-        doc: "slab page placement, e.g. buffer heads (kmem_getpages(), A5)",
-        read: |r, k, _| {
-            k.slab_alloc = r.choice("slab_alloc", Spread::NAMES)?.unwrap_or(k.slab_alloc);
-            Ok(())
-        },
-        json: |k| json!(k.slab_alloc.name()),
-    },
+        doc: "slab page placement, e.g. buffer heads (kmem_getpages(), A5)"),
     Knob {
         name: "kswapd_trigger",
         allowed: Allowed::Names(|| KSWAPD_TRIGGER.iter().map(|(n, _)| *n).collect()),
