@@ -15,8 +15,9 @@ use crate::input::table::TableReader;
 use crate::kernel::block::blkdev::Dest;
 use crate::kernel::block::layer::check_machine;
 use crate::kernel::block::BlockLayer;
+use crate::kernel::fs::balloc::ExtAlloc;
 use crate::kernel::fs::laydown::LayDown;
-use crate::kernel::fs::layout::{FileLayout, VolumeAlloc, XfsAlloc};
+use crate::kernel::fs::layout::{FileLayout, XfsAlloc};
 use crate::kernel::fs::{BufferPolicy, FsKind, TlbPurge};
 use crate::kernel::mm::page_writeback::DirtyLimits;
 use crate::kernel::mm::PageAlloc;
@@ -24,6 +25,7 @@ use crate::kernel::KernelConfig;
 use crate::machine::Machine;
 use crate::report::disk_heat;
 use crate::report::{Artifact, Record};
+use rand::RngExt;
 use serde_json::json;
 
 /// Simulated bytes a step may move at most (all threads, all phases), so no
@@ -337,7 +339,21 @@ impl Step {
     ) {
         let b = m.block.as_ref().expect("checked");
         let mut layer = BlockLayer::new(m, self.stripe_unit, seed);
-        let mut alloc = VolumeAlloc::new(self.capacity(&layer));
+        let mut ext = ExtAlloc::new(
+            if self.fs == FsKind::Ext2 {
+                FsKind::Ext2
+            } else {
+                FsKind::Ext3
+            },
+            self.capacity(&layer),
+            self.block_size,
+        );
+        // One thread's file each, created in thread order by threads of
+        // consecutive pids (the seed draws the first).
+        let pid0 = crate::engine::stream(seed, "dio-pid", 0).random_range(0..1u64 << 15);
+        for t in 0..n {
+            ext.create(0, pid0 + t);
+        }
         let mut xfs = XfsAlloc::new(self.capacity(&layer), self.stripe_unit);
         let mut files = vec![FileLayout::default(); n as usize];
         let dest: Vec<Dest> = self
@@ -367,7 +383,7 @@ impl Step {
             // Each phase on an idle volume with fresh statistics.
             let mut fresh = BlockLayer::new(m, self.stripe_unit, seed ^ (mode as u64 + 1));
             std::mem::swap(&mut layer, &mut fresh);
-            match direct_phase(&d, &mut layer, &mut files, &mut alloc, &mut xfs) {
+            match direct_phase(&d, &mut layer, &mut files, &mut ext, &mut xfs) {
                 Ok(run) => {
                     out.push(rec.record(row, metric, "GiB/s", run.gibps()));
                     if mode == DirectMode::Read {

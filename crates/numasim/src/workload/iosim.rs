@@ -32,6 +32,7 @@ use crate::engine::{Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
 use crate::kernel::fs::layout::FileLayout;
+use crate::kernel::fs::readahead::Readahead;
 use crate::kernel::locking::mutex::Mutex;
 use crate::kernel::mm::kswapd::AllocPolicy;
 use crate::kernel::mm::swap::SWAP_CLUSTER_MAX;
@@ -202,7 +203,7 @@ pub fn direct_phase(
     d: &Direct,
     layer: &mut BlockLayer,
     files: &mut [FileLayout],
-    alloc: &mut crate::kernel::fs::layout::VolumeAlloc,
+    ext: &mut crate::kernel::fs::balloc::ExtAlloc,
     xfs: &mut crate::kernel::fs::layout::XfsAlloc,
 ) -> Result<IoRun, crate::kernel::fs::layout::Enospc> {
     let n = d.dest.len();
@@ -244,9 +245,20 @@ pub fn direct_phase(
                     cpu.fs_ns += hold;
                     let f = &mut files[t];
                     if d.ext {
-                        // Reservation windows back to back while the lock is held.
-                        let v = alloc.alloc(f.goal(), len, 1)?;
-                        f.push(v, len);
+                        // ext3_get_block() per block (file t is the
+                        // allocator's file t), from the thread's
+                        // reservation window, a new window when it is
+                        // used up: the other threads' windows, reserved
+                        // in lock order, decide where the next one goes.
+                        let mut left = len;
+                        let mut got = 0;
+                        while got < blocks {
+                            got += ext.step(t, blocks - got, |b, k| {
+                                let l = (k * d.block).min(left);
+                                f.push(b * d.block, l);
+                                left -= l;
+                            })?;
+                        }
                     } else {
                         let v = xfs.alloc(t, f, len, layer.stripe.unit)?;
                         f.push(v, len);
@@ -335,6 +347,10 @@ pub struct BufferedRead<'a> {
     pub purge_ns: f64,
 }
 
+/// Bytes a buffered reader asks for per `read()` (choice, docs/io.md): it
+/// sets only the first readahead window (`get_init_ra_size()`).
+pub const READ_CALL_BYTES: u64 = 1 << 20;
+
 /// How far down its zonelist a local-first reader looks for a kswapd that
 /// has caught up before it waits for the soonest one.
 pub const ZONELIST_WALK: usize = 256;
@@ -365,7 +381,17 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     let mut cpu = CpuTime::default();
     let mut started = Vec::new();
     let mut end = Time::ZERO;
-    let step = r.readahead.div_ceil(2).max(r.page);
+    // Each reader's readahead windows (mm/readahead.c, 2.6.15), and the
+    // windows decided but not yet issued (the CPU was busy reclaiming).
+    // `readahead` is what readahead keeps in flight, a current and an
+    // ahead window: each window at most half of it (`ra_pages`).
+    let mut ra: Vec<Readahead> = (0..n)
+        .map(|_| Readahead::new(r.readahead.div_ceil(2), r.page))
+        .collect();
+    let mut todo: Vec<VecDeque<(u64, u64)>> = (0..n).map(|_| VecDeque::new()).collect();
+    for t in 0..n {
+        todo[t].extend(ra[t].read(0, READ_CALL_BYTES, files[t].bytes));
+    }
     let page_copy_ns = r.page as f64 / (r.b.copy_gbps);
     for t in 0..n {
         q.push(Time::ZERO, Ev::Thread(t)).expect("start");
@@ -378,16 +404,17 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     q.push(cpu_free[t % ncpu], Ev::Thread(t)).expect("future");
                     continue;
                 }
-                // Readahead: keep up to `readahead` bytes ahead of the copy,
-                // refilled half a window at a time.
+                // Readahead: the windows the reader's read() at its
+                // position opens (a current and an ahead window).
                 let size = files[t].bytes;
-                while issued[t] < size && issued[t] - consumed[t] < r.readahead {
+                while let Some(&(at, len)) = todo[t].front() {
                     if cpu_free[t % ncpu] > now {
                         // Busy reclaiming: go on when the CPU is free.
                         q.push(cpu_free[t % ncpu], Ev::Thread(t)).expect("future");
                         break;
                     }
-                    let len = step.min(size - issued[t]);
+                    todo[t].pop_front();
+                    debug_assert_eq!(at, issued[t], "windows tile the file");
                     let pages = len.div_ceil(r.page);
                     let node = place(r, now, t, &kswapd_free);
                     // Free pages first: reclaim them where they will be placed.
@@ -477,6 +504,10 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         cpu_free[t % ncpu] = done;
                         consumed[t] += c.len;
                         waiting[t] = false;
+                        // The reader read up to here in order; its next
+                        // read() may cross into the ahead window.
+                        ra[t].sequential_to(consumed[t]);
+                        todo[t].extend(ra[t].read(consumed[t], READ_CALL_BYTES, size));
                         if consumed[t] >= size {
                             end = end.max(done);
                         } else {

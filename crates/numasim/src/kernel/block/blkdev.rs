@@ -330,7 +330,26 @@ impl DiskState {
         };
         let req = self.queue.take(pick);
         let mut t = m.command_ns as f64;
-        if req.off == self.head {
+        // A short skip forward (less than a track: one revolution of media)
+        // is no seek: the head stays on the track and the platter carries
+        // the gap under it, as it carries a sequential read's lost sector.
+        let skip = req
+            .off
+            .checked_sub(self.head)
+            .filter(|&d| d > 0 && m.rev_ns > 0 && (d as f64) < m.rev_ns as f64 * m.bytes_per_ns);
+        if let Some(d) = skip {
+            let cache_hides = m.write_cache && (req.write || self.last_write);
+            if !cache_hides {
+                let idle = if self.busy {
+                    0
+                } else {
+                    now.as_ns().saturating_sub(self.idle_since.as_ns())
+                };
+                let rot = (d as f64 / m.bytes_per_ns).round() as u64;
+                let rev = m.rev_ns;
+                t += ((rot % rev + rev - idle % rev) % rev) as f64;
+            }
+        } else if req.off == self.head {
             let gap = now.as_ns().saturating_sub(self.idle_since.as_ns());
             // The write cache hides the platter for a write, and for
             // whatever follows one (the drive destages while it waits).

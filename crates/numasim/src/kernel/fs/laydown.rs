@@ -8,27 +8,27 @@
 //! mean lets the writers together go no faster than the disks. No random
 //! factor touches a result: the seed only moves these moments.
 //!
-//! - Ext2/Ext3 allocate in the write path: a file takes a window of blocks
-//!   (Ext2's preallocation, 8 blocks; Ext3's reservation window, from 8
-//!   blocks doubling while the file fills it, up to
-//!   `EXT3_MAX_RESERVE_BLOCKS`) when it has used the last, at its goal if
-//!   free, else at the frontier. Which file asks next depends on the
-//!   writers' timing, so files interleave differently seed by seed. An
-//!   indirect block is allocated inline every `block / 4` data blocks.
+//! - Ext2/Ext3 allocate in the write path, a block at a time, as
+//!   `balloc.rs` describes: each file aims at its pid's colour of the
+//!   directory's block group, then just past its last block; Ext2 takes 8
+//!   blocks of preallocation with each `ext2_new_block()`, Ext3 a
+//!   reservation window that doubles while filled. A writer's next shared
+//!   allocation happens when its copy reaches the block its preallocation
+//!   or window no longer covers: which file asks next depends on the
+//!   writers' timing, so files interleave differently seed by seed.
+//!   Indirect blocks are allocated inline (`ext2_alloc_branch()`).
 //! - XFS allocates at writeback: `pdflush` walks the dirty inodes in the
 //!   order they were first dirtied and writes up to `MAX_WRITEBACK_PAGES`
 //!   pages of each per pass, allocating one extent for them, aligned to
 //!   the stripe unit when it cannot extend the file's last.
 
-use super::layout::{Enospc, FileLayout, VolumeAlloc, XfsAlloc};
+use super::balloc::ExtAlloc;
+use super::layout::{Enospc, FileLayout, XfsAlloc};
 use super::FsKind;
 use crate::engine::{stream, EventQueue, Time};
 use rand::RngExt;
 
 /// Mainline reference values (2.6.15), kept as parameters of the lay-down.
-pub const EXT2_PREALLOC_BLOCKS: u64 = 8;
-pub const EXT3_DEFAULT_RESERVE_BLOCKS: u64 = 8;
-pub const EXT3_MAX_RESERVE_BLOCKS: u64 = 1027;
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
 pub const RATELIMIT_PAGES: u64 = 32;
 /// Mean gap between two `dd` starts from a shell loop (choice, docs/io.md).
@@ -54,7 +54,9 @@ impl LayDown {
     pub fn run(&self) -> Result<Vec<FileLayout>, Enospc> {
         match self.fs {
             FsKind::Xfs => self.xfs(&mut XfsAlloc::new(self.capacity, self.stripe_unit)),
-            FsKind::Ext2 | FsKind::Ext3 => self.ext(&mut VolumeAlloc::new(self.capacity)),
+            FsKind::Ext2 | FsKind::Ext3 => {
+                self.ext(&mut ExtAlloc::new(self.fs, self.capacity, self.block))
+            }
         }
     }
 
@@ -94,7 +96,7 @@ impl LayDown {
         Ok(files)
     }
 
-    fn ext(&self, vol: &mut VolumeAlloc) -> Result<Vec<FileLayout>, Enospc> {
+    fn ext(&self, vol: &mut ExtAlloc) -> Result<Vec<FileLayout>, Enospc> {
         let n = self.writers as usize;
         let starts = self.start_times();
         let burst = (RATELIMIT_PAGES * self.page).min(self.file_bytes).max(1);
@@ -104,20 +106,15 @@ impl LayDown {
         let cycle_ns = (n as f64 * burst as f64 / self.drain_bytes_per_ns).max(burst_ns);
         let mean_sleep = (cycle_ns - burst_ns).max(0.0);
         let mut rng = stream(self.seed, "balance-dirty-pages", 0);
-        let per_meta = self.block / 4;
-        let first_window = match self.fs {
-            FsKind::Ext3 => EXT3_DEFAULT_RESERVE_BLOCKS,
-            _ => EXT2_PREALLOC_BLOCKS,
-        };
+        // The dd processes' pids: consecutive from a shell loop, after
+        // whatever the machine forked before (the seed's draw).
+        let pid0 = stream(self.seed, "dd-pid", 0).random_range(0..1u64 << 15);
+        let blocks = self.file_bytes.div_ceil(self.block);
 
         struct W {
+            id: usize,
             file: FileLayout,
-            /// Next free byte of the current window and bytes left in it.
-            win_at: u64,
-            win_left: u64,
-            win_blocks: u64,
-            data_blocks: u64,
-            next_meta_at: u64,
+            blocks: u64,
             written: u64,
             start: f64,
             /// Burst boundaries passed so far, and the sleeps they cost.
@@ -126,52 +123,37 @@ impl LayDown {
         }
         let mut ws: Vec<W> = (0..n)
             .map(|i| W {
+                // Every file in the test's directory (group 0).
+                id: vol.create(0, pid0 + i as u64),
                 file: FileLayout::default(),
-                win_at: 0,
-                win_left: 0,
-                win_blocks: first_window,
-                data_blocks: 0,
-                next_meta_at: 12,
+                blocks: 0,
                 written: 0,
                 start: starts[i] as f64,
                 slept: 0,
                 sleep_ns: 0.0,
             })
             .collect();
-        // One event per window a writer needs: the moment its copy reaches
-        // the first block past its last window.
+        // One event per shared allocation a writer makes: the moment its
+        // copy reaches the first block its preallocation or reservation
+        // window no longer covers (ext2_get_block() -> ext2_new_block(),
+        // or ext3's alloc_new_reservation()).
         let mut q: EventQueue<usize> = EventQueue::with_capacity(n);
         for (i, w) in ws.iter().enumerate() {
             q.push(Time(w.start as u64), i)
                 .expect("queue starts at zero");
         }
+        let (block, file_bytes) = (self.block, self.file_bytes);
         while let Some((_, i)) = q.pop() {
             let w = &mut ws[i];
-            let window = w.win_blocks * self.block;
-            // At the goal (just past the last window) if no one took it,
-            // else at the frontier.
-            let goal = (w.written > 0).then_some(w.win_at);
-            w.win_at = vol.alloc(goal, window, 1)?;
-            w.win_left = window;
-            while w.win_left > 0 && w.written < self.file_bytes {
-                if w.data_blocks == w.next_meta_at {
-                    // An indirect block takes this slot (ext2_alloc_branch).
-                    w.next_meta_at += per_meta;
-                } else {
-                    let k = self.block.min(self.file_bytes - w.written);
-                    w.file.push(w.win_at, k);
-                    w.written += k;
-                    w.data_blocks += 1;
-                }
-                w.win_at += self.block;
-                w.win_left -= self.block;
-            }
-            if w.written >= self.file_bytes {
+            let (file, written) = (&mut w.file, &mut w.written);
+            let got = vol.step(w.id, blocks - w.blocks, |b, k| {
+                let len = (k * block).min(file_bytes - *written);
+                file.push(b * block, len);
+                *written += len;
+            })?;
+            w.blocks += got;
+            if w.blocks >= blocks {
                 continue;
-            }
-            if self.fs == FsKind::Ext3 {
-                // The file used its whole window sequentially: it grows.
-                w.win_blocks = (w.win_blocks * 2).min(EXT3_MAX_RESERVE_BLOCKS);
             }
             // The writer reaches byte `written` after copying it and after
             // one balance_dirty_pages() sleep per burst boundary passed.
@@ -184,6 +166,7 @@ impl LayDown {
             q.push(Time(t as u64), i)
                 .expect("a writer's clock only moves forward");
         }
+        vol.close_all();
         Ok(ws.into_iter().map(|w| w.file).collect())
     }
 }

@@ -14,8 +14,10 @@
 //! Kernel releases (`kernel::era::Era::IO`) select mechanisms as in the
 //! table at the top of F.
 
+pub mod balloc;
 pub mod laydown;
 pub mod layout;
+pub mod readahead;
 pub(crate) mod writeback;
 
 use crate::error::InputError;
