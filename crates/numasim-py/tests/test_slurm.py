@@ -280,6 +280,11 @@ def test_slurm_sweep_with_a_killed_worker_equals_serial(slurm):
         assert running & losses.taken_back, (running, losses.taken_back)
         pd.testing.assert_frame_equal(serial, got["df"])
     assert _until(lambda: not _squeue(), 30), _squeue()
+    # The size job_size measured sufficed: no worker paused for memory
+    # (Dask pauses one at 80% of its limit and would stall its batches).
+    logs = list((slurm / "jobs").glob("*.err"))
+    assert len(logs) == JOBS
+    assert not [f.name for f in logs if "Pausing worker" in f.read_text()]
 
 
 def test_jobs_that_never_start_time_out_naming_partition_and_request(slurm):

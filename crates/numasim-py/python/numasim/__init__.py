@@ -420,9 +420,9 @@ def _sweep_runs(
             for i in range(0, len(rest), _LOCAL_CHUNK):
                 keep(_run_points(text, source, folder, rest[i : i + _LOCAL_CHUNK]))
         else:
-            # Batch jobs may still be queued: wait for one worker (at most
-            # queue_timeout) before sizing and sending anything.
-            _cluster.wait_for_workers(client, queue_timeout, len(rest))
+            # Sent at once, workers or not: an adaptive cluster starts jobs
+            # only for tasks it sees (gather() times out a queue that never
+            # gives one).
             size = batch_size or max(1, math.ceil(_TASK_SECONDS / per_case))
             # No fewer tasks than workers, counting those asked for but not
             # yet started (jobs still in the queue).

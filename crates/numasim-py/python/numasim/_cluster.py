@@ -120,16 +120,6 @@ def queue_timeout_error(client: Any, waited: float, cases: int) -> QueueTimeout:
     return QueueTimeout(msg)
 
 
-def wait_for_workers(client: Any, timeout: float, cases: int) -> None:
-    """Return once a worker is connected; QueueTimeout after `timeout` s."""
-    start = time.monotonic()
-    while worker_count(client) == 0:
-        waited = time.monotonic() - start
-        if waited >= timeout:
-            raise queue_timeout_error(client, waited, cases)
-        time.sleep(min(_POLL / 4, max(timeout - waited, 0.01)))
-
-
 def gather(client: Any, futures: list, batches: list, timeout: float) -> list:
     """The futures' results, in the order given. A worker that dies takes
     its tasks back to the scheduler, which runs them elsewhere (Dask's
