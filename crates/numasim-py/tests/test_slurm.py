@@ -332,5 +332,6 @@ def test_command_line_slurm_sweep_prints_the_local_records(slurm):
         capture_output=True, text=True, timeout=300,
     )
     assert there.returncode == 0, there.stderr
-    assert "#SBATCH -p ci" in there.stderr
+    # The job's request, its memory measured on the grid's largest case.
+    assert "#SBATCH -p ci" in there.stderr and "#SBATCH --mem=" in there.stderr
     assert here.stdout == there.stdout and here.stdout.count("\n") > 4

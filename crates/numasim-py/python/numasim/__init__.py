@@ -456,12 +456,13 @@ def job_size(
     that runs this sweep, from the largest machine the grid simulates.
 
     The grid's largest cases (the greatest value of every numeric key, each
-    value of the others) run once here, each alone in a fresh interpreter
-    that imported numasim and Dask as a worker does; their peak resident
-    memory above the interpreter's, plus their records, is one case's
-    share. A job runs ``cores`` cases at once (``RAYON_NUM_THREADS``), so
-    it asks for the interpreter's memory and ``cores`` such shares, divided
-    by the share of its limit a Dask worker may use before it pauses
+    value of the others) run once here, one at a time, in a fresh
+    interpreter that started a Dask worker and imported numasim as a job
+    does; their peak resident memory above that, plus their records, is
+    one case's share. A job runs ``cores`` cases at once
+    (``RAYON_NUM_THREADS``), so it asks for its nanny's memory, plus the
+    worker's own and ``cores`` such shares divided by the share of its
+    limit a Dask worker may use before it pauses
     (``distributed.worker.memory.pause``, 0.8).
 
     Args:

@@ -85,8 +85,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="an override for every combination (the grid wins)")
     s.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
-                   help="jsonl: the tidy records, one JSON object a line (default); csv: the DataFrame")
-    s.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+                   help="jsonl: the tidy records, one JSON object a line (default; `numasim sweep "
+                   "--format jsonl` prints the same); csv: the DataFrame")
     s.add_argument("--batch-size", type=int, metavar="N", help="combinations per Dask task")
     s.add_argument("--queue-timeout", type=float, default=600.0, metavar="SECONDS",
                    help="give up after this long with no worker (jobs still queued); default 600")
@@ -186,18 +186,15 @@ def sweep_main(a: argparse.Namespace) -> int:
             client.close()
         if cluster is not None:
             cluster.close()
-    f = open(a.out, "w", encoding="utf-8") if a.out else sys.stdout
-    try:
-        if a.format == "csv":
-            from . import _frame
+    # Standard output only: `numasim sweep --out DIR` writes a folder of
+    # files, a name this entry point does not reuse for something else.
+    if a.format == "csv":
+        from . import _frame
 
-            _frame(out, points).to_csv(f, index=False)
-        else:
-            for line in _lines(out, points, sets):
-                f.write(line + "\n")
-    finally:
-        if a.out:
-            f.close()
+        _frame(out, points).to_csv(sys.stdout, index=False)
+    else:
+        for line in _lines(out, points, sets):
+            sys.stdout.write(line + "\n")
     return 0
 
 

@@ -268,6 +268,7 @@ def memory_fraction() -> float:
     running tasks (`distributed.worker.memory.pause`, 0.8 by default)."""
     try:
         import dask
+        import distributed  # noqa: F401 - its defaults join dask.config on import
 
         cfg = dask.config.get("distributed.worker.memory", {})
     except ImportError:
