@@ -195,6 +195,7 @@ def test_command_line_bad_input_exits_2_and_no_scheduler_1(tmp_path, capsys):
         (["--grid", "kernel.hashdist"], "--grid: `kernel.hashdist`: write KEY=V1,V2"),
         (["--grid", "kernel.hashdist=0,,1"], "empty value"),
         (["--grid", "kernel.hashdist=0,1", "--jobs", "0", "--slurm"], "--jobs"),
+        (["--grid", "kernel.hashdist=0,1", "--partition", "compute"], "add --slurm"),
     ]:
         assert main(["sweep", f, *args]) == 2
         assert says in capsys.readouterr().err

@@ -156,6 +156,13 @@ def _lines(out: list[str], points: list[dict], sets: dict) -> Any:
 def sweep_main(a: argparse.Namespace) -> int:
     grid = _pairs("--grid", a.grid, many=True)
     sets = _pairs("--set", a.set, many=False)
+    if not a.slurm:
+        given = [f for f, v in (("--partition", a.partition), ("--account", a.account),
+                                ("--cores", a.cores), ("--node-memory", a.node_memory),
+                                ("--memory", a.memory), ("--job-extra", a.job_extra),
+                                ("--interface", a.interface)) if v]
+        if given:
+            raise _input_error(given[0], "a Slurm option: add --slurm (or leave it out)")
     for flag, n in (("--jobs", a.jobs), ("--batch-size", a.batch_size), ("--cores", a.cores)):
         if n is not None and n < 1:
             raise _input_error(flag, f"give 1 or more, not {n}")
