@@ -44,6 +44,8 @@ pub struct Measurements {
     pub gettimeofday_ns: Vec<(usize, f64)>,
     /// Spreads of the one-thread figures above, by `"<metric> threads=1"`.
     pub spreads: Vec<(String, f64)>,
+    /// Latency and bandwidth per node pair, per core, core to core (issue 29).
+    pub memsys: crate::memsys::MemSysMeas,
 }
 
 impl Measurements {
@@ -125,7 +127,7 @@ pub struct Fit {
 }
 
 impl Fit {
-    fn source(&mut self, table: &str, key: &str, from: impl Into<String>) {
+    pub(crate) fn source(&mut self, table: &str, key: &str, from: impl Into<String>) {
         self.sources.retain(|(t, k, _)| !(t == table && k == key));
         self.sources.push((table.into(), key.into(), from.into()));
     }
@@ -385,6 +387,8 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
     }
     fit_costs(m, &mut f);
     record_sources(m, &mut f);
+    // After the caches: the memory-side latency is what the LLC lookup leaves.
+    crate::memsys::fit(m, &mut f);
 
     // Round-trip through the loader: what we write must read back.
     let text = f.machine.to_toml_string();
@@ -661,6 +665,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
         clock_gettime_ns: Vec::new(),
         gettimeofday_ns: Vec::new(),
         spreads: Vec::new(),
+        memsys: Default::default(),
     };
     let mut distance: Vec<(u64, u64, u32)> = Vec::new();
     let mut direct: Vec<(String, f64)> = Vec::new();
@@ -891,6 +896,11 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             "clock_gettime_ns" => base
                 .clock_gettime_ns
                 .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),
+            "idle_latency_ns" | "bandwidth_mbps" | "core_read_mbps" | "c2c_latency_ns"
+            | "memsys_host" => {
+                let topo = base.topo.clone();
+                crate::memsys::from_record(&mut base.memsys, &topo, &v)
+            }
             "atomic_add_ns" if case["kind"].as_str() == Some("shared") => base
                 .atomic_shared_ns
                 .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),

@@ -12,6 +12,7 @@ pub mod contention;
 pub mod hierarchy;
 pub mod io;
 pub mod mem;
+pub mod memsys;
 pub mod scratch;
 pub mod sys;
 pub mod topology;
@@ -400,7 +401,8 @@ fn fit_and_write(
     let machine = fit.machine;
     let used = fit.used;
     if args.validate {
-        let rows = validate::validate(meas, &machine, &used);
+        let mut rows = validate::validate(meas, &machine, &used);
+        rows.extend(memsys::validate(meas, &machine));
         let cal: Vec<f64> = rows
             .iter()
             .filter(|r| r.role == Some(numasim::report::Role::Calibration))
@@ -604,7 +606,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     }
     let multi_node = topo.nodes.len() > 1;
     // topology, memory by size, node copy, faults (2), clocks, atomics, calibration
-    let total_stages = 7 + usize::from(!args.no_io) + usize::from(multi_node);
+    let total_stages = 8 + usize::from(!args.no_io) + usize::from(multi_node);
     let mut progress = Progress {
         quiet: args.quiet,
         start,
@@ -1221,6 +1223,32 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         }
     }
 
+    // --- the memory system as MLC, STREAM and core-to-core tools see it
+    progress.stage("memory system: idle latency per node pair, read bandwidth per node and per core, core to core");
+    let curve_latency = [PageKind::Thp, PageKind::Hugetlb, PageKind::Base]
+        .into_iter()
+        .find_map(|k| {
+            sizes_out
+                .iter()
+                .filter(|(_, p, r)| *p == k && r.latency_ns.is_some())
+                .max_by_key(|x| x.0)
+                .map(|(_, _, r)| (r.latency_ns.unwrap_or(0.0), r.spread[3]))
+        });
+    let memsys_big = (plan.latency_max.min(big)).max(16 << 20) as usize;
+    let memsys_meas = memsys::measure(
+        &topo,
+        &allowed,
+        max_threads,
+        memsys_big,
+        bw_page,
+        plan.effort,
+        curve_latency,
+        &mut notes,
+    )
+    .map_err(internal("memory-system figures"))?;
+    check_stop()?;
+    records.extend(memsys::records(&memsys_meas, &topo));
+
     // Every figure over the bound, named, so none is trusted silently.
     let noisy: Vec<String> = records
         .iter()
@@ -1247,6 +1275,13 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             records.iter().filter(|r| r.spread.is_some()).count(),
             bench::SPREAD_BOUND * 100.0,
             noisy.join("; ")
+        ));
+    }
+
+    if let Some(share) = bench::on_cpu_share().filter(|s| *s < 0.95) {
+        notes.push(format!(
+            "noise: the one-thread figures' threads were on a CPU {:.0}% of their wall time; the rest (waiting for a CPU) is not counted in them (timed on CLOCK_THREAD_CPUTIME_ID)",
+            share * 100.0
         ));
     }
 
@@ -1290,6 +1325,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         clock_gettime_ns: cgt_ns,
         gettimeofday_ns: gtod_ns,
         spreads: one_thread_spreads,
+        memsys: memsys_meas,
     };
     records.extend(host_records(&meas));
     let (machine, machine_toml) = fit_and_write(&meas, args, &mut records, &mut notes)?;
