@@ -829,9 +829,9 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             .ok_or_else(|| bad(&format!("`{metric}` has no finite `value`")))?;
         let case = &v["case"];
         let threads = case["threads"].as_u64().map(|t| t as usize);
-        if let (Some(sp), Some(1)) = (v["spread"].as_f64(), threads) {
-            if case["mode"].as_str().is_none_or(|m| m == "threads") {
-                base.spreads.push((format!("{metric} threads=1"), sp));
+        if let (Some(sp), Some(t)) = (v["spread"].as_f64(), threads) {
+            if case["mode"].as_str().is_none_or(|m| m == "threads") && case["kind"].is_null() {
+                base.spreads.push((format!("{metric} threads={t}"), sp));
             }
         }
         let sp = v["spread"].as_f64().unwrap_or(0.0);

@@ -421,6 +421,17 @@ fn fit_and_write(
                 worst * 100.0
             ));
         }
+        if let Some(n) = validate::noise_summary(&rows) {
+            notes.push(format!(
+                "validate: with their noise: {} of {} validation rows within max(measured spread, {:.0}%); worst |Δ| = {:.2}x that bound ({}; target <= 1.5x); median measured spread {:.1}%",
+                n.within,
+                n.rows,
+                validate::TOLERANCE * 100.0,
+                n.worst_excess,
+                n.worst_row,
+                n.median_spread * 100.0
+            ));
+        }
         records.extend(rows);
     }
     if let Some(out) = &args.out {
@@ -1286,11 +1297,15 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     }
 
     // The one-thread figures' spreads, for the machine file's comments.
+    // (Every thread count's, for the validation rows' noise.)
     let one_thread_spreads: Vec<(String, f64)> = records
         .iter()
-        .filter(|r| r.case_value("threads") == Some(&json!(1)))
         .filter(|r| r.case_value("mode").is_none_or(|m| m == "threads"))
-        .filter_map(|r| Some((format!("{} threads=1", r.metric), r.spread?)))
+        .filter(|r| r.case_value("kind").is_none())
+        .filter_map(|r| {
+            let t = r.case_value("threads")?.as_u64()?;
+            Some((format!("{} threads={t}", r.metric), r.spread?))
+        })
         .collect();
 
     // --- calibration
