@@ -381,7 +381,7 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
     s.explicit = true;
     let mut src: Vec<(&'static str, String)> = Vec::new();
     let sockets = ms.sockets.unwrap_or(1).max(1) as usize;
-    s.nodes_per_socket = if n % sockets == 0 {
+    s.nodes_per_socket = if n.is_multiple_of(sockets) {
         (n / sockets) as u32
     } else {
         1
