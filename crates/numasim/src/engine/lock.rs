@@ -629,7 +629,7 @@ impl Spinners {
                 .filter(|(_, w)| w.node == node)
                 .map(|(j, _)| j);
             let at = of_node.nth(i).expect("counted waiters");
-            let last = of_node.last().unwrap_or(at);
+            let last = of_node.next_back().unwrap_or(at);
             let w = self.few[at];
             self.few[at] = self.few[last];
             self.few.remove(last);

@@ -323,7 +323,7 @@ mod tests {
                 b.push(other, next).unwrap();
                 next += 1;
             }
-            if (x >> 40) % 8 != 0 {
+            if !(x >> 40).is_multiple_of(8) {
                 let at = t + Dur((x >> 30) % 4);
                 a.push(at, e).unwrap();
                 b.replace_top(at, e).unwrap();
