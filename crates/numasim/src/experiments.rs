@@ -166,6 +166,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "today-mlc-clx",
         include_str!("../../../experiments/today-mlc-clx.toml"),
     ),
+    (
+        "today-stream-published",
+        include_str!("../../../experiments/today-stream-published.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {
