@@ -447,7 +447,10 @@ llc_cpus = 8
         let (fl, fi) = (flows(None), flows(Some(&all)));
         let bl = solve(&m, &fl).total_gbps(&fl, 64.0);
         let bi = solve(&m, &fi).total_gbps(&fi, 64.0);
-        assert!(bi <= bl * (1.0 + 1e-9), "whole machine: interleave {bi} vs local {bl}");
+        assert!(
+            bi <= bl * (1.0 + 1e-9),
+            "whole machine: interleave {bi} vs local {bl}"
+        );
     }
 
     /// Remote traffic is capped by the links between the sockets.
@@ -491,7 +494,10 @@ llc_cpus = 8
             .map(|&d| point(&m, d))
             .collect();
         for w in curve.windows(2) {
-            assert!(w[1].0 >= w[0].0 - 1e-6, "latency falls with load: {curve:?}");
+            assert!(
+                w[1].0 >= w[0].0 - 1e-6,
+                "latency falls with load: {curve:?}"
+            );
         }
         for &(lat, bw) in &curve {
             assert!(bw <= m.memsys.node_gbps * 1.001, "{curve:?}");
@@ -518,7 +524,10 @@ llc_cpus = 8
         let x = s.lines_per_ns[0];
         assert!((s.latency_ns[0] - 24.0 / x).abs() < 1e-6 * s.latency_ns[0]);
         let per_thread = m.memsys.node_gbps / 64.0 / 32.0;
-        assert!((x - per_thread).abs() < 0.01 * per_thread, "{x} vs {per_thread}");
+        assert!(
+            (x - per_thread).abs() < 0.01 * per_thread,
+            "{x} vs {per_thread}"
+        );
     }
 
     /// Without `[memsys]` the latency is today's: DRAM latency × SLIT ratio.
