@@ -717,16 +717,17 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
             // Name every value the file left to a default: a default
             // chosen for an older machine may decide a result on this one.
             if let Ok(t) = numasim::machine::slit_text::parse_toml(&text) {
+                let (era, why) = numasim::machine::defaults::era_of(&t);
                 let d = numasim::machine::defaults::defaulted_keys(&t, &m);
                 if !d.is_empty() {
                     eprintln!(
-                        "numasim: {n}: {} values are numasim's defaults, not the file's: {}",
+                        "numasim: {n}: era {} ({why}); {} values are numasim's defaults, not the file's:",
+                        era.name(),
                         d.len(),
-                        d.iter()
-                            .map(|(k, v)| format!("{k} = {v}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
                     );
+                    for (k, v, src) in &d {
+                        eprintln!("numasim:   {k} = {v}  [{src}]");
+                    }
                 }
             }
             eprintln!(
