@@ -154,6 +154,19 @@ pub struct Lock<C> {
     stats: LockStats,
     spin_jitter_ns: u64,
     directory_ns: u64,
+    /// Waiters are NACKed by the home directory and re-send at once, so a
+    /// waiter's retry reaches the home once per round trip to it
+    /// ([`Lock::with_nack_retry`]): that round trip as a multiple of the
+    /// line's transfer time, or `None` for spinning waiters.
+    nack_retry: Option<f64>,
+    /// Spinners retry with `cmpxchg` once they read the word free
+    /// ([`Lock::with_cmpxchg_stampede`]): a request's round trip to the
+    /// home as a multiple of the line's transfer time, or `None`.
+    stampede: Option<f64>,
+    /// Until when the losers' `cmpxchg`s of the last hand-off hold the line.
+    line_busy_until: Time,
+    /// Mean transfer time of the waiters of the last race, and how many.
+    last_race: (u64, u64),
     /// Node whose directory tracks the lock word (test-and-set hand-offs
     /// go through it); `None`: direct transfers.
     home: Option<usize>,
@@ -176,6 +189,10 @@ impl<C: TransferCost> Lock<C> {
             stats: LockStats::default(),
             spin_jitter_ns: 0,
             directory_ns: 0,
+            nack_retry: None,
+            stampede: None,
+            line_busy_until: Time::ZERO,
+            last_race: (0, 0),
             home: None,
             node_stats: false,
         }
@@ -205,6 +222,51 @@ impl<C: TransferCost> Lock<C> {
     /// direct transfer.
     pub fn with_home(mut self, home: usize) -> Self {
         self.home = Some(home);
+        self
+    }
+
+    /// Waiters do not spin on a cached copy: each request for the line is
+    /// NACKed by its home's directory while a transfer is in flight and
+    /// re-sent as soon as the NACK is back (the DASH/Origin/SHUB protocol,
+    /// [ALTIX04] C1), so a waiter on node `n` reaches the home once per
+    /// round trip, `rt_per_transfer × transfer_ns(n, home)` (a request and
+    /// its NACK carry no data: the caller scales the line's transfer time
+    /// to its request/reply time). The next holder is the waiter whose
+    /// retry reaches the home first once the line is free: its phase is
+    /// uniform in its own round trip, not in one machine-wide jitter, and
+    /// far waiters retry less often. Needs [`with_home`](Self::with_home).
+    pub fn with_nack_retry(mut self, rt_per_transfer: f64) -> Self {
+        self.nack_retry = Some(rt_per_transfer.max(0.0));
+        self.stampede = None;
+        self
+    }
+
+    /// Test-and-test-and-set spinning as ia64's `ia64_spinlock_contention`
+    /// does it (`arch/ia64/kernel/head.S`, 2.4 and 2.6): a waiter spins on
+    /// `ld4` of its cached copy and, once it reads the word free, goes back
+    /// to `cmpxchg4.acq`. After a release every spinner whose re-read came
+    /// back before the winner's `cmpxchg` landed tries too; each `cmpxchg`
+    /// takes the line exclusively whether or not it succeeds, so the
+    /// losers' requests pass the line from cache to cache one after
+    /// another, and the winner's release store (and with it the next
+    /// hand-off) is one more request among those still pending: served
+    /// in no particular order, it waits for half of them on average.
+    /// Only re-reads the home serves between the winner's read and the
+    /// arrival of its `cmpxchg` see the word free: one request round trip
+    /// between the winner and the home (`rt_per_transfer ×` the line's
+    /// transfer time: no data, no owner), during which the directory
+    /// serves one request per `directory_ns`; so at most that many lose.
+    /// Each loser costs the mean transfer time of the spinners of that
+    /// race. Ignored with [`with_nack_retry`](Self::with_nack_retry) (a
+    /// word that is not a lock).
+    ///
+    /// Not switched on by any lock yet (docs/sched.md, "Live lock"): kept,
+    /// with its test, as the mechanism the next pass has to settle.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn with_cmpxchg_stampede(mut self, rt_per_transfer: f64) -> Self {
+        if self.nack_retry.is_none() {
+            self.stampede = Some(rt_per_transfer.max(0.0));
+        }
         self
     }
 
@@ -257,7 +319,8 @@ impl<C: TransferCost> Lock<C> {
                 (h, self.cost.transfer_ns(h, node))
             }
         };
-        let at = now + Dur(ns);
+        let chain = self.line_busy_until.0.saturating_sub(now.0) / 2;
+        let at = now + Dur(chain + ns);
         self.grant(cpu, node, now, at, from, false);
         Some(at)
     }
@@ -302,7 +365,24 @@ impl<C: TransferCost> Lock<C> {
                 (w, phase + self.directory_ns * (n_waiting - 1))
             }
         };
-        let at = now + Dur(self.hop_ns(h.node, w.node) + extra);
+        let hop = self.hop_ns(h.node, w.node);
+        // The release store is one more request among the last race's
+        // pending cmpxchgs, served in no particular order (NACK and
+        // retry): on average it waits for half of those still pending.
+        let chain = self.line_busy_until.0.saturating_sub(now.0) / 2;
+        let at = now + Dur(chain + hop + extra);
+        if let (Some(scale), LockPolicy::Unfair) = (self.stampede, self.policy) {
+            let (mean_ns, k) = self.last_race;
+            let losers = k.saturating_sub(1);
+            let losers = if self.directory_ns > 0 {
+                let home = self.home.unwrap_or(w.node);
+                let window = self.cost.transfer_ns(w.node, home) as f64 * scale;
+                losers.min((window / self.directory_ns as f64) as u64)
+            } else {
+                losers
+            };
+            self.line_busy_until = at + Dur(losers * mean_ns);
+        }
         self.grant(w.cpu, w.node, w.since, at, h.node, true);
         Some(Grant {
             cpu: w.cpu,
@@ -328,23 +408,49 @@ impl<C: TransferCost> Lock<C> {
     /// per waiter. Exact ties between classes go to the nearer class.
     fn first_to_see(&mut self, from: usize) -> (Waiter, u64) {
         let mut classes = std::mem::take(&mut self.spinners.scratch);
-        self.spinners.classes(from, &self.cost, &mut classes);
+        let nack_home = self.home.zip(self.nack_retry);
+        // NACKed waiters race to the home, so they are classed by their
+        // distance to it (one round trip per class), not to the releaser.
+        self.spinners
+            .classes(nack_home.map_or(from, |(h, _)| h), &self.cost, &mut classes);
         let jitter = self.spin_jitter_ns;
+        {
+            let k: u64 = classes.iter().map(|c| c.count).sum();
+            let total: u64 = classes.iter().map(|c| c.count * c.ns).sum();
+            self.last_race = (total / k.max(1), k);
+        }
         // Entrants: runs of classes at equal transfer time (they race as
         // one set of waiters).
         let mut best: Option<(u64, usize, usize, u64)> = None;
         let mut a = 0;
         while a < classes.len() {
             let ns = classes[a].ns;
-            let b = a + classes[a..].iter().take_while(|c| c.ns == ns).count();
-            let k: u64 = classes[a..b].iter().map(|c| c.count).sum();
-            let phase = if jitter > 0 {
-                min_uniform_phase(&mut self.rng, jitter, k)
-            } else {
-                0
+            let b = match nack_home {
+                // Each class retries at its own round trip to the home.
+                Some(_) => a + 1,
+                None => a + classes[a..].iter().take_while(|c| c.ns == ns).count(),
             };
-            if best.is_none_or(|(t, ..)| ns + phase < t) {
-                best = Some((ns + phase, a, b, phase));
+            let k: u64 = classes[a..b].iter().map(|c| c.count).sum();
+            let (key, phase) = match nack_home {
+                Some((h, scale)) => {
+                    // The line is free at the home; the first retry to
+                    // arrive there wins, wherever the release came from.
+                    let t = self.cost.transfer_ns(classes[a].node, h) as f64;
+                    let rt = ((t * scale).round() as u64).max(1);
+                    let p = min_uniform_phase(&mut self.rng, rt, k);
+                    (p, p)
+                }
+                None => {
+                    let p = if jitter > 0 {
+                        min_uniform_phase(&mut self.rng, jitter, k)
+                    } else {
+                        0
+                    };
+                    (ns + p, p)
+                }
+            };
+            if best.is_none_or(|(t, ..)| key < t) {
+                best = Some((key, a, b, phase));
             }
             a = b;
         }
@@ -439,6 +545,8 @@ fn min_uniform_phase(rng: &mut SimRng, jitter: u64, k: u64) -> u64 {
 #[derive(Debug, Clone, Copy)]
 struct Class {
     ns: u64,
+    /// One waiter's node, standing for the class.
+    node: usize,
     count: u64,
     ranges: [(usize, usize); 2],
 }
@@ -684,6 +792,7 @@ impl Spinners {
             let node = self.find(self.prefix(first));
             out.push(Class {
                 ns: cost.transfer_ns(from, node),
+                node,
                 count,
                 ranges,
             });
@@ -930,6 +1039,87 @@ mod tests {
         assert_eq!(a, run(7), "same seed, same choices");
         assert_ne!(a, run(8), "different seed, different choices");
         assert!(a[0] > 400 && a[1] > 400, "ties split roughly evenly: {a:?}");
+    }
+
+    /// ia64's test-and-test-and-set ([`Lock::with_cmpxchg_stampede`]): the
+    /// losers of a race take the line in turn with their failed
+    /// `cmpxchg`s, so the winner's own release hands over later the more
+    /// spinners lost, and not at all later with one waiter.
+    #[test]
+    fn cmpxchg_stampede_delays_the_next_hand_off_by_the_losers() {
+        use super::super::cost::CostTable;
+        let cost = CostTable::from_groups(4, vec![2], vec![100, 400, 400]);
+        // Second grant's time after a race among `k` spinners.
+        let second = |stampede: bool, k: usize| {
+            let mut l = Lock::new(LockPolicy::Unfair, &cost, stream(3, "ttas", 0))
+                .with_spinning(300, 10)
+                .with_home(0);
+            if stampede {
+                l = l.with_cmpxchg_stampede(1.0);
+            }
+            l.acquire(Time(0), 0, 0).unwrap();
+            for c in 1..=k {
+                assert_eq!(l.acquire(Time(0), c, c % 4), None);
+            }
+            let w = l.release(Time(1_000), 0).unwrap();
+            // The winner releases at once: one of the others is next.
+            let g = l.release(w.at, w.cpu).unwrap();
+            (g.at - w.at).as_ns()
+        };
+        // Two spinners (nodes 1 and 2, 400 ns from the releaser): the one
+        // loser holds the line for the race's mean transfer, 400 ns, and
+        // the release store waits for half of that.
+        assert_eq!(second(true, 2), second(false, 2) + 200);
+        let (plain, ttas) = (second(false, 12), second(true, 12));
+        // 11 losers, each at least one 100 ns transfer; half of them.
+        assert!(
+            ttas >= plain + 11 * 100 / 2,
+            "plain {plain} ns, stampede {ttas} ns"
+        );
+    }
+
+    /// NACK-and-retry arbitration ([`Lock::with_nack_retry`]): the race is
+    /// to the home, each waiter retrying once per round trip to it, so a
+    /// waiter on the home's node beats one that is far from the home even
+    /// when that one sits beside the releaser. With a flat spin jitter the
+    /// two are equally far from the releaser and split the wins.
+    #[test]
+    fn nack_retry_favours_waiters_near_the_home() {
+        use super::super::cost::CostTable;
+        // Nodes 0-1 and 2-3 in pairs: 100 ns within a node, 400 across.
+        let cost = CostTable::from_groups(4, vec![2], vec![100, 400, 400]);
+        let share = |nack: bool| {
+            let mut l = Lock::new(LockPolicy::Unfair, &cost, stream(5, "nack", 0))
+                .with_spinning(300, 0)
+                .with_home(0);
+            if nack {
+                l = l.with_nack_retry(1.0);
+            }
+            let mut home_wins = 0u32;
+            for trial in 0..2_000u64 {
+                let t = trial * 10_000;
+                // The holder is on node 2; cpu 1 waits on the home node 0,
+                // cpu 2 on node 3, beside the holder and far from the home.
+                l.acquire(Time(t), 0, 2).unwrap();
+                assert_eq!(l.acquire(Time(t), 1, 0), None);
+                assert_eq!(l.acquire(Time(t), 2, 3), None);
+                let w = l.release(Time(t + 1_000), 0).unwrap();
+                home_wins += (w.cpu == 1) as u32;
+                let other = l.release(Time(t + 4_000), w.cpu).unwrap();
+                assert_eq!(l.release(Time(t + 8_000), other.cpu), None);
+            }
+            f64::from(home_wins) / 2_000.0
+        };
+        let (flat, nack) = (share(false), share(true));
+        // Phases uniform in [0, 100) against [0, 400): P = 1 - 50/400.
+        assert!(
+            (0.84..0.91).contains(&nack),
+            "nack retry: home waiter won {nack}"
+        );
+        assert!(
+            (0.4..0.6).contains(&flat),
+            "flat jitter: home waiter won {flat}"
+        );
     }
 
     /// The race as it was simulated before waiters were grouped: one phase
