@@ -12,7 +12,12 @@ use toml::{Table, Value};
 impl Machine {
     /// Read and validate a machine table (`[machine]`, a preset's text).
     pub fn from_table(table: &toml::Table) -> Result<Machine, InputError> {
-        read_machine(table)
+        // A `[block] preset` names a storage preset: merged in first, so
+        // the readers below see one machine table (machine/storage.rs).
+        match super::storage::expand(table)? {
+            Some(expanded) => read_machine(&expanded),
+            None => read_machine(table),
+        }
     }
 
     /// The machine as TOML that [`Machine::from_toml_str`] reads back unchanged.
