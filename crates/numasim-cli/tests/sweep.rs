@@ -67,7 +67,9 @@ fn a_sweep_runs_every_combination_and_each_record_carries_its_grid_values() {
     // Each combination ran with its own value: twice the bytes touched.
     let touched = |b: &str| -> f64 {
         recs.iter()
-            .filter(|r| r["case"]["bytes"] == b && r["metric"] == "touched_kb" && r["case"]["seed"] == 1)
+            .filter(|r| {
+                r["case"]["bytes"] == b && r["metric"] == "touched_kb" && r["case"]["seed"] == 1
+            })
             .map(|r| r["value"].as_f64().unwrap())
             .sum()
     };
@@ -77,8 +79,22 @@ fn a_sweep_runs_every_combination_and_each_record_carries_its_grid_values() {
 
 #[test]
 fn a_sweep_gives_the_records_of_the_runs_it_stands_for() {
-    let swept = numasim(&["sweep", "examples/epyc-touch.toml", "--grid", "bytes=2 GiB", "--format", "jsonl"]);
-    let run = numasim(&["run", "examples/epyc-touch.toml", "--set", "bytes=2 GiB", "--format", "jsonl"]);
+    let swept = numasim(&[
+        "sweep",
+        "examples/epyc-touch.toml",
+        "--grid",
+        "bytes=2 GiB",
+        "--format",
+        "jsonl",
+    ]);
+    let run = numasim(&[
+        "run",
+        "examples/epyc-touch.toml",
+        "--set",
+        "bytes=2 GiB",
+        "--format",
+        "jsonl",
+    ]);
     assert_eq!(text(&swept.stdout), text(&run.stdout));
     assert!(!swept.stdout.is_empty());
 }
@@ -94,7 +110,11 @@ fn every_set_is_recorded_and_a_key_outside_the_case_keys_is_refused() {
         "jsonl",
     ]));
     assert!(!recs.is_empty());
-    assert!(recs.iter().all(|r| r["case"]["kernel.hashdist"] == 0), "{:?}", recs[0]);
+    assert!(
+        recs.iter().all(|r| r["case"]["kernel.hashdist"] == 0),
+        "{:?}",
+        recs[0]
+    );
     for bad in ["report.title=x", "foo.bar=1"] {
         let o = numasim(&["run", "examples/epyc-touch.toml", "--set", bad]);
         assert_eq!(o.status.code(), Some(2), "{bad}");
@@ -103,7 +123,12 @@ fn every_set_is_recorded_and_a_key_outside_the_case_keys_is_refused() {
     }
     let o = numasim(&["sweep", "examples/epyc-touch.toml", "--grid", "a.b=1,2"]);
     assert_eq!(o.status.code(), Some(2));
-    let o = numasim(&["sweep", "examples/epyc-touch.toml", "--grid", "bytes=1 GiB,,2 GiB"]);
+    let o = numasim(&[
+        "sweep",
+        "examples/epyc-touch.toml",
+        "--grid",
+        "bytes=1 GiB,,2 GiB",
+    ]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -123,11 +148,19 @@ fn machines_file_prints_the_distance_matrix_and_writes_a_topology_svg() {
     let m = d.join("box.toml");
     std::fs::write(&m, text(&numasim(&["machines", "epyc-2s-nps4"]).stdout)).unwrap();
     let svg = d.join("box.svg");
-    let o = numasim(&["machines", m.to_str().unwrap(), "--svg", svg.to_str().unwrap()]);
+    let o = numasim(&[
+        "machines",
+        m.to_str().unwrap(),
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let e = text(&o.stderr);
     assert!(e.contains("node distances:"), "{e}");
-    let row0 = e.lines().find(|l| l.trim_start().starts_with("0:")).expect("row 0");
+    let row0 = e
+        .lines()
+        .find(|l| l.trim_start().starts_with("0:"))
+        .expect("row 0");
     assert!(row0.split_whitespace().nth(1) == Some("10"), "{row0}");
     let pic = std::fs::read_to_string(&svg).unwrap();
     assert!(pic.starts_with("<svg") && pic.contains("NUMANode #7") && pic.contains("PU 0"));
@@ -144,12 +177,23 @@ fn a_scenario_without_published_values_gets_every_metric_plotted() {
         "name = \"mine\"\n[machine]\npreset = \"altix-hashdist-16\"\n[[run]]\nworkload = \"meminfo\"\n",
     )
     .unwrap();
-    let o = numasim(&["run", sc.to_str().unwrap(), "--format", "jsonl", "--report", d.join("r").to_str().unwrap()]);
+    let o = numasim(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--format",
+        "jsonl",
+        "--report",
+        d.join("r").to_str().unwrap(),
+    ]);
     let metrics: std::collections::BTreeSet<String> = records(&o)
         .iter()
         .map(|r| r["metric"].as_str().unwrap().to_string())
         .collect();
     assert!(metrics.len() >= 3, "{metrics:?}");
     let page = std::fs::read_to_string(d.join("r/index.html")).unwrap();
-    assert_eq!(page.matches("<figure class=\"plot\" ").count(), metrics.len(), "{metrics:?}");
+    assert_eq!(
+        page.matches("<figure class=\"plot\" ").count(),
+        metrics.len(),
+        "{metrics:?}"
+    );
 }

@@ -529,7 +529,10 @@ fn auto_metrics(records: &[Record]) -> Vec<String> {
         ms.truncate(AUTO_FIGURES);
         return ms;
     }
-    for r in records.iter().filter(|r| r.value.is_some_and(f64::is_finite)) {
+    for r in records
+        .iter()
+        .filter(|r| r.value.is_some_and(f64::is_finite))
+    {
         if !ms.contains(&r.metric) {
             ms.push(r.metric.clone());
         }
