@@ -22,12 +22,15 @@ pub fn check_key(flag: &str, key: &str) -> Result<(), InputError> {
     if ok && !key.is_empty() {
         return Ok(());
     }
-    Err(InputError::at(key, "this key cannot be overridden")
-        .in_file(flag)
-        .allowing(
-            "`machine.*`, `kernel.*`, `seed`, or a key of the scenario's [[run]] steps \
+    Err(InputError::at(
+        key,
+        "this key cannot be overridden: give machine.*, kernel.*, seed or a [[run]] step key",
+    )
+    .in_file(flag)
+    .allowing(
+        "`machine.*`, `kernel.*`, `seed`, or a key of the scenario's [[run]] steps \
              (e.g. `threads`, which sets it in every step that has it)",
-        ))
+    ))
 }
 
 /// `--set` arguments as (key, value), each key checked.
