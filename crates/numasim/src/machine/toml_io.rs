@@ -12,7 +12,11 @@ use toml::{Table, Value};
 impl Machine {
     /// Read and validate a machine table (`[machine]`, a preset's text).
     pub fn from_table(table: &toml::Table) -> Result<Machine, InputError> {
-        // Keys the file left out get its era's defaults (defaults.rs).
+        // A `[block] preset` names a storage preset: merged in first, so
+        // the readers below see one machine table (machine/storage.rs);
+        // keys the file still leaves out get its era's defaults (defaults.rs).
+        let expanded = super::storage::expand(table)?;
+        let table = expanded.as_ref().unwrap_or(table);
         read_machine(&super::defaults::with_era_defaults(table))
     }
 
