@@ -3,6 +3,8 @@
 //! failure maps to an exit status: 2 for bad input, 1 for internal errors.
 
 mod out;
+mod sweep;
+mod topology;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use numasim::error::{Error, InputError};
@@ -10,7 +12,7 @@ use numasim::experiments::{self, EXPERIMENTS};
 use numasim::input;
 use numasim::machine::{import, presets, Machine};
 use numasim::report::{csv, table, view, Record, Summary, Totals};
-use numasim::scenario::{parse_set, run, Scenario};
+use numasim::scenario::{run, Scenario};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -103,7 +105,7 @@ enum Command {
     Run {
         /// The scenario TOML (see README: 'The scenario format').
         file: PathBuf,
-        /// Override a key: machine.*, kernel.* or seed, e.g. --set kernel.hashdist=0 (wins over [[case]]).
+        /// Override a key: machine.*, kernel.*, seed or a [[run]] step key, e.g. --set kernel.hashdist=0 (wins over [[case]]; recorded in every record's case).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
         #[command(flatten)]
@@ -114,6 +116,28 @@ enum Command {
         /// With --report: leave out the wall-clock run time, so the page is byte-identical run to run.
         #[arg(long, requires = "report")]
         no_timing: bool,
+    },
+    /// Run a scenario at every combination of --grid values (cartesian, in parallel); every record carries its grid values.
+    #[command(after_help = "\
+Examples:
+  numasim sweep examples/epyc-touch.toml --grid kernel.hashdist=0,1 --grid machine.nodes=2,4,8
+  numasim sweep my.toml --grid threads=1,4,16 --set kernel.version=6.8 --format jsonl > out.jsonl
+
+Combinations run in the order Python's numasim.sweep runs them (the last --grid varies fastest),
+and the records are the same, with each grid key (and each --set) in the record's case.
+Keys are those --set takes: machine.*, kernel.*, seed, or a [[run]] step key. At most 100000
+combinations.")]
+    Sweep {
+        /// The scenario TOML.
+        file: PathBuf,
+        /// KEY=V1,V2,…: the values of one key (repeat for more keys; each value read as --set reads it).
+        #[arg(long = "grid", value_name = "KEY=V1,V2,…", required = true)]
+        grid: Vec<String>,
+        /// Override a key in every combination, as for `run` (a --grid of the same key wins).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        #[command(flatten)]
+        output: Output,
     },
     /// Write one HTML page of experiments beside their papers (plots, deviation, machine, knobs).
     #[command(
@@ -155,6 +179,9 @@ enum Command {
         /// tolerance (the table or JSONL is printed in full first).
         #[arg(long)]
         strict: bool,
+        /// Print only the summary (the deviation from the papers by role, and the totals), not the records.
+        #[arg(long)]
+        summary: bool,
         #[command(flatten)]
         output: Output,
     },
@@ -165,6 +192,9 @@ enum Command {
     Machines {
         /// A preset to print as TOML, or a machine file (a path) to check and print.
         name: Option<String>,
+        /// With NAME: also write the topology (packages, nodes, memory, CPUs) as an SVG picture to FILE.
+        #[arg(long, value_name = "FILE", requires = "name")]
+        svg: Option<PathBuf>,
         #[command(subcommand)]
         import: Option<MachinesCmd>,
     },
@@ -295,10 +325,7 @@ fn main() -> ExitCode {
 }
 
 fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, Error> {
-    Ok(sets
-        .iter()
-        .map(|s| parse_set(s))
-        .collect::<Result<_, InputError>>()?)
+    sweep::parse_sets(sets)
 }
 
 fn dispatch(cmd: Command) -> Result<(), Error> {
@@ -321,6 +348,12 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             }
             Ok(())
         }
+        Command::Sweep {
+            file,
+            grid,
+            sets,
+            output,
+        } => run_sweep(&file, &grid, &sets, &output),
         Command::Report {
             ids,
             all,
@@ -334,6 +367,7 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             list,
             sets,
             strict,
+            summary,
             output,
         } => {
             if list {
@@ -345,10 +379,14 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             }
             let sets = parse_sets(&sets)?;
             let summaries = if all {
-                replay_all(&sets, &output)?
+                replay_all(&sets, &output, summary)?
             } else {
                 let sc = experiments::load(id.as_deref().unwrap_or_default())?;
-                let records = run_and_print(&sc, &sets, &output, true)?;
+                let records = if summary {
+                    run::run(&sc, &sets)?
+                } else {
+                    run_and_print(&sc, &sets, &output, true)?
+                };
                 let summary = Summary::of(&sc.name, &records, &sc.papers).with_fits(&sc.fits);
                 print_summary(&summary, output.format);
                 vec![summary]
@@ -358,7 +396,7 @@ fn dispatch(cmd: Command) -> Result<(), Error> {
             }
             Ok(())
         }
-        Command::Machines { name, import } => machines(name, import),
+        Command::Machines { name, svg, import } => machines(name, svg, import),
         Command::Workloads { name, markdown } => workloads(name, markdown),
         Command::Knobs { name, markdown } => knobs(name, markdown),
         Command::Probe { args, format } => probe(&args, format),
@@ -417,7 +455,24 @@ fn run_and_print_all(
         run::run_with_artifacts(sc, sets, out.out.is_some() || files, &|| bar.inc(1))?;
     bar.finish_and_clear();
     let elapsed = t0.elapsed();
-    let keys = sc.varied_keys();
+    // Every --set goes into the printed records' case (the one that ran),
+    // so JSONL from a `--set` run says which value produced it; the
+    // unmarked records serve the summary and the warnings.
+    let mut keys = sc.varied_keys();
+    let marked;
+    let shown: &[Record] = if sets.is_empty() {
+        &records
+    } else {
+        let mut m = records.clone();
+        sweep::mark(&mut m, sets);
+        marked = m;
+        for (k, _) in sets {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+        &marked
+    };
     let text = match out.format {
         Format::Table => {
             let mut s = String::new();
@@ -429,14 +484,14 @@ fn run_and_print_all(
                 }
             }
             // The scenario's [[view]] pivots follow the per-case tables.
-            s + &table::render(&records, &keys) + &view::render_all(&sc.views, &records)
+            s + &table::render(shown, &keys) + &view::render_all(&sc.views, &records)
         }
-        Format::Jsonl => records.iter().map(|r| r.to_json_line() + "\n").collect(),
-        Format::Csv => csv::to_csv(&records),
+        Format::Jsonl => shown.iter().map(|r| r.to_json_line() + "\n").collect(),
+        Format::Csv => csv::to_csv(shown),
     };
     print!("{text}");
     if let Some(dir) = &out.out {
-        let files = numasim::report::out::run_files(&sc.describe(), &records, &keys, &artifacts)?;
+        let files = numasim::report::out::run_files(&sc.describe(), shown, &keys, &artifacts)?;
         let written = out::OutDir::new(dir).write_all(&files)?;
         // Say what --out wrote, so the user need not list the folder.
         let names: Vec<String> = written
@@ -495,6 +550,76 @@ fn warn_unmatched(sc: &Scenario, sets: &[(String, toml::Value)], records: &[Reco
 }
 
 /// `numasim report`: run each experiment (quietly), then write one page.
+/// `numasim sweep`: check the grid and the scenario under its first
+/// combination, then run every combination and print the records.
+fn run_sweep(file: &Path, grid: &[String], sets: &[String], out: &Output) -> Result<(), Error> {
+    let base = parse_sets(sets)?;
+    let grid = sweep::parse_grid(grid)?;
+    let total = sweep::count(&grid)?;
+    let points = sweep::points(&grid);
+    let mut first: Vec<(String, toml::Value)> = base
+        .iter()
+        .filter(|(k, _)| !grid.iter().any(|(g, _)| g == k))
+        .cloned()
+        .collect();
+    first.extend(points[0].iter().cloned());
+    let sc = Scenario::from_file_with_sets(file, &first)?;
+    let t0 = Instant::now();
+    let records = sweep::run_grid(&sc, &base, &points)?;
+    let elapsed = t0.elapsed();
+    let mut keys = sc.varied_keys();
+    for k in base
+        .iter()
+        .map(|(k, _)| k)
+        .chain(grid.iter().map(|(k, _)| k))
+    {
+        if !keys.contains(k) {
+            keys.push(k.clone());
+        }
+    }
+    let text = match out.format {
+        Format::Table => {
+            let grid_text: Vec<String> = grid
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{k} ∈ {{{}}}",
+                        v.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect();
+            format!("== {} — sweep over {}\n", sc.name, grid_text.join(", "))
+                + &table::render(&records, &keys)
+        }
+        Format::Jsonl => records.iter().map(|r| r.to_json_line() + "\n").collect(),
+        Format::Csv => csv::to_csv(&records),
+    };
+    print!("{text}");
+    if let Some(dir) = &out.out {
+        let files = numasim::report::out::run_files(&sc.describe(), &records, &keys, &[])?;
+        let written = out::OutDir::new(dir).write_all(&files)?;
+        eprintln!(
+            "numasim: wrote {} files to {}",
+            written.len(),
+            dir.display()
+        );
+    }
+    eprintln!(
+        "numasim: {} — {total} combinations × {} cases, {} records in {:.1} ms",
+        sc.name,
+        sc.cases.len(),
+        records.len(),
+        elapsed.as_secs_f64() * 1e3
+    );
+    for w in run::incomplete_runs(&records) {
+        eprintln!("numasim: warning: {w}");
+    }
+    Ok(())
+}
+
 fn report(
     ids: &[String],
     all: bool,
@@ -603,7 +728,13 @@ fn strict_verdict(summaries: &[Summary]) {
     std::process::exit(1);
 }
 
-fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<Vec<Summary>, Error> {
+/// `replay --all`: every experiment's records (unless `summary_only`),
+/// then the summary by role and the totals.
+fn replay_all(
+    sets: &[(String, toml::Value)],
+    out: &Output,
+    summary_only: bool,
+) -> Result<Vec<Summary>, Error> {
     let bar = indicatif::ProgressBar::new(EXPERIMENTS.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -617,7 +748,11 @@ fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<Vec<Summar
     for (id, _) in EXPERIMENTS {
         bar.set_message(id.to_string());
         let sc = experiments::load(id)?;
-        let records = bar.suspend(|| run_and_print(&sc, sets, out, true))?;
+        let records = if summary_only {
+            run::run(&sc, sets)?
+        } else {
+            bar.suspend(|| run_and_print(&sc, sets, out, true))?
+        };
         let summary = Summary::of(&sc.name, &records, &sc.papers).with_fits(&sc.fits);
         if out.format == Format::Jsonl {
             bar.suspend(|| print_summary(&summary, out.format));
@@ -653,7 +788,11 @@ fn replay_all(sets: &[(String, toml::Value)], out: &Output) -> Result<Vec<Summar
     Ok(summaries)
 }
 
-fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error> {
+fn machines(
+    name: Option<String>,
+    svg: Option<PathBuf>,
+    cmd: Option<MachinesCmd>,
+) -> Result<(), Error> {
     if let Some(MachinesCmd::Import {
         sysfs,
         meminfo,
@@ -717,16 +856,17 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
             // Name every value the file left to a default: a default
             // chosen for an older machine may decide a result on this one.
             if let Ok(t) = numasim::machine::slit_text::parse_toml(&text) {
+                let (era, why) = numasim::machine::defaults::era_of(&t);
                 let d = numasim::machine::defaults::defaulted_keys(&t, &m);
                 if !d.is_empty() {
                     eprintln!(
-                        "numasim: {n}: {} values are numasim's defaults, not the file's: {}",
+                        "numasim: {n}: era {} ({why}); {} values are numasim's defaults, not the file's:",
+                        era.name(),
                         d.len(),
-                        d.iter()
-                            .map(|(k, v)| format!("{k} = {v}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
                     );
+                    for (k, v, src) in &d {
+                        eprintln!("numasim:   {k} = {v}  [{src}]");
+                    }
                 }
             }
             eprintln!(
@@ -736,9 +876,16 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
                 m.cpu_count(),
                 numasim::input::size::mem_label(m.mem_bytes())
             );
+            // The distances as the kernel will see them (stderr: stdout
+            // stays the machine TOML, to redirect into a file).
+            eprintln!("{}", topology::matrix_text(&m).trim_end());
+            write_topology_svg(svg.as_deref(), &m)?;
         }
         Some(n) => {
             print!("{}", presets::preset_text(&n)?);
+            if svg.is_some() {
+                write_topology_svg(svg.as_deref(), &presets::preset(&n)?)?;
+            }
         }
         None => {
             println!(
@@ -757,6 +904,21 @@ fn machines(name: Option<String>, cmd: Option<MachinesCmd>) -> Result<(), Error>
             }
         }
     }
+    Ok(())
+}
+
+/// `machines NAME --svg FILE`: the topology picture, and where it went.
+fn write_topology_svg(path: Option<&Path>, m: &Machine) -> Result<(), Error> {
+    let Some(p) = path else {
+        return Ok(());
+    };
+    std::fs::write(p, topology::svg(m))
+        .map_err(|e| InputError::new(format!("cannot write {}: {e}", p.display())))?;
+    eprintln!(
+        "numasim: wrote {} (the topology of `{}`)",
+        p.display(),
+        m.name
+    );
     Ok(())
 }
 
@@ -851,7 +1013,7 @@ fn probe(args: &numasim_probe::ProbeArgs, format: Format) -> Result<(), Error> {
         e => Error::Internal(format!("probe: {e}")),
     })?;
     let text = match format {
-        Format::Table => table::render(&report.records, &[]),
+        Format::Table => table::render_labelled(&report.records, &[], "measured"),
         Format::Jsonl => report
             .records
             .iter()

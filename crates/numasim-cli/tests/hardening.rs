@@ -137,10 +137,6 @@ fn counts_that_cost_time_are_bounded() {
             "workload = \"fault-touch\"\nthreads = [512]\nbytes = \"1 GiB\"\nsample = 100000",
             "sample",
         ),
-        (
-            "workload = \"spinlock\"\ncpus = 4096\nduration_us = 1000000",
-            "duration_us",
-        ),
     ] {
         let f = d.join("s.toml");
         std::fs::write(
@@ -159,6 +155,37 @@ fn counts_that_cost_time_are_bounded() {
             "{step}: {err}"
         );
     }
+}
+
+#[test]
+fn spinlock_hand_offs_are_bounded() {
+    // One CPU, no hold time and a 1 ns line transfer: a second is 10⁹
+    // hand-offs, refused naming the cost; 4096 CPUs held 200 ns run.
+    let d = folder("spinlock");
+    let f = d.join("s.toml");
+    let machine = "name = \"s\"\n[machine]\nnodes = 2\ncpus_per_node = 2048\n\
+                   mem_per_node = \"1 GiB\"\n[machine.interconnect]\nline_transfer_ns = 1.0\n";
+    std::fs::write(
+        &f,
+        format!("{machine}[[run]]\nworkload = \"spinlock\"\ncpus = 1\nhold_ns = 0\nduration_us = 1000000\n"),
+    )
+    .unwrap();
+    let o = numasim(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("run[0].duration_us")
+            && err.contains("lock hand-offs")
+            && err.contains("allowed"),
+        "{err}"
+    );
+    std::fs::write(
+        &f,
+        format!("{machine}[[run]]\nworkload = \"spinlock\"\ncpus = 4096\nduration_us = 1000\n"),
+    )
+    .unwrap();
+    let o = numasim(&["run", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Timing and threading helpers shared by the benchmarks.
 
 use crate::sys;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -42,11 +42,19 @@ impl Rng {
 /// least `effort.rep_time` has passed; do that `effort.reps` times and
 /// return each repetition's rate in units per second. Stops early (with
 /// what it has) if a stop was requested.
+///
+/// The rate is over the thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`),
+/// not the wall clock: on a host busier than its CPUs the time a thread
+/// waits for a CPU is the scheduler's, not the memory system's, and a
+/// one-thread figure must not count it. (What other tenants do to the
+/// caches while it waits still shows, as spread.) The repetition still
+/// ends by the wall clock; [`on_cpu_share`] says how much of it ran.
 pub fn rates(effort: Effort, mut work: impl FnMut() -> u64) -> Vec<f64> {
     let target = effort.rep_time.as_nanos() as u64;
     let mut out = Vec::with_capacity(effort.reps);
     for _ in 0..effort.reps {
         let t0 = sys::monotonic_ns();
+        let c0 = sys::thread_cpu_ns();
         let mut units = 0u64;
         let mut now = t0;
         while now - t0 < target {
@@ -56,12 +64,29 @@ pub fn rates(effort: Effort, mut work: impl FnMut() -> u64) -> Vec<f64> {
                 break;
             }
         }
-        out.push(units as f64 * 1e9 / (now - t0).max(1) as f64);
+        let cpu = sys::thread_cpu_ns().saturating_sub(c0);
+        let wall = (now - t0).max(1);
+        WALL_NS.fetch_add(wall, Ordering::Relaxed);
+        CPU_NS.fetch_add(cpu.min(wall), Ordering::Relaxed);
+        // A clock that did not move (no thread CPU clock) falls back to the wall.
+        let t = if cpu > 0 { cpu.min(wall) } else { wall };
+        out.push(units as f64 * 1e9 / t as f64);
         if sys::stop_requested() {
             break;
         }
     }
     out
+}
+
+static WALL_NS: AtomicU64 = AtomicU64::new(0);
+static CPU_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Share of the one-thread repetitions' wall time their thread was on a
+/// CPU, over the process so far: 1 on a quiet host; on a busy one the
+/// rest was spent waiting for a CPU (not counted in the rates).
+pub fn on_cpu_share() -> Option<f64> {
+    let w = WALL_NS.load(Ordering::Relaxed);
+    (w > 0).then(|| CPU_NS.load(Ordering::Relaxed) as f64 / w as f64)
 }
 
 /// The largest relative spread a measurement may have and still be
@@ -119,6 +144,8 @@ pub struct ThreadResult {
     pub ops: u64,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// The thread's own CPU time over the body (`CLOCK_THREAD_CPUTIME_ID`).
+    pub cpu_ns: u64,
 }
 
 impl ThreadResult {
@@ -152,13 +179,16 @@ where
                     let pinned = sys::pin_to_cpu(cpu).is_ok();
                     barrier.wait();
                     let start_ns = sys::monotonic_ns();
+                    let c0 = sys::thread_cpu_ns();
                     let ops = body(i, stop);
+                    let cpu_ns = sys::thread_cpu_ns().saturating_sub(c0);
                     let end_ns = sys::monotonic_ns();
                     (
                         ThreadResult {
                             ops,
                             start_ns,
                             end_ns,
+                            cpu_ns,
                         },
                         pinned,
                     )

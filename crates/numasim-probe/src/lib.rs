@@ -12,6 +12,7 @@ pub mod contention;
 pub mod hierarchy;
 pub mod io;
 pub mod mem;
+pub mod memsys;
 pub mod scratch;
 pub mod sys;
 pub mod topology;
@@ -400,7 +401,8 @@ fn fit_and_write(
     let machine = fit.machine;
     let used = fit.used;
     if args.validate {
-        let rows = validate::validate(meas, &machine, &used);
+        let mut rows = validate::validate(meas, &machine, &used);
+        rows.extend(memsys::validate(meas, &machine));
         let cal: Vec<f64> = rows
             .iter()
             .filter(|r| r.role == Some(numasim::report::Role::Calibration))
@@ -417,6 +419,17 @@ fn fit_and_write(
                 "validate: {n} validation rows, median |Δ| {:.1}%, worst {:.1}%",
                 med * 100.0,
                 worst * 100.0
+            ));
+        }
+        if let Some(n) = validate::noise_summary(&rows) {
+            notes.push(format!(
+                "validate: with their noise: {} of {} validation rows within max(measured spread, {:.0}%); worst |Δ| = {:.2}x that bound ({}; target <= 1.5x); median measured spread {:.1}%",
+                n.within,
+                n.rows,
+                validate::TOLERANCE * 100.0,
+                n.worst_excess,
+                n.worst_row,
+                n.median_spread * 100.0
             ));
         }
         records.extend(rows);
@@ -604,7 +617,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     }
     let multi_node = topo.nodes.len() > 1;
     // topology, memory by size, node copy, faults (2), clocks, atomics, calibration
-    let total_stages = 7 + usize::from(!args.no_io) + usize::from(multi_node);
+    let total_stages = 8 + usize::from(!args.no_io) + usize::from(multi_node);
     let mut progress = Progress {
         quiet: args.quiet,
         start,
@@ -1221,6 +1234,32 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         }
     }
 
+    // --- the memory system as MLC, STREAM and core-to-core tools see it
+    progress.stage("memory system: idle latency per node pair, read bandwidth per node and per core, core to core");
+    let curve_latency = [PageKind::Thp, PageKind::Hugetlb, PageKind::Base]
+        .into_iter()
+        .find_map(|k| {
+            sizes_out
+                .iter()
+                .filter(|(_, p, r)| *p == k && r.latency_ns.is_some())
+                .max_by_key(|x| x.0)
+                .map(|(_, _, r)| (r.latency_ns.unwrap_or(0.0), r.spread[3]))
+        });
+    let memsys_big = (plan.latency_max.min(big)).max(16 << 20) as usize;
+    let memsys_meas = memsys::measure(
+        &topo,
+        &allowed,
+        max_threads,
+        memsys_big,
+        bw_page,
+        plan.effort,
+        curve_latency,
+        &mut notes,
+    )
+    .map_err(internal("memory-system figures"))?;
+    check_stop()?;
+    records.extend(memsys::records(&memsys_meas, &topo));
+
     // Every figure over the bound, named, so none is trusted silently.
     let noisy: Vec<String> = records
         .iter()
@@ -1250,12 +1289,23 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         ));
     }
 
+    if let Some(share) = bench::on_cpu_share().filter(|s| *s < 0.95) {
+        notes.push(format!(
+            "noise: the one-thread figures' threads were on a CPU {:.0}% of their wall time; the rest (waiting for a CPU) is not counted in them (timed on CLOCK_THREAD_CPUTIME_ID)",
+            share * 100.0
+        ));
+    }
+
     // The one-thread figures' spreads, for the machine file's comments.
+    // (Every thread count's, for the validation rows' noise.)
     let one_thread_spreads: Vec<(String, f64)> = records
         .iter()
-        .filter(|r| r.case_value("threads") == Some(&json!(1)))
         .filter(|r| r.case_value("mode").is_none_or(|m| m == "threads"))
-        .filter_map(|r| Some((format!("{} threads=1", r.metric), r.spread?)))
+        .filter(|r| r.case_value("kind").is_none())
+        .filter_map(|r| {
+            let t = r.case_value("threads")?.as_u64()?;
+            Some((format!("{} threads={t}", r.metric), r.spread?))
+        })
         .collect();
 
     // --- calibration
@@ -1290,6 +1340,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         clock_gettime_ns: cgt_ns,
         gettimeofday_ns: gtod_ns,
         spreads: one_thread_spreads,
+        memsys: memsys_meas,
     };
     records.extend(host_records(&meas));
     let (machine, machine_toml) = fit_and_write(&meas, args, &mut records, &mut notes)?;

@@ -37,6 +37,7 @@ fn measurements(topo: Topology) -> Measurements {
         clock_gettime_ns: vec![],
         gettimeofday_ns: vec![],
         spreads: vec![],
+        memsys: Default::default(),
     }
 }
 
@@ -99,4 +100,71 @@ fn memoryless_and_cpuless_nodes() {
 fn missing_tree_is_an_error_naming_the_path() {
     let e = Topology::read(&fixture("no-such-tree")).unwrap_err();
     assert!(e.contains("no-such-tree"), "{e}");
+}
+
+/// The memory-system figures of an eight-node, two-socket host (issue
+/// 29): local, same-socket and cross-socket latency, node and core reads,
+/// two c2c domains. The fit writes `[memsys]`, the machine reads back,
+/// and `mlc-latency-matrix` on it gives every measured pair within the
+/// pairs' own scatter (the hops are means per kind, not one per pair).
+#[test]
+fn eight_nodes_memsys_fits_and_validates() {
+    use numasim_probe::memsys::MemSysMeas;
+    let t = Topology::read(&fixture("eight-nodes")).unwrap();
+    let mut meas = measurements(t);
+    let lat = |i: usize, j: usize| {
+        let same = (i < 4) == (j < 4);
+        if i == j {
+            110.0
+        } else if same {
+            120.0 + j as f64 // a little scatter within the socket
+        } else {
+            200.0
+        }
+    };
+    let mut ms = MemSysMeas {
+        smt: Some(2),
+        sockets: Some(2),
+        when: "2026-01-01 00:00 UTC".into(),
+        core_read: Some((12e9, 0.02)),
+        ..Default::default()
+    };
+    for i in 0..8 {
+        for j in 0..8 {
+            ms.latency.push((i, j, lat(i, j), 0.01));
+        }
+        ms.node_read.push((i, i, 60e9, 0.02));
+    }
+    ms.c2c.push(("core".into(), 0, 1, 8.0, 0.05));
+    ms.c2c.push(("remote".into(), 0, 40, 180.0, 0.05));
+    meas.memsys = ms;
+    let f = numasim_probe::calibrate::fit(&meas).expect("fits");
+    let s = &f.machine.memsys;
+    assert!(s.explicit);
+    assert_eq!(s.nodes_per_socket, 4);
+    assert_eq!(s.smt, 2);
+    assert!((s.socket_hop_ns - 90.0).abs() < 1e-9, "{}", s.socket_hop_ns);
+    assert!(s.node_hop_ns > 10.0 && s.node_hop_ns < 18.0);
+    assert_eq!(s.c2c_ns[0], 8.0);
+    assert_eq!(s.c2c_ns[4], 180.0);
+    let (text, _) = f.annotated_toml();
+    assert!(text.contains("measured by the probe on fixture, 2026-01-01 00:00 UTC"));
+    let back = Machine::from_toml_str(&text, "fixture").expect("loads");
+    assert_eq!(back, f.machine);
+    let rows = numasim_probe::memsys::validate(&meas, &f.machine);
+    let lat_rows: Vec<_> = rows
+        .iter()
+        .filter(|r| r.metric == "idle_latency_ns")
+        .collect();
+    assert_eq!(lat_rows.len(), 64);
+    for r in &lat_rows {
+        let d = r.deviation().unwrap().abs();
+        assert!(d < 0.06, "{:?}: {d}", r.case);
+    }
+    // The eight nodes alike: every local row is a validation of the mean.
+    assert!(lat_rows
+        .iter()
+        .all(|r| r.role == Some(numasim::report::Role::Validation)));
+    assert!(rows.iter().any(|r| r.metric == "bandwidth_mbps"));
+    assert!(rows.iter().any(|r| r.metric == "c2c_latency_ns"));
 }

@@ -85,13 +85,19 @@ fn run_batch(
     dir: Option<String>,
     sets_json: &str,
 ) -> PyResult<Vec<String>> {
-    let sc = scenario(text, source, dir).map_err(|e| input_err(py, &e))?;
     let list = override_list(py, sets_json)?;
     let sets = list
         .iter()
         .map(|v| parse_sets(&v.to_string()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| input_err(py, &e))?;
+    // Each set's steps are read on the machine that set makes (a
+    // `machine.nodes` override can admit `threads` the file's own machine
+    // refuses), as the command line's `--set` does (Scenario::from_str_with_sets).
+    if sets.is_empty() {
+        scenario(text, source, dir.clone()).map_err(|e| input_err(py, &e))?;
+    }
+    let dir = dir.map(PathBuf::from);
     // The simulation runs without the interpreter lock: other Python
     // threads (a Dask worker's) go on meanwhile. The records of one call
     // are bounded (MAX_BATCH_BYTES): an allocation that fails in Rust
@@ -101,6 +107,7 @@ fn run_batch(
     let out: Result<Vec<String>, Error> = py.detach(|| {
         sets.par_iter()
             .map(|s| {
+                let sc = Scenario::from_str_with_sets(text, source, dir.clone(), s)?;
                 let recs = run::run(&sc, s)?;
                 let mut text = String::new();
                 for r in &recs {
@@ -151,14 +158,15 @@ fn check_sets(
     dir: Option<String>,
     sets_json: &str,
 ) -> PyResult<()> {
-    let sc = scenario(text, source, dir).map_err(|e| input_err(py, &e))?;
     let list = override_list(py, sets_json)?;
+    if list.is_empty() {
+        scenario(text, source, dir.clone()).map_err(|e| input_err(py, &e))?;
+    }
     for v in &list {
         let sets = parse_sets(&v.to_string()).map_err(|e| input_err(py, &e))?;
-        for case in 0..sc.cases.len() {
-            sc.resolve(case, &sets)
-                .map_err(|e| input_err(py, &e.in_file(sc.source.clone())))?;
-        }
+        // Every case resolved on the machine these overrides make.
+        Scenario::from_str_with_sets(text, source, dir.clone().map(PathBuf::from), &sets)
+            .map_err(|e| input_err(py, &e))?;
     }
     Ok(())
 }

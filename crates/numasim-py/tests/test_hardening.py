@@ -205,3 +205,22 @@ def test_fuzz_the_python_api():
     assert not bad, "\n".join(json.dumps(r)[:400] for r in bad)
     # Some calls must get through to the model, not all be refused.
     assert sum(1 for r in lines if r.get("ok")) * 20 >= len(lines), lines
+
+
+def test_machine_overrides_revalidate_steps():
+    # 40 threads do not fit the 32 CPUs of altix-512 at 16 nodes, but do at
+    # 32 nodes: the step is read on the machine the override makes, as the
+    # command line's --set does (issue 31).
+    sc = {
+        "name": "touch-set",
+        "machine": {"preset": "altix-512", "nodes": 16},
+        "run": [{"workload": "touch", "threads": 40, "bytes": "1 MiB"}],
+    }
+    with pytest.raises(numasim.InputError):
+        numasim.run(sc)
+    df = numasim.run(sc, set={"machine.nodes": 32})
+    assert len(df) > 0
+    df = numasim.sweep(sc, {"machine.nodes": [32, 64]})
+    assert set(df["machine.nodes"]) == {32, 64}
+    with pytest.raises(numasim.InputError):
+        numasim.sweep(sc, {"machine.nodes": [16, 32]})

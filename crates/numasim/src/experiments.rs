@@ -162,6 +162,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "today-c2c",
         include_str!("../../../experiments/today-c2c.toml"),
     ),
+    (
+        "today-mlc-clx",
+        include_str!("../../../experiments/today-mlc-clx.toml"),
+    ),
+    (
+        "today-stream-published",
+        include_str!("../../../experiments/today-stream-published.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

@@ -194,3 +194,31 @@ fn bad_machine_pci_values_name_the_key() {
         "{e}"
     );
 }
+
+/// Coherence on the status ring: the device's status write to a line the
+/// handler's CPU still shares must wait for the ring's home to invalidate
+/// that copy. At queue depth 1 a remote ring then costs each I/O five
+/// fabric round trips between the ring's node and the CPU's (the command
+/// write miss, the command fetch forwarded from the CPU, the status write
+/// and its ack, the invalidation, the handler's status miss), not four.
+#[test]
+fn remote_status_ring_pays_the_invalidation_round_trip() {
+    let m = numasim::machine::presets::preset("altix-512").unwrap();
+    let (_, recs) = replay("altix-dma-placement");
+    let lat = |alloc: &str, d: u64| {
+        let mut keys = vec![("dma_alloc", json!(alloc)), ("queue_depth", json!(1))];
+        if alloc == "remote" {
+            keys.push(("distance", json!(d)));
+        }
+        value(&recs, "io_latency_us", &keys) * 1e3
+    };
+    let local = lat("local", 10);
+    for (d, ring) in [(19u64, 1usize), (35, 64)] {
+        let gap = lat("remote", d) - local;
+        let rt = 2.0 * m.fabric_one_way_ns(0, ring);
+        assert!(
+            gap > 4.5 * rt && gap < 5.5 * rt,
+            "distance {d}: remote ring adds {gap:.0} ns per I/O, fabric round trip {rt:.0}"
+        );
+    }
+}

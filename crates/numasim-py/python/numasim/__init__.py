@@ -32,14 +32,18 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Sized, Union
 import numpy as np
 import pandas as pd
 
-from . import _numasim
+from . import _cluster, _numasim
+from ._cluster import ClusterError, QueueTimeout
 from ._numasim import InputError
 
 __all__ = [
     "InputError",
+    "ClusterError",
+    "QueueTimeout",
     "run",
     "replay",
     "sweep",
+    "job_size",
     "experiments",
     "machines",
     "machine",
@@ -318,6 +322,7 @@ def sweep(
     client: Any = None,
     set: Optional[Mapping[str, Any]] = None,
     batch_size: Optional[int] = None,
+    queue_timeout: float = 600.0,
 ) -> pd.DataFrame:
     """Run a scenario at every combination of ``grid`` and concatenate the
     records, one column per grid key.
@@ -333,7 +338,12 @@ def sweep(
         set: overrides applied to every combination (the grid wins).
         batch_size: combinations per task; by default enough for a task to
             last about 0.2 s (measured on the first combination) but at
-            least as many tasks as the client has workers.
+            least as many tasks as the client has (or was asked for) workers.
+        queue_timeout: seconds the sweep waits while the client has no
+            worker at all (batch jobs still queued, or all ended) before it
+            gives up with a :class:`QueueTimeout` naming the partition, the
+            request and why Slurm holds the jobs. A worker lost mid-sweep
+            is not an error: its tasks run again on the others.
 
     Returns:
         The same DataFrame, row for row, whatever the client and the number
@@ -345,12 +355,30 @@ def sweep(
             is sent to the cluster where the first combination shows it);
             a grid of more than 100,000 combinations (counted, not built,
             after its keys are checked); records past 2 GiB.
+        QueueTimeout: no worker for ``queue_timeout`` seconds.
+        ClusterError: a batch killed every worker that ran it (Dask's
+            ``allowed-failures``, 3 by default): memory or walltime.
     """
+    out, points = _sweep_runs(scenario, grid, client, set, batch_size, queue_timeout)
+    return _frame(out, points)
+
+
+def _sweep_runs(
+    scenario: Scenario,
+    grid: Mapping[str, Sequence[Any]],
+    client: Any,
+    set: Optional[Mapping[str, Any]],
+    batch_size: Optional[int],
+    queue_timeout: float,
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """A sweep's JSON lines (one string per combination, in grid order) and
+    its grid points: :func:`sweep` without the DataFrame (the command
+    line's ``sweep`` prints the lines)."""
     text, source, folder = _source(scenario)
     base = _overrides(set)
     keys, values, total = _grid(grid)
     if total == 0:
-        return _frame([], [])
+        return [], []
     # The keys first: the first combination is checked without running, so
     # a misspelt key is refused before the grid is counted or expanded.
     first_point = {k: _plain(next(iter(v))) for k, v in zip(keys, values)}
@@ -392,10 +420,13 @@ def sweep(
             for i in range(0, len(rest), _LOCAL_CHUNK):
                 keep(_run_points(text, source, folder, rest[i : i + _LOCAL_CHUNK]))
         else:
+            # Sent at once, workers or not: an adaptive cluster starts jobs
+            # only for tasks it sees (gather() times out a queue that never
+            # gives one).
             size = batch_size or max(1, math.ceil(_TASK_SECONDS / per_case))
-            # No fewer tasks than workers (an adaptive cluster that has none
-            # yet gets the time-sized batches).
-            workers = len(client.scheduler_info().get("workers", {}))
+            # No fewer tasks than workers, counting those asked for but not
+            # yet started (jobs still in the queue).
+            workers = max(_cluster.worker_count(client), _cluster.planned_workers(client))
             if not batch_size and workers:
                 size = min(size, max(1, math.ceil(len(rest) / workers)))
             batches = [rest[i : i + size] for i in range(0, len(rest), size)]
@@ -407,6 +438,96 @@ def sweep(
                 batches,
                 pure=False,
             )
-            for part in client.gather(futures):
+            # Gathered in grid order, whichever worker ran a batch and
+            # however often (a lost worker's batches run again elsewhere).
+            for part in _cluster.gather(client, futures, batches, queue_timeout):
                 keep(part)
-    return _frame(out, points)
+    return out, points
+
+
+def job_size(
+    scenario: Scenario,
+    grid: Mapping[str, Sequence[Any]],
+    cores: int,
+    set: Optional[Mapping[str, Any]] = None,
+    node_memory: Union[int, str, None] = None,
+) -> dict[str, Any]:
+    """Cores and memory for each batch job of a ``dask_jobqueue`` cluster
+    that runs this sweep, from the largest machine the grid simulates.
+
+    The grid's largest cases (the greatest value of every numeric key, each
+    value of the others) run once here, one at a time, in a fresh
+    interpreter that started a Dask worker and imported numasim as a job
+    does; their peak resident memory above that, plus their records, is
+    one case's share. A job runs ``cores`` cases at once
+    (``RAYON_NUM_THREADS``), so it asks for its nanny's memory, plus the
+    worker's own and ``cores`` such shares divided by the share of its
+    limit a Dask worker may use before it pauses
+    (``distributed.worker.memory.pause``, 0.8).
+
+    Args:
+        scenario, grid, set: as for :func:`sweep`.
+        cores: the most cores a job may take (a compute node's, or fewer).
+        node_memory: a compute node's memory (bytes, or ``"192GB"``); when
+            given, a job runs no more cases at once than fit in it.
+
+    Returns:
+        ``{"cores", "processes", "memory", "job_script_prologue"}``, the
+        keyword arguments of ``SLURMCluster`` (and of dask-jobqueue's
+        other clusters) that size a job: ``SLURMCluster(queue=…,
+        account=…, walltime=…, **numasim.job_size(…))``.
+
+    Raises:
+        InputError: bad scenario or grid; ``cores`` below 1; the largest
+            case does not fit in ``node_memory`` even alone.
+    """
+    text, source, folder = _source(scenario)
+    base = _overrides(set)
+    keys, values, total = _grid(grid)
+    if isinstance(cores, bool) or not isinstance(cores, int) or cores < 1:
+        raise _input_error("cores", f"give a whole number of cores, 1 or more, not {cores!r}")
+    if total == 0:
+        raise _input_error("grid", "the grid has no combinations: nothing to size")
+    lists = [[_plain(x) for x in itertools.islice(v, _MAX_GRID_POINTS + 1)] for v in values]
+    probes = [{**base, **p} for p in _cluster.largest_points(keys, lists)]
+    _numasim.check_sets(text, source, folder, _json(probes, "grid"))
+    m = _cluster.measure(text, source, folder, probes)
+    per_case = max(m["peak"] - m["base"], 0) + max(r[1] for r in m["runs"])
+    fraction = _cluster.memory_fraction()
+    threads = cores
+    if node_memory is not None:
+        limit = _bytes(node_memory)
+        fits = int(((limit - m["nanny"]) * fraction - m["base"]) // max(per_case, 1))
+        if fits < 1:
+            need = _cluster.job_memory(m["nanny"], m["base"], per_case, 1, fraction)
+            raise _input_error(
+                "node_memory",
+                f"one job running the grid's largest case alone ({probes[0]}) needs "
+                f"{need >> 20} MiB, more than a node's {limit >> 20} MiB: use nodes with "
+                f"more memory or a smaller machine",
+            )
+        threads = min(cores, fits)
+    memory = _cluster.job_memory(m["nanny"], m["base"], per_case, threads, fraction)
+    return {
+        "cores": threads,
+        "processes": 1,
+        "memory": f"{math.ceil(memory / (1 << 20))}MiB",
+        # The batch's cases run on the Rust side's thread pool: as many at
+        # once as the memory above was sized for, whatever the node has.
+        "job_script_prologue": [f"export RAYON_NUM_THREADS={threads}"],
+    }
+
+
+def _bytes(v: Union[int, str]) -> int:
+    if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+        return v
+    if isinstance(v, str):
+        try:
+            from dask.utils import parse_bytes
+
+            return int(parse_bytes(v))
+        except (ImportError, ValueError):
+            pass
+    raise _input_error(
+        "node_memory", f"give bytes (an int) or a size such as \"192GB\", not {v!r}"
+    )

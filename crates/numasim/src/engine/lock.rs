@@ -84,9 +84,15 @@ pub struct LockStats {
     pub max_hold: Dur,
     /// Most waiters queued at once.
     pub max_waiters: usize,
-    /// By node, sorted, only the nodes that took the lock: a per-CPU lock
-    /// on an 8,192-node machine keeps one entry, not 8,192.
+    /// By node, sorted, only the nodes that took the lock, and only for a
+    /// lock asked to keep them ([`Lock::with_node_stats`]): a per-CPU lock
+    /// woken from every node would otherwise carry an entry per waker's
+    /// node (16,384 run-queue locks × the nodes that woke them, issue 31).
     pub per_node: Vec<(usize, NodeLockStats)>,
+    /// Sum of waits over all grants.
+    wait_sum: Dur,
+    /// Longest wait of any grant.
+    wait_max: Dur,
 }
 
 impl LockStats {
@@ -108,17 +114,13 @@ impl LockStats {
         };
         &mut self.per_node[i].1
     }
-    /// Sum of waits over all nodes.
+    /// Sum of waits over all grants.
     pub fn total_wait(&self) -> Dur {
-        self.per_node.iter().map(|(_, n)| n.total_wait).sum()
+        self.wait_sum
     }
-    /// Longest wait over all nodes.
+    /// Longest wait of any grant.
     pub fn max_wait(&self) -> Dur {
-        self.per_node
-            .iter()
-            .map(|(_, n)| n.max_wait)
-            .max()
-            .unwrap_or_default()
+        self.wait_max
     }
 }
 
@@ -152,9 +154,24 @@ pub struct Lock<C> {
     stats: LockStats,
     spin_jitter_ns: u64,
     directory_ns: u64,
+    /// Waiters are NACKed by the home directory and re-send at once, so a
+    /// waiter's retry reaches the home once per round trip to it
+    /// ([`Lock::with_nack_retry`]): that round trip as a multiple of the
+    /// line's transfer time, or `None` for spinning waiters.
+    nack_retry: Option<f64>,
+    /// Spinners retry with `cmpxchg` once they read the word free
+    /// ([`Lock::with_cmpxchg_stampede`]): a request's round trip to the
+    /// home as a multiple of the line's transfer time, or `None`.
+    stampede: Option<f64>,
+    /// Until when the losers' `cmpxchg`s of the last hand-off hold the line.
+    line_busy_until: Time,
+    /// Mean transfer time of the waiters of the last race, and how many.
+    last_race: (u64, u64),
     /// Node whose directory tracks the lock word (test-and-set hand-offs
     /// go through it); `None`: direct transfers.
     home: Option<usize>,
+    /// Keep [`LockStats::per_node`].
+    node_stats: bool,
 }
 
 impl<C: TransferCost> Lock<C> {
@@ -172,8 +189,20 @@ impl<C: TransferCost> Lock<C> {
             stats: LockStats::default(),
             spin_jitter_ns: 0,
             directory_ns: 0,
+            nack_retry: None,
+            stampede: None,
+            line_busy_until: Time::ZERO,
+            last_race: (0, 0),
             home: None,
+            node_stats: false,
         }
+    }
+
+    /// Keep statistics by node ([`LockStats::per_node`], [`LockStats::node`]);
+    /// without it only the totals are kept.
+    pub fn with_node_stats(mut self) -> Self {
+        self.node_stats = true;
+        self
     }
 
     /// Test-and-set behaviour under [`LockPolicy::Unfair`]: the spread of the
@@ -193,6 +222,51 @@ impl<C: TransferCost> Lock<C> {
     /// direct transfer.
     pub fn with_home(mut self, home: usize) -> Self {
         self.home = Some(home);
+        self
+    }
+
+    /// Waiters do not spin on a cached copy: each request for the line is
+    /// NACKed by its home's directory while a transfer is in flight and
+    /// re-sent as soon as the NACK is back (the DASH/Origin/SHUB protocol,
+    /// [ALTIX04] C1), so a waiter on node `n` reaches the home once per
+    /// round trip, `rt_per_transfer × transfer_ns(n, home)` (a request and
+    /// its NACK carry no data: the caller scales the line's transfer time
+    /// to its request/reply time). The next holder is the waiter whose
+    /// retry reaches the home first once the line is free: its phase is
+    /// uniform in its own round trip, not in one machine-wide jitter, and
+    /// far waiters retry less often. Needs [`with_home`](Self::with_home).
+    pub fn with_nack_retry(mut self, rt_per_transfer: f64) -> Self {
+        self.nack_retry = Some(rt_per_transfer.max(0.0));
+        self.stampede = None;
+        self
+    }
+
+    /// Test-and-test-and-set spinning as ia64's `ia64_spinlock_contention`
+    /// does it (`arch/ia64/kernel/head.S`, 2.4 and 2.6): a waiter spins on
+    /// `ld4` of its cached copy and, once it reads the word free, goes back
+    /// to `cmpxchg4.acq`. After a release every spinner whose re-read came
+    /// back before the winner's `cmpxchg` landed tries too; each `cmpxchg`
+    /// takes the line exclusively whether or not it succeeds, so the
+    /// losers' requests pass the line from cache to cache one after
+    /// another, and the winner's release store (and with it the next
+    /// hand-off) is one more request among those still pending: served
+    /// in no particular order, it waits for half of them on average.
+    /// Only re-reads the home serves between the winner's read and the
+    /// arrival of its `cmpxchg` see the word free: one request round trip
+    /// between the winner and the home (`rt_per_transfer ×` the line's
+    /// transfer time: no data, no owner), during which the directory
+    /// serves one request per `directory_ns`; so at most that many lose.
+    /// Each loser costs the mean transfer time of the spinners of that
+    /// race. Ignored with [`with_nack_retry`](Self::with_nack_retry) (a
+    /// word that is not a lock).
+    ///
+    /// Not switched on by any lock yet (docs/sched.md, "Live lock"): kept,
+    /// with its test, as the mechanism the next pass has to settle.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn with_cmpxchg_stampede(mut self, rt_per_transfer: f64) -> Self {
+        if self.nack_retry.is_none() {
+            self.stampede = Some(rt_per_transfer.max(0.0));
+        }
         self
     }
 
@@ -221,12 +295,7 @@ impl<C: TransferCost> Lock<C> {
         debug_assert!(
             !matches!(self.holder, Some(h) if h.cpu == cpu)
                 && self.waiters.iter().all(|w| w.cpu != cpu)
-                && self
-                    .spinners
-                    .per_node
-                    .values()
-                    .flatten()
-                    .all(|w| w.cpu != cpu),
+                && self.spinners.iter().all(|w| w.cpu != cpu),
             "cpu {cpu} asked for a lock it already holds or waits for"
         );
         if self.holder.is_some() {
@@ -250,7 +319,8 @@ impl<C: TransferCost> Lock<C> {
                 (h, self.cost.transfer_ns(h, node))
             }
         };
-        let at = now + Dur(ns);
+        let chain = self.line_busy_until.0.saturating_sub(now.0) / 2;
+        let at = now + Dur(chain + ns);
         self.grant(cpu, node, now, at, from, false);
         Some(at)
     }
@@ -295,7 +365,24 @@ impl<C: TransferCost> Lock<C> {
                 (w, phase + self.directory_ns * (n_waiting - 1))
             }
         };
-        let at = now + Dur(self.hop_ns(h.node, w.node) + extra);
+        let hop = self.hop_ns(h.node, w.node);
+        // The release store is one more request among the last race's
+        // pending cmpxchgs, served in no particular order (NACK and
+        // retry): on average it waits for half of those still pending.
+        let chain = self.line_busy_until.0.saturating_sub(now.0) / 2;
+        let at = now + Dur(chain + hop + extra);
+        if let (Some(scale), LockPolicy::Unfair) = (self.stampede, self.policy) {
+            let (mean_ns, k) = self.last_race;
+            let losers = k.saturating_sub(1);
+            let losers = if self.directory_ns > 0 {
+                let home = self.home.unwrap_or(w.node);
+                let window = self.cost.transfer_ns(w.node, home) as f64 * scale;
+                losers.min((window / self.directory_ns as f64) as u64)
+            } else {
+                losers
+            };
+            self.line_busy_until = at + Dur(losers * mean_ns);
+        }
         self.grant(w.cpu, w.node, w.since, at, h.node, true);
         Some(Grant {
             cpu: w.cpu,
@@ -321,23 +408,49 @@ impl<C: TransferCost> Lock<C> {
     /// per waiter. Exact ties between classes go to the nearer class.
     fn first_to_see(&mut self, from: usize) -> (Waiter, u64) {
         let mut classes = std::mem::take(&mut self.spinners.scratch);
-        self.spinners.classes(from, &self.cost, &mut classes);
+        let nack_home = self.home.zip(self.nack_retry);
+        // NACKed waiters race to the home, so they are classed by their
+        // distance to it (one round trip per class), not to the releaser.
+        self.spinners
+            .classes(nack_home.map_or(from, |(h, _)| h), &self.cost, &mut classes);
         let jitter = self.spin_jitter_ns;
+        {
+            let k: u64 = classes.iter().map(|c| c.count).sum();
+            let total: u64 = classes.iter().map(|c| c.count * c.ns).sum();
+            self.last_race = (total / k.max(1), k);
+        }
         // Entrants: runs of classes at equal transfer time (they race as
         // one set of waiters).
         let mut best: Option<(u64, usize, usize, u64)> = None;
         let mut a = 0;
         while a < classes.len() {
             let ns = classes[a].ns;
-            let b = a + classes[a..].iter().take_while(|c| c.ns == ns).count();
-            let k: u64 = classes[a..b].iter().map(|c| c.count).sum();
-            let phase = if jitter > 0 {
-                min_uniform_phase(&mut self.rng, jitter, k)
-            } else {
-                0
+            let b = match nack_home {
+                // Each class retries at its own round trip to the home.
+                Some(_) => a + 1,
+                None => a + classes[a..].iter().take_while(|c| c.ns == ns).count(),
             };
-            if best.is_none_or(|(t, ..)| ns + phase < t) {
-                best = Some((ns + phase, a, b, phase));
+            let k: u64 = classes[a..b].iter().map(|c| c.count).sum();
+            let (key, phase) = match nack_home {
+                Some((h, scale)) => {
+                    // The line is free at the home; the first retry to
+                    // arrive there wins, wherever the release came from.
+                    let t = self.cost.transfer_ns(classes[a].node, h) as f64;
+                    let rt = ((t * scale).round() as u64).max(1);
+                    let p = min_uniform_phase(&mut self.rng, rt, k);
+                    (p, p)
+                }
+                None => {
+                    let p = if jitter > 0 {
+                        min_uniform_phase(&mut self.rng, jitter, k)
+                    } else {
+                        0
+                    };
+                    (ns + p, p)
+                }
+            };
+            if best.is_none_or(|(t, ..)| key < t) {
+                best = Some((key, a, b, phase));
             }
             a = b;
         }
@@ -373,11 +486,15 @@ impl<C: TransferCost> Lock<C> {
         });
         self.line_node = Some(node);
         let wait = at - asked;
-        let n = self.stats.node_mut(node);
-        n.acquisitions += 1;
-        n.contended += contended as u64;
-        n.total_wait += wait;
-        n.max_wait = n.max_wait.max(wait);
+        self.stats.wait_sum += wait;
+        self.stats.wait_max = self.stats.wait_max.max(wait);
+        if self.node_stats {
+            let n = self.stats.node_mut(node);
+            n.acquisitions += 1;
+            n.contended += contended as u64;
+            n.total_wait += wait;
+            n.max_wait = n.max_wait.max(wait);
+        }
         self.stats.acquisitions += 1;
         self.stats.contended += contended as u64;
         self.stats.remote_transfers += (from != node) as u64;
@@ -428,6 +545,8 @@ fn min_uniform_phase(rng: &mut SimRng, jitter: u64, k: u64) -> u64 {
 #[derive(Debug, Clone, Copy)]
 struct Class {
     ns: u64,
+    /// One waiter's node, standing for the class.
+    node: usize,
     count: u64,
     ranges: [(usize, usize); 2],
 }
@@ -454,34 +573,55 @@ impl Hasher for NodeHasher {
 
 type NodeHash = BuildHasherDefault<NodeHasher>;
 
-/// Test-and-set waiters kept by node: a list per node and a Fenwick tree of
-/// the counts, so the waiters in a node range are counted and the i-th of
-/// them found in `O(log nodes)`. Both are sparse (maps holding only nodes
-/// with waiters and the tree cells above them), so a lock waited on by one
-/// CPU of node 8,000 costs a few entries, not a tree over 8,192 nodes
-/// (issue 31: 16,384 per-CPU locks).
+/// Test-and-set waiters kept by node, so the waiters in a node range are
+/// counted and the i-th of them (in node order, then in its node's list
+/// order) found quickly.
+///
+/// Most locks have a few waiters (16,384 per-CPU run-queue locks, a wake-up
+/// now and then: issue 31): up to [`FEW`] they sit in one short list that is
+/// scanned, at no cost per node. Past it they move to a list per node and a
+/// Fenwick tree of the counts over nodes `0..cap` (`O(log nodes)` a count),
+/// and back to the short list when at most [`FEW_AGAIN`] are left. A node's
+/// waiters keep one order in both forms (the short list holds them in the
+/// order the node's list would), so the winner is the same either way. The
+/// tree costs 8 bytes per node below the highest waiting node, and only a
+/// lock with more than [`FEW_AGAIN`] waiters keeps one: at most
+/// CPUs / [`FEW_AGAIN`] trees at once.
 #[derive(Debug, Default)]
 struct Spinners {
-    per_node: HashMap<usize, Vec<Waiter>, NodeHash>,
-    /// Fenwick tree over nodes `0..cap` (1-based cells; absent = 0).
-    tree: HashMap<usize, u64, NodeHash>,
-    /// A power of two above every node seen.
-    cap: usize,
+    few: Vec<Waiter>,
+    many: Option<Box<ByNode>>,
     len: usize,
     /// Reused by every release.
     scratch: Vec<Class>,
 }
 
-impl Spinners {
+/// Waiters at which a lock's short list becomes lists by node.
+const FEW: usize = 32;
+/// Waiters at which lists by node go back to one short list.
+const FEW_AGAIN: usize = 8;
+
+#[derive(Debug, Default)]
+struct ByNode {
+    /// Nodes with waiters (an emptied list is kept until the lock has few
+    /// waiters again, so a node's list is not reallocated every hand-off).
+    lists: HashMap<usize, Vec<Waiter>, NodeHash>,
+    /// Fenwick tree over nodes `0..cap`, 1-based cells.
+    tree: Vec<u64>,
+    /// A power of two above every node seen.
+    cap: usize,
+}
+
+impl ByNode {
     fn grow(&mut self, node: usize) {
         if node < self.cap {
             return;
         }
         self.cap = (node + 1).next_power_of_two().max(8);
         // The tree's cells depend on its size: rebuild from the lists.
-        self.tree.clear();
+        self.tree = vec![0; self.cap + 1];
         let counts: Vec<(usize, i64)> = self
-            .per_node
+            .lists
             .iter()
             .filter(|(_, v)| !v.is_empty())
             .map(|(&n, v)| (n, v.len() as i64))
@@ -491,45 +631,31 @@ impl Spinners {
         }
     }
 
-    fn cell(&self, i: usize) -> u64 {
-        self.tree.get(&i).copied().unwrap_or(0)
-    }
-
     fn add(&mut self, node: usize, d: i64) {
         let mut i = node + 1;
         while i <= self.cap {
-            let c = self.tree.entry(i).or_insert(0);
-            *c = c.wrapping_add_signed(d);
-            if *c == 0 {
-                self.tree.remove(&i);
-            }
+            self.tree[i] = self.tree[i].wrapping_add_signed(d);
             i += i & i.wrapping_neg();
         }
     }
 
-    /// Waiters on nodes `0..node`.
     fn prefix(&self, node: usize) -> u64 {
         let mut i = node.min(self.cap);
         let mut s = 0;
         while i > 0 {
-            s += self.cell(i);
+            s += self.tree[i];
             i &= i - 1;
         }
         s
     }
 
-    fn count(&self, (lo, hi): (usize, usize)) -> u64 {
-        self.prefix(hi) - self.prefix(lo.min(hi))
-    }
-
-    /// Node holding the waiter of rank `k` (0-based, in node order).
     fn find(&self, mut k: u64) -> usize {
         let mut pos = 0;
         let mut step = self.cap;
         while step > 0 {
-            if pos + step <= self.cap && self.cell(pos + step) <= k {
+            if pos + step <= self.cap && self.tree[pos + step] <= k {
                 pos += step;
-                k -= self.cell(pos);
+                k -= self.tree[pos];
             }
             step /= 2;
         }
@@ -538,9 +664,99 @@ impl Spinners {
 
     fn push(&mut self, w: Waiter) {
         self.grow(w.node);
-        self.per_node.entry(w.node).or_default().push(w);
+        self.lists.entry(w.node).or_default().push(w);
         self.add(w.node, 1);
+    }
+}
+
+impl Spinners {
+    /// Every waiter, in no particular order.
+    fn iter(&self) -> impl Iterator<Item = &Waiter> {
+        self.few
+            .iter()
+            .chain(self.many.iter().flat_map(|m| m.lists.values().flatten()))
+    }
+
+    /// Waiters on nodes `0..node`.
+    fn prefix(&self, node: usize) -> u64 {
+        match &self.many {
+            Some(m) => m.prefix(node),
+            None => self.few.iter().filter(|w| w.node < node).count() as u64,
+        }
+    }
+
+    fn count(&self, (lo, hi): (usize, usize)) -> u64 {
+        self.prefix(hi) - self.prefix(lo.min(hi))
+    }
+
+    /// Node holding the waiter of rank `k` (0-based, in node order).
+    fn find(&self, k: u64) -> usize {
+        match &self.many {
+            Some(m) => m.find(k),
+            None => {
+                let mut nodes = [0usize; FEW];
+                let nodes = &mut nodes[..self.few.len()];
+                for (n, w) in nodes.iter_mut().zip(&self.few) {
+                    *n = w.node;
+                }
+                nodes.sort_unstable();
+                nodes[k as usize]
+            }
+        }
+    }
+
+    fn push(&mut self, w: Waiter) {
         self.len += 1;
+        if let Some(m) = &mut self.many {
+            m.push(w);
+            return;
+        }
+        if self.few.len() < FEW {
+            self.few.push(w);
+            return;
+        }
+        // In the short list's order, so each node's list keeps its order.
+        let mut m = Box::<ByNode>::default();
+        for w in self.few.drain(..).chain(std::iter::once(w)) {
+            m.push(w);
+        }
+        self.many = Some(m);
+    }
+
+    /// Remove and return the `i`-th waiter of `node`'s list; the list's last
+    /// waiter takes its place (`Vec::swap_remove`).
+    fn remove(&mut self, node: usize, i: usize) -> Waiter {
+        self.len -= 1;
+        let Some(m) = &mut self.many else {
+            // The same on the node's waiters within the short list: the
+            // node's last waiter moves into the taken one's slot.
+            let mut of_node = self
+                .few
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.node == node)
+                .map(|(j, _)| j);
+            let at = of_node.nth(i).expect("counted waiters");
+            let last = of_node.next_back().unwrap_or(at);
+            let w = self.few[at];
+            self.few[at] = self.few[last];
+            self.few.remove(last);
+            return w;
+        };
+        let w = m
+            .lists
+            .get_mut(&node)
+            .expect("counted waiters")
+            .swap_remove(i);
+        m.add(node, -1);
+        if self.len <= FEW_AGAIN {
+            // Node by node, each list in its order.
+            let mut lists: Vec<(usize, Vec<Waiter>)> = m.lists.drain().collect();
+            lists.sort_unstable_by_key(|&(n, _)| n);
+            self.few = lists.into_iter().flat_map(|(_, l)| l).collect();
+            self.many = None;
+        }
+        w
     }
 
     /// Remove and return the `pick`-th waiter (in node order) of `ranges`.
@@ -551,20 +767,12 @@ impl Spinners {
             if pick < here {
                 let node = self.find(before + pick);
                 let i = (before + pick - self.prefix(node)) as usize;
-                let list = self.per_node.get_mut(&node).expect("counted waiters");
-                let w = list.swap_remove(i);
-                if list.is_empty() {
-                    self.per_node.remove(&node);
-                }
-                self.add(node, -1);
-                self.len -= 1;
-                return w;
+                return self.remove(node, i);
             }
             pick -= here;
         }
         unreachable!("pick below the class's count")
     }
-
     /// The non-empty distance classes from `from` into `out`, by transfer
     /// time. With nested groups there is one class per group level (a
     /// handful); with an arbitrary cost every node with waiters is its own.
@@ -584,6 +792,7 @@ impl Spinners {
             let node = self.find(self.prefix(first));
             out.push(Class {
                 ns: cost.transfer_ns(from, node),
+                node,
                 count,
                 ranges,
             });
@@ -603,8 +812,17 @@ impl Spinners {
             }
             None => {
                 // In node order, as the tree counts them (the map's is arbitrary).
-                let mut nodes: Vec<usize> = self.per_node.keys().copied().collect();
+                let mut nodes: Vec<usize> = match &self.many {
+                    Some(m) => m
+                        .lists
+                        .iter()
+                        .filter(|(_, l)| !l.is_empty())
+                        .map(|(&n, _)| n)
+                        .collect(),
+                    None => self.few.iter().map(|w| w.node).collect(),
+                };
                 nodes.sort_unstable();
+                nodes.dedup();
                 for node in nodes {
                     push([(node, node + 1), (0, 0)], out);
                 }
@@ -636,7 +854,7 @@ mod tests {
     fn far_nodes_cost_entries_only_where_cpus_took_or_wait() {
         // A lock on an 8,192-node machine touched by three nodes keeps three
         // statistics entries and serves every waiter, whatever the node ids.
-        let mut l = lock(LockPolicy::Unfair, 7);
+        let mut l = lock(LockPolicy::Unfair, 7).with_node_stats();
         assert!(l.acquire(Time(0), 0, 8191).is_some());
         for (cpu, node) in [(1, 3), (2, 5000), (3, 8191), (4, 5000)] {
             assert_eq!(l.acquire(Time(1), cpu, node), None);
@@ -658,11 +876,30 @@ mod tests {
         assert_eq!(s.node(5000).acquisitions, 2);
         assert_eq!(s.node(4).acquisitions, 0);
         assert_eq!(s.acquisitions, 5);
+        // Without node statistics: no entries, the same totals.
+        let mut bare = lock(LockPolicy::Unfair, 7);
+        bare.acquire(Time(0), 0, 8191);
+        for (cpu, node) in [(1, 3), (2, 5000), (3, 8191), (4, 5000)] {
+            bare.acquire(Time(1), cpu, node);
+        }
+        let (mut now, mut holder) = (Time(100), 0);
+        while let Some(g) = bare.release(now, holder) {
+            holder = g.cpu;
+            now = g.at + Dur(10);
+        }
+        let b = bare.stats();
+        assert!(b.per_node.is_empty());
+        assert_eq!(
+            b.total_wait(),
+            s.per_node.iter().map(|(_, n)| n.total_wait).sum()
+        );
+        assert_eq!(b.max_wait(), s.max_wait());
+        assert_eq!(b.acquisitions, s.acquisitions);
     }
 
     #[test]
     fn uncontended_acquire_pays_line_transfer() {
-        let mut l = lock(LockPolicy::Fifo, 1);
+        let mut l = lock(LockPolicy::Fifo, 1).with_node_stats();
         assert_eq!(l.acquire(Time(0), 0, 0), Some(Time(10)));
         assert_eq!(l.release(Time(50), 0), None);
         // Line now on node 0; a CPU on node 1 pays the remote cost.
@@ -679,7 +916,7 @@ mod tests {
 
     #[test]
     fn contended_waiter_gets_lock_after_release_plus_transfer() {
-        let mut l = lock(LockPolicy::Fifo, 1);
+        let mut l = lock(LockPolicy::Fifo, 1).with_node_stats();
         l.acquire(Time(0), 0, 0);
         assert_eq!(l.acquire(Time(5), 1, 1), None);
         assert_eq!(l.waiters(), 1);
@@ -804,6 +1041,87 @@ mod tests {
         assert!(a[0] > 400 && a[1] > 400, "ties split roughly evenly: {a:?}");
     }
 
+    /// ia64's test-and-test-and-set ([`Lock::with_cmpxchg_stampede`]): the
+    /// losers of a race take the line in turn with their failed
+    /// `cmpxchg`s, so the winner's own release hands over later the more
+    /// spinners lost, and not at all later with one waiter.
+    #[test]
+    fn cmpxchg_stampede_delays_the_next_hand_off_by_the_losers() {
+        use super::super::cost::CostTable;
+        let cost = CostTable::from_groups(4, vec![2], vec![100, 400, 400]);
+        // Second grant's time after a race among `k` spinners.
+        let second = |stampede: bool, k: usize| {
+            let mut l = Lock::new(LockPolicy::Unfair, &cost, stream(3, "ttas", 0))
+                .with_spinning(300, 10)
+                .with_home(0);
+            if stampede {
+                l = l.with_cmpxchg_stampede(1.0);
+            }
+            l.acquire(Time(0), 0, 0).unwrap();
+            for c in 1..=k {
+                assert_eq!(l.acquire(Time(0), c, c % 4), None);
+            }
+            let w = l.release(Time(1_000), 0).unwrap();
+            // The winner releases at once: one of the others is next.
+            let g = l.release(w.at, w.cpu).unwrap();
+            (g.at - w.at).as_ns()
+        };
+        // Two spinners (nodes 1 and 2, 400 ns from the releaser): the one
+        // loser holds the line for the race's mean transfer, 400 ns, and
+        // the release store waits for half of that.
+        assert_eq!(second(true, 2), second(false, 2) + 200);
+        let (plain, ttas) = (second(false, 12), second(true, 12));
+        // 11 losers, each at least one 100 ns transfer; half of them.
+        assert!(
+            ttas >= plain + 11 * 100 / 2,
+            "plain {plain} ns, stampede {ttas} ns"
+        );
+    }
+
+    /// NACK-and-retry arbitration ([`Lock::with_nack_retry`]): the race is
+    /// to the home, each waiter retrying once per round trip to it, so a
+    /// waiter on the home's node beats one that is far from the home even
+    /// when that one sits beside the releaser. With a flat spin jitter the
+    /// two are equally far from the releaser and split the wins.
+    #[test]
+    fn nack_retry_favours_waiters_near_the_home() {
+        use super::super::cost::CostTable;
+        // Nodes 0-1 and 2-3 in pairs: 100 ns within a node, 400 across.
+        let cost = CostTable::from_groups(4, vec![2], vec![100, 400, 400]);
+        let share = |nack: bool| {
+            let mut l = Lock::new(LockPolicy::Unfair, &cost, stream(5, "nack", 0))
+                .with_spinning(300, 0)
+                .with_home(0);
+            if nack {
+                l = l.with_nack_retry(1.0);
+            }
+            let mut home_wins = 0u32;
+            for trial in 0..2_000u64 {
+                let t = trial * 10_000;
+                // The holder is on node 2; cpu 1 waits on the home node 0,
+                // cpu 2 on node 3, beside the holder and far from the home.
+                l.acquire(Time(t), 0, 2).unwrap();
+                assert_eq!(l.acquire(Time(t), 1, 0), None);
+                assert_eq!(l.acquire(Time(t), 2, 3), None);
+                let w = l.release(Time(t + 1_000), 0).unwrap();
+                home_wins += (w.cpu == 1) as u32;
+                let other = l.release(Time(t + 4_000), w.cpu).unwrap();
+                assert_eq!(l.release(Time(t + 8_000), other.cpu), None);
+            }
+            f64::from(home_wins) / 2_000.0
+        };
+        let (flat, nack) = (share(false), share(true));
+        // Phases uniform in [0, 100) against [0, 400): P = 1 - 50/400.
+        assert!(
+            (0.84..0.91).contains(&nack),
+            "nack retry: home waiter won {nack}"
+        );
+        assert!(
+            (0.4..0.6).contains(&flat),
+            "flat jitter: home waiter won {flat}"
+        );
+    }
+
     /// The race as it was simulated before waiters were grouped: one phase
     /// per waiter, earliest moment wins. Returns (winner's node, its phase).
     fn per_waiter_race(
@@ -894,6 +1212,76 @@ mod tests {
             assert!((a / b - 1.0).abs() < 0.03, "{name}: phase {a} vs {b}");
             // The releaser's node must win most, but not always.
             assert!(got[0] > got[15] && got[15] > 0, "{name}: {got:?}");
+        }
+    }
+
+    /// The short list and the lists by node pick the same waiter as plain
+    /// per-node lists would, across the switch both ways (pushes and takes
+    /// drawn at random, up to well past FEW waiters and back to none).
+    #[test]
+    fn few_and_many_waiters_take_as_per_node_lists() {
+        use std::collections::BTreeMap;
+        let mut rng = stream(3, "spinners-test", 0);
+        let mut s = Spinners::default();
+        let mut reference: BTreeMap<usize, Vec<Waiter>> = BTreeMap::new();
+        let mut cpu = 0;
+        for round in 0..4000 {
+            // Grow for a while, then drain, twice over.
+            let grow = (round / 500) % 2 == 0;
+            let len = s.len;
+            if len == 0 || (grow && rng.random_range(0..4) != 0) {
+                let node = if round % 3 == 0 {
+                    rng.random_range(0..9000)
+                } else {
+                    rng.random_range(0..40)
+                };
+                let w = Waiter {
+                    cpu,
+                    node,
+                    since: Time(0),
+                };
+                cpu += 1;
+                s.push(w);
+                reference.entry(node).or_default().push(w);
+            } else {
+                let lo = rng.random_range(0..50);
+                let hi = lo + rng.random_range(0..10_000);
+                let ranges = [(lo, hi), (0, lo)];
+                let counts: u64 = ranges
+                    .iter()
+                    .map(|&(a, b)| {
+                        reference
+                            .range(a..b.max(a))
+                            .map(|(_, l)| l.len() as u64)
+                            .sum::<u64>()
+                    })
+                    .sum();
+                assert_eq!(counts, s.count(ranges[0]) + s.count(ranges[1]));
+                if counts == 0 {
+                    continue;
+                }
+                let pick = rng.random_range(0..counts);
+                let got = s.take(ranges.into_iter(), pick);
+                // The reference: node order within each range, list order
+                // within a node, swap_remove.
+                let mut k = pick;
+                let mut want = None;
+                'outer: for (a, b) in ranges {
+                    for (&node, l) in reference.range_mut(a..b.max(a)) {
+                        if k < l.len() as u64 {
+                            want = Some((node, l.swap_remove(k as usize)));
+                            break 'outer;
+                        }
+                        k -= l.len() as u64;
+                    }
+                }
+                let (node, w) = want.expect("pick below the count");
+                if reference[&node].is_empty() {
+                    reference.remove(&node);
+                }
+                assert_eq!((got.cpu, got.node), (w.cpu, w.node), "round {round}");
+            }
+            assert_eq!(s.len, reference.values().map(Vec::len).sum::<usize>());
         }
     }
 

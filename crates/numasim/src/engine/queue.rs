@@ -197,6 +197,50 @@ impl<E> EventQueue<E> {
         Some((at, old.event))
     }
 
+    /// The earliest event, left at the top of the queue while the caller
+    /// handles it (the clock moves to its time). Finish with
+    /// [`replace_top`](Self::replace_top) (the handler's own next event:
+    /// one sift of the heap, where `pop` and `push` take two) or
+    /// [`discard_top`](Self::discard_top); events pushed meanwhile are
+    /// never earlier than it, so it stays on top, and every event keeps the
+    /// sequence number a `pop` then `push` would give it (same order).
+    #[inline]
+    pub fn peek_pending(&mut self) -> Option<(Time, E)>
+    where
+        E: Copy,
+    {
+        let top = self.heap.peek()?;
+        let at = Time(top.time);
+        debug_assert!(at >= self.now, "event queue clock went backwards");
+        self.now = at;
+        Some((at, top.event))
+    }
+
+    /// Replace the event [`peek_pending`](Self::peek_pending) returned
+    /// with `event` at `at` (not before now).
+    #[inline]
+    pub fn replace_top(&mut self, at: Time, event: E) -> Result<(), PastEvent> {
+        if at < self.now {
+            return Err(PastEvent { at, now: self.now });
+        }
+        let seq = self.seq;
+        let mut top = self.heap.peek_mut().expect("an event pending");
+        *top = Entry {
+            time: at.0,
+            seq,
+            event,
+        };
+        drop(top); // PeekMut sifts the new entry down here
+        self.seq += 1;
+        Ok(())
+    }
+
+    /// Drop the event [`peek_pending`](Self::peek_pending) returned.
+    #[inline]
+    pub fn discard_top(&mut self) {
+        self.heap.pop();
+    }
+
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<(Time, E)> {
         match self.peek_time() {
@@ -252,6 +296,48 @@ impl<E> EventQueue<E> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Handling the top in place (other events pushed meanwhile, then the
+    /// handler's next replacing it, or nothing) gives the same events in
+    /// the same order as pop then push, ties included.
+    #[test]
+    fn peek_pending_then_replace_is_pop_then_push() {
+        let mut a = EventQueue::new();
+        let mut b = EventQueue::new();
+        for i in 0..50u64 {
+            a.push(Time(i % 7), i).unwrap();
+            b.push(Time(i % 7), i).unwrap();
+        }
+        let mut x = 12345u64;
+        let mut next = 1000u64;
+        for _ in 0..5000 {
+            let Some((t, e)) = a.pop() else { break };
+            assert_eq!(b.peek_pending(), Some((t, e)));
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Sometimes another event first (a grant to a waiter), ties often.
+            if x >> 62 == 0 {
+                let other = t + Dur((x >> 20) % 3);
+                a.push(other, next).unwrap();
+                b.push(other, next).unwrap();
+                next += 1;
+            }
+            if !(x >> 40).is_multiple_of(8) {
+                let at = t + Dur((x >> 30) % 4);
+                a.push(at, e).unwrap();
+                b.replace_top(at, e).unwrap();
+            } else {
+                b.discard_top();
+            }
+            assert_eq!(a.len(), b.len());
+            assert_eq!(a.pushed(), b.pushed());
+        }
+        while let Some(e) = a.pop() {
+            assert_eq!(b.pop(), Some(e));
+        }
+        assert!(b.is_empty());
+    }
 
     #[test]
     fn pops_in_time_order_and_advances_clock() {

@@ -1,10 +1,10 @@
 //! Sizes as users write them: `4096`, `"16 KiB"`, `"3870656 kB"`, `"4 TB"`.
 //!
-//! Binary and decimal prefixes are both accepted, but follow the convention
-//! of the tools our users paste from: `/proc/meminfo` and `numactl` write
-//! `kB`/`MB` meaning KiB/MiB, so `k`, `kB`, `M`, `MB`, `G`, `GB`, `T`, `TB`
-//! are powers of 1024 here, as are `KiB`…`PiB`. Use `decimal:` figures in
-//! bytes where a power of ten is meant.
+//! One rule (docs/scenario.md, "Sizes"): every prefix is a power of 1024.
+//! It is the convention of the text users paste from: `/proc/meminfo` and
+//! `numactl` write `kB`/`MB` meaning KiB/MiB, and the kernel's `memparse()`
+//! reads `K`/`M`/`G` so; `k`, `kB`, `M`, `MB`, `G`, `GB`, `T`, `TB` are
+//! therefore the same as `KiB`…`TiB`. A power of ten is written in bytes.
 
 use crate::error::InputError;
 
@@ -45,7 +45,8 @@ pub fn parse_size(text: &str) -> Result<u64, InputError> {
     let bad = || {
         InputError::new(format!(
             "`{text}` is not a size: write a non-negative number of bytes or a number with a unit \
-             (B, KiB/kB, MiB/MB, GiB/GB, TiB/TB, PiB), e.g. \"16 KiB\" or \"4 TB\""
+             (B, K/KiB/kB, M/MiB/MB, G/GiB/GB, T/TiB/TB, P/PiB: all powers of 1024, \
+             docs/scenario.md \"Sizes\"), e.g. \"16 KiB\" or \"4 TB\""
         ))
     };
     if num.is_empty() || num.starts_with('.') && num.len() == 1 {
@@ -125,6 +126,23 @@ mod tests {
         assert_eq!(parse_size("4 TB").unwrap(), 4 << 40);
         assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
         assert_eq!(parse_size("1_000").unwrap(), 1000);
+    }
+
+    #[test]
+    fn every_prefix_is_a_power_of_1024_whatever_its_spelling() {
+        // docs/scenario.md "Sizes": "1 GB" is a GiB, as /proc/meminfo's kB
+        // is a KiB and memparse's G is 2^30.
+        for (k, shift) in [("K", 10), ("M", 20), ("G", 30), ("T", 40), ("P", 50)] {
+            let want = 3u64 << shift;
+            for spelling in [format!("3{k}"), format!("3 {k}B"), format!("3 {k}iB")] {
+                assert_eq!(parse_size(&spelling).unwrap(), want, "{spelling}");
+                assert_eq!(
+                    parse_size(&spelling.to_lowercase()).unwrap(),
+                    want,
+                    "{spelling}"
+                );
+            }
+        }
     }
 
     #[test]

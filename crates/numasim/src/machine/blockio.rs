@@ -94,10 +94,56 @@ fn nonneg(t: &mut TableReader, key: &'static str) -> Result<f64, InputError> {
         .ok_or_else(|| InputError::at(t.key(key), "missing (docs/io.md lists every [block] key)"))
 }
 
+/// The `[block]` keys without a default, in the order docs/machine.md
+/// lists them.
+pub const REQUIRED: &[&str] = &[
+    "disk_rpm",
+    "disk_seek_ms",
+    "disk_track_seek_ms",
+    "disk_capacity",
+    "disk_command_us",
+    "elevator",
+    "max_request",
+    "controller_mbps",
+    "io_node_gbps",
+    "copy_gbps",
+    "page_op_ns",
+    "gup_page_ns",
+    "dio_dirty_page_ns",
+    "request_us",
+    "reclaim_page_ns",
+    "tlb_purge_slow_us",
+    "tlb_purge_fast_us",
+    "writeback_page_ns",
+    "xfs_sb_hold_ns",
+    "xfs_alloc_us",
+    "ext_map_ns",
+    "ext_alloc_ns",
+    "ext3_journal_ns",
+    "ext3_page_handle_ns",
+    "xfs_truncate_extent_ns",
+    "ext_truncate_block_ns",
+];
+
 pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
     let Some(mut t) = r.table("block")? else {
         return Ok(None);
     };
+    // Every missing key in one error (issue 33: one per run took three
+    // rounds for one scenario), with the storage presets that supply them.
+    let missing: Vec<&str> = REQUIRED.iter().copied().filter(|k| !t.has(k)).collect();
+    if !missing.is_empty() {
+        return Err(InputError::at(
+            t.key(missing[0]),
+            format!(
+                "{} of the [block] keys missing: {} (docs/machine.md, \"[block]\", lists \
+                 every key; `preset = \"nvme-gen4\"`, `\"sas-10k\"` or `\"sas-raid0\"` in \
+                 [block] supplies them all)",
+                missing.len(),
+                missing.join(", ")
+            ),
+        ));
+    }
     let size = |t: &mut TableReader, key: &'static str| -> Result<u64, InputError> {
         match t.size(key)? {
             Some(0) | None => Err(InputError::at(t.key(key), "missing or zero: give a size")),

@@ -94,6 +94,11 @@ pub struct MemSys {
     /// M/D/1 service time of a queue at a controller or link, ns: a
     /// request waits `queue_ns × ρ / (2 (1 − ρ))` at utilisation ρ.
     pub queue_ns: f64,
+    /// Lines one queue (a node's controllers, a link) holds in flight; the
+    /// rest wait in the requesters' fill buffers, so a request waits there
+    /// at most `queue_lines × line / capacity` (Little's law on a full
+    /// queue). Infinite: the open M/D/1 wait, unbounded.
+    pub queue_lines: f64,
     /// Hardware threads per core (SMT siblings numbered next to each other).
     pub smt: u32,
     /// CPUs (hardware threads) sharing one last-level cache.
@@ -132,6 +137,7 @@ const KEYS: &[&str] = &[
     "port_gbps",
     "mlp_lines",
     "queue_ns",
+    "queue_lines",
     "smt",
     "llc_cpus",
     "core_transfer_ns",
@@ -181,6 +187,7 @@ pub(super) fn derived(m: &Machine) -> MemSys {
         port_gbps: m.interconnect.link_gbps,
         mlp_lines: m.hierarchy.mlp,
         queue_ns: m.memory.latency_ns / 2.0,
+        queue_lines: f64::INFINITY,
         smt: 1,
         llc_cpus: llc_cpus_of(m),
         c2c_ns: [lt, lt, lt, lt, lt],
@@ -262,6 +269,9 @@ pub(super) fn read(r: &mut TableReader, m: &Machine) -> Result<MemSys, InputErro
     if let Some(v) = num(&mut t, "queue_ns", 0.0)? {
         s.queue_ns = v;
     }
+    if let Some(v) = num(&mut t, "queue_lines", 1.0)? {
+        s.queue_lines = v;
+    }
     if let Some(v) = t.u32_in("smt", 1, 8)? {
         s.smt = v;
     }
@@ -322,6 +332,9 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
     }
     mt.insert("mlp_lines".into(), s.mlp_lines.into());
     mt.insert("queue_ns".into(), s.queue_ns.into());
+    if s.queue_lines.is_finite() {
+        mt.insert("queue_lines".into(), s.queue_lines.into());
+    }
     mt.insert("smt".into(), (s.smt as i64).into());
     mt.insert("llc_cpus".into(), (s.llc_cpus as i64).into());
     for (i, k) in [

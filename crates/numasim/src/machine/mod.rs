@@ -16,6 +16,7 @@ pub(crate) mod memsys;
 pub(crate) mod pci;
 pub mod presets;
 pub mod slit_text;
+pub mod storage;
 mod toml_io;
 
 pub use coherence::{Coherence, FaultCosts, Timer};

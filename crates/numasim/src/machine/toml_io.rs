@@ -12,7 +12,12 @@ use toml::{Table, Value};
 impl Machine {
     /// Read and validate a machine table (`[machine]`, a preset's text).
     pub fn from_table(table: &toml::Table) -> Result<Machine, InputError> {
-        read_machine(table)
+        // A `[block] preset` names a storage preset: merged in first, so
+        // the readers below see one machine table (machine/storage.rs);
+        // keys the file still leaves out get its era's defaults (defaults.rs).
+        let expanded = super::storage::expand(table)?;
+        let table = expanded.as_ref().unwrap_or(table);
+        read_machine(&super::defaults::with_era_defaults(table))
     }
 
     /// The machine as TOML that [`Machine::from_toml_str`] reads back unchanged.
@@ -57,6 +62,8 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let name = r.str("name")?.unwrap_or("unnamed").to_string();
     let description = r.str("description")?.unwrap_or("").to_string();
     let arch = r.choice("arch", Arch::NAMES)?.unwrap_or(Arch::X86_64);
+    // Read by `with_era_defaults` before; checked here like every key.
+    r.choice("era", super::defaults::Era::NAMES)?;
     let page_size = r.size("page_size")?.unwrap_or(default::PAGE_SIZE);
     if !page_size.is_power_of_two() || page_size < 1024 {
         return Err(InputError::at(

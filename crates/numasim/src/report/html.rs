@@ -22,6 +22,9 @@ use std::path::{Component, Path, PathBuf};
 
 /// Figures chosen from the records when an experiment gives no hint.
 const AUTO_FIGURES: usize = 3;
+/// Figures for a scenario without published values: each of its metrics,
+/// up to this many (a workload reports at most about a dozen).
+const AUTO_FIGURES_OWN: usize = 16;
 /// Rows of the full record table shown per experiment (the rest are in
 /// `--format jsonl`); large-kernel-tables has a thousand.
 const MAX_RECORD_ROWS: usize = 300;
@@ -327,7 +330,9 @@ fn section(i: usize, e: &Entry, s: &Summary) -> String {
         // What the timeline shows, by the artifact that drew it.
         let what = match a.kind.as_str() {
             "runqueue.svg" => "Tasks waiting in each run queue over time",
-            _ => "Memory per node over time",
+            "disk-busy.svg" => "Busy time of each disk while reading (heat map, one cell a disk)",
+            k if k.ends_with("-timeline.svg") => "Memory per node over time",
+            _ => "Simulated output",
         };
         let caption = if n.title.is_empty() {
             format!("{what} ({})", a.kind)
@@ -518,12 +523,21 @@ fn auto_metrics(records: &[Record]) -> Vec<String> {
             ms.push(r.metric.clone());
         }
     }
-    if ms.is_empty() {
-        if let Some(r) = records.iter().find(|r| r.value.is_some_and(f64::is_finite)) {
+    // No published values (a user's own scenario): every metric that has
+    // a value, not just the first (issue 33: 1 of 7 was plotted).
+    if !ms.is_empty() {
+        ms.truncate(AUTO_FIGURES);
+        return ms;
+    }
+    for r in records
+        .iter()
+        .filter(|r| r.value.is_some_and(f64::is_finite))
+    {
+        if !ms.contains(&r.metric) {
             ms.push(r.metric.clone());
         }
     }
-    ms.truncate(AUTO_FIGURES);
+    ms.truncate(AUTO_FIGURES_OWN);
     ms
 }
 

@@ -10,6 +10,12 @@ use std::collections::HashMap;
 /// Render `records`; `case_keys` are the keys that identify a case (the
 /// others in a record's case are per-row keys).
 pub fn render(records: &[Record], case_keys: &[String]) -> String {
+    render_labelled(records, case_keys, "paper")
+}
+
+/// As [`render`], naming the compared values `label` ("measured" where
+/// they are the probe's measurements of this host, not a paper's).
+pub fn render_labelled(records: &[Record], case_keys: &[String], label: &str) -> String {
     let mut out = String::new();
     let mut groups: Vec<(Vec<(String, Json)>, Vec<&Record>)> = Vec::new();
     for r in records {
@@ -47,26 +53,40 @@ pub fn render(records: &[Record], case_keys: &[String]) -> String {
                 for r in recs {
                     let paper = match (r.paper, r.deviation()) {
                         (Some(p), _) if !r.comparable => format!(
-                            "   (paper {}, not comparable: a --set changed this case)",
+                            "   ({label} {}, not comparable: a --set changed this case)",
                             fmt_value(Some(p))
                         ),
                         (Some(p), Some(d)) => format!(
-                            "   (paper {}, Δ {:+.1}%{})",
+                            "   ({label} {}, Δ {:+.1}%{})",
                             fmt_value(Some(p)),
                             d * 100.0,
                             r.role.map(|x| format!(", {x}")).unwrap_or_default()
                         ),
                         _ => String::new(),
                     };
-                    out.push_str(&format!(
-                        "  {} = {} {}{paper}\n",
-                        r.metric,
-                        fmt_value(r.value),
-                        r.unit
-                    ));
+                    // The unit beside the name, as a column header has it,
+                    // so the value stands alone ("cpu_frac (fraction) = 0.2569").
+                    let name = if r.unit.is_empty() {
+                        r.metric.clone()
+                    } else {
+                        format!("{} ({})", r.metric, r.unit)
+                    };
+                    out.push_str(&format!("  {name} = {}{paper}\n", fmt_value(r.value)));
                 }
             } else {
-                out.push_str(&shape_table(&recs, &row_keys));
+                // A title on every table: what it holds, by what.
+                let mut names: Vec<&str> = Vec::new();
+                for r in &recs {
+                    if !names.contains(&r.metric.as_str()) {
+                        names.push(&r.metric);
+                    }
+                }
+                out.push_str(&format!(
+                    "{} by {}\n",
+                    names.join(", "),
+                    row_keys.join(", ")
+                ));
+                out.push_str(&shape_table(&recs, &row_keys, label));
                 out.push('\n');
             }
         }
@@ -74,7 +94,7 @@ pub fn render(records: &[Record], case_keys: &[String]) -> String {
     out
 }
 
-fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
+fn shape_table(recs: &[&Record], row_keys: &[String], label: &str) -> String {
     // Per metric: name, unit, and the roles of its published values.
     let mut metrics: Vec<(String, String, Vec<Role>)> = Vec::new();
     let mut rows: Vec<Vec<Json>> = Vec::new();
@@ -120,22 +140,44 @@ fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
         // One role for the column: say it in the header; mixed: a column.
         match roles.as_slice() {
             [] => {}
-            [one] => header.extend([format!("paper ({one})"), "Δ".into()]),
-            _ => header.extend(["paper".into(), "Δ".into(), "role".into()]),
+            [one] => header.extend([format!("{label} ({one})"), "Δ".into()]),
+            _ => header.extend([label.to_string(), "Δ".into(), "role".into()]),
         }
     }
     t.set_header(header);
+    // One precision per metric column, its published values included
+    // (issue 33: "1", "1.5000" and "119.8" in one column).
+    let decimals: Vec<Option<usize>> = (0..metrics.len())
+        .map(|mi| {
+            column_decimals(
+                cell.iter()
+                    .filter(|((_, m), _)| *m == mi)
+                    .flat_map(|(_, r)| [r.value, r.paper, r.paper_high])
+                    .flatten(),
+            )
+        })
+        .collect();
     for (ri, rk) in rows.iter().enumerate() {
         let mut cells: Vec<Cell> = rk.iter().map(|v| Cell::new(fmt_json(v))).collect();
         for (mi, (_, _, roles)) in metrics.iter().enumerate() {
             let rec = cell.get(&(ri, mi));
+            let dec = decimals[mi];
             cells.push(
-                Cell::new(rec.map(|r| fmt_value(r.value)).unwrap_or_default())
+                Cell::new(rec.map(|r| fmt_fixed(r.value, dec)).unwrap_or_default())
                     .set_alignment(CellAlignment::Right),
             );
             if !roles.is_empty() {
+                let paper = |r: &&Record| match (r.paper, r.paper_high) {
+                    (None, _) => String::new(),
+                    (Some(p), Some(h)) => {
+                        format!("{}–{}", fmt_fixed(Some(p), dec), fmt_fixed(Some(h), dec))
+                    }
+                    (Some(p), None) => {
+                        format!("{}{}", r.paper_bound.prefix(), fmt_fixed(Some(p), dec))
+                    }
+                };
                 cells.push(
-                    Cell::new(rec.map(|r| fmt_paper(r)).unwrap_or_default())
+                    Cell::new(rec.map(paper).unwrap_or_default())
                         .set_alignment(CellAlignment::Right),
                 );
                 let d = match rec {
@@ -156,6 +198,38 @@ fn shape_table(recs: &[&Record], row_keys: &[String]) -> String {
         t.add_row(cells);
     }
     t.to_string()
+}
+
+/// Decimals for a column holding `values`: none when every one is whole,
+/// else enough for four significant digits of the largest (one at 100 and
+/// above), so a column reads at one precision. `None`: no finite value.
+pub fn column_decimals(values: impl Iterator<Item = f64>) -> Option<usize> {
+    let mut max = None::<f64>;
+    let mut whole = true;
+    for x in values.filter(|x| x.is_finite()) {
+        whole &= x.fract() == 0.0 && x.abs() < 1e15;
+        max = Some(max.map_or(x.abs(), |m| m.max(x.abs())));
+    }
+    let m = max?;
+    Some(if whole {
+        0
+    } else if m >= 100.0 {
+        1
+    } else if m >= 10.0 {
+        2
+    } else if m >= 1.0 {
+        3
+    } else {
+        4
+    })
+}
+
+/// `v` with `decimals` places ([`fmt_value`] where the column has none).
+pub fn fmt_fixed(v: Option<f64>, decimals: Option<usize>) -> String {
+    match (v, decimals) {
+        (Some(x), Some(d)) if x.is_finite() => format!("{x:.d$}"),
+        _ => fmt_value(v),
+    }
 }
 
 pub fn fmt_json(v: &Json) -> String {
@@ -188,5 +262,24 @@ pub fn fmt_value(v: Option<f64>) -> String {
         Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{}", x as i64),
         Some(x) if x.abs() >= 100.0 => format!("{x:.1}"),
         Some(x) => format!("{x:.4}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_reads_at_one_precision() {
+        let d = column_decimals([1.0, 1.5, 119.8].into_iter());
+        assert_eq!(d, Some(1));
+        let cells: Vec<String> = [1.0, 1.5, 119.8]
+            .iter()
+            .map(|&x| fmt_fixed(Some(x), d))
+            .collect();
+        assert_eq!(cells, ["1.0", "1.5", "119.8"]);
+        assert_eq!(column_decimals([4.0, 4096.0].into_iter()), Some(0));
+        assert_eq!(column_decimals([0.25, 0.5].into_iter()), Some(4));
+        assert_eq!(fmt_fixed(None, Some(2)), "—");
     }
 }

@@ -64,14 +64,26 @@ pub fn run_with_artifacts(
 }
 
 /// One line per case step whose result a machine default decided (the
-/// memory-system workloads, workload/membw.rs), each line once.
+/// memory-system workloads, workload/membw.rs; a 2004 default on a
+/// machine of today, machine/defaults.rs), each line once.
 pub fn default_warnings(sc: &Scenario, sets: &[(String, Value)]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for i in 0..sc.cases.len() {
         let Ok(case) = sc.resolve(i, sets) else {
             continue;
         };
-        for w in crate::workload::membw::default_warnings(&case) {
+        let workloads: Vec<&str> = case
+            .steps
+            .iter()
+            .filter_map(|s| s.get("workload").and_then(Value::as_str))
+            .collect();
+        for w in crate::workload::membw::default_warnings(&case)
+            .into_iter()
+            .chain(crate::machine::defaults::era_warnings(
+                &case.machine,
+                &workloads,
+            ))
+        {
             if !out.contains(&w) {
                 out.push(w);
             }

@@ -87,6 +87,10 @@ pub const MAX_SWEEP_POINTS: usize = 64;
 /// minutes (docs/contention.md: bounds).
 pub const MAX_SWEEP_CPUS: u64 = 16384;
 
+/// The most lock hand-offs one `spinlock` step simulates: 2²⁴ take about
+/// two seconds (docs/contention.md: bounds).
+pub const MAX_SPINLOCK_HANDOFFS: u128 = 1 << 24;
+
 /// The most huge-page faults one `hugetlb` step simulates (pages of the
 /// mapping × its CPU counts): 2²² take about two seconds (docs/contention.md:
 /// bounds).
@@ -311,11 +315,30 @@ impl Step {
                     duration_us: bounded(r, "duration_us", 10_000, 1, 1_000_000)?,
                 };
                 if let Step::Spinlock {
-                    cpus, duration_us, ..
+                    cpus,
+                    duration_us,
+                    hold_ns,
+                    ..
                 } = step
                 {
-                    let work = cpus as u128 * duration_us as u128;
-                    work_bound(r, "duration_us", work, 100_000_000, "cpus × duration_us")?;
+                    // Each grant holds the lock `hold_ns` after its line
+                    // moved at least one local transfer, so the hand-offs
+                    // (the work, about 0.13 µs each) are at most the CPUs'
+                    // first ones plus the window over that; waiters cost
+                    // per distance class, not per waiter (engine/lock.rs).
+                    let local = machine.line_transfer_ns(0, 0).max(1.0) as u128;
+                    let handoffs =
+                        cpus as u128 + duration_us as u128 * 1000 / (hold_ns as u128 + local);
+                    work_bound(
+                        r,
+                        "duration_us",
+                        handoffs,
+                        MAX_SPINLOCK_HANDOFFS,
+                        &format!(
+                            "lock hand-offs, at most cpus + duration_us × 1000 / (hold_ns + \
+                             a local line transfer of {local} ns)"
+                        ),
+                    )?;
                 }
                 step
             }
@@ -668,7 +691,7 @@ pub const GETTIMEOFDAY: Workload = Workload {
                 "",
                 s::Default::Value("200"),
                 s::Range::Int(1, 100_000),
-                "calls per thread; threads² × calls ≤ 2²⁶",
+                "calls per thread; past 2¹⁷ calls in all, each thread simulates max(2¹⁷ / threads, 8) of them (a window of the steady storm)",
             ),
         ],
         one_of: &[],
@@ -893,7 +916,7 @@ pub const SPINLOCK: Workload = Workload {
                 "us",
                 s::Default::Value("10000"),
                 s::Range::Int(1, 1_000_000),
-                "simulated time; cpus × duration_us ≤ 10⁸",
+                "simulated time; cpus + duration_us × 1000 / (hold_ns + a local line transfer) ≤ 2²⁴ lock hand-offs",
             ),
         ],
         one_of: &[],

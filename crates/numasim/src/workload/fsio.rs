@@ -130,9 +130,27 @@ impl Step {
         if work.min(sim * threads.iter().sum::<u64>() as u128 * seeds as u128) > MAX_STEP_BYTES
             || (name != "buffered-write" && work > MAX_STEP_BYTES)
         {
+            // Every entry of the `threads` list runs (a sweep), so the
+            // bound is on their sum, and the message says so with the sum.
+            let total: u64 = threads.iter().sum();
+            let passes = if name == "direct-io" {
+                " × 3 passes"
+            } else {
+                ""
+            };
+            let seeds_text = if seeds > 1 {
+                format!(" × {seeds} seeds")
+            } else {
+                String::new()
+            };
             return Err(InputError::at(
                 r.key("file_size"),
-                "threads × file_size (× seeds) is more than 256 GiB of simulated I/O",
+                format!(
+                    "{total} threads in all (the sum of the `threads` list) × file_size {}{seeds_text}{passes} \
+                     is {} GiB of simulated I/O, more than 256 GiB: use fewer or smaller files",
+                    crate::input::size::format_size(file_size),
+                    work.min(if name == "buffered-write" { sim * total as u128 * seeds as u128 } else { work }) >> 30
+                ),
             ));
         }
         check_machine(machine).map_err(|e| InputError::at("workload", e))?;

@@ -39,7 +39,7 @@ pub fn lock_bench(
         Release(usize),
     }
     let cost = machine.line_cost_table();
-    let mut lock = spinlock(machine, &cost, kind, 0, seed, "spinlock-bench");
+    let mut lock = spinlock(machine, &cost, kind, 0, seed, "spinlock-bench").with_node_stats();
     let node_of: Vec<usize> = (0..cpus)
         .map(|c| machine.cpu_node(c).unwrap_or(0))
         .collect();

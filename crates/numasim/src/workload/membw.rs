@@ -583,6 +583,7 @@ fn deciding(name: &str, m: &Machine) -> Vec<&'static str> {
                 "llc_gbps",
                 "mlp_lines",
                 "queue_ns",
+                "queue_lines",
                 "smt",
                 "llc_cpus",
             ]);

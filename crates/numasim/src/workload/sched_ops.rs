@@ -101,13 +101,19 @@ pub fn sched_ops(
         };
         t + Dur::from_ns_f64(ns)
     };
-    while let Some((now, ev)) = q.pop_until(end) {
+    // The handled event stays on top until the CPU's next replaces it (one
+    // heap sift an event, not two: the heap holds every CPU's event).
+    while q.peek_time().is_some_and(|t| t <= end) {
+        let (now, ev) = q.peek_pending().expect("an event is due");
         match ev {
             Ev::Want(cpu) => {
                 let l = doing[cpu].0;
-                if let Some(at) = locks[l].acquire(now, cpu, node[cpu]) {
-                    let done = hold(cpu, at, &doing, &mut heads);
-                    q.push(done, Ev::Release(cpu)).expect("future");
+                match locks[l].acquire(now, cpu, node[cpu]) {
+                    Some(at) => {
+                        let done = hold(cpu, at, &doing, &mut heads);
+                        q.replace_top(done, Ev::Release(cpu)).expect("future");
+                    }
+                    None => q.discard_top(),
                 }
             }
             Ev::Release(cpu) => {
@@ -129,7 +135,7 @@ pub fn sched_ops(
                     _ => cpu,
                 };
                 doing[cpu] = (lock_of(kind, target), next, at);
-                q.push(at, Ev::Want(cpu)).expect("future");
+                q.replace_top(at, Ev::Want(cpu)).expect("future");
             }
         }
     }

@@ -426,8 +426,8 @@ pub fn reference_markdown<'a>(specs: impl IntoIterator<Item = &'a Spec>) -> Stri
     let mut o = String::from(
         "Every step also takes `workload` (the name, required) and `metrics` \
          (a list: keep only these; default all). Sizes are integers of bytes or \
-         strings with a unit (`\"16 kB\"`, `\"1.5 GiB\"`; kB/MB/GB are powers of \
-         1000, KiB/MiB/GiB of 1024). A `flag` metric is 1 for yes and 0 for no.\n\n",
+         strings with a unit (`\"16 KiB\"`, `\"1.5 GiB\"`; every prefix is a power \
+         of 1024, see \"Sizes\" above). A `flag` metric is 1 for yes and 0 for no.\n\n",
     );
     for s in specs {
         o.push_str(&markdown(s));

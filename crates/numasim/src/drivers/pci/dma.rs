@@ -57,6 +57,15 @@ pub struct IopsResult {
 /// A command-ring entry and a status-ring entry: one cache line each.
 const ENTRY_BYTES: u64 = 64;
 
+/// The handler's read of a status entry leaves the line shared in its
+/// cache (a ring of a few hundred 64-byte entries stays in a multi-MB L3
+/// for a lap), so the device's next write to that entry is a DMA write to
+/// a line with a sharer: the ring's home directory must invalidate the
+/// CPU's copy and collect the ack before the write completes. Within one
+/// node that is the bus snoop the memory write already pays; across nodes
+/// it is a fabric round trip between the ring's node and the CPU's.
+const STATUS_LINE_SHARED: bool = true;
+
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Dma(DmaEv),
@@ -142,9 +151,20 @@ impl State<'_> {
                 }
                 for l in landed {
                     let issued = self.tags.remove(&l.tag).expect("tagged status write");
+                    // The status line is shared in the CPU's cache (the
+                    // handler read it one lap of the ring ago): the ring's
+                    // home invalidates that copy and waits for the ack
+                    // before the write is complete (`STATUS_LINE_SHARED`).
+                    let inval = if STATUS_LINE_SHARED {
+                        self.path.fabric(self.s.ring_node, self.s.cpu_node)
+                            + self.path.fabric(self.s.cpu_node, self.s.ring_node)
+                    } else {
+                        Dur::ZERO
+                    };
                     // The interrupt follows the status write (barrier
                     // attribute) from the device's hub to the CPU.
                     let at = l.acked
+                        + inval
                         + self.path.fabric(self.s.device_node, self.s.cpu_node)
                         + Self::ns(self.m.chipset_read_ns() / 2.0);
                     self.push(at, Ev::Interrupt { issued });

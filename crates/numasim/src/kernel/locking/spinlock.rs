@@ -26,7 +26,27 @@ pub fn spinlock<'a>(
             machine.coherence.spin_jitter_ns.round() as u64,
             machine.coherence.directory_ns.round() as u64,
         ),
+        // ia64's ld4-then-cmpxchg4.acq retry (`Lock::with_cmpxchg_stampede`)
+        // is not switched on: with it the progressive back-off of
+        // altix-loadbalance-livelock live-locks from 384 CPUs, against
+        // [ALTIX04] (docs/sched.md, "Live lock").
         Spinlock::Fair => Lock::new(LockPolicy::Fifo, cost, rng),
     }
     .with_home(home)
+}
+
+/// A coherence request's round trip to a line's home when it moves no data
+/// and waits for no owner (a NACK, a read served by memory), as a multiple
+/// of the line's contended transfer time: a plain miss's round trip,
+/// `mem_latency(n, home)`. Both scale with the same distance ratio, so the
+/// multiple is `memory.latency_ns / interconnect.line_transfer_ns`
+/// (altix-512: 150 / 400, i.e. 150 ns on the home's node to 525 ns at the
+/// far end of the fat tree).
+pub fn request_rt_per_transfer(machine: &Machine) -> f64 {
+    let t = machine.interconnect.line_transfer_ns;
+    if t > 0.0 {
+        machine.memory.latency_ns / t
+    } else {
+        1.0
+    }
 }

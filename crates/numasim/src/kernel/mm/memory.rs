@@ -404,7 +404,9 @@ pub fn simulate(
     // The window ends when every thread has done its sample or, if a lock
     // starves some, when the threads together have done as many faults.
     let budget: u64 = threads.iter().map(|t| sample.min(t.faults)).sum();
-    while let Some((now, i)) = q.pop() {
+    // The handled event stays on top until its thread's next replaces it
+    // (one heap sift a stage, not two: the heap is every thread's).
+    while let Some((now, i)) = q.peek_pending() {
         t_end = now;
         if p.reached == n || p.simulated >= budget {
             break;
@@ -443,10 +445,9 @@ pub fn simulate(
                 Some(now)
             }
         };
-        if let Some(d) = done {
-            if p.advance(i, d, path) {
-                q.push(d, i).expect("future");
-            }
+        match done {
+            Some(d) if p.advance(i, d, path) => q.replace_top(d, i).expect("future"),
+            _ => q.discard_top(),
         }
     }
     // Waits still in progress when the window closed count too (a starved

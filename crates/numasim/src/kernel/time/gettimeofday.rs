@@ -18,17 +18,20 @@
 
 use crate::engine::{CostTable, Grant, Lock, Time};
 use crate::kernel::locking::contention::Spinlock;
-use crate::kernel::locking::spinlock::spinlock;
+use crate::kernel::locking::spinlock::{request_rt_per_transfer, spinlock};
 use crate::machine::Machine;
 
 /// The interpolator's shared "last value returned" word and the line it
 /// lives on.
 ///
 /// The line goes to one requester at a time. Who gets it next is decided
-/// as the directory's NACK-and-retry protocol decides it: the first waiter
-/// whose retry reaches the directory once the line is free, i.e. transfer
-/// time plus where it was in its retry interval (`coherence.spin_jitter_ns`),
-/// and each hand-off serves one NACK per other waiter
+/// as the directory's NACK-and-retry protocol decides it: a waiter does not
+/// spin on a cached copy (its load or `cmpxchg` is a request the home
+/// NACKs while the line is in transit) but re-sends on each NACK, so it
+/// reaches the home once per round trip to it; the first retry to arrive
+/// once the line is free wins (`Lock::with_nack_retry`: far callers retry
+/// less often and win less), and each hand-off serves one NACK per other
+/// waiter
 /// (`coherence.directory_ns`). That is the arbitration of a test-and-set
 /// lock held for no time, so the engine's unfair [`Lock`] carries it. A CPU
 /// that still holds the line (nobody asked for it since) accesses it as a
@@ -48,7 +51,8 @@ impl<'a> LastValue<'a> {
     /// directory's retry jitter.
     pub fn new(machine: &Machine, cost: &'a CostTable, cpus: usize, seed: u64) -> Self {
         LastValue {
-            line: spinlock(machine, cost, Spinlock::Tas, 0, seed, "gettimeofday-word"),
+            line: spinlock(machine, cost, Spinlock::Tas, 0, seed, "gettimeofday-word")
+                .with_nack_retry(request_rt_per_transfer(machine)),
             version: 0,
             held_by: None,
             seen: vec![0; cpus],

@@ -1,0 +1,1021 @@
+//! The memory system as Intel MLC, STREAM and core-to-core tools measure
+//! it (issue 29): idle latency per (CPU node, memory node), read bandwidth
+//! per node and per core, and the one-way time of a contended line between
+//! two CPUs of each cache domain. [`fit`] writes them into the fitted
+//! machine's `[memsys]`; [`validate`] runs the simulator's own workloads
+//! (`mlc-latency-matrix`, `mlc-bandwidth-matrix`, `stream`, `c2c-latency`)
+//! on that machine and sets them beside the measurements.
+
+use crate::bench::{self, Effort, Rng};
+use crate::calibrate::{Fit, Measurements};
+use crate::mem::{build_chase, chase};
+use crate::sys::{self, Mapping, PageKind};
+use crate::topology::{parse_cpulist, Topology};
+use numasim::machine::{Domain, Machine};
+use numasim::report::{Record, Role};
+use serde_json::json;
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What the probe measured of the memory system. Node numbers are
+/// positions in [`Topology::nodes`] (the fitted machine's node numbers).
+#[derive(Debug, Clone, Default)]
+pub struct MemSysMeas {
+    /// (CPU node, memory node, idle latency ns, spread).
+    pub latency: Vec<(usize, usize, f64, f64)>,
+    /// (CPU node, memory node, bytes/s read by every CPU of the CPU node
+    /// together, spread).
+    pub node_read: Vec<(usize, usize, f64, f64)>,
+    /// One thread's sequential read of a buffer past the caches, bytes/s,
+    /// and its spread.
+    pub core_read: Option<(f64, f64)>,
+    /// (domain name, CPU a, CPU b, one-way ns, spread).
+    pub c2c: Vec<(String, usize, usize, f64, f64)>,
+    /// Hardware threads per core (`thread_siblings_list`).
+    pub smt: Option<u32>,
+    /// Packages (sockets) the nodes' CPUs lie in (`physical_package_id`).
+    pub sockets: Option<u32>,
+    /// When the figures were taken (UTC, `YYYY-MM-DD HH:MM`).
+    pub when: String,
+}
+
+/// Now, UTC, as `YYYY-MM-DD HH:MM` (no calendar crate: Howard Hinnant's
+/// days-to-civil).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+/// Sum a buffer: a streaming read the compiler vectorizes (four
+/// independent sums, so the adds never bound the loads).
+#[inline(never)]
+pub fn read_sum(buf: &[u64]) -> u64 {
+    let mut s = [0u64; 4];
+    for c in buf.chunks_exact(4) {
+        for k in 0..4 {
+            s[k] = s[k].wrapping_add(c[k]);
+        }
+    }
+    s.iter().fold(0, |a, &b| a.wrapping_add(b))
+}
+
+/// Read bandwidth of `threads` threads pinned to `cpus`, each reading its
+/// own share of one buffer (bound to `node` where given), bytes/s summed,
+/// one figure per repetition: `mlc --bandwidth_matrix` with reads only.
+pub fn parallel_read(
+    size: usize,
+    page: PageKind,
+    threads: usize,
+    cpus: &[usize],
+    node: Option<usize>,
+    effort: Effort,
+) -> std::io::Result<Vec<f64>> {
+    let mut m = Mapping::new(size, page)?;
+    if let Some(n) = node {
+        m.bind_to_node(n)?;
+    }
+    m.as_mut_slice().fill(1);
+    let per = (m.len() / 8 / threads.max(1)).max(4);
+    let words = m.as_u64();
+    let mut rates = Vec::with_capacity(effort.reps);
+    for _ in 0..effort.reps {
+        let (res, _) = bench::run_pinned(threads, cpus, Some(effort.rep_time), |i, stop| {
+            let c = &words[(i * per).min(words.len())..((i + 1) * per).min(words.len())];
+            let mut done = 0;
+            while !stop.load(Ordering::Relaxed) {
+                black_box(read_sum(c));
+                done += (c.len() * 8) as u64;
+            }
+            done
+        });
+        // Each thread's bytes over its own CPU time, summed: on a quiet
+        // host the threads run together and this is the wall-clock sum;
+        // on a busy one it leaves out the waits for a CPU (as
+        // `bench::rates` does), an upper bound where the threads did not
+        // overlap.
+        rates.push(
+            res.iter()
+                .map(|r| {
+                    r.ops as f64 * 1e9 / r.cpu_ns.clamp(1, (r.end_ns - r.start_ns).max(1)) as f64
+                })
+                .sum(),
+        );
+        if sys::stop_requested() {
+            break;
+        }
+    }
+    Ok(rates)
+}
+
+/// Idle latency from a thread on each of `from` (node, CPU) to one buffer
+/// bound to `mem_node`: one random cycle over its lines, built once and
+/// chased from each CPU in turn (`mlc --latency_matrix`'s column). Returns
+/// (node, median ns, spread) per CPU.
+pub fn latency_column(
+    mem_node: Option<usize>,
+    from: &[(usize, usize)],
+    size: usize,
+    page: PageKind,
+    effort: Effort,
+) -> std::io::Result<Vec<(usize, f64, f64)>> {
+    let mut m = Mapping::new(size, page)?;
+    if let Some(n) = mem_node {
+        m.bind_to_node(n)?;
+    }
+    let mut rng = Rng::new(0xc0ffee + mem_node.unwrap_or(0) as u64);
+    build_chase(m.as_u64_mut(), &mut rng);
+    let words = m.as_u64();
+    let mut out = Vec::new();
+    for &(node, cpu) in from {
+        let v = std::thread::scope(|s| {
+            s.spawn(|| {
+                let _ = sys::pin_to_cpu(cpu);
+                let mut pos = 0;
+                // One pass first: the lines come back from wherever the
+                // last reader left them.
+                pos = chase(words, pos, words.len() / 8);
+                let r = bench::rates(effort, || {
+                    pos = chase(words, pos, 1 << 14);
+                    1 << 14
+                });
+                black_box(pos);
+                r
+            })
+            .join()
+            .expect("latency thread panicked")
+        });
+        out.push((node, 1e9 / bench::median(&v).max(1e-9), bench::spread(&v)));
+        if sys::stop_requested() {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+#[repr(align(128))]
+struct Line(AtomicU64);
+
+/// One contended line bounced between CPUs `a` and `b`: each thread waits
+/// for its parity and then increments, so every increment is one move of
+/// the line (the core-to-core latency tools' ping-pong). The first thread
+/// times batches of [`PING_BATCH`] of its increments (2 × that many
+/// moves); a repetition's figure is its fastest batch: one where both
+/// threads were on a CPU throughout (on a busy host most batches wait for
+/// the scheduler, which is not the line's cost). Returns the median
+/// one-way ns over the repetitions and its spread.
+pub fn ping_pong(a: usize, b: usize, effort: Effort) -> (f64, f64) {
+    let mut v = Vec::new();
+    for _ in 0..effort.reps {
+        let line = Line(AtomicU64::new(0));
+        // Fastest batch, picoseconds per move.
+        let best = AtomicU64::new(u64::MAX);
+        bench::run_pinned(2, &[a, b], Some(effort.rep_time), |i, stop| {
+            let me = i as u64;
+            let (mut n, mut k) = (0u64, 0u64);
+            let mut t0 = sys::monotonic_ns();
+            loop {
+                let x = line.0.load(Ordering::Acquire);
+                if x % 2 == me {
+                    line.0.store(x + 1, Ordering::Release);
+                    n += 1;
+                    if i == 0 {
+                        k += 1;
+                        if k == PING_BATCH {
+                            let t = sys::monotonic_ns();
+                            best.fetch_min((t - t0) * 1000 / (2 * PING_BATCH), Ordering::Relaxed);
+                            (t0, k) = (t, 0);
+                        }
+                    }
+                }
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            n
+        });
+        let b = best.load(Ordering::Relaxed);
+        if b != u64::MAX {
+            v.push(b as f64 / 1000.0);
+        }
+        if sys::stop_requested() {
+            break;
+        }
+    }
+    (bench::median(&v), bench::spread(&v))
+}
+
+/// Increments of the first ping-pong thread timed together.
+pub const PING_BATCH: u64 = 128;
+
+/// One thread pinned to `cpu` reading a buffer (bound to `node` where
+/// given) over and over: bytes/s per repetition, on the thread's CPU time.
+pub fn core_read(
+    cpu: usize,
+    size: usize,
+    page: PageKind,
+    node: Option<usize>,
+    effort: Effort,
+) -> std::io::Result<Vec<f64>> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _ = sys::pin_to_cpu(cpu);
+            let mut m = Mapping::new(size, page)?;
+            if let Some(n) = node {
+                m.bind_to_node(n)?;
+            }
+            m.as_mut_slice().fill(1);
+            let words = m.as_u64();
+            Ok(bench::rates(effort, || {
+                black_box(read_sum(words));
+                (words.len() * 8) as u64
+            }))
+        })
+        .join()
+        .expect("read thread panicked")
+    })
+}
+
+/// A CPU's siblings, package and last-level-cache sharers from
+/// `/sys/devices/system/cpu/cpuN`.
+struct CpuTopo {
+    siblings: Vec<usize>,
+    package: Option<u64>,
+    llc: Vec<usize>,
+}
+
+fn cpu_topo(root: &Path, cpu: usize) -> CpuTopo {
+    let d = root.join(format!("cpu{cpu}"));
+    let r = |p: &str| std::fs::read_to_string(d.join(p)).ok();
+    let list = |p: &str| {
+        r(p).and_then(|s| parse_cpulist(s.trim()).ok())
+            .unwrap_or_else(|| vec![cpu])
+    };
+    // The highest-level data or unified cache's sharers.
+    let llc = std::fs::read_dir(d.join("cache"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("index"))
+                .filter_map(|e| {
+                    let p = e.path();
+                    let t = std::fs::read_to_string(p.join("type")).ok()?;
+                    if t.trim() == "Instruction" {
+                        return None;
+                    }
+                    let level: u32 = std::fs::read_to_string(p.join("level"))
+                        .ok()?
+                        .trim()
+                        .parse()
+                        .ok()?;
+                    let l = parse_cpulist(
+                        std::fs::read_to_string(p.join("shared_cpu_list"))
+                            .ok()?
+                            .trim(),
+                    )
+                    .ok()?;
+                    Some((level, l))
+                })
+                .max_by_key(|x| x.0)
+                .map(|x| x.1)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| vec![cpu]);
+    CpuTopo {
+        siblings: list("topology/thread_siblings_list"),
+        package: r("topology/physical_package_id").and_then(|s| s.trim().parse().ok()),
+        llc,
+    }
+}
+
+/// One pair of CPUs per cache domain, the first from the first allowed CPU:
+/// (domain, a, b); also the threads per core and the sockets.
+pub fn cpu_pairs(
+    topo: &Topology,
+    allowed: &[usize],
+    cpu_root: &Path,
+) -> (Vec<(Domain, usize, usize)>, u32, u32) {
+    let Some(&a) = allowed.first() else {
+        return (vec![], 1, 1);
+    };
+    let ta = cpu_topo(cpu_root, a);
+    let node = |c: usize| topo.node_of_cpu(c);
+    let mut out: Vec<(Domain, usize, usize)> = Vec::new();
+    let mut packages: Vec<u64> = Vec::new();
+    for &b in allowed.iter().skip(1) {
+        let tb = cpu_topo(cpu_root, b);
+        if let Some(p) = tb.package {
+            if !packages.contains(&p) {
+                packages.push(p);
+            }
+        }
+        let d = if ta.siblings.contains(&b) {
+            Domain::Core
+        } else if ta.llc.contains(&b) {
+            Domain::Llc
+        } else if node(a) == node(b) {
+            Domain::Node
+        } else if ta.package.is_some() && ta.package == tb.package {
+            Domain::Socket
+        } else {
+            Domain::Remote
+        };
+        if !out.iter().any(|x| x.0 == d) {
+            out.push((d, a, b));
+        }
+    }
+    if let Some(p) = ta.package {
+        if !packages.contains(&p) {
+            packages.push(p);
+        }
+    }
+    out.sort_by_key(|x| x.0);
+    (
+        out,
+        ta.siblings.len().max(1) as u32,
+        packages.len().max(1) as u32,
+    )
+}
+
+/// The domain of the first two allowed CPUs (where the atomics test's two
+/// threads run), from the pairs measured.
+fn domain_named(name: &str) -> Option<Domain> {
+    Domain::ALL.into_iter().find(|d| d.name() == name)
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Write the measurements into `[memsys]` (each value's comment says it
+/// was measured by the probe, on which host, when); see docs/probe.md.
+pub fn fit(m: &Measurements, f: &mut Fit) {
+    let ms = &m.memsys;
+    if ms.latency.is_empty() && ms.c2c.is_empty() && ms.core_read.is_none() {
+        f.notes
+            .push("memsys: nothing measured; the machine has no [memsys] table".into());
+        return;
+    }
+    let host = m.name.strip_prefix("host-").unwrap_or(&m.name).to_string();
+    let by = |what: String| format!("measured by the probe on {host}, {}: {what}", ms.when);
+    let mach = &mut f.machine;
+    let n = mach.node_count();
+    let mut s = mach.memsys.clone();
+    s.explicit = true;
+    let mut src: Vec<(&'static str, String)> = Vec::new();
+    let sockets = ms.sockets.unwrap_or(1).max(1) as usize;
+    s.nodes_per_socket = if n.is_multiple_of(sockets) {
+        (n / sockets) as u32
+    } else {
+        1
+    };
+    src.push((
+        "nodes_per_socket",
+        by(format!(
+            "{n} node(s) over {sockets} package(s) (physical_package_id)"
+        )),
+    ));
+    // Latency: local = LLC lookup + dram_ns; the hops by domain.
+    let llc = mach.llc_latency_ns();
+    let local: Vec<f64> = ms
+        .latency
+        .iter()
+        .filter(|x| x.0 == x.1)
+        .map(|x| x.2)
+        .collect();
+    if let Some(l) = mean(&local) {
+        s.dram_ns = (l - llc).max(0.0);
+        src.push((
+            "dram_ns",
+            by(format!(
+                "idle latency {l:.1} ns (mean of {} local chase(s)) less the LLC lookup {llc:.1} ns",
+                local.len()
+            )),
+        ));
+    }
+    let socket_of = |node: usize| node / s.nodes_per_socket.max(1) as usize;
+    let hops = |same_socket: bool| -> Vec<f64> {
+        ms.latency
+            .iter()
+            .filter(|x| x.0 != x.1 && (socket_of(x.0) == socket_of(x.1)) == same_socket)
+            .filter_map(|&(i, j, l, _)| {
+                let own = ms.latency.iter().find(|y| y.0 == i && y.1 == i)?.2;
+                let _ = j;
+                Some((l - own).max(0.0))
+            })
+            .collect()
+    };
+    for (key, same) in [("node_hop_ns", true), ("socket_hop_ns", false)] {
+        let h = hops(same);
+        if let Some(v) = mean(&h) {
+            if same {
+                s.node_hop_ns = v;
+            } else {
+                s.socket_hop_ns = v;
+            }
+            src.push((
+                key,
+                by(format!(
+                    "remote - local idle latency, mean of {} pair(s)",
+                    h.len()
+                )),
+            ));
+        }
+    }
+    // Bandwidth: every CPU of a node reading its own memory.
+    let own: Vec<f64> = ms
+        .node_read
+        .iter()
+        .filter(|x| x.0 == x.1)
+        .map(|x| x.2 / 1e9)
+        .collect();
+    let own_gbps = mean(&own);
+    if let Some(g) = own_gbps {
+        s.node_gbps = g;
+        let sp = ms
+            .node_read
+            .iter()
+            .filter(|x| x.0 == x.1)
+            .map(|x| x.3)
+            .fold(0.0, f64::max);
+        src.push((
+            "node_gbps",
+            by(format!(
+                "every CPU of a node reading its own memory, mean of {} node(s){}",
+                own.len(),
+                crate::calibrate::spread_tag(Some(sp))
+            )),
+        ));
+    }
+    // Misses in flight: Little's law on one core's read, with the M/D/1
+    // wait the solver adds at that utilisation (kernel/mm/memflow.rs), so
+    // the simulated one-thread read reproduces the measured one. Then
+    // the node's controllers: solved (on ln node_gbps, secant steps) so
+    // that `mlc-bandwidth-matrix` on the fitted machine reproduces every
+    // CPU of the node reading; the two are solved in turn, since each
+    // figure depends a little on the other parameter.
+    let line = mach.cpu.cache_line as f64;
+    let mlp_for = |s: &numasim::machine::MemSys, bps: f64| {
+        let rho = (bps / 1e9 / s.node_gbps).min(0.9);
+        let lat = llc + s.dram_ns + s.queue_ns * rho / (2.0 * (1.0 - rho));
+        ((bps / 1e9 * lat / line).max(1.0), lat)
+    };
+    if let (Some((bps, sp)), Some(l)) = (ms.core_read, mean(&local)) {
+        if bps / 1e9 >= s.node_gbps {
+            f.notes.push(format!(
+                "memsys: one core read {:.0} MB/s, the whole node {:.0} MB/s: the node figure is low (noise); mlp_lines uses 90% utilisation",
+                bps / 1e6,
+                s.node_gbps * 1e3
+            ));
+        }
+        let home = ms.node_read.iter().find(|x| x.0 == x.1).map(|x| (x.0, x.2));
+        let mut solved = home.is_none();
+        for _ in 0..4 {
+            s.mlp_lines = mlp_for(&s, bps).0;
+            let Some((node, target)) = home else { break };
+            let mut base = mach.clone();
+            base.memsys = s.clone();
+            let sim = |x: f64| {
+                let mut t = base.clone();
+                t.memsys.node_gbps = x.clamp(-7.0, 13.0).exp();
+                node_read_sim(&t, node).unwrap_or(f64::NAN)
+            };
+            match crate::hierarchy::solve_within(sim, target / 1e6, s.node_gbps.ln(), 1e-3) {
+                Some(x) => {
+                    s.node_gbps = x.clamp(-7.0, 13.0).exp();
+                    solved = true;
+                }
+                None => {
+                    solved = false;
+                    s.node_gbps = own_gbps.unwrap_or(s.node_gbps);
+                    break;
+                }
+            }
+        }
+        let (mlp, lat) = mlp_for(&s, bps);
+        s.mlp_lines = mlp;
+        if !solved {
+            f.notes.push(format!(
+                "memsys: no node_gbps makes the simulated node read match the measured {:.0} MB/s with mlp_lines {mlp:.1} (its cores' misses in flight bound it first); node_gbps is the measured rate",
+                home.map_or(0.0, |h| h.1 / 1e6)
+            ));
+        }
+        src.push((
+            "mlp_lines",
+            by(format!(
+                "one thread reads {:.0} MB/s{}: x {lat:.1} ns (idle {l:.1} + queue) / {line} B (Little's law)",
+                bps / 1e6,
+                crate::calibrate::spread_tag(Some(sp))
+            )),
+        ));
+        if solved && home.is_some() {
+            src.retain(|x| x.0 != "node_gbps");
+            src.push((
+                "node_gbps",
+                by(format!(
+                    "solved so that mlc-bandwidth-matrix reproduces every CPU of node {} reading its own memory, {:.0} MB/s",
+                    home.map_or(0, |h| h.0),
+                    home.map_or(0.0, |h| h.1 / 1e6)
+                )),
+            ));
+        }
+    }
+    if let Some(t) = ms.smt {
+        s.smt = t.clamp(1, 8);
+        src.push(("smt", by("thread_siblings_list".into())));
+    }
+    if let Some(c) = m.caches.iter().max_by_key(|c| (c.level, c.size)) {
+        s.llc_cpus = c.shared_by.max(1);
+        src.push(("llc_cpus", by(format!("L{} shared_cpu_list", c.level))));
+    }
+    let keys = [
+        "core_transfer_ns",
+        "llc_transfer_ns",
+        "node_transfer_ns",
+        "socket_transfer_ns",
+        "remote_transfer_ns",
+    ];
+    for (d, a, b, ns, sp) in &ms.c2c {
+        if let Some(d) = domain_named(d) {
+            s.c2c_ns[d as usize] = *ns;
+            src.push((
+                keys[d as usize],
+                by(format!(
+                    "one line bounced between CPUs {a} and {b}, one way{}",
+                    crate::calibrate::spread_tag(Some(*sp))
+                )),
+            ));
+        }
+    }
+    let missing: Vec<&str> = Domain::ALL
+        .iter()
+        .filter(|d| !ms.c2c.iter().any(|x| x.0 == d.name()))
+        .map(|d| keys[*d as usize])
+        .collect();
+    if !missing.is_empty() {
+        f.notes.push(format!(
+            "memsys: no CPU pair of this host in {} (the host has none, or too few CPUs allowed): left at line_transfer_ns",
+            missing.join(", ")
+        ));
+    }
+    mach.memsys = s;
+    for (k, from) in src {
+        f.source("memsys", k, from);
+    }
+}
+
+fn row(
+    case: Vec<(&str, serde_json::Value)>,
+    metric: &str,
+    unit: &str,
+    sim: f64,
+    meas: f64,
+    spread: f64,
+    calibration: bool,
+) -> Record {
+    let mut r = Record::new(
+        crate::validate::EXPERIMENT,
+        std::iter::once(("machine".to_string(), json!("fitted")))
+            .chain(case.into_iter().map(|(k, v)| (k.to_string(), v)))
+            .collect(),
+        metric,
+        unit,
+        sim,
+    );
+    r.paper = Some(meas);
+    r.spread = Some(spread);
+    r.role = Some(if calibration {
+        Role::Calibration
+    } else {
+        Role::Validation
+    });
+    r
+}
+
+/// `mlc-bandwidth-matrix` from `node`'s CPUs to its own memory on `m`, MB/s.
+fn node_read_sim(m: &Machine, node: usize) -> Option<f64> {
+    let recs = run_step(
+        m,
+        &format!("workload = \"mlc-bandwidth-matrix\"\nfrom_nodes = [{node}]\nto_nodes = [{node}]"),
+    );
+    find(&recs, "bandwidth_mbps", &[])
+}
+
+/// Run one step of a workload on `m`; its records.
+fn run_step(m: &Machine, toml_text: &str) -> Vec<Record> {
+    let Ok(table) = toml_text.parse::<toml::Table>() else {
+        return vec![];
+    };
+    let Ok(parsed) = numasim::workload::parse_step(&table, m) else {
+        return vec![];
+    };
+    let case = numasim::workload::ResolvedCase {
+        keys: vec![],
+        machine: std::sync::Arc::new(m.clone()),
+        kernel: numasim::kernel::KernelConfig::defaults(m),
+        seed: 1,
+        steps: vec![table],
+        parsed: vec![parsed],
+    };
+    numasim::workload::run_case(crate::validate::EXPERIMENT, &case).unwrap_or_default()
+}
+
+fn find(recs: &[Record], metric: &str, keys: &[(&str, serde_json::Value)]) -> Option<f64> {
+    recs.iter()
+        .find(|r| r.metric == metric && keys.iter().all(|(k, v)| r.case_value(k) == Some(v)))
+        .and_then(|r| r.value)
+}
+
+/// The new workloads on the fitted machine beside the measurements. A
+/// row is calibration where a parameter was solved from that one
+/// measurement alone (one node, one pair of its kind), else validation.
+pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
+    let ms = &meas.memsys;
+    let mut out = Vec::new();
+    if !m.memsys.explicit {
+        return out;
+    }
+    let n = m.node_count();
+    let socket_of = |x: usize| m.socket_of(x);
+    let class = |i: usize, j: usize| {
+        if i == j {
+            0
+        } else if socket_of(i) == socket_of(j) {
+            1
+        } else {
+            2
+        }
+    };
+    let count =
+        |v: &[(usize, usize, f64, f64)], c: u8| v.iter().filter(|x| class(x.0, x.1) == c).count();
+    if !ms.latency.is_empty() {
+        let recs = run_step(m, "workload = \"mlc-latency-matrix\"");
+        for &(i, j, l, sp) in &ms.latency {
+            if i >= n || j >= n {
+                continue;
+            }
+            let keys = [("from_node", json!(i)), ("to_node", json!(j))];
+            if let Some(sim) = find(&recs, "idle_latency_ns", &keys) {
+                let c = class(i, j);
+                out.push(row(
+                    keys.to_vec(),
+                    "idle_latency_ns",
+                    "ns",
+                    sim,
+                    l,
+                    sp,
+                    count(&ms.latency, c) == 1,
+                ));
+            }
+        }
+    }
+    if !ms.node_read.is_empty() {
+        let recs = run_step(m, "workload = \"mlc-bandwidth-matrix\"");
+        for &(i, j, bps, sp) in &ms.node_read {
+            let keys = [("from_node", json!(i)), ("to_node", json!(j))];
+            if let Some(sim) = find(&recs, "bandwidth_mbps", &keys) {
+                out.push(row(
+                    keys.to_vec(),
+                    "bandwidth_mbps",
+                    "MB/s",
+                    sim,
+                    bps / 1e6,
+                    sp,
+                    i == j && count(&ms.node_read, 0) == 1,
+                ));
+            }
+        }
+    }
+    // STREAM copy, one thread: the probe's STREAM-style copy loop at the
+    // largest size (huge pages where measured) counts bytes copied once;
+    // STREAM counts both arrays. mlp_lines was fitted on a read, so this
+    // is a prediction (write-allocate: 3 lines moved for 2 counted).
+    let home = meas
+        .topo
+        .nodes
+        .iter()
+        .position(|x| !x.cpus.is_empty() && x.mem_total_kb > 0)
+        .unwrap_or(0);
+    let big = [PageKind::Thp, PageKind::Hugetlb, PageKind::Base]
+        .into_iter()
+        .find_map(|k| {
+            meas.sizes
+                .iter()
+                .filter(|x| x.1 == k)
+                .max_by_key(|x| x.0)
+                .map(|x| (x.0, k, x.2.clone()))
+        });
+    if let Some((size, page, r)) = big {
+        let cpus = meas.topo.nodes[home].cpus.len().max(1);
+        let recs = run_step(
+            m,
+            &format!(
+                "workload = \"stream\"\nnodes = [{home}]\nthreads = [1, {cpus}]\nop = [\"copy\"]"
+            ),
+        );
+        if let Some(sim) = find(&recs, "stream_mbps", &[("threads", json!(1))]) {
+            out.push(row(
+                vec![
+                    ("threads", json!(1)),
+                    ("op", json!("copy")),
+                    ("size", json!(crate::bench::size_label(size))),
+                    ("page", json!(page.label())),
+                ],
+                "stream_mbps",
+                "MB/s",
+                sim,
+                2.0 * r.copy_loop_bps / 1e6,
+                r.spread[1],
+                false,
+            ));
+        }
+        if let (Some(sim), Some(nc)) = (
+            find(&recs, "stream_mbps", &[("threads", json!(cpus))]),
+            meas.node_copy_bps,
+        ) {
+            out.push(row(
+                vec![
+                    ("threads", json!(cpus)),
+                    ("op", json!("copy")),
+                    ("node", json!(home)),
+                ],
+                "stream_mbps",
+                "MB/s",
+                sim,
+                2.0 * nc / 1e6,
+                meas.node_copy_spread.unwrap_or(0.0),
+                false,
+            ));
+        }
+    }
+    // Core to core: the c2c workload's price per domain.
+    if !ms.c2c.is_empty() {
+        let recs = run_step(m, "workload = \"c2c-latency\"");
+        for (d, a, b, ns, sp) in &ms.c2c {
+            let sim = find(&recs, "domain_latency_ns", &[("domain", json!(d))])
+                .or_else(|| domain_named(d).map(|d| m.memsys.c2c_ns[d as usize]));
+            if let Some(sim) = sim {
+                out.push(row(
+                    vec![
+                        ("domain", json!(d)),
+                        ("cpu_a", json!(a)),
+                        ("cpu_b", json!(b)),
+                    ],
+                    "c2c_latency_ns",
+                    "ns",
+                    sim,
+                    *ns,
+                    *sp,
+                    true,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Measure everything above on this host. `big`: the buffer size past the
+/// caches; `page`: huge pages where the host has them.
+#[allow(clippy::too_many_arguments)]
+pub fn measure(
+    topo: &Topology,
+    allowed: &[usize],
+    max_threads: usize,
+    big: usize,
+    page: PageKind,
+    effort: Effort,
+    single_node_latency: Option<(f64, f64)>,
+    notes: &mut Vec<String>,
+) -> std::io::Result<MemSysMeas> {
+    let mut ms = MemSysMeas {
+        when: utc_now(),
+        ..Default::default()
+    };
+    let multi = topo.nodes.len() > 1;
+    let cpus_of = |i: usize| -> Vec<usize> {
+        topo.nodes[i]
+            .cpus
+            .iter()
+            .copied()
+            .filter(|c| allowed.contains(c))
+            .collect()
+    };
+    let cpu_nodes: Vec<usize> = (0..topo.nodes.len())
+        .filter(|&i| !cpus_of(i).is_empty())
+        .collect();
+    let mem_nodes: Vec<usize> = (0..topo.nodes.len())
+        .filter(|&i| topo.nodes[i].mem_free_kb * 1024 > big as u64 * 2)
+        .collect();
+    // Latency matrix: one chase buffer per memory node, chased from a CPU
+    // of every node (one node: the curve's largest chase is the entry).
+    match (multi, single_node_latency) {
+        (false, Some((l, sp))) => ms.latency.push((0, 0, l, sp)),
+        _ => {
+            let from: Vec<(usize, usize)> = cpu_nodes.iter().map(|&i| (i, cpus_of(i)[0])).collect();
+            for &j in &mem_nodes {
+                let id = multi.then_some(topo.nodes[j].id);
+                for (i, l, sp) in latency_column(id, &from, big, page, effort)? {
+                    ms.latency.push((i, j, l, sp));
+                }
+                if sys::stop_requested() {
+                    return Ok(ms);
+                }
+            }
+        }
+    }
+    // Bandwidth: every CPU of each node reading its own memory, and the
+    // first node's CPUs reading every other node's.
+    for &i in &cpu_nodes {
+        let cpus = cpus_of(i);
+        let t = cpus.len().min(max_threads);
+        let targets: Vec<usize> = if Some(&i) == cpu_nodes.first() {
+            mem_nodes.clone()
+        } else {
+            mem_nodes.iter().copied().filter(|&j| j == i).collect()
+        };
+        for j in targets {
+            let id = multi.then_some(topo.nodes[j].id);
+            let v = parallel_read(big, page, t, &cpus, id, effort)?;
+            ms.node_read
+                .push((i, j, bench::median(&v), bench::spread(&v)));
+        }
+    }
+    // One core reading its own node's memory.
+    if let Some(&i) = cpu_nodes.first() {
+        let cpus = cpus_of(i);
+        let id = multi.then_some(topo.nodes[i].id);
+        let v = core_read(cpus[0], big, page, id, effort)?;
+        ms.core_read = Some((bench::median(&v), bench::spread(&v)));
+    }
+    // Core to core, one pair per domain.
+    let (pairs, smt, sockets) = cpu_pairs(topo, allowed, Path::new("/sys/devices/system/cpu"));
+    ms.smt = Some(smt);
+    ms.sockets = Some(sockets);
+    for (d, a, b) in pairs {
+        let (ns, sp) = ping_pong(a, b, effort);
+        if ns > 0.0 {
+            ms.c2c.push((d.name().to_string(), a, b, ns, sp));
+        }
+    }
+    if allowed.len() < 2 {
+        notes.push("memsys: one CPU allowed: no core-to-core figure".into());
+    }
+    Ok(ms)
+}
+
+/// Records of the measurements (`experiment = "probe"`), in the metric
+/// names of the workloads they check.
+pub fn records(ms: &MemSysMeas, topo: &Topology) -> Vec<Record> {
+    let id = |i: usize| topo.nodes.get(i).map_or(i, |n| n.id);
+    let mut v = Vec::new();
+    let rec = |case: Vec<(&str, serde_json::Value)>, metric: &str, unit: &str, x: f64, sp: f64| {
+        let mut r = Record::new(
+            crate::EXPERIMENT,
+            case.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            metric,
+            unit,
+            x,
+        );
+        r.spread = Some(sp);
+        r
+    };
+    for &(i, j, l, sp) in &ms.latency {
+        v.push(rec(
+            vec![("from_node", json!(id(i))), ("to_node", json!(id(j)))],
+            "idle_latency_ns",
+            "ns",
+            l,
+            sp,
+        ));
+    }
+    for &(i, j, b, sp) in &ms.node_read {
+        v.push(rec(
+            vec![("from_node", json!(id(i))), ("to_node", json!(id(j)))],
+            "bandwidth_mbps",
+            "MB/s",
+            b / 1e6,
+            sp,
+        ));
+    }
+    if let Some((b, sp)) = ms.core_read {
+        v.push(rec(
+            vec![("threads", json!(1)), ("op", json!("read"))],
+            "core_read_mbps",
+            "MB/s",
+            b / 1e6,
+            sp,
+        ));
+    }
+    for (d, a, b, ns, sp) in &ms.c2c {
+        v.push(rec(
+            vec![
+                ("domain", json!(d)),
+                ("cpu_a", json!(a)),
+                ("cpu_b", json!(b)),
+            ],
+            "c2c_latency_ns",
+            "ns",
+            *ns,
+            *sp,
+        ));
+    }
+    v.push(rec(
+        vec![
+            ("smt", json!(ms.smt.unwrap_or(1))),
+            ("sockets", json!(ms.sockets.unwrap_or(1))),
+            ("when", json!(ms.when)),
+        ],
+        "memsys_host",
+        "",
+        0.0,
+        0.0,
+    ));
+    v
+}
+
+/// Read the records above back (`--from`); node ids map to positions.
+pub fn from_record(ms: &mut MemSysMeas, topo: &Topology, v: &serde_json::Value) {
+    let pos = |k: &str| {
+        v["case"][k]
+            .as_u64()
+            .and_then(|id| topo.nodes.iter().position(|n| n.id == id as usize))
+    };
+    let x = v["value"].as_f64().unwrap_or(0.0);
+    let sp = v["spread"].as_f64().unwrap_or(0.0);
+    let case = &v["case"];
+    match v["metric"].as_str().unwrap_or("") {
+        "idle_latency_ns" => {
+            if let (Some(i), Some(j)) = (pos("from_node"), pos("to_node")) {
+                ms.latency.push((i, j, x, sp));
+            }
+        }
+        "bandwidth_mbps" => {
+            if let (Some(i), Some(j)) = (pos("from_node"), pos("to_node")) {
+                ms.node_read.push((i, j, x * 1e6, sp));
+            }
+        }
+        "core_read_mbps" => ms.core_read = Some((x * 1e6, sp)),
+        "c2c_latency_ns" => ms.c2c.push((
+            case["domain"].as_str().unwrap_or("llc").to_string(),
+            case["cpu_a"].as_u64().unwrap_or(0) as usize,
+            case["cpu_b"].as_u64().unwrap_or(0) as usize,
+            x,
+            sp,
+        )),
+        "memsys_host" => {
+            ms.smt = case["smt"].as_u64().map(|s| s as u32);
+            ms.sockets = case["sockets"].as_u64().map(|s| s as u32);
+            ms.when = case["when"].as_str().unwrap_or("").to_string();
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_sum_sums_every_word() {
+        let v: Vec<u64> = (1..=64).collect();
+        assert_eq!(read_sum(&v), 64 * 65 / 2);
+    }
+
+    #[test]
+    fn utc_date_is_well_formed() {
+        let s = utc_now();
+        assert_eq!(s.len(), "2026-01-01 00:00 UTC".len(), "{s}");
+        assert!(s.starts_with("20"), "{s}");
+    }
+
+    #[test]
+    fn ping_pong_moves_the_line() {
+        let cpus = sys::allowed_cpus();
+        let b = *cpus.get(1).unwrap_or(&cpus[0]);
+        let e = Effort {
+            rep_time: std::time::Duration::from_millis(20),
+            reps: 2,
+        };
+        let (ns, _) = ping_pong(cpus[0], b, e);
+        // A move costs something and far less than a scheduler tick when
+        // the two threads run at once; on one CPU they time-share.
+        assert!(ns > 0.0 && ns.is_finite(), "{ns}");
+    }
+}
