@@ -132,6 +132,14 @@ enum Ev {
     /// the moment they are submitted, never earlier).
     Submit(usize),
     DiskDone(usize),
+    /// Direct I/O: a thread's next bio is built (`dio_bio_submit()`).
+    Bio(usize),
+    /// Direct I/O: a disk's plug timer fires (`blk_unplug_timeout()`), if
+    /// the disk is still plugged under this generation.
+    Unplug {
+        disk: usize,
+        gen: u64,
+    },
     /// Part of a thread's I/O is in memory (tag: chunk sequence).
     Arrived {
         thread: usize,
@@ -210,8 +218,15 @@ pub fn direct_phase(
     let mut q: EventQueue<Ev> = EventQueue::with_capacity(n + layer.disks.len());
     let mut pos = vec![0u64; n];
     let mut pending = vec![0u64; n];
-    let mut prepared: Vec<Vec<(u64, u64, Part)>> = vec![Vec::new(); n];
-    let mut last_len = vec![0u64; n];
+    // Each thread's bios of the call in flight, with the moment its CPU
+    // has built each one.
+    let mut bios: Vec<VecDeque<(Time, u64, u64, Part)>> = vec![VecDeque::new(); n];
+    // Per disk: the generation of its plug while plugged.
+    let mut plugged: Vec<Option<u64>> = vec![None; layer.disks.len()];
+    let mut plug_gen = 0u64;
+    let mut touched = Vec::new();
+    // When each reading thread has reaped (dirtied) what has arrived.
+    let mut reaped = vec![Time::ZERO; n];
     let mut cpu = CpuTime::default();
     let mut lock = Mutex::default();
     let mut run = IoRun::default();
@@ -271,52 +286,127 @@ pub fn direct_phase(
                         fs += blocks as f64 * d.b.ext3_journal_ns;
                     }
                 }
+                // do_direct_IO() pins the user pages, maps the blocks and
+                // builds a bio per contiguous run within a stripe unit and
+                // the queue's limit, submitting each as it goes: bio j is
+                // built once the CPU has done the call's per-byte work up
+                // to its end and j + 1 requests. The last is built at
+                // `ready + fs + submit`.
                 let mut pieces = Vec::new();
                 files[t].map(pos[t], len, |v, l| pieces.push((v, l)));
-                let mut reqs = 0u64;
+                let max = layer.model.max_request;
+                let mut runs = Vec::new();
                 for &(v, l) in &pieces {
-                    layer
-                        .stripe
-                        .split(v, l, |_, _, k| reqs += k.div_ceil(layer.model.max_request));
+                    let mut at = v;
+                    layer.stripe.split(v, l, |_, _, k| {
+                        let mut o = 0;
+                        while o < k {
+                            let b = (k - o).min(max);
+                            runs.push((at + o, b));
+                            o += b;
+                        }
+                        at += k;
+                    });
                 }
+                let reqs = runs.len() as u64;
+                let per_byte = (fs + pages as f64 * d.b.gup_page_ns) / len as f64;
                 let submit = pages as f64 * d.b.gup_page_ns + reqs as f64 * d.b.request_us * 1e3;
                 cpu.fs_ns += fs;
                 cpu.submit_ns += submit;
-                ready += dur(fs + submit);
+                let mut through = 0u64;
+                bios[t] =
+                    runs.into_iter()
+                        .enumerate()
+                        .map(|(j, (v, l))| {
+                            through += l;
+                            let at = ready
+                                + dur(per_byte * through as f64
+                                    + (j + 1) as f64 * d.b.request_us * 1e3);
+                            let part = Part {
+                                owner: t as u32,
+                                bytes: l,
+                                tag: 0,
+                                dest: d.dest[t],
+                            };
+                            (at, v, l, part)
+                        })
+                        .collect();
                 pending[t] = len;
-                last_len[t] = len;
                 pos[t] += len;
                 run.bytes += len;
-                prepared[t] = pieces
-                    .into_iter()
-                    .map(|(v, l)| {
-                        let part = Part {
-                            owner: t as u32,
-                            bytes: l,
-                            tag: 0,
-                            dest: d.dest[t],
-                        };
-                        (v, l, part)
-                    })
-                    .collect();
-                q.push(ready, Ev::Submit(t)).expect("future");
+                if let Some(&(at, ..)) = bios[t].front() {
+                    q.push(at, Ev::Bio(t)).expect("future");
+                }
             }
-            Ev::Submit(t) => {
-                let pieces = std::mem::take(&mut prepared[t]);
-                submit_prepared(layer, &mut q, now, pieces, write, &mut started);
+            Ev::Bio(t) => {
+                let Some((_, v, l, part)) = bios[t].pop_front() else {
+                    continue;
+                };
+                layer.queue_plugged(v, l, write, part, &mut touched);
+                for (disk, queued) in touched.drain(..) {
+                    if layer.disks[disk].busy {
+                        // Its completion runs the queue (blk_run_queue()).
+                        continue;
+                    }
+                    if queued >= UNPLUG_THRESH {
+                        plugged[disk] = None;
+                        layer.unplug(now, disk, &mut started);
+                    } else if plugged[disk].is_none() {
+                        // __make_request() on an empty queue: blk_plug_device().
+                        plug_gen += 1;
+                        plugged[disk] = Some(plug_gen);
+                        q.push(
+                            now + Dur(UNPLUG_DELAY_NS),
+                            Ev::Unplug {
+                                disk,
+                                gen: plug_gen,
+                            },
+                        )
+                        .expect("future");
+                    }
+                }
+                if let Some(&(at, ..)) = bios[t].front() {
+                    q.push(at, Ev::Bio(t)).expect("future");
+                } else {
+                    // All built: blk_run_address_space() unplugs the
+                    // volume, and md's unplug reaches every member disk
+                    // (raid0_unplug()).
+                    for disk in 0..plugged.len() {
+                        if plugged[disk].take().is_some() {
+                            layer.unplug(now, disk, &mut started);
+                        }
+                    }
+                }
+                for (disk, at) in started.drain(..) {
+                    q.push(at, Ev::DiskDone(disk)).expect("future");
+                }
             }
+            Ev::Unplug { disk, gen } => {
+                if plugged[disk] == Some(gen) {
+                    plugged[disk] = None;
+                    layer.unplug(now, disk, &mut started);
+                    for (disk, at) in started.drain(..) {
+                        q.push(at, Ev::DiskDone(disk)).expect("future");
+                    }
+                }
+            }
+            Ev::Submit(_) => {}
             Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
             Ev::Arrived { thread, bytes, .. } => {
                 pending[thread] -= bytes;
+                // A synchronous read reaps each bio as it completes
+                // (dio_await_one(), dio_bio_complete()): it re-dirties the
+                // user pages that bio filled while other bios are still on
+                // the disks. The call returns when the last is reaped.
+                let mut at = now;
+                if !write {
+                    let work = bytes as f64 / d.page as f64 * d.b.dio_dirty_page_ns;
+                    cpu.submit_ns += work;
+                    reaped[thread] = reaped[thread].max(now) + dur(work);
+                    at = reaped[thread];
+                }
                 if pending[thread] == 0 {
-                    // A read re-dirties every user page the DMA filled
-                    // before the call returns.
-                    let mut after = 0.0;
-                    if !write {
-                        after = (last_len[thread].div_ceil(d.page)) as f64 * d.b.dio_dirty_page_ns;
-                        cpu.submit_ns += after;
-                    }
-                    q.push(now + dur(after), Ev::Thread(thread)).expect("now");
+                    q.push(at, Ev::Thread(thread)).expect("now");
                 }
             }
         }
@@ -350,6 +440,12 @@ pub struct BufferedRead<'a> {
 /// Bytes a buffered reader asks for per `read()` (choice, docs/io.md): it
 /// sets only the first readahead window (`get_init_ra_size()`).
 pub const READ_CALL_BYTES: u64 = 1 << 20;
+
+/// `q->unplug_delay` (3 ms, drivers/block/ll_rw_blk.c, 2.6.15): how long
+/// a plugged queue waits for more requests before its timer runs it.
+pub const UNPLUG_DELAY_NS: u64 = 3_000_000;
+/// `q->unplug_thresh` (4): queued requests that unplug at once.
+pub const UNPLUG_THRESH: usize = 4;
 
 /// How far down its zonelist a local-first reader looks for a kswapd that
 /// has caught up before it waits for the soonest one.
@@ -523,6 +619,8 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 let due = std::mem::take(&mut prepared[t]);
                 submit_prepared(layer, &mut q, now, due, false, &mut started);
             }
+            // Direct I/O's bio and plug events: never queued here.
+            Ev::Bio(_) | Ev::Unplug { .. } => {}
             Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
             Ev::Arrived { thread, tag, bytes } => {
                 if let Some(c) = chunks[thread].iter_mut().find(|c| c.seq == tag) {

@@ -143,6 +143,53 @@ impl BlockLayer {
         }
     }
 
+    /// Queue volume range `[v, v + len)` like `submit`, but on plugged
+    /// queues (`blk_plug_device()`): nothing is dispatched; each disk the
+    /// range touched is pushed on `touched` with its queue length after.
+    pub fn queue_plugged(
+        &mut self,
+        v: u64,
+        len: u64,
+        write: bool,
+        part: Part,
+        touched: &mut Vec<(usize, usize)>,
+    ) {
+        let max = self.model.max_request;
+        let mut pieces: Vec<(usize, u64, u64)> = Vec::new();
+        self.stripe.split(v, len, |d, off, n| {
+            let mut o = 0;
+            while o < n {
+                let k = (n - o).min(max);
+                pieces.push((d, off + o, k));
+                o += k;
+            }
+        });
+        for (d, off, n) in pieces {
+            let p = Part { bytes: n, ..part };
+            self.disks[d].enqueue(
+                Req {
+                    off,
+                    len: n,
+                    write,
+                    parts: vec![p],
+                },
+                max,
+            );
+            touched.push((d, self.disks[d].queued()));
+        }
+    }
+
+    /// Unplug disk `d` (`generic_unplug_device()`): an idle disk starts on
+    /// its queue; (disk, finish time) pushed on `started` if it did.
+    pub fn unplug(&mut self, now: Time, d: usize, started: &mut Vec<(usize, Time)>) {
+        if !self.disks[d].busy {
+            if let Some((req, t)) = self.disks[d].dispatch(now, &self.model) {
+                self.in_service_push(d, req, now);
+                started.push((d, t));
+            }
+        }
+    }
+
     fn in_service_push(&mut self, d: usize, req: Req, start: Time) {
         self.in_service[d] = Some((req, start));
     }
