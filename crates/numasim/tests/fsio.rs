@@ -139,7 +139,11 @@ fn more_concurrent_writers_never_make_an_ext2_layout_less_fragmented() {
     let files = lay(FsKind::Ext2, 8, 3);
     let alone: Vec<_> = files.iter().filter(|f| f.runs.len() <= 14).collect();
     assert_eq!(alone.len(), 1, "seed 3, 8 writers: one wrapped colour");
-    assert_eq!(alone[0].runs[0].0, 514 * 4096, "at group 0's first data block");
+    assert_eq!(
+        alone[0].runs[0].0,
+        514 * 4096,
+        "at group 0's first data block"
+    );
 }
 
 #[test]
