@@ -526,8 +526,6 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         &mut cpu_free,
                         &mut cpu,
                     );
-                    let s = seq[t];
-                    seq[t] += 1;
                     let mut pieces = Vec::new();
                     files[t].map(issued[t], len, |v, l| pieces.push((v, l)));
                     let mut reqs = 0u64;
@@ -544,30 +542,36 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         None => Dest::Interleave,
                         Some(nd) => Dest::Node(nd as u16),
                     };
-                    prepared[t].extend(pieces.into_iter().map(|(v, l)| {
+                    // One chunk per contiguous run: the reader copies each
+                    // page as soon as it is up to date, in file order
+                    // (do_generic_mapping_read() waits on one page at a
+                    // time), not once the whole window is in.
+                    for (v, l) in pieces {
+                        let s = seq[t];
+                        seq[t] += 1;
                         let part = Part {
                             owner: t as u32,
                             bytes: l,
                             tag: s,
                             dest,
                         };
-                        (v, l, part)
-                    }));
+                        prepared[t].push((v, l, part));
+                        chunks[t].push_back(Chunk {
+                            seq: s,
+                            len: l,
+                            left: l,
+                            node,
+                        });
+                    }
                     q.push(at, Ev::Submit(t)).expect("future");
-                    chunks[t].push_back(Chunk {
-                        seq: s,
-                        len,
-                        left: len,
-                        node,
-                    });
                     issued[t] += len;
                 }
                 // Copy out the oldest chunk if it has arrived.
                 match chunks[t].front() {
                     Some(c) if c.left == 0 => {
                         let c = chunks[t].pop_front().expect("front");
-                        let pages = c.len.div_ceil(r.page);
-                        let work = pages as f64 * (page_copy_ns + r.b.page_op_ns);
+                        let pages = c.len as f64 / r.page as f64;
+                        let work = pages * (page_copy_ns + r.b.page_op_ns);
                         cpu.copy_ns += work;
                         let start = now.max(cpu_free[t % ncpu]);
                         let mut done = start + dur(work);
@@ -623,7 +627,12 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
             Ev::Bio(_) | Ev::Unplug { .. } => {}
             Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
             Ev::Arrived { thread, tag, bytes } => {
-                if let Some(c) = chunks[thread].iter_mut().find(|c| c.seq == tag) {
+                // Chunks are numbered in order: the tag indexes them.
+                let first = chunks[thread].front().map_or(0, |c| c.seq);
+                if let Some(c) = tag
+                    .checked_sub(first)
+                    .and_then(|i| chunks[thread].get_mut(i as usize))
+                {
                     c.left -= bytes;
                 }
                 if waiting[thread] && chunks[thread].front().is_some_and(|c| c.left == 0) {
