@@ -14,7 +14,9 @@ mod common;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use numasim::kernel::block::blkdev::Dest;
 use numasim::kernel::block::BlockLayer;
-use numasim::kernel::fs::layout::{FileLayout, VolumeAlloc, XfsAlloc};
+use numasim::kernel::fs::balloc::ExtAlloc;
+use numasim::kernel::fs::layout::{FileLayout, XfsAlloc};
+use numasim::kernel::fs::FsKind;
 use numasim::machine::presets::preset;
 use numasim::machine::Machine;
 use numasim::workload::iosim::{direct_phase, Direct, DirectMode};
@@ -57,7 +59,7 @@ fn laid_down(m: &Machine) -> Vec<FileLayout> {
         &phase(m, DirectMode::Write),
         &mut layer,
         &mut files,
-        &mut VolumeAlloc::new(cap),
+        &mut ExtAlloc::new(FsKind::Ext3, cap, 4096),
         &mut XfsAlloc::new(cap, UNIT),
     )
     .unwrap();
@@ -76,7 +78,7 @@ fn direct_read_60s(c: &mut Criterion) {
             &phase(&m, DirectMode::Read),
             &mut layer,
             &mut f,
-            &mut VolumeAlloc::new(cap),
+            &mut ExtAlloc::new(FsKind::Ext3, cap, 4096),
             &mut XfsAlloc::new(cap, UNIT),
         )
         .unwrap();
@@ -100,7 +102,7 @@ fn direct_read_60s(c: &mut Criterion) {
                         &phase(&m, DirectMode::Read),
                         &mut layer,
                         &mut f,
-                        &mut VolumeAlloc::new(cap),
+                        &mut ExtAlloc::new(FsKind::Ext3, cap, 4096),
                         &mut XfsAlloc::new(cap, UNIT),
                     )
                     .unwrap(),

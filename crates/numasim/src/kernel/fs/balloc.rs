@@ -223,12 +223,12 @@ fn meta_before(i: u64, p: u64) -> u64 {
     } else if i == DIRECT + p {
         2
     } else if i < DIRECT + p + p * p {
-        u64::from((i - DIRECT - p) % p == 0)
+        u64::from((i - DIRECT - p).is_multiple_of(p))
     } else if i == DIRECT + p + p * p {
         3
     } else {
         let j = i - DIRECT - p - p * p;
-        u64::from(j % p == 0) + u64::from(j % (p * p) == 0)
+        u64::from(j.is_multiple_of(p)) + u64::from(j.is_multiple_of(p * p))
     }
 }
 
