@@ -804,6 +804,57 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_prose_range_lends_its_words_to_a_mark_at_its_cpu_count() {
+        let row = |case: Vec<(String, Json)>, bound: Bound, note: Option<&str>| {
+            crate::report::paper::PaperRow {
+                case,
+                metric: "slowdown_vs_one".into(),
+                value: 3.16,
+                high: Some(10.0),
+                tolerance: Some(0.0),
+                role: Role::Calibration,
+                at: crate::report::paper::PaperAt::Each,
+                bound,
+                note: note.map(str::to_string),
+            }
+        };
+        let threads = vec![("threads".to_string(), Json::from(4))];
+        let sc = RunDesc {
+            papers: vec![
+                row(
+                    threads.clone(),
+                    Bound::Range,
+                    Some("almost an order of magnitude"),
+                ),
+                // A value is scored and drawn as itself; no note, no case key: no words.
+                row(threads.clone(), Bound::At, Some("a point")),
+                row(threads.clone(), Bound::Range, None),
+                row(vec![], Bound::Range, Some("no x")),
+            ],
+            ..RunDesc::default()
+        };
+        let f = FigureHint {
+            metric: "slowdown_vs_one".into(),
+            shape: Shape::Cpus,
+            title: None,
+            logx: None,
+            logy: None,
+            marks: vec![],
+        };
+        let m = prose_marks(&sc, &f);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(
+            (m[0].x, m[0].text.as_str()),
+            (4.0, "almost an order of magnitude")
+        );
+        let other = FigureHint {
+            metric: "time_per_call_ns".into(),
+            ..f
+        };
+        assert!(prose_marks(&sc, &other).is_empty());
+    }
+
+    #[test]
     fn relative_paths() {
         assert_eq!(
             relative(Path::new("/a/b/out"), Path::new("/a/b/docs/x.md")),
