@@ -574,7 +574,7 @@ fn figure(sc: &RunDesc, records: &[Record], f: &FigureHint) -> Option<(String, S
     let has = |k: &str| recs.iter().any(|r| r.case_value(k).is_some());
     let nodes = || {
         has("node")
-            .then(|| svg::node_bars(&owned, &f.metric, &without("node"), &title))
+            .then(|| super::node_heat::per_node(&owned, &f.metric, &without("node"), &title))
             .flatten()
             .map(|s| {
                 let heat = s.contains("one cell per node");

@@ -10,8 +10,30 @@ use super::table::fmt_json;
 use super::Record;
 use serde_json::Value as Json;
 
-/// More nodes than this and [`super::svg::node_bars`] draws a heat map.
+/// More nodes than this and [`per_node`] draws a heat map.
 pub const FROM_NODES: usize = 32;
+
+/// A per-node metric as bars ([`super::svg::node_bars`]) up to
+/// [`FROM_NODES`] nodes, as a heat map past them: bars go sub-pixel and
+/// lines over them hide each other.
+pub fn per_node(
+    records: &[Record],
+    metric: &str,
+    case_keys: &[String],
+    title: &str,
+) -> Option<String> {
+    let nodes = records
+        .iter()
+        .filter(|r| r.metric == metric)
+        .filter_map(|r| r.case_value("node")?.as_u64())
+        .max()? as usize
+        + 1;
+    if nodes > FROM_NODES {
+        to_svg(records, metric, case_keys, title)
+    } else {
+        super::svg::node_bars(records, metric, case_keys, title)
+    }
+}
 
 fn escape(t: &str) -> String {
     t.replace('&', "&amp;")
@@ -236,6 +258,16 @@ mod tests {
         assert!(svg.contains("node (0–256)"));
         assert!(!svg.contains(PAPER_LEGEND));
         assert!(to_svg(&recs(4), "other", &keys, "t").is_none());
+    }
+
+    #[test]
+    fn past_32_nodes_the_bars_become_a_heat_map() {
+        let keys = vec!["kernel".to_string()];
+        let few = per_node(&recs(32), "mem_used_kb", &keys, "t").unwrap();
+        assert!(!few.contains("class=\"cell\"") && few.matches("<rect ").count() > 4 * 32);
+        let many = per_node(&recs(33), "mem_used_kb", &keys, "t").unwrap();
+        assert!(!many.contains("<polyline"), "no lines to hide each other");
+        assert_eq!(many.matches("class=\"cell\"").count(), 4 * 33);
     }
 
     #[test]

@@ -36,10 +36,6 @@ pub fn node_bars(
         .filter_map(|r| r.case_value("node").and_then(Json::as_u64))
         .max()? as usize
         + 1;
-    // Past a few dozen nodes bars go sub-pixel and lines hide each other.
-    if nodes > super::node_heat::FROM_NODES {
-        return super::node_heat::to_svg(records, metric, case_keys, title);
-    }
     let max = recs
         .iter()
         .filter_map(|r| match (r.value, r.paper_high.or(r.paper)) {
@@ -1570,7 +1566,7 @@ mod tests {
     }
 
     #[test]
-    fn too_many_nodes_for_bars_become_a_heat_map() {
+    fn few_nodes_are_bars() {
         let bars = |nodes: u64| -> Vec<Record> {
             ["a", "b", "c", "d"]
                 .iter()
@@ -1590,13 +1586,6 @@ mod tests {
         let keys = vec!["kernel".to_string()];
         let few = node_bars(&bars(8), "mem_used_kb", &keys, "t").unwrap();
         assert!(few.matches("<rect ").count() > 32 && !few.contains("<polyline"));
-        let many = node_bars(&bars(257), "mem_used_kb", &keys, "t").unwrap();
-        assert!(!many.contains("<polyline"), "no lines to hide each other");
-        assert_eq!(
-            many.matches("<rect class=\"cell\" shape").count(),
-            4 * 257,
-            "a cell per node and case"
-        );
     }
 
     #[test]
