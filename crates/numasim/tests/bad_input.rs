@@ -244,6 +244,36 @@ fn bad_report_hints_name_the_key() {
         "question = \"q?\"\ndoc = \"docs/placement.md\"\n[[report.figure]]\nmetric = \"mem_used_kb\"\nshape = \"nodes\"\nlogy = false\n",
     ))
     .unwrap();
+    // The paper's words as marks: x a number or an increasing pair, text given.
+    let mark = |m: &str| {
+        fig(&format!(
+            "[[report.figure]]\nmetric = \"mem_used_kb\"\n[[report.figure.mark]]\n{m}"
+        ))
+    };
+    for (body, key, says) in [
+        ("text = \"t\"\n", "report.figure[0].mark[0].x", "missing"),
+        (
+            "x = [32, 16]\ntext = \"t\"\n",
+            "report.figure[0].mark[0].x",
+            "low < high",
+        ),
+        (
+            "x = \"16\"\ntext = \"t\"\n",
+            "report.figure[0].mark[0].x",
+            "x = 16",
+        ),
+        ("x = 16\n", "report.figure[0].mark[0].text", "missing"),
+        (
+            "x = 16\ntext = \"t\"\ny = 2\n",
+            "report.figure[0].mark[0].y",
+            "",
+        ),
+    ] {
+        let e = err(&mark(body));
+        assert_eq!(e.key.as_deref(), Some(key), "{body}: {e}");
+        assert!(e.message.contains(says), "{body}: {e}");
+    }
+    load(&mark("x = [8, 32]\ntext = \"minimum near 16 threads\"\n")).unwrap();
 }
 
 #[test]

@@ -489,3 +489,36 @@ fn gettimeofday_seqcount_readers_do_not_contend() {
     );
     assert!(s1 < one(Gettimeofday::Cmpxchg));
 }
+
+/// issue 33: on x86 the default clock read hides the storm; the run says
+/// so unless the scenario, a case or --set chose `kernel.gettimeofday`.
+#[test]
+fn a_gettimeofday_run_on_the_x86_default_says_it_cannot_contend() {
+    use numasim::scenario::{run::default_warnings, Scenario};
+    let body = |kernel: &str, preset: &str| {
+        format!("name = \"t\"\n[machine]\npreset = \"{preset}\"\n{kernel}[[run]]\nworkload = \"gettimeofday\"\nthreads = [1, 8]\n")
+    };
+    let warns = |text: &str, sets: &[(String, toml::Value)]| -> Vec<String> {
+        let sc = Scenario::from_str(text, "t.toml", None).unwrap();
+        default_warnings(&sc, sets)
+            .into_iter()
+            .filter(|w| w.contains("kernel.gettimeofday"))
+            .collect()
+    };
+    let x86 = warns(&body("", "epyc-2s-nps4"), &[]);
+    assert_eq!(x86.len(), 1, "{x86:?}");
+    assert!(
+        x86[0].contains("\"seqcount\"") && x86[0].contains("\"cmpxchg\""),
+        "{}",
+        x86[0]
+    );
+    // Chosen in [kernel], by --set, or on ia64 (cmpxchg by default): no note.
+    let chosen = body("[kernel]\ngettimeofday = \"seqcount\"\n", "epyc-2s-nps4");
+    assert!(warns(&chosen, &[]).is_empty());
+    let set = [(
+        "kernel.gettimeofday".to_string(),
+        toml::Value::String("cmpxchg".into()),
+    )];
+    assert!(warns(&body("", "epyc-2s-nps4"), &set).is_empty());
+    assert!(warns(&body("", "altix-512"), &[]).is_empty());
+}

@@ -40,6 +40,19 @@ pub struct FigureHint {
     /// Force a log (true) or linear (false) axis; None: the plot's own rule.
     pub logx: Option<bool>,
     pub logy: Option<bool>,
+    /// What the paper's text says of the curve's shape, where it gives no
+    /// numbers (ALTIX04 Figure 1: "both fall until about 16 CPUs").
+    pub marks: Vec<XMark>,
+}
+
+/// One `[[report.figure.mark]]`: a dashed line at `x` (a band to `x_high`)
+/// on a line plot's x axis, labelled with the paper's words. Presentation
+/// only: nothing is scored against it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XMark {
+    pub x: f64,
+    pub x_high: Option<f64>,
+    pub text: String,
 }
 
 /// An experiment's `[report]` table.

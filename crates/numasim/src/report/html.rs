@@ -9,7 +9,7 @@
 //! which the caller leaves out (`run_ms = None`) for a byte-stable page.
 
 use super::case_name::case_names;
-use super::hint::{FigureHint, Shape};
+use super::hint::{FigureHint, Shape, XMark};
 use super::summary::{Summary, Totals};
 use super::svg::{self, PlotOpts, SWEEP_KEYS};
 use super::table::{fmt_json, fmt_paper, fmt_value};
@@ -469,6 +469,7 @@ fn figures(sc: &RunDesc, records: &[Record]) -> Vec<(String, String)> {
                 title: None,
                 logx: None,
                 logy: None,
+                marks: vec![],
             })
             .collect()
     } else {
@@ -564,6 +565,7 @@ fn figure(sc: &RunDesc, records: &[Record], f: &FigureHint) -> Option<(String, S
     let opts = PlotOpts {
         logx: f.logx,
         logy: f.logy,
+        marks: f.marks.iter().cloned().chain(prose_marks(sc, f)).collect(),
     };
     let title = f
         .title
@@ -572,21 +574,31 @@ fn figure(sc: &RunDesc, records: &[Record], f: &FigureHint) -> Option<(String, S
     let has = |k: &str| recs.iter().any(|r| r.case_value(k).is_some());
     let nodes = || {
         has("node")
-            .then(|| svg::node_bars(&owned, &f.metric, &without("node"), &title))
+            .then(|| super::node_heat::per_node(&owned, &f.metric, &without("node"), &title))
             .flatten()
-            .map(|s| (s, "per node".to_string()))
+            .map(|s| {
+                let heat = s.contains("one cell per node");
+                let what = if heat {
+                    "heat map, one strip per case, one cell per node"
+                } else {
+                    "per node"
+                };
+                (s, what.to_string())
+            })
     };
     let cpus = || {
         let x = SWEEP_KEYS.iter().copied().find(|k| {
             recs.iter()
                 .any(|r| r.case_value(k).is_some_and(Json::is_u64))
         })?;
-        svg::sweep_lines_with(&owned, &f.metric, &without(x), &title, opts)
+        svg::sweep_lines_with(&owned, &f.metric, &without(x), &title, opts.clone())
             .map(|s| (s, format!("curves over {x}")))
     };
     let size = || {
         has("size")
-            .then(|| svg::size_lines_with(&owned, &f.metric, &without("size"), &title, opts))
+            .then(|| {
+                svg::size_lines_with(&owned, &f.metric, &without("size"), &title, opts.clone())
+            })
             .flatten()
             .map(|s| (s, "curves over buffer size".to_string()))
     };
@@ -613,6 +625,33 @@ fn figure(sc: &RunDesc, records: &[Record], f: &FigureHint) -> Option<(String, S
         }
     );
     Some((plot, caption))
+}
+
+/// The words of `[[paper]]` bounds and ranges on `f`'s metric (a paper
+/// that says "almost an order of magnitude", not a curve), as marks at the
+/// row's CPU count or size, so the capped bar or arrow carries them. Rows
+/// without a `note` or without such a case key add nothing.
+fn prose_marks(sc: &RunDesc, f: &FigureHint) -> Vec<XMark> {
+    sc.papers
+        .iter()
+        .filter(|p| p.metric == f.metric && p.bound != Bound::At)
+        .filter_map(|p| {
+            let text = p.note.clone()?;
+            let x = p
+                .case
+                .iter()
+                .find(|(k, _)| SWEEP_KEYS.contains(&k.as_str()) || k == "size")
+                .and_then(|(_, v)| match v {
+                    Json::String(s) => crate::input::size::parse_size(s).ok().map(|b| b as f64),
+                    v => v.as_f64(),
+                })?;
+            Some(XMark {
+                x,
+                x_high: None,
+                text,
+            })
+        })
+        .collect()
 }
 
 /// Rows with a published value: simulated, published, role, Δ, tolerance.
@@ -763,6 +802,57 @@ pub fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prose_range_lends_its_words_to_a_mark_at_its_cpu_count() {
+        let row = |case: Vec<(String, Json)>, bound: Bound, note: Option<&str>| {
+            crate::report::paper::PaperRow {
+                case,
+                metric: "slowdown_vs_one".into(),
+                value: 3.16,
+                high: Some(10.0),
+                tolerance: Some(0.0),
+                role: Role::Calibration,
+                at: crate::report::paper::PaperAt::Each,
+                bound,
+                note: note.map(str::to_string),
+            }
+        };
+        let threads = vec![("threads".to_string(), Json::from(4))];
+        let sc = RunDesc {
+            papers: vec![
+                row(
+                    threads.clone(),
+                    Bound::Range,
+                    Some("almost an order of magnitude"),
+                ),
+                // A value is scored and drawn as itself; no note, no case key: no words.
+                row(threads.clone(), Bound::At, Some("a point")),
+                row(threads.clone(), Bound::Range, None),
+                row(vec![], Bound::Range, Some("no x")),
+            ],
+            ..RunDesc::default()
+        };
+        let f = FigureHint {
+            metric: "slowdown_vs_one".into(),
+            shape: Shape::Cpus,
+            title: None,
+            logx: None,
+            logy: None,
+            marks: vec![],
+        };
+        let m = prose_marks(&sc, &f);
+        assert_eq!(m.len(), 1, "{m:?}");
+        assert_eq!(
+            (m[0].x, m[0].text.as_str()),
+            (4.0, "almost an order of magnitude")
+        );
+        let other = FigureHint {
+            metric: "time_per_call_ns".into(),
+            ..f
+        };
+        assert!(prose_marks(&sc, &other).is_empty());
+    }
 
     #[test]
     fn relative_paths() {

@@ -6,6 +6,7 @@ pub(crate) mod desc;
 pub(crate) mod disk_heat;
 pub(crate) mod hint;
 pub mod html;
+pub(crate) mod node_heat;
 pub mod out;
 pub(crate) mod paper;
 pub(crate) mod record;
@@ -16,7 +17,7 @@ pub(crate) mod timeline;
 pub mod view;
 
 pub use desc::{MachineDesc, RunDesc};
-pub use hint::{FigureHint, ReportHints, Shape};
+pub use hint::{FigureHint, ReportHints, Shape, XMark};
 pub use record::{Bound, Record, Role};
 pub use summary::{Summary, Totals};
 pub use timeline::Artifact;

@@ -48,7 +48,7 @@ pub fn run_files(
         }
     }
     for m in metrics {
-        let plot = svg::node_bars(records, m, keys, &format!("{name} — {m} by node"))
+        let plot = super::node_heat::per_node(records, m, keys, &format!("{name} — {m} by node"))
             .or_else(|| svg::sweep_lines(records, m, keys, &format!("{name} — {m}")))
             .or_else(|| svg::size_lines(records, m, keys, &format!("{name} — {m} by size")));
         if let Some(plot) = plot {

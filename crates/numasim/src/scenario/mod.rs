@@ -16,7 +16,7 @@ use crate::machine::{presets, Machine};
 pub use crate::report::paper::{FitDecl, PaperAt, PaperRow};
 use crate::report::view::{Better, Plot, View};
 pub use crate::report::CASE_LABEL_KEYS;
-use crate::report::{Bound, FigureHint, MachineDesc, ReportHints, Role, RunDesc, Shape};
+use crate::report::{Bound, FigureHint, MachineDesc, ReportHints, Role, RunDesc, Shape, XMark};
 pub use crate::workload::ResolvedCase;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
@@ -712,7 +712,7 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         (None, b) => b.unwrap_or_default(),
     };
     r.allow("source");
-    r.allow("note");
+    let note = r.str("note")?.map(str::to_string);
     r.finish()?;
     Ok(PaperRow {
         case,
@@ -723,6 +723,7 @@ fn read_paper(v: &Value) -> Result<PaperRow, InputError> {
         role,
         at,
         bound,
+        note,
     })
 }
 
@@ -870,6 +871,20 @@ fn read_figure(v: &Value) -> Result<FigureHint, InputError> {
     let title = r.str("title")?.map(str::to_string);
     let logx = r.bool("logx")?;
     let logy = r.bool("logy")?;
+    let marks = match r.raw("mark") {
+        None => vec![],
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| read_mark(v).map_err(|e| e.under(&format!("mark[{i}]"))))
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(InputError::at(
+                "mark",
+                "write marks as [[report.figure.mark]] tables with `x` and `text`",
+            ))
+        }
+    };
     r.finish()?;
     Ok(FigureHint {
         metric,
@@ -877,7 +892,49 @@ fn read_figure(v: &Value) -> Result<FigureHint, InputError> {
         title,
         logx,
         logy,
+        marks,
     })
+}
+
+/// A `[[report.figure.mark]]`: `x` (a number, or `[low, high]` for a band)
+/// and `text`, the paper's words on the curve's shape.
+fn read_mark(v: &Value) -> Result<XMark, InputError> {
+    let Value::Table(t) = v else {
+        return Err(InputError::new("must be a table"));
+    };
+    let mut r = TableReader::new("", t);
+    const ALLOWED: &str = "a number of the figure's x axis (x = 16), or a band x = [8, 32]";
+    let num = |v: &Value| match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Float(f) if f.is_finite() => Some(*f),
+        _ => None,
+    };
+    let (x, x_high) = match r.raw("x") {
+        None => return Err(InputError::at("x", format!("missing: allowed: {ALLOWED}"))),
+        Some(Value::Array(a)) => match a.as_slice() {
+            [lo, hi] => match (num(lo), num(hi)) {
+                (Some(lo), Some(hi)) if lo < hi => (lo, Some(hi)),
+                _ => {
+                    return Err(InputError::at(
+                        "x",
+                        format!("allowed: {ALLOWED}, low < high"),
+                    ))
+                }
+            },
+            _ => return Err(InputError::at("x", format!("allowed: {ALLOWED}"))),
+        },
+        Some(v) => match num(v) {
+            Some(x) => (x, None),
+            None => return Err(InputError::at("x", format!("allowed: {ALLOWED}"))),
+        },
+    };
+    let text = r
+        .str("text")?
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| InputError::at("text", "missing: the paper's words this mark shows"))?
+        .to_string();
+    r.finish()?;
+    Ok(XMark { x, x_high, text })
 }
 
 fn read_view(v: &Value) -> Result<View, InputError> {

@@ -65,7 +65,8 @@ pub fn run_with_artifacts(
 
 /// One line per case step whose result a machine default decided (the
 /// memory-system workloads, workload/membw.rs; a 2004 default on a
-/// machine of today, machine/defaults.rs), each line once.
+/// machine of today, machine/defaults.rs; the seqcount clock read that
+/// hides a `gettimeofday` storm, workload/gettimeofday.rs), each line once.
 pub fn default_warnings(sc: &Scenario, sets: &[(String, Value)]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for i in 0..sc.cases.len() {
@@ -77,8 +78,20 @@ pub fn default_warnings(sc: &Scenario, sets: &[(String, Value)]) -> Vec<String> 
             .iter()
             .filter_map(|s| s.get("workload").and_then(Value::as_str))
             .collect();
+        // Whether anyone chose the clock read: the [kernel] table, this
+        // case or a --set.
+        let gtod_set = sc
+            .base
+            .get("kernel")
+            .and_then(Value::as_table)
+            .is_some_and(|k| k.contains_key("gettimeofday"))
+            || sc.cases[i].iter().any(|(k, _)| k == "kernel.gettimeofday")
+            || sets.iter().any(|(k, _)| k == "kernel.gettimeofday");
         for w in crate::workload::membw::default_warnings(&case)
             .into_iter()
+            .chain(crate::workload::gettimeofday::seqcount_default_note(
+                &case, gtod_set,
+            ))
             .chain(crate::machine::defaults::era_warnings(
                 &case.machine,
                 &workloads,

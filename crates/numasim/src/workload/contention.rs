@@ -682,7 +682,7 @@ pub const TICK: Workload = Workload {
 pub const GETTIMEOFDAY: Workload = Workload {
     spec: s::Spec {
         name: "gettimeofday",
-        about: "threads call gettimeofday() back to back (cmpxchg on a shared word)",
+        about: "threads call gettimeofday() back to back; contended only with kernel.gettimeofday = \"cmpxchg\" (ia64's default: a shared word), x86's default \"seqcount\" stays flat (the run warns)",
         params: &[
             s::counts("threads", s::Default::Required, "thread counts to sweep"),
             s::p(

@@ -170,3 +170,30 @@ pub fn simulate_calls(
         attempts_per_call: attempts as f64 / (n as f64 * calls as f64),
     }
 }
+
+/// The run note for a `gettimeofday` step whose kernel reads the clock
+/// through a seqcount because no one chose otherwise: on x86 (and any
+/// non-ia64 machine) that is the default, a call writes nothing shared, so
+/// the time per call stays flat with callers and the storm ALTIX04 C5
+/// describes cannot show. `explicit`: the scenario, a case or `--set` names
+/// `kernel.gettimeofday`, so the choice was the user's and needs no note.
+pub fn seqcount_default_note(
+    case: &crate::workload::sim::ResolvedCase,
+    explicit: bool,
+) -> Option<String> {
+    let gtod = case
+        .steps
+        .iter()
+        .any(|s| s.get("workload").and_then(toml::Value::as_str) == Some("gettimeofday"));
+    (gtod && !explicit && case.kernel.contention.gettimeofday == Gettimeofday::Seqcount).then(
+        || {
+            format!(
+                "`gettimeofday` on machine `{}`: its default kernel.gettimeofday = \"seqcount\" \
+             (the vDSO/clocksource read, nothing shared written per call) shows no contention: \
+             the time per call stays flat with callers; set kernel.gettimeofday = \"cmpxchg\" \
+             for ia64's shared last-value word, the storm of ALTIX04 (docs/contention.md)",
+                case.machine.name
+            )
+        },
+    )
+}
