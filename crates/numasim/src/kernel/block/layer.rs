@@ -113,46 +113,23 @@ impl BlockLayer {
         part: Part,
         started: &mut Vec<(usize, Time)>,
     ) {
-        let max = self.model.max_request;
-        let mut pieces: Vec<(usize, u64, u64)> = Vec::new();
-        self.stripe.split(v, len, |d, off, n| {
-            let mut o = 0;
-            while o < n {
-                let k = (n - o).min(max);
-                pieces.push((d, off + o, k));
-                o += k;
-            }
+        // An idle disk starts on each piece as it arrives, before the next.
+        self.enqueue_split(v, len, write, part, |layer, d| {
+            layer.unplug(now, d, started)
         });
-        for (d, off, n) in pieces {
-            let p = Part { bytes: n, ..part };
-            self.disks[d].enqueue(
-                Req {
-                    off,
-                    len: n,
-                    write,
-                    parts: vec![p],
-                },
-                max,
-            );
-            if !self.disks[d].busy {
-                if let Some((req, t)) = self.disks[d].dispatch(now, &self.model) {
-                    self.in_service_push(d, req, now);
-                    started.push((d, t));
-                }
-            }
-        }
     }
 
-    /// Queue volume range `[v, v + len)` like `submit`, but on plugged
-    /// queues (`blk_plug_device()`): nothing is dispatched; each disk the
-    /// range touched is pushed on `touched` with its queue length after.
-    pub fn queue_plugged(
+    /// Split volume range `[v, v + len)` over the stripe into requests of
+    /// at most `max_request`, queue each on its disk, and call `after` with
+    /// the disk once each request is queued (so a caller may dispatch it
+    /// before the next piece arrives, as `submit` does).
+    fn enqueue_split(
         &mut self,
         v: u64,
         len: u64,
         write: bool,
         part: Part,
-        touched: &mut Vec<(usize, usize)>,
+        mut after: impl FnMut(&mut Self, usize),
     ) {
         let max = self.model.max_request;
         let mut pieces: Vec<(usize, u64, u64)> = Vec::new();
@@ -175,8 +152,24 @@ impl BlockLayer {
                 },
                 max,
             );
-            touched.push((d, self.disks[d].queued()));
+            after(self, d);
         }
+    }
+
+    /// Queue volume range `[v, v + len)` like `submit`, but on plugged
+    /// queues (`blk_plug_device()`): nothing is dispatched; each disk the
+    /// range touched is pushed on `touched` with its queue length after.
+    pub fn queue_plugged(
+        &mut self,
+        v: u64,
+        len: u64,
+        write: bool,
+        part: Part,
+        touched: &mut Vec<(usize, usize)>,
+    ) {
+        self.enqueue_split(v, len, write, part, |layer, d| {
+            touched.push((d, layer.disks[d].queued()));
+        });
     }
 
     /// Unplug disk `d` (`generic_unplug_device()`): an idle disk starts on
