@@ -489,15 +489,24 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
         todo[t].extend(ra[t].read(0, READ_CALL_BYTES, files[t].bytes));
     }
     let page_copy_ns = r.page as f64 / (r.b.copy_gbps);
+    // The one wake each reader has pending: a reader woken early finds
+    // its CPU busy or its chunk missing and re-arms, so a second wake is
+    // never needed, and letting them pile up made the queue grow without
+    // bound when readers outnumber the disks' requests (NVMe, 128 readers).
+    let mut wake_at: Vec<Option<Time>> = vec![None; n];
     for t in 0..n {
-        q.push(Time::ZERO, Ev::Thread(t)).expect("start");
+        wake(&mut q, &mut wake_at, t, Time::ZERO);
     }
     while let Some((now, ev)) = q.pop() {
         match ev {
             Ev::Thread(t) => {
+                if wake_at[t] != Some(now) {
+                    continue; // superseded by an earlier wake
+                }
+                wake_at[t] = None;
                 // Work happens when the thread's CPU is free, never ahead.
                 if cpu_free[t % ncpu] > now {
-                    q.push(cpu_free[t % ncpu], Ev::Thread(t)).expect("future");
+                    wake(&mut q, &mut wake_at, t, cpu_free[t % ncpu]);
                     continue;
                 }
                 // Readahead: the windows the reader's read() at its
@@ -506,7 +515,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 while let Some(&(at, len)) = todo[t].front() {
                     if cpu_free[t % ncpu] > now {
                         // Busy reclaiming: go on when the CPU is free.
-                        q.push(cpu_free[t % ncpu], Ev::Thread(t)).expect("future");
+                        wake(&mut q, &mut wake_at, t, cpu_free[t % ncpu]);
                         break;
                     }
                     todo[t].pop_front();
@@ -611,7 +620,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         if consumed[t] >= size {
                             end = end.max(done);
                         } else {
-                            q.push(done, Ev::Thread(t)).expect("future");
+                            wake(&mut q, &mut wake_at, t, done);
                         }
                     }
                     _ => waiting[t] = true,
@@ -637,7 +646,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 }
                 if waiting[thread] && chunks[thread].front().is_some_and(|c| c.left == 0) {
                     waiting[thread] = false;
-                    q.push(now, Ev::Thread(thread)).expect("now");
+                    wake(&mut q, &mut wake_at, thread, now);
                 }
             }
         }
@@ -657,6 +666,15 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
 /// interleaved). Local first, `__alloc_pages()` takes the first zone of the
 /// zonelist above its low watermark, that is whose kswapd has caught up;
 /// with none, the batch waits for the kswapd that catches up first.
+/// Arm reader `t`'s wake at `at` unless one is pending no later.
+fn wake(q: &mut EventQueue<Ev>, wake_at: &mut [Option<Time>], t: usize, at: Time) {
+    if wake_at[t].is_some_and(|w| w <= at) {
+        return;
+    }
+    wake_at[t] = Some(at);
+    q.push(at, Ev::Thread(t)).expect("wake in the future");
+}
+
 fn place(r: &BufferedRead, now: Time, t: usize, kswapd_free: &[Time]) -> Option<usize> {
     match r.policy {
         AllocPolicy::Interleave => None,
