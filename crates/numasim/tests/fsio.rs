@@ -663,3 +663,17 @@ fn io_less_throttling_leaves_buffered_writes_to_the_flusher() {
     assert!(get(&io_less, "pdflush_cpu_pct", 8) > 99.0);
     assert!(get(&old, "write_mibps", 8) > 2.0 * a8);
 }
+
+#[test]
+fn nvme_buffered_readers_by_the_hundred_finish_and_share_the_reclaim_limit() {
+    // 128 readers, twice a socket's CPUs: a reader busy reclaiming used to
+    // both re-arm and copy, so its wakes multiplied in the event queue and
+    // this case did not finish. Past the kswapds' rate more readers only
+    // share it: never slower, never above the drives.
+    let step = "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [32, 128]\nfile_size = \"32 MiB\"\nreadahead = \"128 KiB\"";
+    let recs = nvme("buffer_policy = \"interleave\"", step);
+    let (r32, r128) = (get(&recs, "read_gibps", 32), get(&recs, "read_gibps", 128));
+    let drives = 8.0 * 7.0e9 / (1u64 << 30) as f64;
+    assert!(r128 >= 0.99 * r32, "128 readers {r128} vs 32 {r32} GiB/s");
+    assert!(r128 <= drives, "{r128} GiB/s above the drives' {drives}");
+}
