@@ -60,8 +60,7 @@ pub fn summarize(v: &[Vec<f64>; 4], thp_bytes: Option<u64>, latency: bool) -> Si
 /// Map and touch the buffer once, then measure: the repetitions' rates of the copy, the
 /// copy loop, random reads and chase steps, and the THP coverage.
 pub fn measure_buffer(plan: SizePlan, effort: Effort, seed: u64) -> std::io::Result<BufferRates> {
-    let mut m = Mapping::new(plan.size, plan.page)?;
-    m.as_mut_slice().fill(1);
+    let mut m = touched_mapping(plan.size, plan.page, None)?;
     let thp_bytes = match plan.page {
         PageKind::Thp => m.thp_bytes(),
         _ => None,
@@ -175,6 +174,21 @@ pub fn chase(buf: &[u64], mut pos: usize, steps: usize) -> usize {
     pos
 }
 
+/// A buffer of `size` bytes in `page` pages, bound to `node` where given
+/// (`mbind`, before the first touch places it), and touched once.
+pub fn touched_mapping(
+    size: usize,
+    page: PageKind,
+    node: Option<usize>,
+) -> std::io::Result<Mapping> {
+    let mut m = Mapping::new(size, page)?;
+    if let Some(n) = node {
+        m.bind_to_node(n)?;
+    }
+    m.as_mut_slice().fill(1);
+    Ok(m)
+}
+
 /// Copy bandwidth with `threads` pinned threads, each copying half of its own
 /// share of one buffer to the other half; bytes copied per second, summed,
 /// one figure per repetition. `node` binds the buffer to that node first
@@ -187,11 +201,7 @@ pub fn parallel_copy(
     node: Option<usize>,
     effort: Effort,
 ) -> std::io::Result<Vec<f64>> {
-    let mut m = Mapping::new(size, page)?;
-    if let Some(n) = node {
-        m.bind_to_node(n)?;
-    }
-    m.as_mut_slice().fill(1);
+    let mut m = touched_mapping(size, page, node)?;
     let per = m.len() / threads;
     let mut rates = Vec::with_capacity(effort.reps);
     for _ in 0..effort.reps {
@@ -232,9 +242,7 @@ pub fn node_pair(
     std::thread::scope(|s| {
         s.spawn(|| {
             sys::pin_to_cpu(cpu)?;
-            let mut m = Mapping::new(size, page)?;
-            m.bind_to_node(mem_node)?;
-            m.as_mut_slice().fill(1);
+            let mut m = touched_mapping(size, page, Some(mem_node))?;
             let half = (size / 2) as u64;
             let bw = bench::best(&bench::rates(effort, || {
                 memcpy_halves(m.as_mut_slice());

@@ -8,11 +8,11 @@
 
 use crate::bench::{self, Effort, Rng};
 use crate::calibrate::{Fit, Measurements};
-use crate::mem::{build_chase, chase};
+use crate::mem::{build_chase, chase, touched_mapping};
 use crate::sys::{self, Mapping, PageKind};
 use crate::topology::{parse_cpulist, Topology};
 use numasim::machine::{Domain, Machine};
-use numasim::report::{Record, Role};
+use numasim::report::Record;
 use serde_json::json;
 use std::hint::black_box;
 use std::path::Path;
@@ -87,11 +87,7 @@ pub fn parallel_read(
     node: Option<usize>,
     effort: Effort,
 ) -> std::io::Result<Vec<f64>> {
-    let mut m = Mapping::new(size, page)?;
-    if let Some(n) = node {
-        m.bind_to_node(n)?;
-    }
-    m.as_mut_slice().fill(1);
+    let m = touched_mapping(size, page, node)?;
     let per = (m.len() / 8 / threads.max(1)).max(4);
     let words = m.as_u64();
     let mut rates = Vec::with_capacity(effort.reps);
@@ -237,11 +233,7 @@ pub fn core_read(
     std::thread::scope(|s| {
         s.spawn(|| {
             let _ = sys::pin_to_cpu(cpu);
-            let mut m = Mapping::new(size, page)?;
-            if let Some(n) = node {
-                m.bind_to_node(n)?;
-            }
-            m.as_mut_slice().fill(1);
+            let m = touched_mapping(size, page, node)?;
             let words = m.as_u64();
             Ok(bench::rates(effort, || {
                 black_box(read_sum(words));
@@ -581,6 +573,7 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
     }
 }
 
+/// A validation row (`validate::row`) with the measurement's spread.
 fn row(
     case: Vec<(&str, serde_json::Value)>,
     metric: &str,
@@ -590,22 +583,8 @@ fn row(
     spread: f64,
     calibration: bool,
 ) -> Record {
-    let mut r = Record::new(
-        crate::validate::EXPERIMENT,
-        std::iter::once(("machine".to_string(), json!("fitted")))
-            .chain(case.into_iter().map(|(k, v)| (k.to_string(), v)))
-            .collect(),
-        metric,
-        unit,
-        sim,
-    );
-    r.paper = Some(meas);
+    let mut r = crate::validate::row(case, metric, unit, sim, meas, calibration);
     r.spread = Some(spread);
-    r.role = Some(if calibration {
-        Role::Calibration
-    } else {
-        Role::Validation
-    });
     r
 }
 
@@ -773,11 +752,7 @@ pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
                 .or_else(|| domain_named(d).map(|d| m.memsys.c2c_ns[d as usize]));
             if let Some(sim) = sim {
                 out.push(row(
-                    vec![
-                        ("domain", json!(d)),
-                        ("cpu_a", json!(a)),
-                        ("cpu_b", json!(b)),
-                    ],
+                    c2c_case(d, *a, *b),
                     "c2c_latency_ns",
                     "ns",
                     sim,
@@ -924,17 +899,7 @@ pub fn records(ms: &MemSysMeas, topo: &Topology) -> Vec<Record> {
         ));
     }
     for (d, a, b, ns, sp) in &ms.c2c {
-        v.push(rec(
-            vec![
-                ("domain", json!(d)),
-                ("cpu_a", json!(a)),
-                ("cpu_b", json!(b)),
-            ],
-            "c2c_latency_ns",
-            "ns",
-            *ns,
-            *sp,
-        ));
+        v.push(rec(c2c_case(d, *a, *b), "c2c_latency_ns", "ns", *ns, *sp));
     }
     v.push(rec(
         vec![
@@ -948,6 +913,15 @@ pub fn records(ms: &MemSysMeas, topo: &Topology) -> Vec<Record> {
         0.0,
     ));
     v
+}
+
+/// The case of a core-to-core row: its domain and the two CPUs measured.
+fn c2c_case(domain: &str, a: usize, b: usize) -> Vec<(&str, serde_json::Value)> {
+    vec![
+        ("domain", json!(domain)),
+        ("cpu_a", json!(a)),
+        ("cpu_b", json!(b)),
+    ]
 }
 
 /// Read the records above back (`--from`); node ids map to positions.

@@ -16,7 +16,7 @@ use serde_json::json;
 
 pub const EXPERIMENT: &str = "probe-validate";
 
-fn row(
+pub(crate) fn row(
     case: Vec<(&str, serde_json::Value)>,
     metric: &str,
     unit: &str,

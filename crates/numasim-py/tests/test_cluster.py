@@ -15,29 +15,10 @@ import pandas as pd
 import pytest
 
 import numasim
+from _scenarios import BOOT, BOOT_TOML
 from numasim import _cluster
 
-BOOT = {
-    "name": "boot-sweep",
-    "machine": {"preset": "altix-512"},
-    "run": [
-        {"workload": "boot", "metrics": ["hash_bytes"]},
-        {"workload": "meminfo", "metrics": ["mem_used_kb"]},
-    ],
-}
 GRID = {"machine.nodes": [4, 8, 16, 32, 64, 128], "kernel.hashdist": [0, 1]}
-
-BOOT_TOML = """\
-name = "boot-sweep"
-[machine]
-preset = "altix-512"
-[[run]]
-workload = "boot"
-metrics = ["hash_bytes"]
-[[run]]
-workload = "meminfo"
-metrics = ["mem_used_kb"]
-"""
 
 
 def _mib(size: dict) -> int:

@@ -12,20 +12,10 @@ import pandas as pd
 import pytest
 
 import numasim
+from _scenarios import BOOT
 
 REPO = Path(__file__).resolve().parents[3]
 EPYC = REPO / "examples" / "epyc-touch.toml"
-
-# Boot-time hash tables and per-node memory on an Altix of N nodes: cheap
-# (a few ms a case) and sensitive to both grid keys.
-BOOT = {
-    "name": "boot-sweep",
-    "machine": {"preset": "altix-512"},
-    "run": [
-        {"workload": "boot", "metrics": ["hash_bytes"]},
-        {"workload": "meminfo", "metrics": ["mem_used_kb"]},
-    ],
-}
 
 
 def test_replay_carries_published_values_with_roles():

@@ -26,22 +26,15 @@ import pandas as pd
 import pytest
 
 import numasim
+from _scenarios import BOOT, BOOT_TOML
 
 REQUIRED = os.environ.get("NUMASIM_REQUIRE_SLURM") == "1"
 DAEMONS = ["munged", "slurmctld", "slurmd"]
 CLIENTS = ["sinfo", "sbatch", "squeue", "scancel"]
 
-# Boot on Altix machines of 1,024 to 4,096 nodes: a case takes about 0.1 s
+# BOOT on Altix machines of 1,024 to 4,096 nodes: a case takes about 0.1 s
 # on one core, so a task of two cases is still running when its worker is
 # killed.
-BOOT = {
-    "name": "boot-sweep",
-    "machine": {"preset": "altix-512"},
-    "run": [
-        {"workload": "boot", "metrics": ["hash_bytes"]},
-        {"workload": "meminfo", "metrics": ["mem_used_kb"]},
-    ],
-}
 GRID = {"machine.nodes": list(range(1024, 4097, 256)), "kernel.hashdist": [0, 1]}  # 26 cases
 JOBS = 3
 
@@ -303,19 +296,6 @@ def test_jobs_that_never_start_time_out_naming_partition_and_request(slurm):
     assert "partition `closed`" in msg
     assert "PartitionDown" in msg  # squeue's reason
     assert "--mem=" in msg and "-t 00:10:00" in msg and "--cpus-per-task=1" in msg
-
-
-BOOT_TOML = """\
-name = "boot-sweep"
-[machine]
-preset = "altix-512"
-[[run]]
-workload = "boot"
-metrics = ["hash_bytes"]
-[[run]]
-workload = "meminfo"
-metrics = ["mem_used_kb"]
-"""
 
 
 def test_command_line_slurm_sweep_prints_the_local_records(slurm):
