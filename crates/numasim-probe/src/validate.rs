@@ -3,15 +3,17 @@
 //! used is `calibration` (it checks the fitting arithmetic); every other
 //! row is `validation` (the model's answer). Covered: the one-core copy,
 //! random-read and pointer-chase curves at every size and page kind,
-//! `gettimeofday` and first-touch faults at every thread count.
+//! `gettimeofday`, first-touch faults and adds to one shared atomic counter
+//! at every thread count.
 
 use crate::calibrate::Measurements;
 use crate::hierarchy::{self, kernel_for, Used};
-use numasim::kernel::locking::contention::{AnonFault, ContentionKnobs};
+use numasim::kernel::locking::contention::{AnonFault, ContentionKnobs, PagecacheCount};
 use numasim::kernel::KernelConfig;
 use numasim::machine::Machine;
 use numasim::report::{Record, Role};
 use numasim::workload::gettimeofday::simulate_calls;
+use numasim::workload::page_cache_size;
 use serde_json::json;
 
 pub const EXPERIMENT: &str = "probe-validate";
@@ -102,6 +104,30 @@ pub fn validate(meas: &Measurements, m: &Machine, used: &[Used]) -> Vec<Record> 
             t == 1,
         );
         r.spread = spread_of(meas, "gettimeofday_ns", t);
+        out.push(r);
+    }
+    // One shared counter, every thread adding to it: the page-cache count
+    // of 2.4 (`pagecache-count` with a global count and no other work) is
+    // that loop, one add per insertion and one per removal. Two threads
+    // fixed `line_transfer_ns`; more threads are predictions.
+    // One thread's add (the locked instruction on a line it owns) costs
+    // nothing in the model, whose lines charge transfers only: not a row.
+    for &(t, ns) in &meas.atomic_shared_ns {
+        if t < 2 || t as u64 > m.cpu_count() {
+            continue;
+        }
+        let ops = (1u64 << 16) / t as u64;
+        let r = page_cache_size::simulate(m, PagecacheCount::Global, t as u64, ops.max(16), 0);
+        let sim = t as f64 * 1e9 / (2.0 * r.insertions_per_s);
+        let mut r = row(
+            vec![("threads", json!(t)), ("kind", json!("shared"))],
+            "atomic_add_ns",
+            "ns",
+            sim,
+            ns,
+            t == 2,
+        );
+        r.spread = spread_of(meas, "atomic_add_ns", t);
         out.push(r);
     }
     for &(t, rate) in &meas.fault_per_s {

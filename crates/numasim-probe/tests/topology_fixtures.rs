@@ -61,7 +61,7 @@ fn one_node() {
     assert_eq!(m.cpu_count(), 2);
     assert_eq!(m.mem_bytes(), 4810968 * 1024);
     assert_eq!(m.memory.bandwidth_gbps, 10.0);
-    assert_eq!(m.interconnect.line_transfer_ns, 40.0);
+    assert_eq!(m.interconnect.line_transfer_ns, 20.0); // half the 2-thread add
     assert_eq!(m.io.disks[0].mibps, 500.0);
 }
 
@@ -167,4 +167,31 @@ fn eight_nodes_memsys_fits_and_validates() {
         .all(|r| r.role == Some(numasim::report::Role::Validation)));
     assert!(rows.iter().any(|r| r.metric == "bandwidth_mbps"));
     assert!(rows.iter().any(|r| r.metric == "c2c_latency_ns"));
+}
+
+#[test]
+fn shared_counter_fit_reproduces_its_two_threads_and_predicts_more() {
+    // The fitted line transfer, run through the simulated shared counter,
+    // gives back the 2-thread add it was fitted on (it gave twice that when
+    // the fit took the whole figure), and more threads wait longer per add.
+    let mut meas = measurements(Topology::read(&fixture("eight-nodes")).unwrap());
+    meas.atomic_shared_ns = vec![(1, 5.0), (2, 40.0), (8, 150.0)];
+    let (m, _) = build_machine(&meas).expect("calibrates");
+    let rows = numasim_probe::validate::validate(&meas, &m, &[]);
+    let at = |t: u64| {
+        rows.iter()
+            .find(|r| r.metric == "atomic_add_ns" && r.case_value("threads") == Some(&t.into()))
+            .unwrap_or_else(|| panic!("no {t}-thread atomic row"))
+    };
+    let two = at(2);
+    let two_ns = two.value.expect("simulated");
+    assert!((two_ns - 40.0).abs() < 0.02 * 40.0, "{two_ns}");
+    assert_eq!(two.role, Some(numasim::report::Role::Calibration));
+    let eight = at(8);
+    assert_eq!(eight.role, Some(numasim::report::Role::Validation));
+    let eight_ns = eight.value.expect("simulated");
+    assert!(eight_ns > 2.0 * two_ns, "{eight_ns} vs {two_ns}");
+    assert!(rows
+        .iter()
+        .all(|r| r.metric != "atomic_add_ns" || r.case_value("threads") != Some(&1u64.into())));
 }

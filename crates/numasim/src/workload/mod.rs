@@ -21,7 +21,7 @@ pub(crate) mod keys;
 pub mod lock_bench;
 pub(crate) mod membench;
 pub(crate) mod membw;
-pub(crate) mod page_cache_size;
+pub mod page_cache_size;
 pub(crate) mod pci;
 pub(crate) mod read;
 pub(crate) mod sched;
