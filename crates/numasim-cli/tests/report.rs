@@ -196,3 +196,46 @@ fn chromium_renders_every_section_without_console_messages() {
     );
     eprintln!("screenshot: {}", shot.display());
 }
+
+/// Issue 33: a per-node heat map whose values span 100× (large-kernel-
+/// tables' node 0) says it is on a log colour scale, in the legend and the
+/// caption; altix-toss's published range carries its paper's words as a
+/// tag on its bar plot.
+#[test]
+fn a_wide_heat_map_is_on_a_log_scale_and_a_range_note_tags_its_bar() {
+    let dir = target_dir().join("report-test-newcomer");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_numasim"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .args([
+            "report",
+            "large-kernel-tables",
+            "altix-toss",
+            "--no-timing",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .expect("numasim runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let (lkt, toss) = html
+        .split_once("<section class=\"experiment\" id=\"altix-toss\"")
+        .expect("altix-toss after large-kernel-tables");
+    assert!(lkt.contains("log colour scale: the values span"), "legend");
+    assert!(
+        lkt.contains("mem_used_kb — heat map on a log colour scale"),
+        "caption"
+    );
+    assert!(!toss.contains("log colour scale"));
+    assert_eq!(toss.matches("class=\"paper-note\"").count(), 1);
+    assert!(
+        toss.contains("\"10s of seconds\": the range 10-100 s"),
+        "note in the legend"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

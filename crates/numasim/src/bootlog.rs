@@ -1161,13 +1161,18 @@ fn infer(
         }
         (a, format!("{why}{width}"))
     };
-    // Page size: ilog2(bytes) - order of the table lines whose order is a page order.
+    // Page size: log2(bytes) - order of the table lines whose order is a
+    // page order and whose size is a power of two. A table of another size
+    // (MPTCP token, 5.7+: 786432 bytes) prints `ilog2(size) - PAGE_SHIFT`
+    // in older kernels and the rounded-up get_order(size) in newer ones
+    // (order 8 in a 6.18 log), so it cannot tell the page size: read as
+    // ilog2 it implied 2 KiB pages and refused every such x86_64 log.
     let mut shifts = BTreeSet::new();
     for t in &f.tables {
         if t.label == "PID" || t.format == Some(LineFormat::OrderColon) {
             continue;
         }
-        if let (Some(o), Some(b)) = (t.order, t.bytes) {
+        if let (Some(o), Some(b)) = (t.order, t.bytes.filter(|b| b.is_power_of_two())) {
             let s = b.ilog2() as i64 - o;
             if (10..=20).contains(&s) {
                 shifts.insert(s as u32);

@@ -439,3 +439,23 @@ fn adaptive_scale_shrinks_dentry_on_a_large_machine() {
     // 1.5 TiB is above 64 GiB by three quadruplings (256G, 1T, 4T > 1.5T).
     assert_eq!(old / new, 8);
 }
+
+#[test]
+fn a_table_not_a_power_of_two_in_bytes_does_not_decide_the_page_size() {
+    // 5.7+ prints MPTCP's token table, 32768 entries of 24 bytes: 786432
+    // bytes, order 8 in a 6.18 log (get_order), 7 in older ones (ilog2).
+    // Read as ilog2(bytes) - order, the 6.18 line implied 2 KiB pages and
+    // refused every x86_64 log printing it (the README tour's
+    // `dmesg > boot.txt; numasim bootlog boot.txt` on a 6.x host).
+    let name = "linuxhw-ubuntu-5.4.0-42-x86_64-64g.txt";
+    for order in [7, 8] {
+        let mut log = fixture(name);
+        log += &format!("[    0.636100] MPTCP token hash table entries: 32768 (order: {order}, 786432 bytes, linear)\n");
+        let c = check(&parse_log_named(name, &log), &Given::default()).unwrap();
+        let out = render_check(&c);
+        assert!(out.contains("4 KiB pages (from the table lines)"), "{out}");
+        assert!(!out.contains("different page sizes"), "{out}");
+        // The 11 lines of the fixture still match whole beside the new one.
+        assert!(c.tally().0 >= 11, "{out}");
+    }
+}

@@ -578,7 +578,11 @@ fn figure(sc: &RunDesc, records: &[Record], f: &FigureHint) -> Option<(String, S
             .flatten()
             .map(|s| {
                 let heat = s.contains("one cell per node");
-                let what = if heat {
+                let what = if heat && s.contains(super::node_heat::LOG_WORDS) {
+                    // The caption says it too: a reader comparing two
+                    // colours must know they are a ratio apart, not a difference.
+                    "heat map on a log colour scale (the values span over 10×), one strip per case, one cell per node"
+                } else if heat {
                     "heat map, one strip per case, one cell per node"
                 } else {
                     "per node"
@@ -602,8 +606,10 @@ fn figure(sc: &RunDesc, records: &[Record], f: &FigureHint) -> Option<(String, S
             .flatten()
             .map(|s| (s, "curves over buffer size".to_string()))
     };
-    let cases =
-        || svg::case_bars(&owned, &f.metric, &title).map(|s| (s, "one bar per case".into()));
+    let cases = || {
+        svg::case_bars(&owned, &f.metric, &title, &bar_notes(sc, f))
+            .map(|s| (s, "one bar per case".into()))
+    };
     let (plot, shape) = match f.shape {
         Shape::Nodes => nodes(),
         Shape::Cpus => cpus(),
@@ -649,6 +655,22 @@ fn prose_marks(sc: &RunDesc, f: &FigureHint) -> Vec<XMark> {
                 x,
                 x_high: None,
                 text,
+            })
+        })
+        .collect()
+}
+
+/// The words of `[[paper]]` bounds and ranges on `f`'s metric for a bar
+/// plot, which has no x to put them at: each tags the bars of its case,
+/// as [`prose_marks`] does on a line plot.
+fn bar_notes(sc: &RunDesc, f: &FigureHint) -> Vec<svg::BarNote> {
+    sc.papers
+        .iter()
+        .filter(|p| p.metric == f.metric && p.bound != Bound::At)
+        .filter_map(|p| {
+            Some(svg::BarNote {
+                case: p.case.clone(),
+                text: p.note.clone()?,
             })
         })
         .collect()

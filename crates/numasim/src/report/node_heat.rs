@@ -3,7 +3,9 @@
 //! under a pixel wide and lines over them draw one spiky node as a spike
 //! that hides the other cases (issue 33: `large-kernel-tables` showed two
 //! of its four cases); a strip per case shows every case and which nodes
-//! stand out, and each cell's tooltip carries its value.
+//! stand out, and each cell's tooltip carries its value. The colour scale
+//! is linear from zero unless the values span more than
+//! [`LOG_FROM_SPAN`]×; then it is logarithmic, and the legend says so.
 
 use super::svg::{heat_rgb, si_label, YAxis, PAPER_LEGEND};
 use super::table::fmt_json;
@@ -32,6 +34,95 @@ pub fn per_node(
         to_svg(records, metric, case_keys, title)
     } else {
         super::svg::node_bars(records, metric, case_keys, title)
+    }
+}
+
+/// Past this ratio between the largest and the smallest positive value the
+/// colour scale is logarithmic: on a linear one a single large node (node
+/// 0's boot-time hash tables in `large-kernel-tables`, 100 times the rest)
+/// takes the whole scale and every other node is one flat colour.
+pub const LOG_FROM_SPAN: f64 = 10.0;
+
+/// How the legend (and the report's caption) names a log scale.
+pub const LOG_WORDS: &str = "log colour scale";
+
+/// Fill of a cell a log scale cannot place (0 or negative).
+const NON_POSITIVE: &str = "#c8c8c8";
+
+/// A heat map's colour scale: value to position 0..=1 on [`heat_rgb`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scale {
+    /// From zero (or the lowest negative value), as the bars were: a
+    /// cell's colour reads as an amount.
+    Linear { lo: f64, hi: f64 },
+    /// From the smallest positive value to the largest, in log10; `zeros`
+    /// when some cells are 0 or below (drawn grey).
+    Log { lo: f64, hi: f64, zeros: bool },
+}
+
+impl Scale {
+    fn of(values: impl Iterator<Item = f64> + Clone) -> Scale {
+        let lo = values.clone().fold(0.0f64, f64::min);
+        let hi = values.clone().fold(f64::MIN, f64::max);
+        let min_pos = values.clone().filter(|v| *v > 0.0).fold(f64::MAX, f64::min);
+        if lo >= 0.0 && hi > 0.0 && hi / min_pos > LOG_FROM_SPAN {
+            let zeros = values.into_iter().any(|v| v <= 0.0);
+            Scale::Log {
+                lo: min_pos,
+                hi,
+                zeros,
+            }
+        } else {
+            Scale::Linear { lo, hi }
+        }
+    }
+
+    /// Position of `v` on the colour bar, 0..=1.
+    fn t(&self, v: f64) -> f64 {
+        match *self {
+            Scale::Linear { lo, hi } => {
+                if hi > lo {
+                    (v - lo) / (hi - lo)
+                } else {
+                    0.5
+                }
+            }
+            Scale::Log { lo, hi, .. } => {
+                ((v.max(lo).log10() - lo.log10()) / (hi.log10() - lo.log10())).clamp(0.0, 1.0)
+            }
+        }
+    }
+
+    fn fill(&self, v: f64) -> String {
+        match self {
+            Scale::Log { .. } if v <= 0.0 => NON_POSITIVE.to_string(),
+            _ => hex(heat_rgb(self.t(v))),
+        }
+    }
+
+    /// Ticks inside the range: 1-2-5 steps on a linear scale; on a log
+    /// one 1, 2 and 5 × 10^k, only the powers of ten past three decades.
+    fn ticks(&self) -> Vec<(f64, String)> {
+        match *self {
+            Scale::Linear { lo, hi } => YAxis::linear(lo, hi)
+                .ticks
+                .into_iter()
+                .filter(|(t, _)| *t >= lo && *t <= hi)
+                .collect(),
+            Scale::Log { lo, hi, .. } => {
+                let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+                let ms: &[f64] = if d1 - d0 > 3 {
+                    &[1.0]
+                } else {
+                    &[1.0, 2.0, 5.0]
+                };
+                (d0..=d1)
+                    .flat_map(|d| ms.iter().map(move |m| (m * 10f64.powi(d), 10f64.powi(d))))
+                    .filter(|(v, _)| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9))
+                    .map(|(v, p)| (v, si_label(v, p)))
+                    .collect()
+            }
+        }
     }
 }
 
@@ -72,10 +163,7 @@ pub fn to_svg(
         }
     }
     let nodes = recs.iter().map(|p| p.1).max()? + 1;
-    // From zero, as the bars were: a cell's colour reads as an amount.
-    let lo = recs.iter().map(|p| p.2).fold(0.0f64, f64::min);
-    let hi = recs.iter().map(|p| p.2).fold(f64::MIN, f64::max);
-    let t_of = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+    let scale = Scale::of(recs.iter().map(|p| p.2));
     let (w, left, right) = (900.0, 20.0, 20.0);
     let cw = (w - left - right) / nodes as f64;
     let (label_h, strip_h, gap) = (16.0, 26.0, 8.0);
@@ -102,9 +190,8 @@ pub fn to_svg(
             hex(heat_rgb((i as f64 + 0.5) / STEPS as f64))
         );
     }
-    let ax = YAxis::linear(lo, hi);
-    for (t, l) in ax.ticks.iter().filter(|(t, _)| *t >= lo && *t <= hi) {
-        let tx = bx + bw * t_of(*t);
+    for (t, l) in scale.ticks() {
+        let tx = bx + bw * scale.t(t);
         s += &format!(
             "<line x1=\"{tx:.1}\" x2=\"{tx:.1}\" y1=\"{by}\" y2=\"{:.1}\" stroke=\"black\"/><text x=\"{tx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{l}</text>\n",
             by + bh + 3.0,
@@ -123,6 +210,16 @@ pub fn to_svg(
         escape(metric),
         escape(&unit_text)
     );
+    if let Scale::Log { lo, hi, zeros } = scale {
+        // Said in words next to the bar: equal colour steps are equal ratios.
+        s += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\">{LOG_WORDS}: the values span {}×, so equal colour steps are equal ratios{}</text>\n",
+            bx + bw + 12.0,
+            by + bh + 14.0,
+            si_label(hi / lo, 1.0),
+            if zeros { "; grey: 0 or below" } else { "" }
+        );
+    }
     let label = |v: f64| si_label(v, 10f64.powf(v.abs().max(1e-300).log10().floor() - 2.0));
     for (ci, c) in cases.iter().enumerate() {
         let y = top + ci as f64 * row_h;
@@ -163,7 +260,7 @@ pub fn to_svg(
                 "<rect class=\"cell\" shape-rendering=\"crispEdges\" x=\"{x:.2}\" y=\"{sy:.1}\" width=\"{:.2}\" height=\"{strip_h}\" fill=\"{}\"><title>node {}: {}{}</title></rect>\n",
                 // Overlapping a little: sub-pixel seams would stripe the strip.
                 cw + 0.4,
-                hex(heat_rgb(t_of(p.2))),
+                scale.fill(p.2),
                 p.1,
                 label(p.2),
                 escape(&unit_text)
@@ -258,6 +355,63 @@ mod tests {
         assert!(svg.contains("node (0–256)"));
         assert!(!svg.contains(PAPER_LEGEND));
         assert!(to_svg(&recs(4), "other", &keys, "t").is_none());
+    }
+
+    /// The fill of `node`'s cell in the strip of case `kernel`.
+    fn cell_fill(svg: &str, kernel_strip: usize, node: usize) -> String {
+        let cells: Vec<&str> = svg.split("<rect class=\"cell\"").skip(1).collect();
+        let per = cells.len() / 4;
+        let c = cells[kernel_strip * per + node];
+        assert!(c.contains(&format!("<title>node {node}:")), "{c}");
+        c.split("fill=\"").nth(1).unwrap()[..7].to_string()
+    }
+
+    #[test]
+    fn one_spike_100_times_the_rest_gets_a_log_scale_that_still_tells_the_rest_apart() {
+        let keys = vec!["kernel".to_string()];
+        let svg = to_svg(&recs(257), "mem_used_kb", &keys, "t").unwrap();
+        // 1000 against 10.01..12.56: a span of about 100×, said in the legend.
+        assert!(
+            svg.contains(&format!("{LOG_WORDS}: the values span 100×")),
+            "{svg}"
+        );
+        assert!(!svg.contains("grey: 0"));
+        // On a linear scale nodes 1 and 256 (10.01 and 12.56) were one
+        // colour; on the log scale they differ, and node 0 is the top colour.
+        assert_ne!(cell_fill(&svg, 0, 1), cell_fill(&svg, 0, 256));
+        assert_eq!(cell_fill(&svg, 0, 0), hex(heat_rgb(1.0)));
+        assert_eq!(cell_fill(&svg, 0, 1), hex(heat_rgb(0.0)));
+        // Log ticks inside 10.01..1000: 20, 50, 100, 200, 500, 1k (10 is below).
+        for l in [">20<", ">50<", ">100<", ">500<", ">1k<"] {
+            assert!(svg.contains(&format!("text-anchor=\"middle\"{l}")), "{l}");
+        }
+        assert!(!svg.contains("text-anchor=\"middle\">10<"));
+    }
+
+    #[test]
+    fn a_narrow_span_stays_linear_from_zero_and_zeros_on_a_log_scale_are_grey() {
+        let keys = vec!["kernel".to_string()];
+        let mut r = recs(64);
+        for x in r.iter_mut() {
+            x.value = x.value.map(|v| v.min(50.0));
+        }
+        // 10..50 is 5×: linear, from 0, so no log words.
+        let lin = to_svg(&r, "mem_used_kb", &keys, "t").unwrap();
+        assert!(!lin.contains(LOG_WORDS));
+        assert_eq!(cell_fill(&lin, 0, 0), hex(heat_rgb(1.0)));
+        assert_eq!(cell_fill(&lin, 0, 1), hex(heat_rgb(10.01 / 50.0)));
+        // A zero beside a 100× span: grey, and the legend says what grey is.
+        let mut r = recs(64);
+        r[5].value = Some(0.0);
+        let log = to_svg(&r, "mem_used_kb", &keys, "t").unwrap();
+        assert!(log.contains("; grey: 0 or below"));
+        assert_eq!(cell_fill(&log, 0, 5), NON_POSITIVE);
+        // Negative values have no log: linear from the lowest.
+        let mut r = recs(64);
+        r[5].value = Some(-1.0);
+        assert!(!to_svg(&r, "mem_used_kb", &keys, "t")
+            .unwrap()
+            .contains(LOG_WORDS));
     }
 
     #[test]

@@ -418,6 +418,9 @@ fn line_plot(
     Some(s)
 }
 
+/// The colour of the paper's words and their tags, on lines and bars.
+const NOTE_INK: &str = "#8a6d1f";
+
 /// The paper's words on a curve's shape (`[[report.figure.mark]]`): a
 /// dashed line at each mark's x, or a shaded band to its `x_high`, behind
 /// the curves, tagged A, B, … at the plot's top; the words themselves stand
@@ -431,7 +434,7 @@ fn x_marks(
     ph: f64,
     legend_y: f64,
 ) -> String {
-    const INK: &str = "#8a6d1f";
+    const INK: &str = NOTE_INK;
     let mut s = String::new();
     for (i, m) in marks.iter().enumerate() {
         let tag = char::from(b'A' + (i % 26) as u8);
@@ -754,10 +757,26 @@ fn y_title(r: &Record, top: f64, h: f64, log: bool) -> String {
     )
 }
 
+/// The words of a `[[paper]]` bound or range (its `note`) for the bars
+/// whose case includes `case`: a paper that says "10s of seconds" has no
+/// curve, and its capped bar alone does not say where the range came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarNote {
+    pub case: Vec<(String, Json)>,
+    pub text: String,
+}
+
 /// One horizontal bar per case (every case key of `metric`'s records, so
 /// per-row keys too) for a scalar result under each configuration, the
-/// published value as a role-shaped mark; None if there are no values.
-pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String> {
+/// published value as a role-shaped mark, and each of `notes` as a tag
+/// (A, B, …) right of the published marks of the bars it belongs to, its
+/// words in the legend; None if there are no values.
+pub fn case_bars(
+    records: &[Record],
+    metric: &str,
+    title: &str,
+    notes: &[BarNote],
+) -> Option<String> {
     let recs: Vec<&Record> = records
         .iter()
         .filter(|r| {
@@ -796,7 +815,20 @@ pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String
     let (lo, hi) = vals.fold((0.0f64, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
     let ax = YAxis::linear(lo, hi);
     let bar_h = 22.0;
-    let legend = 18.0 * paper_legend_lines(recs.iter().copied()) as f64;
+    // A note names published values: only bars that carry one get its tag.
+    let note_of = |r: &Record| {
+        notes.iter().position(|n| {
+            r.paper.is_some()
+                && n.case
+                    .iter()
+                    .all(|(k, v)| r.case_value(k).is_some_and(|rv| super::paper::same(rv, v)))
+        })
+    };
+    let mut shown: Vec<usize> = recs.iter().filter_map(|r| note_of(r)).collect();
+    shown.sort_unstable();
+    shown.dedup();
+    let role_lines = paper_legend_lines(recs.iter().copied());
+    let legend = 18.0 * (role_lines + shown.len()) as f64;
     let (w, top, left) = (900.0, 40.0, label_w);
     let ph = bar_h * recs.len() as f64;
     let h = top + ph + 50.0 + legend;
@@ -858,9 +890,32 @@ pub fn case_bars(records: &[Record], metric: &str, title: &str) -> Option<String
             if let Some(h) = r.paper_high {
                 s += &range_span((x, y + bar_h / 2.0), (px(h), y + bar_h / 2.0));
             }
+            if let Some(tag) = note_of(r).and_then(|n| shown.iter().position(|&m| m == n)) {
+                // Right of whatever ends furthest right on the row, inside the frame.
+                let end = [r.value, Some(p), r.paper_high]
+                    .into_iter()
+                    .flatten()
+                    .filter(|v| v.is_finite())
+                    .map(px)
+                    .fold(x, f64::max);
+                s += &format!(
+                    "<text class=\"paper-note\" x=\"{:.1}\" y=\"{:.1}\" font-weight=\"bold\" fill=\"{NOTE_INK}\">{}</text>\n",
+                    (end + 8.0).min(w - 12.0),
+                    y + bar_h / 2.0 + 4.0,
+                    char::from(b'A' + (tag % 26) as u8)
+                );
+            }
         }
     }
     s += &role_legend(recs.iter().copied(), 10.0, top + ph + 54.0, false);
+    for (i, &n) in shown.iter().enumerate() {
+        let ly = top + ph + 54.0 + 18.0 * (role_lines + i) as f64;
+        s += &format!(
+            "<text x=\"10\" y=\"{ly:.1}\" font-style=\"italic\" fill=\"#5c4812\"><tspan font-weight=\"bold\" font-style=\"normal\" fill=\"{NOTE_INK}\">{}</tspan> {}</text>\n",
+            char::from(b'A' + (i % 26) as u8),
+            escape(&notes[n].text)
+        );
+    }
     s += "</svg>\n";
     Some(s)
 }
@@ -1535,6 +1590,49 @@ mod tests {
         // The shaft runs from just past the mark to its tip.
         assert!(bound_arrow(10.0, 50.0, Bound::Below).contains("M10.0,56.0 L10.0,68.0"));
         assert!(bound_arrow(10.0, 50.0, Bound::Above).contains("M10.0,44.0 L10.0,32.0"));
+    }
+
+    #[test]
+    fn a_range_note_tags_its_bar_and_stands_in_the_legend() {
+        // altix-toss: toss=0 carries the published range 10-100 s and its words.
+        let mut recs: Vec<Record> = [0, 1]
+            .iter()
+            .map(|t| {
+                Record::new(
+                    "t",
+                    vec![("kernel.toss".into(), json!(t))],
+                    "max_stall_s",
+                    "s",
+                    35.0 - 12.0 * *t as f64,
+                )
+            })
+            .collect();
+        recs[0].paper = Some(10.0);
+        recs[0].paper_high = Some(100.0);
+        recs[0].paper_bound = Bound::Range;
+        let note = |case: serde_json::Value, text: &str| BarNote {
+            case: vec![("kernel.toss".into(), case)],
+            text: text.into(),
+        };
+        let notes = [
+            note(json!(0), "\"10s of seconds\": 10-100 s"),
+            // A note whose case has no published value on any bar: not drawn.
+            note(json!(1), "unused"),
+        ];
+        let svg = case_bars(&recs, "max_stall_s", "t", &notes).unwrap();
+        assert_eq!(svg.matches("class=\"paper-note\"").count(), 1, "{svg}");
+        assert!(svg.contains("fill=\"#8a6d1f\">A</text>"));
+        assert!(svg.contains("</tspan> \"10s of seconds\": 10-100 s</text>"));
+        assert!(!svg.contains("unused"));
+        // Inside the frame although the range ends at the axis's right end.
+        let x: f64 = svg.split("class=\"paper-note\" x=\"").nth(1).unwrap()[..5]
+            .trim_end_matches('"')
+            .parse()
+            .unwrap();
+        assert!(x <= 900.0 - 12.0, "{x}");
+        // Without notes, no tags and the same legend as before.
+        let bare = case_bars(&recs, "max_stall_s", "t", &[]).unwrap();
+        assert!(!bare.contains("paper-note") && !bare.contains("10s of seconds"));
     }
 
     #[test]
