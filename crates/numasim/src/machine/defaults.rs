@@ -22,8 +22,9 @@ use crate::input::merge::flatten;
 use toml::{Table, Value};
 
 /// The era whose defaults a machine file gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Era {
+    #[default]
     /// numasim's built-in defaults (the machines of the 2004 papers).
     Y2004,
     /// Values of [`TODAY_SOURCE`] for [`TODAY_KEYS`].
@@ -56,6 +57,34 @@ pub const TODAY_KEYS: &[&str] = &[
     "cpu.cache_line",
     "tlb.entries",
 ];
+
+/// The dotted keys a machine's table gave (`fault.fault_ns`), before any
+/// default filled it in: a value is defaulted because its key was absent,
+/// not because it equals a default (a file may state the default value).
+/// Provenance, not physics: it compares equal for every machine, so a
+/// machine written back and read again is the same machine.
+#[derive(Debug, Clone, Default)]
+pub struct Given(std::collections::BTreeSet<String>);
+
+impl PartialEq for Given {
+    fn eq(&self, _: &Given) -> bool {
+        true
+    }
+}
+
+impl Given {
+    /// The keys of a machine table (as `--set` spells them).
+    pub fn of(t: &Table) -> Given {
+        Given(flatten(t).into_iter().map(|(k, _)| k).collect())
+    }
+    pub fn contains(&self, key: &str) -> bool {
+        self.0.contains(key)
+    }
+    /// A value set after reading, as the probe sets what it measured.
+    pub fn insert(&mut self, key: &str) {
+        self.0.insert(key.to_string());
+    }
+}
 
 /// The era a machine table asks for, and why (for `numasim machines`).
 /// An `era` key that is neither era is left to the machine's reader,
@@ -155,6 +184,8 @@ pub fn defaulted_keys(input: &Table, m: &Machine) -> Vec<(String, Value, String)
     // Spelled differently in files: per-node lists vs uniform keys, the
     // distance forms.
     const ALIASES: &[&str] = &[
+        // Named on its own line by `numasim machines FILE`, with why.
+        "era",
         "node_cpus",
         "node_mem",
         "nodes",
@@ -185,18 +216,17 @@ pub fn old_keys_deciding(workload: &str) -> &'static [&'static str] {
 }
 
 /// One warning per workload of a machine of today (a `[memsys]` table, or
-/// an x86_64/aarch64 arch) whose result a key still at numasim's 2004
-/// default decided: the key, its value and that no figure of today backs
-/// it. A machine that states the value is not warned about.
+/// an x86_64/aarch64 arch) whose result a key at numasim's 2004 default
+/// decided: the key, its value and that no figure of today backs it. A key
+/// the machine's table gave is not warned about, whatever its value (the
+/// file states it, even where it states the default's value); a key of
+/// [`TODAY_KEYS`] that today's defaults filled carries a cited value.
 pub fn era_warnings(m: &Machine, workloads: &[&str]) -> Vec<String> {
     use super::Arch;
     let today = m.memsys.explicit || matches!(m.arch, Arch::X86_64 | Arch::Aarch64);
     if !today {
         return Vec::new();
     }
-    let Some(old) = builtin() else {
-        return Vec::new();
-    };
     let Ok(written) = super::slit_text::parse_toml(&m.to_toml_string()) else {
         return Vec::new();
     };
@@ -205,10 +235,11 @@ pub fn era_warnings(m: &Machine, workloads: &[&str]) -> Vec<String> {
     for w in workloads {
         let keys: Vec<String> = old_keys_deciding(w)
             .iter()
+            .filter(|k| !m.given.contains(k))
+            .filter(|k| !(m.era == Era::Today && TODAY_KEYS.contains(k)))
             .filter_map(|k| {
                 let v = have.iter().find(|(h, _)| h == k)?;
-                let d = old.iter().find(|(h, _)| h == k)?;
-                (v.1 == d.1).then(|| format!("{k} = {}", v.1))
+                Some(format!("{k} = {}", v.1))
             })
             .collect();
         if !keys.is_empty() {
@@ -220,22 +251,6 @@ pub fn era_warnings(m: &Machine, workloads: &[&str]) -> Vec<String> {
         }
     }
     out
-}
-
-/// numasim's built-in values (a machine file naming only its shape).
-fn builtin() -> Option<&'static [(String, Value)]> {
-    static VALUES: std::sync::OnceLock<Option<Vec<(String, Value)>>> = std::sync::OnceLock::new();
-    VALUES
-        .get_or_init(|| {
-            let m = Machine::from_toml_str(
-                "name = \"builtin\"\nnodes = 1\ncpus_per_node = 1\nmem_per_node = \"1 GiB\"\n",
-                "builtin",
-            )
-            .ok()?;
-            let t = super::slit_text::parse_toml(&m.to_toml_string()).ok()?;
-            Some(flatten(&t))
-        })
-        .as_deref()
 }
 
 #[cfg(test)]
@@ -313,6 +328,69 @@ mod tests {
         assert!(era_warnings(&stated, &["fault-touch"]).is_empty());
         let altix = super::super::presets::preset("altix-512").unwrap();
         assert!(era_warnings(&altix, &["fault-touch"]).is_empty());
+    }
+
+    /// Provenance, not value: a file that states the 2004 default's value
+    /// for a key is not warned about (it chose it), one that leaves the
+    /// key out is, and a machine written back (every key stated) is not.
+    #[test]
+    fn a_stated_default_value_is_not_warned_and_an_absent_key_is() {
+        let base = "name = \"t\"\nnodes = 2\ncpus_per_node = 4\nmem_per_node = \"1 GiB\"\narch = \"x86_64\"\n";
+        let stated = Machine::from_toml_str(
+            &format!("{base}[fault]\nfault_ns = 1000.0\nptl_hold_ns = 100.0\nzero_gbps = 2.0\n"),
+            "t",
+        )
+        .unwrap();
+        let absent = Machine::from_toml_str(base, "t").unwrap();
+        // The same values: only where they came from differs.
+        assert_eq!(stated.fault, absent.fault);
+        assert!(
+            era_warnings(&stated, &["fault-touch", "hugetlb"]).is_empty(),
+            "{:?}",
+            era_warnings(&stated, &["fault-touch", "hugetlb"])
+        );
+        let w = era_warnings(&absent, &["fault-touch", "hugetlb"]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[1].contains("fault.zero_gbps"), "{w:?}");
+        // Half stated: only the absent key is named.
+        let half =
+            Machine::from_toml_str(&format!("{base}[fault]\nfault_ns = 1000.0\n"), "t").unwrap();
+        let w = era_warnings(&half, &["fault-touch"]);
+        assert!(
+            w.len() == 1 && w[0].contains("fault.ptl_hold_ns") && !w[0].contains("fault.fault_ns"),
+            "{w:?}"
+        );
+        let back = Machine::from_toml_str(&absent.to_toml_string(), "back").unwrap();
+        assert!(era_warnings(&back, &["fault-touch", "hugetlb"]).is_empty());
+    }
+
+    /// The era is kept on the machine and written back: a file naming
+    /// none gets the era its tables imply, and reads back the same.
+    #[test]
+    fn the_era_is_stored_and_written_back() {
+        let base = "name = \"t\"\nnodes = 2\ncpus_per_node = 4\nmem_per_node = \"1 GiB\"\n";
+        for (text, era) in [
+            (base.to_string(), Era::Y2004),
+            (format!("{base}era = \"today\"\n"), Era::Today),
+            (format!("{base}[memsys]\ndram_ns = 90.0\n"), Era::Today),
+            (
+                format!("{base}era = \"2004\"\n[memsys]\ndram_ns = 90.0\n"),
+                Era::Y2004,
+            ),
+        ] {
+            let m = Machine::from_toml_str(&text, "t").unwrap();
+            assert_eq!(m.era, era, "{text}");
+            let written = m.to_toml_string();
+            assert!(
+                written.contains(&format!("era = \"{}\"", era.name())),
+                "{written}"
+            );
+            assert_eq!(Machine::from_toml_str(&written, "t").unwrap().era, era);
+        }
+        let altix = super::super::presets::preset("altix-512").unwrap();
+        assert_eq!(altix.era, Era::Y2004);
+        let epyc = super::super::presets::preset(TODAY_SOURCE).unwrap();
+        assert_eq!(epyc.era, Era::Today);
     }
 
     /// The old presets name no era of today: their tables pass unchanged.

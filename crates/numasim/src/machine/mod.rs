@@ -287,6 +287,12 @@ pub struct Machine {
     /// misses in flight, cache domains (memsys.rs); derived from the
     /// tables above where the machine has none.
     pub memsys: MemSys,
+    /// The era whose defaults filled what the machine's table left out
+    /// (defaults.rs); written back, so `numasim machines` names it.
+    pub era: defaults::Era,
+    /// Which keys the machine's table gave, so a run warns about a 2004
+    /// default only where the key was absent (defaults.rs).
+    pub given: defaults::Given,
     /// Where each node's CPUs start, built once with `nodes`: `cpu_node`
     /// in O(1) on uniform machines and O(log nodes) otherwise, where a scan
     /// of the node list made every per-thread lookup O(nodes).
