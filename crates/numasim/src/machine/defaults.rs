@@ -46,16 +46,22 @@ impl Era {
 /// value below an input from AMD's and Lenovo's documents (LP1852).
 pub const TODAY_SOURCE: &str = "epyc-9004-nps4";
 
-/// The keys today's defaults fill, each a vendor figure in
+/// The keys today's defaults fill, each a cited figure in
 /// [`TODAY_SOURCE`]: one node's DDR5 channels (3 x DDR5-4800), one xGMI
 /// link, the all-core boost clock, the line, the L2 DTLB's entries (its
-/// page sizes stay the arch's: a 64 KiB-page aarch64 has others).
+/// page sizes stay the arch's: a 64 KiB-page aarch64 has others), and the
+/// fault path: one CPU's 4 KiB clearing rate (Linux commit cb431accb36e,
+/// AMD Milan) and the rest of a minor fault's CPU time (will-it-scale
+/// page_fault2 on 4 x Xeon Platinum 8380H, the kernel test robot;
+/// `today-page-fault`). `docs/machine.md` "Presets for today".
 pub const TODAY_KEYS: &[&str] = &[
     "dram.bandwidth_gbps",
     "interconnect.link_gbps",
     "cpu.clock_mhz",
     "cpu.cache_line",
     "tlb.entries",
+    "fault.fault_ns",
+    "fault.zero_gbps",
 ];
 
 /// The dotted keys a machine's table gave (`fault.fault_ns`), before any
@@ -303,8 +309,21 @@ mod tests {
             .find(|(k, _, _)| k == "dram.bandwidth_gbps")
             .unwrap();
         assert!(bw.2.contains(TODAY_SOURCE), "{bw:?}");
+        // The fault path's CPU time and clearing rate are today's cited
+        // figures; the page-table lock's hold has none and stays 2004's.
         let fault = d.iter().find(|(k, _, _)| k == "fault.fault_ns").unwrap();
-        assert!(fault.2.starts_with("2004 default"), "{fault:?}");
+        assert!(fault.2.contains(TODAY_SOURCE), "{fault:?}");
+        assert_eq!(mt.fault.fault_ns, src.fault.fault_ns);
+        assert_eq!(mt.fault.zero_gbps, src.fault.zero_gbps);
+        assert_ne!(mo.fault.zero_gbps, src.fault.zero_gbps);
+        let ptl = d.iter().find(|(k, _, _)| k == "fault.ptl_hold_ns").unwrap();
+        assert!(ptl.2.starts_with("2004 default"), "{ptl:?}");
+        // A run on it is warned about that one only.
+        let w = era_warnings(&mt, &["fault-touch", "hugetlb"]);
+        assert!(
+            w.len() == 1 && w[0].contains("fault.ptl_hold_ns") && !w[0].contains("fault_ns ="),
+            "{w:?}"
+        );
     }
 
     /// A machine of today that leaves the fault path's cost to the 2004
