@@ -21,26 +21,7 @@ use super::Machine;
 use crate::input::merge::flatten;
 use toml::{Table, Value};
 
-/// The era whose defaults a machine file gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Era {
-    #[default]
-    /// numasim's built-in defaults (the machines of the 2004 papers).
-    Y2004,
-    /// Values of [`TODAY_SOURCE`] for [`TODAY_KEYS`].
-    Today,
-}
-
-impl Era {
-    pub const NAMES: &'static [(&'static str, Era)] =
-        &[("2004", Era::Y2004), ("today", Era::Today)];
-    pub fn name(self) -> &'static str {
-        match self {
-            Era::Y2004 => "2004",
-            Era::Today => "today",
-        }
-    }
-}
+pub use super::{Era, Given};
 
 /// The preset today's defaults are read from: 2 x EPYC 9654 in NPS4, every
 /// value below an input from AMD's and Lenovo's documents (LP1852).
@@ -63,34 +44,6 @@ pub const TODAY_KEYS: &[&str] = &[
     "fault.fault_ns",
     "fault.zero_gbps",
 ];
-
-/// The dotted keys a machine's table gave (`fault.fault_ns`), before any
-/// default filled it in: a value is defaulted because its key was absent,
-/// not because it equals a default (a file may state the default value).
-/// Provenance, not physics: it compares equal for every machine, so a
-/// machine written back and read again is the same machine.
-#[derive(Debug, Clone, Default)]
-pub struct Given(std::collections::BTreeSet<String>);
-
-impl PartialEq for Given {
-    fn eq(&self, _: &Given) -> bool {
-        true
-    }
-}
-
-impl Given {
-    /// The keys of a machine table (as `--set` spells them).
-    pub fn of(t: &Table) -> Given {
-        Given(flatten(t).into_iter().map(|(k, _)| k).collect())
-    }
-    pub fn contains(&self, key: &str) -> bool {
-        self.0.contains(key)
-    }
-    /// A value set after reading, as the probe sets what it measured.
-    pub fn insert(&mut self, key: &str) {
-        self.0.insert(key.to_string());
-    }
-}
 
 /// The era a machine table asks for, and why (for `numasim machines`).
 /// An `era` key that is neither era is left to the machine's reader,
