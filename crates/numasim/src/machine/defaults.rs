@@ -67,6 +67,42 @@ pub fn era_of(t: &Table) -> (Era, &'static str) {
     )
 }
 
+/// A machine file's text with its era stated, for `numasim machines NAME`:
+/// unchanged where a top-level `era` line is there, else `era = "…"` after
+/// the top-level `arch` line (or `name`, or first), so the text names the
+/// era its defaults come from and reads back in it.
+pub fn state_era(text: &str, era: Era) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    // Top-level keys end at the first table header.
+    let top = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with('['))
+        .unwrap_or(lines.len());
+    let key = |l: &str, k: &str| {
+        l.trim_start()
+            .strip_prefix(k)
+            .is_some_and(|r| r.trim_start().starts_with('='))
+    };
+    if lines[..top].iter().any(|l| key(l, "era")) {
+        return text.to_string();
+    }
+    let at = lines[..top]
+        .iter()
+        .position(|l| key(l, "arch"))
+        .or_else(|| lines[..top].iter().position(|l| key(l, "name")))
+        .map_or(0, |i| i + 1);
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    out.insert(
+        at,
+        format!("era = \"{}\"                         # resolved: whose defaults the keys left out get (docs/machine.md)", era.name()),
+    );
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
 /// The table with today's defaults filled in where the file left
 /// [`TODAY_KEYS`] out (a table of the 2004 era is returned unchanged).
 pub fn with_era_defaults(t: &Table) -> std::borrow::Cow<'_, Table> {
@@ -363,6 +399,21 @@ mod tests {
         assert_eq!(altix.era, Era::Y2004);
         let epyc = super::super::presets::preset(TODAY_SOURCE).unwrap();
         assert_eq!(epyc.era, Era::Today);
+    }
+
+    /// Every preset printed with its era reads back as the same machine
+    /// in the same era, with one era line; a text that states one is kept.
+    #[test]
+    fn presets_print_their_era() {
+        for (name, _) in super::super::presets::PRESETS {
+            let m = super::super::presets::preset(name).unwrap();
+            let text = state_era(super::super::presets::preset_text(name).unwrap(), m.era);
+            assert_eq!(text.matches("\nera = ").count(), 1, "{name}");
+            let back = Machine::from_toml_str(&text, name).unwrap();
+            assert_eq!(back, m, "{name}");
+            assert_eq!(back.era, m.era, "{name}");
+            assert_eq!(state_era(&text, m.era), text, "{name}");
+        }
     }
 
     /// The old presets name no era of today: their tables pass unchanged.
