@@ -882,7 +882,12 @@ fn machines(
             write_topology_svg(svg.as_deref(), &m)?;
         }
         Some(n) => {
-            print!("{}", presets::preset_text(&n)?);
+            // With the era its defaults come from, as a file's is written back.
+            let era = presets::preset(&n)?.era;
+            print!(
+                "{}",
+                numasim::machine::defaults::state_era(presets::preset_text(&n)?, era)
+            );
             if svg.is_some() {
                 write_topology_svg(svg.as_deref(), &presets::preset(&n)?)?;
             }

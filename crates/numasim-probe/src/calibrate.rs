@@ -128,6 +128,13 @@ pub struct Fit {
 
 impl Fit {
     pub(crate) fn source(&mut self, table: &str, key: &str, from: impl Into<String>) {
+        // Measured, so given: a run on the fitted machine does not warn
+        // that it is a default (numasim::machine::defaults::era_warnings).
+        self.machine.given.insert(&if table.is_empty() {
+            key.to_string()
+        } else {
+            format!("{table}.{key}")
+        });
         self.sources.retain(|(t, k, _)| !(t == table && k == key));
         self.sources.push((table.into(), key.into(), from.into()));
     }

@@ -170,6 +170,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "today-stream-published",
         include_str!("../../../experiments/today-stream-published.toml"),
     ),
+    (
+        "today-page-fault",
+        include_str!("../../../experiments/today-page-fault.toml"),
+    ),
 ];
 
 pub fn load(id: &str) -> Result<Scenario, InputError> {

@@ -21,40 +21,28 @@ use super::Machine;
 use crate::input::merge::flatten;
 use toml::{Table, Value};
 
-/// The era whose defaults a machine file gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Era {
-    /// numasim's built-in defaults (the machines of the 2004 papers).
-    Y2004,
-    /// Values of [`TODAY_SOURCE`] for [`TODAY_KEYS`].
-    Today,
-}
-
-impl Era {
-    pub const NAMES: &'static [(&'static str, Era)] =
-        &[("2004", Era::Y2004), ("today", Era::Today)];
-    pub fn name(self) -> &'static str {
-        match self {
-            Era::Y2004 => "2004",
-            Era::Today => "today",
-        }
-    }
-}
+pub use super::{Era, Given};
 
 /// The preset today's defaults are read from: 2 x EPYC 9654 in NPS4, every
 /// value below an input from AMD's and Lenovo's documents (LP1852).
 pub const TODAY_SOURCE: &str = "epyc-9004-nps4";
 
-/// The keys today's defaults fill, each a vendor figure in
+/// The keys today's defaults fill, each a cited figure in
 /// [`TODAY_SOURCE`]: one node's DDR5 channels (3 x DDR5-4800), one xGMI
 /// link, the all-core boost clock, the line, the L2 DTLB's entries (its
-/// page sizes stay the arch's: a 64 KiB-page aarch64 has others).
+/// page sizes stay the arch's: a 64 KiB-page aarch64 has others), and the
+/// fault path: one CPU's 4 KiB clearing rate (Linux commit cb431accb36e,
+/// AMD Milan) and the rest of a minor fault's CPU time (will-it-scale
+/// page_fault2 on 4 x Xeon Platinum 8380H, the kernel test robot;
+/// `today-page-fault`). `docs/machine.md` "Presets for today".
 pub const TODAY_KEYS: &[&str] = &[
     "dram.bandwidth_gbps",
     "interconnect.link_gbps",
     "cpu.clock_mhz",
     "cpu.cache_line",
     "tlb.entries",
+    "fault.fault_ns",
+    "fault.zero_gbps",
 ];
 
 /// The era a machine table asks for, and why (for `numasim machines`).
@@ -77,6 +65,42 @@ pub fn era_of(t: &Table) -> (Era, &'static str) {
         Era::Y2004,
         "the file names no era and has no [memsys]; `era = \"today\"` asks for today's",
     )
+}
+
+/// A machine file's text with its era stated, for `numasim machines NAME`:
+/// unchanged where a top-level `era` line is there, else `era = "…"` after
+/// the top-level `arch` line (or `name`, or first), so the text names the
+/// era its defaults come from and reads back in it.
+pub fn state_era(text: &str, era: Era) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    // Top-level keys end at the first table header.
+    let top = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with('['))
+        .unwrap_or(lines.len());
+    let key = |l: &str, k: &str| {
+        l.trim_start()
+            .strip_prefix(k)
+            .is_some_and(|r| r.trim_start().starts_with('='))
+    };
+    if lines[..top].iter().any(|l| key(l, "era")) {
+        return text.to_string();
+    }
+    let at = lines[..top]
+        .iter()
+        .position(|l| key(l, "arch"))
+        .or_else(|| lines[..top].iter().position(|l| key(l, "name")))
+        .map_or(0, |i| i + 1);
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    out.insert(
+        at,
+        format!("era = \"{}\"                         # resolved: whose defaults the keys left out get (docs/machine.md)", era.name()),
+    );
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    s
 }
 
 /// The table with today's defaults filled in where the file left
@@ -155,6 +179,8 @@ pub fn defaulted_keys(input: &Table, m: &Machine) -> Vec<(String, Value, String)
     // Spelled differently in files: per-node lists vs uniform keys, the
     // distance forms.
     const ALIASES: &[&str] = &[
+        // Named on its own line by `numasim machines FILE`, with why.
+        "era",
         "node_cpus",
         "node_mem",
         "nodes",
@@ -185,18 +211,17 @@ pub fn old_keys_deciding(workload: &str) -> &'static [&'static str] {
 }
 
 /// One warning per workload of a machine of today (a `[memsys]` table, or
-/// an x86_64/aarch64 arch) whose result a key still at numasim's 2004
-/// default decided: the key, its value and that no figure of today backs
-/// it. A machine that states the value is not warned about.
+/// an x86_64/aarch64 arch) whose result a key at numasim's 2004 default
+/// decided: the key, its value and that no figure of today backs it. A key
+/// the machine's table gave is not warned about, whatever its value (the
+/// file states it, even where it states the default's value); a key of
+/// [`TODAY_KEYS`] that today's defaults filled carries a cited value.
 pub fn era_warnings(m: &Machine, workloads: &[&str]) -> Vec<String> {
     use super::Arch;
     let today = m.memsys.explicit || matches!(m.arch, Arch::X86_64 | Arch::Aarch64);
     if !today {
         return Vec::new();
     }
-    let Some(old) = builtin() else {
-        return Vec::new();
-    };
     let Ok(written) = super::slit_text::parse_toml(&m.to_toml_string()) else {
         return Vec::new();
     };
@@ -205,10 +230,11 @@ pub fn era_warnings(m: &Machine, workloads: &[&str]) -> Vec<String> {
     for w in workloads {
         let keys: Vec<String> = old_keys_deciding(w)
             .iter()
+            .filter(|k| !m.given.contains(k))
+            .filter(|k| !(m.era == Era::Today && TODAY_KEYS.contains(k)))
             .filter_map(|k| {
                 let v = have.iter().find(|(h, _)| h == k)?;
-                let d = old.iter().find(|(h, _)| h == k)?;
-                (v.1 == d.1).then(|| format!("{k} = {}", v.1))
+                Some(format!("{k} = {}", v.1))
             })
             .collect();
         if !keys.is_empty() {
@@ -220,22 +246,6 @@ pub fn era_warnings(m: &Machine, workloads: &[&str]) -> Vec<String> {
         }
     }
     out
-}
-
-/// numasim's built-in values (a machine file naming only its shape).
-fn builtin() -> Option<&'static [(String, Value)]> {
-    static VALUES: std::sync::OnceLock<Option<Vec<(String, Value)>>> = std::sync::OnceLock::new();
-    VALUES
-        .get_or_init(|| {
-            let m = Machine::from_toml_str(
-                "name = \"builtin\"\nnodes = 1\ncpus_per_node = 1\nmem_per_node = \"1 GiB\"\n",
-                "builtin",
-            )
-            .ok()?;
-            let t = super::slit_text::parse_toml(&m.to_toml_string()).ok()?;
-            Some(flatten(&t))
-        })
-        .as_deref()
 }
 
 #[cfg(test)]
@@ -288,8 +298,21 @@ mod tests {
             .find(|(k, _, _)| k == "dram.bandwidth_gbps")
             .unwrap();
         assert!(bw.2.contains(TODAY_SOURCE), "{bw:?}");
+        // The fault path's CPU time and clearing rate are today's cited
+        // figures; the page-table lock's hold has none and stays 2004's.
         let fault = d.iter().find(|(k, _, _)| k == "fault.fault_ns").unwrap();
-        assert!(fault.2.starts_with("2004 default"), "{fault:?}");
+        assert!(fault.2.contains(TODAY_SOURCE), "{fault:?}");
+        assert_eq!(mt.fault.fault_ns, src.fault.fault_ns);
+        assert_eq!(mt.fault.zero_gbps, src.fault.zero_gbps);
+        assert_ne!(mo.fault.zero_gbps, src.fault.zero_gbps);
+        let ptl = d.iter().find(|(k, _, _)| k == "fault.ptl_hold_ns").unwrap();
+        assert!(ptl.2.starts_with("2004 default"), "{ptl:?}");
+        // A run on it is warned about that one only.
+        let w = era_warnings(&mt, &["fault-touch", "hugetlb"]);
+        assert!(
+            w.len() == 1 && w[0].contains("fault.ptl_hold_ns") && !w[0].contains("fault_ns ="),
+            "{w:?}"
+        );
     }
 
     /// A machine of today that leaves the fault path's cost to the 2004
@@ -313,6 +336,84 @@ mod tests {
         assert!(era_warnings(&stated, &["fault-touch"]).is_empty());
         let altix = super::super::presets::preset("altix-512").unwrap();
         assert!(era_warnings(&altix, &["fault-touch"]).is_empty());
+    }
+
+    /// Provenance, not value: a file that states the 2004 default's value
+    /// for a key is not warned about (it chose it), one that leaves the
+    /// key out is, and a machine written back (every key stated) is not.
+    #[test]
+    fn a_stated_default_value_is_not_warned_and_an_absent_key_is() {
+        let base = "name = \"t\"\nnodes = 2\ncpus_per_node = 4\nmem_per_node = \"1 GiB\"\narch = \"x86_64\"\n";
+        let stated = Machine::from_toml_str(
+            &format!("{base}[fault]\nfault_ns = 1000.0\nptl_hold_ns = 100.0\nzero_gbps = 2.0\n"),
+            "t",
+        )
+        .unwrap();
+        let absent = Machine::from_toml_str(base, "t").unwrap();
+        // The same values: only where they came from differs.
+        assert_eq!(stated.fault, absent.fault);
+        assert!(
+            era_warnings(&stated, &["fault-touch", "hugetlb"]).is_empty(),
+            "{:?}",
+            era_warnings(&stated, &["fault-touch", "hugetlb"])
+        );
+        let w = era_warnings(&absent, &["fault-touch", "hugetlb"]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[1].contains("fault.zero_gbps"), "{w:?}");
+        // Half stated: only the absent key is named.
+        let half =
+            Machine::from_toml_str(&format!("{base}[fault]\nfault_ns = 1000.0\n"), "t").unwrap();
+        let w = era_warnings(&half, &["fault-touch"]);
+        assert!(
+            w.len() == 1 && w[0].contains("fault.ptl_hold_ns") && !w[0].contains("fault.fault_ns"),
+            "{w:?}"
+        );
+        let back = Machine::from_toml_str(&absent.to_toml_string(), "back").unwrap();
+        assert!(era_warnings(&back, &["fault-touch", "hugetlb"]).is_empty());
+    }
+
+    /// The era is kept on the machine and written back: a file naming
+    /// none gets the era its tables imply, and reads back the same.
+    #[test]
+    fn the_era_is_stored_and_written_back() {
+        let base = "name = \"t\"\nnodes = 2\ncpus_per_node = 4\nmem_per_node = \"1 GiB\"\n";
+        for (text, era) in [
+            (base.to_string(), Era::Y2004),
+            (format!("{base}era = \"today\"\n"), Era::Today),
+            (format!("{base}[memsys]\ndram_ns = 90.0\n"), Era::Today),
+            (
+                format!("{base}era = \"2004\"\n[memsys]\ndram_ns = 90.0\n"),
+                Era::Y2004,
+            ),
+        ] {
+            let m = Machine::from_toml_str(&text, "t").unwrap();
+            assert_eq!(m.era, era, "{text}");
+            let written = m.to_toml_string();
+            assert!(
+                written.contains(&format!("era = \"{}\"", era.name())),
+                "{written}"
+            );
+            assert_eq!(Machine::from_toml_str(&written, "t").unwrap().era, era);
+        }
+        let altix = super::super::presets::preset("altix-512").unwrap();
+        assert_eq!(altix.era, Era::Y2004);
+        let epyc = super::super::presets::preset(TODAY_SOURCE).unwrap();
+        assert_eq!(epyc.era, Era::Today);
+    }
+
+    /// Every preset printed with its era reads back as the same machine
+    /// in the same era, with one era line; a text that states one is kept.
+    #[test]
+    fn presets_print_their_era() {
+        for (name, _) in super::super::presets::PRESETS {
+            let m = super::super::presets::preset(name).unwrap();
+            let text = state_era(super::super::presets::preset_text(name).unwrap(), m.era);
+            assert_eq!(text.matches("\nera = ").count(), 1, "{name}");
+            let back = Machine::from_toml_str(&text, name).unwrap();
+            assert_eq!(back, m, "{name}");
+            assert_eq!(back.era, m.era, "{name}");
+            assert_eq!(state_era(&text, m.era), text, "{name}");
+        }
     }
 
     /// The old presets name no era of today: their tables pass unchanged.

@@ -252,6 +252,60 @@ pub struct Fs {
     pub slab_per_cached_page: u64,
 }
 
+/// The era whose defaults a machine file gets (defaults.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Era {
+    #[default]
+    /// numasim's built-in defaults (the machines of the 2004 papers).
+    Y2004,
+    /// Values of `defaults::TODAY_SOURCE` for `defaults::TODAY_KEYS`.
+    Today,
+}
+
+impl Era {
+    pub const NAMES: &'static [(&'static str, Era)] =
+        &[("2004", Era::Y2004), ("today", Era::Today)];
+    pub fn name(self) -> &'static str {
+        match self {
+            Era::Y2004 => "2004",
+            Era::Today => "today",
+        }
+    }
+}
+
+/// The dotted keys a machine's table gave (`fault.fault_ns`), before any
+/// default filled it in: a value is defaulted because its key was absent,
+/// not because it equals a default (a file may state the default value).
+/// Provenance, not physics: it compares equal for every machine, so a
+/// machine written back and read again is the same machine.
+#[derive(Debug, Clone, Default)]
+pub struct Given(std::collections::BTreeSet<String>);
+
+impl PartialEq for Given {
+    fn eq(&self, _: &Given) -> bool {
+        true
+    }
+}
+
+impl Given {
+    /// The keys of a machine table (as `--set` spells them).
+    pub fn of(t: &toml::Table) -> Given {
+        Given(
+            crate::input::merge::flatten(t)
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect(),
+        )
+    }
+    pub fn contains(&self, key: &str) -> bool {
+        self.0.contains(key)
+    }
+    /// A value set after reading, as the probe sets what it measured.
+    pub fn insert(&mut self, key: &str) {
+        self.0.insert(key.to_string());
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Machine {
     pub name: String,
@@ -287,6 +341,12 @@ pub struct Machine {
     /// misses in flight, cache domains (memsys.rs); derived from the
     /// tables above where the machine has none.
     pub memsys: MemSys,
+    /// The era whose defaults filled what the machine's table left out
+    /// (defaults.rs); written back, so `numasim machines` names it.
+    pub era: Era,
+    /// Which keys the machine's table gave, so a run warns about a 2004
+    /// default only where the key was absent (defaults.rs).
+    pub given: Given,
     /// Where each node's CPUs start, built once with `nodes`: `cpu_node`
     /// in O(1) on uniform machines and O(log nodes) otherwise, where a scan
     /// of the node list made every per-thread lookup O(nodes).

@@ -17,7 +17,10 @@ impl Machine {
         // keys the file still leaves out get its era's defaults (defaults.rs).
         let expanded = super::storage::expand(table)?;
         let table = expanded.as_ref().unwrap_or(table);
-        read_machine(&super::defaults::with_era_defaults(table))
+        let mut m = read_machine(&super::defaults::with_era_defaults(table))?;
+        // What the table gave, before today's defaults filled it in.
+        m.given = super::defaults::Given::of(table);
+        Ok(m)
     }
 
     /// The machine as TOML that [`Machine::from_toml_str`] reads back unchanged.
@@ -62,8 +65,10 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
     let name = r.str("name")?.unwrap_or("unnamed").to_string();
     let description = r.str("description")?.unwrap_or("").to_string();
     let arch = r.choice("arch", Arch::NAMES)?.unwrap_or(Arch::X86_64);
-    // Read by `with_era_defaults` before; checked here like every key.
+    // Read by `with_era_defaults` before; checked here like every key,
+    // then kept as `era_of` resolves it (absent: from `[memsys]`).
     r.choice("era", super::defaults::Era::NAMES)?;
+    let era = super::defaults::era_of(t).0;
     let page_size = r.size("page_size")?.unwrap_or(default::PAGE_SIZE);
     if !page_size.is_power_of_two() || page_size < 1024 {
         return Err(InputError::at(
@@ -216,6 +221,8 @@ pub(super) fn read_machine(t: &Table) -> Result<Machine, InputError> {
         noise,
         pci,
         memsys: Default::default(),
+        era,
+        given: Default::default(),
     };
     // `[memsys]` derives its defaults from the tables above.
     m.memsys = super::memsys::read(&mut r, &m)?;
@@ -679,6 +686,7 @@ pub(super) fn write_machine(m: &Machine) -> String {
         t.insert("description".into(), m.description.clone().into());
     }
     t.insert("arch".into(), m.arch.name().into());
+    t.insert("era".into(), m.era.name().into());
     t.insert("page_size".into(), format_size(m.page_size).into());
     t.insert("nodes".into(), (m.nodes.len() as i64).into());
     let c0 = m.nodes[0].cpus;
