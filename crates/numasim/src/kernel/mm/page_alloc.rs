@@ -321,11 +321,17 @@ impl PageAlloc {
         let avail = Self::avail_of(&self.nodes[i]);
         let (w, b) = (i / 64, 1u64 << (i % 64));
         for (k, bits) in self.room.iter_mut().enumerate() {
-            if avail[k] > 0 {
-                bits[w] |= b;
-            } else {
-                bits[w] &= !b;
-            }
+            bits[w] = (bits[w] & !b) | (b * u64::from(avail[k] > 0));
+        }
+    }
+
+    /// Flip node `i`'s bits in [`room`](Self::room) where its room went
+    /// from none to some or back (most takes and frees change neither).
+    #[inline(always)]
+    fn update_room(&mut self, i: usize, before: &[u64; 4], after: &[u64; 4]) {
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        for k in 0..4 {
+            self.room[k][w] ^= b * u64::from((before[k] > 0) != (after[k] > 0));
         }
     }
 
@@ -496,7 +502,7 @@ impl PageAlloc {
             // Less free: each watermark's room shrinks or stays.
             self.avail_total[k] -= before[k] - after[k];
         }
-        self.mark_room(node);
+        self.update_room(node, &before, &after);
     }
 
     /// Reserve pages on one node, or fail: bootmem's `alloc_bootmem_node()`
@@ -776,7 +782,7 @@ impl PageAlloc {
             // More free: each watermark's room grows or stays.
             self.avail_total[k] += after[k] - before[k];
         }
-        self.mark_room(node);
+        self.update_room(node, &before, &after);
     }
 
     /// Give pages back (`__free_pages()`).
