@@ -262,3 +262,52 @@ fn nested_group_zonelists_equal_the_sorted_order() {
         assert_eq!(mm.zonelist(node).collect::<Vec<_>>(), want, "node {node}");
     }
 }
+
+/// `alloc_upto` on a nested-group machine visits only the nodes with room
+/// (a bitmap per watermark) yet places exactly as walking the whole
+/// zonelist and taking what each node can give, through random takes and
+/// frees that fill and empty nodes.
+#[test]
+fn alloc_upto_skipping_full_nodes_equals_the_zonelist_walk() {
+    use rand::RngExt;
+    let mut t: toml::Table = numasim::machine::presets::preset_text("altix-512")
+        .unwrap()
+        .parse()
+        .unwrap();
+    t.insert("nodes".into(), 200.into());
+    let m = Machine::from_table(&t).unwrap();
+    let mut mm = PageAlloc::new(&m, 17);
+    mm.set_watermarks(None);
+    let n = m.node_count();
+    let per_node = mm.node(0).present;
+    let mut rng = numasim::engine::stream(7, "alloc-upto-check", 0);
+    let mut held: Vec<u64> = vec![0; n];
+    for round in 0..3000 {
+        let node = rng.random_range(0..n);
+        if round % 3 == 2 {
+            let back = rng.random_range(0..=held[node]);
+            mm.free_on_node(node, back, Use::Anon);
+            held[node] -= back;
+            continue;
+        }
+        let gfp = [Gfp::Normal, Gfp::Min, Gfp::Atomic][rng.random_range(0..3)];
+        let pages = rng.random_range(0..per_node * 3);
+        let mut left = pages;
+        let mut want = Vec::new();
+        if mm.total_available(gfp) > 0 {
+            for cand in mm.zonelist(node) {
+                let take = mm.available_on(cand as usize, gfp).min(left);
+                if take > 0 {
+                    want.push((cand, take));
+                    left -= take;
+                }
+            }
+        }
+        let got = mm.alloc_upto(node, pages, gfp, Use::Anon);
+        assert_eq!(got.parts, want, "round {round} node {node}");
+        for &(c, p) in &got.parts {
+            held[c as usize] += p;
+        }
+    }
+    mm.check_conservation().unwrap();
+}

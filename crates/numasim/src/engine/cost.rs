@@ -105,6 +105,11 @@ enum CostRepr {
     Groups {
         groups: Vec<u32>,
         ns: Vec<u64>,
+        /// `log2` of each group size when every one is a power of two (every
+        /// preset): then `a / g == b / g` is `a >> s == b >> s`, and a hand-off
+        /// costs no division (a 64-bit divide per level was a tenth of a
+        /// contended-lock run). Empty otherwise.
+        shifts: Vec<u32>,
     },
 }
 
@@ -139,9 +144,14 @@ impl CostTable {
     /// If `ns` has the wrong length (a bug in the caller).
     pub fn from_groups(n: usize, groups: Vec<u32>, ns: Vec<u64>) -> Self {
         assert_eq!(ns.len(), groups.len() + 2, "one cost per level");
+        let shifts = if groups.iter().all(|g| g.is_power_of_two()) {
+            groups.iter().map(|g| g.trailing_zeros()).collect()
+        } else {
+            Vec::new()
+        };
         CostTable {
             n,
-            repr: CostRepr::Groups { groups, ns },
+            repr: CostRepr::Groups { groups, ns, shifts },
         }
     }
 
@@ -164,11 +174,18 @@ impl TransferCost for CostTable {
         match &self.repr {
             CostRepr::Dense(ns) => ns[from * self.n + to],
             CostRepr::Groups { ns, .. } if from == to => ns[0],
-            CostRepr::Groups { groups, ns } => {
+            CostRepr::Groups { groups, ns, shifts } if shifts.is_empty() => {
                 let k = groups
                     .iter()
                     .position(|&g| from / g as usize == to / g as usize)
                     .unwrap_or(groups.len());
+                ns[k + 1]
+            }
+            CostRepr::Groups { ns, shifts, .. } => {
+                let k = shifts
+                    .iter()
+                    .position(|&s| from >> s == to >> s)
+                    .unwrap_or(shifts.len());
                 ns[k + 1]
             }
         }
@@ -184,6 +201,39 @@ impl TransferCost for CostTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Power-of-two groups (shifts) cost as the same groups by division.
+    #[test]
+    fn shifted_groups_equal_divided_groups() {
+        for groups in [
+            vec![],
+            vec![1],
+            vec![2, 8],
+            vec![4, 16, 64, 256],
+            vec![2, 4, 8, 16, 32],
+        ] {
+            let ns: Vec<u64> = (0..groups.len() as u64 + 2).map(|k| 10 + 7 * k).collect();
+            let t = CostTable::from_groups(300, groups.clone(), ns.clone());
+            let CostRepr::Groups { shifts, .. } = &t.repr else {
+                unreachable!()
+            };
+            assert_eq!(shifts.len(), groups.len());
+            for a in 0..300 {
+                for b in 0..300 {
+                    let k = groups
+                        .iter()
+                        .position(|&g| a / g as usize == b / g as usize)
+                        .unwrap_or(groups.len());
+                    let want = if a == b { ns[0] } else { ns[k + 1] };
+                    assert_eq!(t.transfer_ns(a, b), want, "{groups:?} {a} {b}");
+                }
+            }
+        }
+        // Not all powers of two: the divided form.
+        let t = CostTable::from_groups(30, vec![3, 6], vec![1, 2, 3, 4]);
+        assert_eq!(t.transfer_ns(2, 4), 3);
+        assert_eq!(t.transfer_ns(5, 6), 4);
+    }
 
     #[test]
     fn table_matches_function_and_rounds() {

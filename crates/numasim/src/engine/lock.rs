@@ -542,7 +542,7 @@ fn min_uniform_phase(rng: &mut SimRng, jitter: u64, k: u64) -> u64 {
 
 /// Waiters at one transfer time from the releaser: a node group minus the
 /// smaller group inside it (two node ranges), holding `count` waiters.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Class {
     ns: u64,
     /// One waiter's node, standing for the class.
@@ -594,6 +594,19 @@ struct Spinners {
     len: usize,
     /// Reused by every release.
     scratch: Vec<Class>,
+}
+
+/// Group levels up to which [`Spinners::classes`] classes the short list
+/// in one pass.
+const MAX_LEVELS: usize = 14;
+
+/// `groups` fit the one-pass classing: at most [`MAX_LEVELS`], each a
+/// multiple of the one inside it (so each group of a node holds the
+/// smaller ones).
+fn nests(groups: &[u32]) -> bool {
+    groups.len() <= MAX_LEVELS
+        && groups.first().is_none_or(|&g| g > 0)
+        && groups.windows(2).all(|w| w[1] % w[0] == 0)
 }
 
 /// Waiters at which a lock's short list becomes lists by node.
@@ -761,6 +774,30 @@ impl Spinners {
 
     /// Remove and return the `pick`-th waiter (in node order) of `ranges`.
     fn take(&mut self, ranges: impl Iterator<Item = (usize, usize)>, mut pick: u64) -> Waiter {
+        if self.many.is_none() {
+            // The short list: one scan and one small sort per range, not a
+            // scan per prefix count and a sort per rank lookup.
+            for (lo, hi) in ranges {
+                let mut here = [(0usize, 0usize); FEW];
+                let mut n = 0;
+                for (j, w) in self.few.iter().enumerate() {
+                    if w.node >= lo && w.node < hi {
+                        here[n] = (w.node, j);
+                        n += 1;
+                    }
+                }
+                if pick < n as u64 {
+                    // Node order, then list order within a node.
+                    let here = &mut here[..n];
+                    here.sort_unstable();
+                    let (node, at) = here[pick as usize];
+                    let i = self.few[..at].iter().filter(|w| w.node == node).count();
+                    return self.remove(node, i);
+                }
+                pick -= n as u64;
+            }
+            unreachable!("pick below the class's count")
+        }
         for (lo, hi) in ranges {
             let before = self.prefix(lo);
             let here = self.count((lo, hi));
@@ -778,18 +815,32 @@ impl Spinners {
     /// handful); with an arbitrary cost every node with waiters is its own.
     fn classes<C: TransferCost>(&self, from: usize, cost: &C, out: &mut Vec<Class>) {
         out.clear();
+        // Waiters in a node range and the lowest node among them (only
+        // meaningful when some wait): from the tree, or by one scan of the
+        // short list.
+        let stat = |(lo, hi): (usize, usize)| -> (u64, usize) {
+            match &self.many {
+                Some(_) => {
+                    let c = self.count((lo, hi));
+                    (c, if c > 0 { self.find(self.prefix(lo)) } else { 0 })
+                }
+                None => self
+                    .few
+                    .iter()
+                    .filter(|w| w.node >= lo && w.node < hi)
+                    .fold((0, usize::MAX), |(c, m), w| (c + 1, m.min(w.node))),
+            }
+        };
         let push = |ranges: [(usize, usize); 2], out: &mut Vec<Class>| {
-            let count = self.count(ranges[0]) + self.count(ranges[1]);
+            let (c0, min0) = stat(ranges[0]);
+            let (c1, min1) = stat(ranges[1]);
+            let count = c0 + c1;
             if count == 0 {
                 return;
             }
-            // Any waiter's node stands for the class's transfer time.
-            let first = if self.count(ranges[0]) > 0 {
-                ranges[0].0
-            } else {
-                ranges[1].0
-            };
-            let node = self.find(self.prefix(first));
+            // Any waiter's node stands for the class's transfer time: the
+            // lowest of the first range that has one.
+            let node = if c0 > 0 { min0 } else { min1 };
             out.push(Class {
                 ns: cost.transfer_ns(from, node),
                 node,
@@ -798,6 +849,46 @@ impl Spinners {
             });
         };
         match cost.nested_groups() {
+            Some(groups) if self.many.is_none() && nests(groups) => {
+                // The short list in one pass: with each group size a
+                // multiple of the one inside it, a waiter's class is the
+                // smallest group of `from` that holds it, and the lowest
+                // node of that class stands for it (as the two-range scan
+                // finds it).
+                let mut bound = [(0usize, 0usize); MAX_LEVELS + 2];
+                let mut ranges = [[(0usize, 0usize); 2]; MAX_LEVELS + 2];
+                let (mut lo, mut hi) = (from, from + 1);
+                bound[0] = (lo, hi);
+                ranges[0] = [(lo, hi), (0, 0)];
+                for (k, g) in groups.iter().map(|&g| g as usize).enumerate() {
+                    let glo = from / g * g;
+                    let ghi = glo + g;
+                    bound[k + 1] = (glo, ghi);
+                    ranges[k + 1] = [(glo, lo), (hi, ghi)];
+                    (lo, hi) = (glo, ghi);
+                }
+                let last = groups.len() + 1;
+                bound[last] = (0, usize::MAX);
+                ranges[last] = [(0, lo), (hi, usize::MAX)];
+                let mut stat = [(0u64, usize::MAX); MAX_LEVELS + 2];
+                for w in &self.few {
+                    let c = bound[..=last]
+                        .iter()
+                        .position(|&(lo, hi)| w.node >= lo && w.node < hi)
+                        .unwrap_or(last);
+                    stat[c] = (stat[c].0 + 1, stat[c].1.min(w.node));
+                }
+                for (&(count, node), &ranges) in stat[..=last].iter().zip(&ranges) {
+                    if count > 0 {
+                        out.push(Class {
+                            ns: cost.transfer_ns(from, node),
+                            node,
+                            count,
+                            ranges,
+                        });
+                    }
+                }
+            }
             Some(groups) => {
                 let (mut lo, mut hi) = (from, from + 1);
                 push([(lo, hi), (0, 0)], out);
@@ -1282,6 +1373,42 @@ mod tests {
                 assert_eq!((got.cpu, got.node), (w.cpu, w.node), "round {round}");
             }
             assert_eq!(s.len, reference.values().map(Vec::len).sum::<usize>());
+        }
+    }
+
+    /// The short list's one-pass classing gives the classes the node
+    /// tree's range counts give, on random waiters and nested groups.
+    #[test]
+    fn short_list_classes_match_the_tree() {
+        use super::super::cost::CostTable;
+        let mut rng = stream(5, "spinners-classes", 0);
+        for groups in [vec![], vec![2], vec![2, 8, 32], vec![4, 16, 64, 256]] {
+            let ns: Vec<u64> = (0..groups.len() as u64 + 2).map(|k| 100 + 37 * k).collect();
+            let cost = CostTable::from_groups(600, groups.clone(), ns);
+            for round in 0..300 {
+                let n = rng.random_range(1..=FEW);
+                let spread = [3, 40, 600][round % 3];
+                let mut few = Spinners::default();
+                let mut many = Spinners {
+                    many: Some(Box::default()),
+                    ..Spinners::default()
+                };
+                for cpu in 0..n {
+                    let w = Waiter {
+                        cpu,
+                        node: rng.random_range(0..spread),
+                        since: Time(0),
+                    };
+                    few.push(w);
+                    many.push(w);
+                }
+                assert!(few.many.is_none());
+                let from = rng.random_range(0..spread);
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                few.classes(from, &cost, &mut a);
+                many.classes(from, &cost, &mut b);
+                assert_eq!(a, b, "groups {groups:?} from {from}");
+            }
         }
     }
 

@@ -339,6 +339,54 @@ mod tests {
         assert!(b.is_empty());
     }
 
+    /// With thousands pending (a deep heap), pops,
+    /// pushes and in-place replacements give the events in the order of a
+    /// sorted set of (time, push number).
+    #[test]
+    fn deep_heap_pops_in_key_order() {
+        use std::collections::BTreeSet;
+        let mut q = EventQueue::new();
+        let mut reference = BTreeSet::new();
+        let mut x = 99u64;
+        let mut rand = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut id = 0u64;
+        for _ in 0..5000 {
+            let at = Time(rand() % 3000);
+            q.push(at, id).unwrap();
+            reference.insert((at, id));
+            id += 1;
+        }
+        for round in 0..40_000 {
+            let want = reference.pop_first();
+            match rand() % 4 {
+                0 => {
+                    assert_eq!(q.pop(), want, "round {round}");
+                    if let Some((t, _)) = want {
+                        let at = t + Dur(rand() % 500);
+                        q.push(at, id).unwrap();
+                        reference.insert((at, id));
+                        id += 1;
+                    }
+                }
+                1 => assert_eq!(q.pop(), want, "round {round}"),
+                _ => {
+                    assert_eq!(q.peek_pending(), want, "round {round}");
+                    let Some((t, _)) = want else { break };
+                    let at = t + Dur(rand() % 200);
+                    q.replace_top(at, id).unwrap();
+                    reference.insert((at, id));
+                    id += 1;
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+    }
+
     #[test]
     fn pops_in_time_order_and_advances_clock() {
         let mut q = EventQueue::new();

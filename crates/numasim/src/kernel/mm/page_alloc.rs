@@ -237,6 +237,10 @@ pub struct PageAlloc {
     present_total: u64,
     avail_total: [u64; 4],
     used_total: [u64; 8],
+    /// Per `Gfp`, a bit per node with room above that watermark, so a
+    /// zonelist walk on a nearly full machine skips the full nodes a word
+    /// (64 nodes) at a time instead of asking each.
+    room: [Vec<u64>; 4],
     /// Nested-group machines: the group sizes, innermost first; a zonelist
     /// is then a walk computed from them and never stored (nodes² entries
     /// at 8,192 nodes were 270 MiB).
@@ -284,6 +288,7 @@ impl PageAlloc {
             present_total: 0,
             avail_total: [0; 4],
             used_total: [0; 8],
+            room: std::array::from_fn(|_| vec![0; machine.node_count().div_ceil(64)]),
             zonelists: if groups.is_some() {
                 Vec::new()
             } else {
@@ -310,6 +315,26 @@ impl PageAlloc {
         }
     }
 
+    /// Set node `i`'s bits in [`room`](Self::room) from its free pages.
+    #[inline]
+    fn mark_room(&mut self, i: usize) {
+        let avail = Self::avail_of(&self.nodes[i]);
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        for (k, bits) in self.room.iter_mut().enumerate() {
+            bits[w] = (bits[w] & !b) | (b * u64::from(avail[k] > 0));
+        }
+    }
+
+    /// Flip node `i`'s bits in [`room`](Self::room) where its room went
+    /// from none to some or back (most takes and frees change neither).
+    #[inline(always)]
+    fn update_room(&mut self, i: usize, before: &[u64; 4], after: &[u64; 4]) {
+        let (w, b) = (i / 64, 1u64 << (i % 64));
+        for k in 0..4 {
+            self.room[k][w] ^= b * u64::from((before[k] > 0) != (after[k] > 0));
+        }
+    }
+
     /// A node's pages above each watermark (`Gfp` order).
     #[inline]
     fn avail_of(n: &NodeUse) -> [u64; 4] {
@@ -325,6 +350,7 @@ impl PageAlloc {
     /// recount); `take` and `free_on_node` update them by the change.
     #[inline]
     fn count_node(&mut self, i: usize, add: bool) {
+        self.mark_room(i);
         let n = &self.nodes[i];
         let avail = Self::avail_of(n);
         let (free, used) = (n.free, n.used_by);
@@ -476,6 +502,7 @@ impl PageAlloc {
             // Less free: each watermark's room shrinks or stays.
             self.avail_total[k] -= before[k] - after[k];
         }
+        self.update_room(node, &before, &after);
     }
 
     /// Reserve pages on one node, or fail: bootmem's `alloc_bootmem_node()`
@@ -672,8 +699,59 @@ impl PageAlloc {
         if pages == 0 || self.avail_total[gfp.index()] == 0 {
             return Placement::default();
         }
-        let zl = self.zonelist(node);
-        self.take_along(zl, pages, gfp, what)
+        match self.groups.clone() {
+            Some(groups) => self.take_nested(node, &groups, pages, gfp, what),
+            None => {
+                let zl = self.zonelist(node);
+                self.take_along(zl, pages, gfp, what)
+            }
+        }
+    }
+
+    /// [`take_along`](Self::take_along) over [`ZoneWalk::Nested`]'s order,
+    /// range by range, visiting only the nodes with room for `gfp`: the
+    /// nodes it skips would each have given nothing, so the placement is
+    /// the walk's.
+    fn take_nested(
+        &mut self,
+        node: usize,
+        groups: &[u32],
+        pages: u64,
+        gfp: Gfp,
+        what: Use,
+    ) -> Placement {
+        let n = self.nodes.len();
+        let mut left = pages;
+        let mut p = Placement::default();
+        let (mut lo, mut hi) = (node, node + 1);
+        let mut ranges = [(node, node + 1), (0, 0)];
+        for level in 0..=groups.len() + 1 {
+            for (a, b) in ranges {
+                let mut at = a;
+                while let Some(cand) = next_set(&self.room[gfp.index()], at, b) {
+                    if left == 0 || self.avail_total[gfp.index()] == 0 {
+                        return p;
+                    }
+                    let take = self.available(cand, gfp).min(left);
+                    self.take(cand, take, what);
+                    // Each node comes once: `add`'s search would find nothing.
+                    p.parts.push((cand as u32, take));
+                    left -= take;
+                    at = cand + 1;
+                }
+            }
+            // The next level's group less the inner one: above, then below.
+            let (glo, ghi) = match groups.get(level) {
+                Some(&g) => {
+                    let g = g as usize;
+                    (node / g * g, (node / g * g + g).min(n))
+                }
+                None => (0, n),
+            };
+            ranges = [(hi, ghi), (glo, lo)];
+            (lo, hi) = (glo, ghi.max(hi));
+        }
+        p
     }
 
     /// As many of `pages` as `node` itself can give at this watermark.
@@ -704,6 +782,7 @@ impl PageAlloc {
             // More free: each watermark's room grows or stays.
             self.avail_total[k] += after[k] - before[k];
         }
+        self.update_room(node, &before, &after);
     }
 
     /// Give pages back (`__free_pages()`).
@@ -734,6 +813,27 @@ impl PageAlloc {
             }
         }
         Ok(())
+    }
+}
+
+/// The lowest set bit of `bits` in `from..to`.
+#[inline]
+fn next_set(bits: &[u64], from: usize, to: usize) -> Option<usize> {
+    let mut w = from / 64;
+    if from >= to || w >= bits.len() {
+        return None;
+    }
+    let mut word = bits[w] & (!0u64 << (from % 64));
+    loop {
+        if word != 0 {
+            let i = w * 64 + word.trailing_zeros() as usize;
+            return (i < to).then_some(i);
+        }
+        w += 1;
+        if w * 64 >= to || w >= bits.len() {
+            return None;
+        }
+        word = bits[w];
     }
 }
 

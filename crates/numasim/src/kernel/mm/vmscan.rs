@@ -137,9 +137,18 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
     let keys = &mut scratch.keys;
     keys.clear();
     for (i, &w) in weights.iter().enumerate() {
+        if w == 0 {
+            // No share and no remainder (most nodes of a starved list):
+            // no division, and no key, since a zero remainder never ranks
+            // among the `left` largest (see below).
+            parts.push(0);
+            continue;
+        }
         let (q, r) = share(w);
         parts.push(q);
-        keys.push(((!r as u128) << 64) | i as u128);
+        if r > 0 {
+            keys.push(((!r as u128) << 64) | i as u128);
+        }
     }
     let mut left = total - parts.iter().sum::<u64>();
     if left == 0 {
@@ -148,8 +157,9 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
     // The `left` largest remainders get one page each. Their sum is
     // `left * sum` with each under `sum`, so more than `left` are non-zero
     // and every one of the top `left` can take a page (non-zero remainder:
-    // its part is under its weight). Keys are distinct (index last), so
-    // selecting them (linear) picks the same set a full sort would.
+    // its part is under its weight): only those are keyed. Keys are
+    // distinct (index last), so selecting them (linear) picks the same set
+    // a full sort would.
     let k = left as usize;
     keys.select_nth_unstable(k - 1);
     for &key in &keys[..k] {
