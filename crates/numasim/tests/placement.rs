@@ -237,18 +237,23 @@ fn zonelists_are_nearest_first() {
     }
 }
 
+/// altix-512's groups on 200 nodes: not a multiple of its largest group.
+fn altix_of_200_nodes() -> Machine {
+    let mut t: toml::Table = numasim::machine::presets::preset_text("altix-512")
+        .unwrap()
+        .parse()
+        .unwrap();
+    t.insert("nodes".into(), 200.into());
+    Machine::from_table(&t).unwrap()
+}
+
 /// The zonelist written out from nested groups is the one sorting by
 /// (distance, node counted up from the owner) gives, on a machine whose
 /// node count is not a multiple of its largest group (the walk is computed,
 /// never stored).
 #[test]
 fn nested_group_zonelists_equal_the_sorted_order() {
-    let mut t: toml::Table = numasim::machine::presets::preset_text("altix-512")
-        .unwrap()
-        .parse()
-        .unwrap();
-    t.insert("nodes".into(), 200.into());
-    let m = Machine::from_table(&t).unwrap();
+    let m = altix_of_200_nodes();
     let mut mm = PageAlloc::new(&m, 17);
     let n = m.node_count();
     for node in [0usize, 1, 63, 64, 130, 199] {
@@ -270,12 +275,7 @@ fn nested_group_zonelists_equal_the_sorted_order() {
 #[test]
 fn alloc_upto_skipping_full_nodes_equals_the_zonelist_walk() {
     use rand::RngExt;
-    let mut t: toml::Table = numasim::machine::presets::preset_text("altix-512")
-        .unwrap()
-        .parse()
-        .unwrap();
-    t.insert("nodes".into(), 200.into());
-    let m = Machine::from_table(&t).unwrap();
+    let m = altix_of_200_nodes();
     let mut mm = PageAlloc::new(&m, 17);
     mm.set_watermarks(None);
     let n = m.node_count();
