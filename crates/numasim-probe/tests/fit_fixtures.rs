@@ -40,8 +40,15 @@ fn validate_reproduces_calibration_and_predicts_the_rest() {
         assert!(cal.len() >= 8, "run {i}: {} calibration rows", cal.len());
         for r in &cal {
             let d = r.deviation().unwrap();
+            // The engine prices a line transfer in whole nanoseconds, and a
+            // shared-counter add at 2 threads is two of them: up to 1 ns off
+            // (7% of this guest's 14.8 ns), whatever the fit.
+            let bound = match r.metric.as_str() {
+                "atomic_add_ns" => 0.05f64.max(1.0 / r.paper.unwrap()),
+                _ => 0.05,
+            };
             assert!(
-                d.abs() <= 0.05,
+                d.abs() <= bound,
                 "run {i} {} {:?}: {d:+.3}",
                 r.metric,
                 r.case
