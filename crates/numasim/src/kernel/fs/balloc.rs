@@ -121,8 +121,12 @@ impl Bitmap {
             }
         }
     }
-    /// Free blocks from `b` (free) on, up to `to` and the group's end.
+    /// Free blocks from `b` on, up to `to` and the group's end (none if `b`
+    /// itself is used: the block after a new one may belong to another file).
     pub fn free_run(&self, b: u64, to: u64) -> u64 {
+        if !self.is_free(b) {
+            return 0;
+        }
         let end = to.min(self.group_range(self.group_of(b)).1).min(
             self.used
                 .range(b + 1..)
@@ -543,6 +547,11 @@ mod tests {
         assert_eq!(m.next_free(gs, 1 << 20), Some(gs + 3));
         assert_eq!(m.free_run(gs + 3, 1 << 20), 2);
         assert_eq!(m.used_blocks(), 13);
+        // Inside a used run (or the group's metadata) there is no free run:
+        // preallocating after a block whose neighbour another file holds
+        // once took that neighbour twice.
+        assert_eq!(m.free_run(gs + 6, 1 << 20), 0);
+        assert_eq!(m.free_run(0, 1 << 20), 0);
     }
 
     #[test]
