@@ -43,10 +43,12 @@ pub fn sched_ops(
     duration: Dur,
     seed: u64,
 ) -> OpsResult {
+    // CPU numbers in 32 bits: a heap entry of 24 bytes, not 32 (16,384
+    // CPUs keep as many pending events; issue 31).
     #[derive(Clone, Copy)]
     enum Ev {
-        Want(usize),
-        Release(usize),
+        Want(u32),
+        Release(u32),
     }
     /// 0 fork, 1 wake, 2 exit, 3 schedule.
     const SCHEDULE: u8 = 3;
@@ -60,38 +62,40 @@ pub fn sched_ops(
         Runqueue::Global => 1,
         Runqueue::PerCpu => n,
     };
-    let mut locks: Vec<Lock<&CostTable>> = (0..nlocks)
+    // Each queue's lock beside its head's line: an event touches both, so
+    // they share (adjacent) cache lines rather than two random ones.
+    let mut rqs: Vec<(Lock<&CostTable>, Line)> = (0..nlocks)
         .map(|l| {
-            spinlock(
+            let lock = spinlock(
                 machine,
                 &cost,
                 spin,
                 node[l],
                 seed ^ l as u64,
                 "sched-ops-rq",
-            )
+            );
+            (lock, line(machine, &cost, node[l]))
         })
         .collect();
-    let mut heads: Vec<Line> = (0..nlocks).map(|l| line(machine, &cost, node[l])).collect();
     let mut rng = stream(seed, "sched-ops", cpus);
     let mut q = EventQueue::with_capacity(2 * n);
-    // What each CPU is doing or waiting to do: (lock, operation, asked at).
-    let mut doing = vec![(0usize, 0u8, Time::ZERO); n];
+    // What each CPU is doing or waiting to do: (lock, operation, asked at);
+    // 16 bytes a CPU.
+    let mut doing = vec![(0u32, 0u8, Time::ZERO); n];
     let mut waited = Dur(0);
     for (cpu, d) in doing.iter_mut().enumerate() {
         let at = Time(rng.random_range(0..work_ns.max(1)));
-        *d = (lock_of(kind, cpu), 0, at);
-        q.push(at, Ev::Want(cpu)).expect("empty queue");
+        *d = (lock_of(kind, cpu) as u32, 0, at);
+        q.push(at, Ev::Want(cpu as u32)).expect("empty queue");
     }
     let end = Time::ZERO + duration;
     let mut ops = 0u64;
     let queued = tasks_per_cpu * cpus;
     // Hold the lock from `got`: the queue head moves to this CPU, then the
     // operation's path.
-    let mut hold = |cpu: usize, got: Time, doing: &[(usize, u8, Time)], heads: &mut [Line]| {
-        let (l, op, asked) = doing[cpu];
+    let mut hold = |cpu: usize, got: Time, op: u8, asked: Time, head: &mut Line| {
         waited += got - asked;
-        let t = heads[l].write(got, cpu, node[cpu]);
+        let t = head.write(got, cpu, node[cpu]);
         let ns = match (kind, op) {
             // 2.4 schedule(): goodness() over every runnable task.
             (Runqueue::Global, SCHEDULE) => c.path_ns + queued as f64 * c.goodness_ns,
@@ -106,22 +110,27 @@ pub fn sched_ops(
     while q.peek_time().is_some_and(|t| t <= end) {
         let (now, ev) = q.peek_pending().expect("an event is due");
         match ev {
-            Ev::Want(cpu) => {
-                let l = doing[cpu].0;
-                match locks[l].acquire(now, cpu, node[cpu]) {
+            Ev::Want(c) => {
+                let cpu = c as usize;
+                let (l, op, asked) = doing[cpu];
+                let (lock, head) = &mut rqs[l as usize];
+                match lock.acquire(now, cpu, node[cpu]) {
                     Some(at) => {
-                        let done = hold(cpu, at, &doing, &mut heads);
-                        q.replace_top(done, Ev::Release(cpu)).expect("future");
+                        let done = hold(cpu, at, op, asked, head);
+                        q.replace_top(done, Ev::Release(c)).expect("future");
                     }
                     None => q.discard_top(),
                 }
             }
-            Ev::Release(cpu) => {
+            Ev::Release(c) => {
+                let cpu = c as usize;
                 ops += 1;
                 let (l, op, _) = doing[cpu];
-                if let Some(g) = locks[l].release(now, cpu) {
-                    let done = hold(g.cpu, g.at, &doing, &mut heads);
-                    q.push(done, Ev::Release(g.cpu)).expect("future");
+                let (lock, head) = &mut rqs[l as usize];
+                if let Some(g) = lock.release(now, cpu) {
+                    let (_, gop, gasked) = doing[g.cpu];
+                    let done = hold(g.cpu, g.at, gop, gasked, head);
+                    q.push(done, Ev::Release(g.cpu as u32)).expect("future");
                 }
                 // After an operation comes schedule(); after schedule(),
                 // user work and the next operation in turn.
@@ -134,8 +143,8 @@ pub fn sched_ops(
                     (Runqueue::PerCpu, 1) => rng.random_range(0..n),
                     _ => cpu,
                 };
-                doing[cpu] = (lock_of(kind, target), next, at);
-                q.replace_top(at, Ev::Want(cpu)).expect("future");
+                doing[cpu] = (lock_of(kind, target) as u32, next, at);
+                q.replace_top(at, Ev::Want(c)).expect("future");
             }
         }
     }
