@@ -1412,7 +1412,11 @@ mod tests {
                 if reference[&node].is_empty() {
                     reference.remove(&node);
                 }
-                assert_eq!((got.cpu(), got.node()), (w.cpu(), w.node()), "round {round}");
+                assert_eq!(
+                    (got.cpu(), got.node()),
+                    (w.cpu(), w.node()),
+                    "round {round}"
+                );
             }
             assert_eq!(s.len, reference.values().map(Vec::len).sum::<usize>());
         }

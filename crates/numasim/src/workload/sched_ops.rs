@@ -46,14 +46,7 @@ pub fn sched_ops(
     let cost = machine.line_cost_table();
     let n = cpus as usize;
     let rq = |l: usize, node: usize| -> Rq<'_> {
-        let lock = spinlock(
-            machine,
-            &cost,
-            spin,
-            node,
-            seed ^ l as u64,
-            "sched-ops-rq",
-        );
+        let lock = spinlock(machine, &cost, spin, node, seed ^ l as u64, "sched-ops-rq");
         (lock, line(machine, &cost, node))
     };
     let mut cpu_state = (0..n).map(|c| CpuState {
