@@ -987,6 +987,17 @@ mod tests {
         Lock::new(policy, COST, stream(seed, "lock-test", 0))
     }
 
+    /// A 16,384-CPU run keeps a lock per CPU (sched-ops on per-CPU run
+    /// queues, issue 31): the common lock stays within four cache lines
+    /// (it was 368 bytes) and a waiter within 16 bytes.
+    #[test]
+    fn lock_and_waiter_stay_small() {
+        use super::super::cost::CostTable;
+        let lock = std::mem::size_of::<Lock<&CostTable>>();
+        assert!(lock <= 256, "Lock is {lock} bytes");
+        assert_eq!(std::mem::size_of::<Waiter>(), 16);
+    }
+
     #[test]
     fn far_nodes_cost_entries_only_where_cpus_took_or_wait() {
         // A lock on an 8,192-node machine touched by three nodes keeps three
