@@ -124,18 +124,62 @@ impl LockStats {
     }
 }
 
+/// A waiting CPU. CPU and node numbers are kept in 32 bits (16 bytes a
+/// waiter, not 24): a 16,384-CPU run keeps one lock per CPU (issue 31).
 #[derive(Debug, Clone, Copy)]
 struct Waiter {
-    cpu: usize,
-    node: usize,
+    cpu: u32,
+    node: u32,
     since: Time,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Holder {
-    cpu: usize,
-    node: usize,
-    since: Time,
+impl Waiter {
+    fn new(cpu: usize, node: usize, since: Time) -> Self {
+        Waiter {
+            cpu: small(cpu),
+            node: small(node),
+            since,
+        }
+    }
+    #[inline(always)]
+    fn cpu(&self) -> usize {
+        self.cpu as usize
+    }
+    #[inline(always)]
+    fn node(&self) -> usize {
+        self.node as usize
+    }
+}
+
+/// The holder: who, on which node, since when (as a [`Waiter`]).
+type Holder = Waiter;
+
+/// A CPU or node number in 32 bits. No machine has 2^32 CPUs (machine
+/// files are refused far below that), so a larger one is a model bug.
+#[inline(always)]
+fn small(n: usize) -> u32 {
+    u32::try_from(n).expect("CPU and node numbers fit 32 bits")
+}
+
+/// Node "none" in the 32-bit node fields.
+const NO_NODE: u32 = u32::MAX;
+
+/// The settings few locks use, kept out of line so that a lock of the
+/// common kind stays small (issue 31: 16,384 run-queue locks).
+#[derive(Debug, Clone, Copy, Default)]
+struct Retry {
+    /// Waiters are NACKed by the home directory and re-send at once, so a
+    /// waiter's retry reaches the home once per round trip to it
+    /// ([`Lock::with_nack_retry`]): that round trip as a multiple of the
+    /// line's transfer time, or `None` for spinning waiters.
+    nack_retry: Option<f64>,
+    /// Spinners retry with `cmpxchg` once they read the word free
+    /// ([`Lock::with_cmpxchg_stampede`]): a request's round trip to the
+    /// home as a multiple of the line's transfer time, or `None`.
+    stampede: Option<f64>,
+    /// Mean transfer time of the waiters of the last race, and how many
+    /// (kept only with `stampede`, its only reader).
+    last_race: (u64, u64),
 }
 
 /// A lock resource; see the module documentation for the model.
@@ -149,27 +193,19 @@ pub struct Lock<C> {
     waiters: VecDeque<Waiter>,
     /// Waiters grouped by node (test-and-set: order does not matter).
     spinners: Spinners,
-    /// Node whose cache holds the lock's line; `None` until first taken.
-    line_node: Option<usize>,
+    /// Node whose cache holds the lock's line; [`NO_NODE`] until first
+    /// taken.
+    line_node: u32,
+    /// Node whose directory tracks the lock word (test-and-set hand-offs
+    /// go through it); [`NO_NODE`]: direct transfers.
+    home: u32,
     stats: LockStats,
     spin_jitter_ns: u64,
     directory_ns: u64,
-    /// Waiters are NACKed by the home directory and re-send at once, so a
-    /// waiter's retry reaches the home once per round trip to it
-    /// ([`Lock::with_nack_retry`]): that round trip as a multiple of the
-    /// line's transfer time, or `None` for spinning waiters.
-    nack_retry: Option<f64>,
-    /// Spinners retry with `cmpxchg` once they read the word free
-    /// ([`Lock::with_cmpxchg_stampede`]): a request's round trip to the
-    /// home as a multiple of the line's transfer time, or `None`.
-    stampede: Option<f64>,
+    /// NACK retry or cmpxchg stampede, when switched on (out of line).
+    retry: Option<Box<Retry>>,
     /// Until when the losers' `cmpxchg`s of the last hand-off hold the line.
     line_busy_until: Time,
-    /// Mean transfer time of the waiters of the last race, and how many.
-    last_race: (u64, u64),
-    /// Node whose directory tracks the lock word (test-and-set hand-offs
-    /// go through it); `None`: direct transfers.
-    home: Option<usize>,
     /// Keep [`LockStats::per_node`].
     node_stats: bool,
 }
@@ -185,15 +221,13 @@ impl<C: TransferCost> Lock<C> {
             holder: None,
             waiters: VecDeque::new(),
             spinners: Spinners::default(),
-            line_node: None,
+            line_node: NO_NODE,
+            home: NO_NODE,
             stats: LockStats::default(),
             spin_jitter_ns: 0,
             directory_ns: 0,
-            nack_retry: None,
-            stampede: None,
+            retry: None,
             line_busy_until: Time::ZERO,
-            last_race: (0, 0),
-            home: None,
             node_stats: false,
         }
     }
@@ -221,7 +255,7 @@ impl<C: TransferCost> Lock<C> {
     /// lock hands over by writing the next waiter's own flag and pays the
     /// direct transfer.
     pub fn with_home(mut self, home: usize) -> Self {
-        self.home = Some(home);
+        self.home = small(home);
         self
     }
 
@@ -236,8 +270,9 @@ impl<C: TransferCost> Lock<C> {
     /// uniform in its own round trip, not in one machine-wide jitter, and
     /// far waiters retry less often. Needs [`with_home`](Self::with_home).
     pub fn with_nack_retry(mut self, rt_per_transfer: f64) -> Self {
-        self.nack_retry = Some(rt_per_transfer.max(0.0));
-        self.stampede = None;
+        let r = self.retry.get_or_insert_with(Box::default);
+        r.nack_retry = Some(rt_per_transfer.max(0.0));
+        r.stampede = None;
         self
     }
 
@@ -264,15 +299,25 @@ impl<C: TransferCost> Lock<C> {
     /// with its test, as the mechanism the next pass has to settle.
     #[cfg_attr(not(test), allow(dead_code))]
     pub fn with_cmpxchg_stampede(mut self, rt_per_transfer: f64) -> Self {
-        if self.nack_retry.is_none() {
-            self.stampede = Some(rt_per_transfer.max(0.0));
+        if self.nack_retry().is_none() {
+            self.retry.get_or_insert_with(Box::default).stampede = Some(rt_per_transfer.max(0.0));
         }
         self
     }
 
+    fn nack_retry(&self) -> Option<f64> {
+        self.retry.as_ref().and_then(|r| r.nack_retry)
+    }
+    fn stampede(&self) -> Option<f64> {
+        self.retry.as_ref().and_then(|r| r.stampede)
+    }
+    fn home(&self) -> Option<usize> {
+        (self.home != NO_NODE).then_some(self.home as usize)
+    }
+
     /// Time for the lock's line to move from a cache on `from` to `to`.
     fn hop_ns(&self, from: usize, to: usize) -> u64 {
-        match self.home {
+        match self.home() {
             Some(h) if from != to && self.policy == LockPolicy::Unfair => {
                 (self.cost.transfer_ns(to, h)
                     + self.cost.transfer_ns(h, from)
@@ -293,17 +338,13 @@ impl<C: TransferCost> Lock<C> {
     /// (the taker's own node when no home was given).
     pub fn acquire(&mut self, now: Time, cpu: usize, node: usize) -> Option<Time> {
         debug_assert!(
-            !matches!(self.holder, Some(h) if h.cpu == cpu)
-                && self.waiters.iter().all(|w| w.cpu != cpu)
-                && self.spinners.iter().all(|w| w.cpu != cpu),
+            !matches!(self.holder, Some(h) if h.cpu() == cpu)
+                && self.waiters.iter().all(|w| w.cpu() != cpu)
+                && self.spinners.iter().all(|w| w.cpu() != cpu),
             "cpu {cpu} asked for a lock it already holds or waits for"
         );
         if self.holder.is_some() {
-            let w = Waiter {
-                cpu,
-                node,
-                since: now,
-            };
+            let w = Waiter::new(cpu, node, now);
             match self.policy {
                 LockPolicy::Fifo => self.waiters.push_back(w),
                 LockPolicy::Unfair => self.spinners.push(w),
@@ -312,11 +353,14 @@ impl<C: TransferCost> Lock<C> {
             return None;
         }
         let (from, ns) = match self.line_node {
-            Some(o) => (o, self.hop_ns(o, node)),
-            // Never taken: from memory on its home node.
-            None => {
-                let h = self.home.unwrap_or(node);
+            NO_NODE => {
+                // Never taken: from memory on its home node.
+                let h = self.home().unwrap_or(node);
                 (h, self.cost.transfer_ns(h, node))
+            }
+            o => {
+                let o = o as usize;
+                (o, self.hop_ns(o, node))
             }
         };
         let chain = self.line_busy_until.0.saturating_sub(now.0) / 2;
@@ -333,10 +377,10 @@ impl<C: TransferCost> Lock<C> {
     /// its own state, and no result it produced could be trusted.
     pub fn release(&mut self, now: Time, cpu: usize) -> Option<Grant> {
         let h = match self.holder.take() {
-            Some(h) if h.cpu == cpu => h,
+            Some(h) if h.cpu() == cpu => h,
             other => panic!(
                 "cpu {cpu} released a lock held by {:?}",
-                other.map(|h| h.cpu)
+                other.map(|h| h.cpu())
             ),
         };
         debug_assert!(
@@ -361,32 +405,32 @@ impl<C: TransferCost> Lock<C> {
                 0,
             ),
             LockPolicy::Unfair => {
-                let (w, phase) = self.first_to_see(h.node);
+                let (w, phase) = self.first_to_see(h.node());
                 (w, phase + self.directory_ns * (n_waiting - 1))
             }
         };
-        let hop = self.hop_ns(h.node, w.node);
+        let hop = self.hop_ns(h.node(), w.node());
         // The release store is one more request among the last race's
         // pending cmpxchgs, served in no particular order (NACK and
         // retry): on average it waits for half of those still pending.
         let chain = self.line_busy_until.0.saturating_sub(now.0) / 2;
         let at = now + Dur(chain + hop + extra);
-        if let (Some(scale), LockPolicy::Unfair) = (self.stampede, self.policy) {
-            let (mean_ns, k) = self.last_race;
+        if let (Some(scale), LockPolicy::Unfair) = (self.stampede(), self.policy) {
+            let (mean_ns, k) = self.retry.as_ref().map_or((0, 0), |r| r.last_race);
             let losers = k.saturating_sub(1);
             let losers = if self.directory_ns > 0 {
-                let home = self.home.unwrap_or(w.node);
-                let window = self.cost.transfer_ns(w.node, home) as f64 * scale;
+                let home = self.home().unwrap_or(w.node());
+                let window = self.cost.transfer_ns(w.node(), home) as f64 * scale;
                 losers.min((window / self.directory_ns as f64) as u64)
             } else {
                 losers
             };
             self.line_busy_until = at + Dur(losers * mean_ns);
         }
-        self.grant(w.cpu, w.node, w.since, at, h.node, true);
+        self.grant(w.cpu(), w.node(), w.since, at, h.node(), true);
         Some(Grant {
-            cpu: w.cpu,
-            node: w.node,
+            cpu: w.cpu(),
+            node: w.node(),
             at,
         })
     }
@@ -407,8 +451,8 @@ impl<C: TransferCost> Lock<C> {
     /// a cost per distance class (a handful on a nested-group machine), not
     /// per waiter. Exact ties between classes go to the nearer class.
     fn first_to_see(&mut self, from: usize) -> (Waiter, u64) {
-        let mut classes = std::mem::take(&mut self.spinners.scratch);
-        let nack_home = self.home.zip(self.nack_retry);
+        let mut classes = SCRATCH.take();
+        let nack_home = self.home().zip(self.nack_retry());
         // NACKed waiters race to the home, so they are classed by their
         // distance to it (one round trip per class), not to the releaser.
         self.spinners
@@ -417,7 +461,9 @@ impl<C: TransferCost> Lock<C> {
         {
             let k: u64 = classes.iter().map(|c| c.count).sum();
             let total: u64 = classes.iter().map(|c| c.count * c.ns).sum();
-            self.last_race = (total / k.max(1), k);
+            if let Some(r) = self.retry.as_mut().filter(|r| r.stampede.is_some()) {
+                r.last_race = (total / k.max(1), k);
+            }
         }
         // Entrants: runs of classes at equal transfer time (they race as
         // one set of waiters).
@@ -466,7 +512,7 @@ impl<C: TransferCost> Lock<C> {
         let w = self
             .spinners
             .take(classes[a..b].iter().flat_map(|c| c.ranges), pick);
-        self.spinners.scratch = classes;
+        SCRATCH.set(classes);
         (w, phase)
     }
 
@@ -479,12 +525,8 @@ impl<C: TransferCost> Lock<C> {
         from: usize,
         contended: bool,
     ) {
-        self.holder = Some(Holder {
-            cpu,
-            node,
-            since: at,
-        });
-        self.line_node = Some(node);
+        self.holder = Some(Holder::new(cpu, node, at));
+        self.line_node = small(node);
         let wait = at - asked;
         self.stats.wait_sum += wait;
         self.stats.wait_max = self.stats.wait_max.max(wait);
@@ -506,7 +548,7 @@ impl<C: TransferCost> Lock<C> {
     }
     /// The current holder's CPU and the time it got the lock.
     pub fn holder(&self) -> Option<(usize, Time)> {
-        self.holder.map(|h| (h.cpu, h.since))
+        self.holder.map(|h| (h.cpu(), h.since))
     }
     /// Number of waiting CPUs.
     pub fn waiters(&self) -> usize {
@@ -592,8 +634,12 @@ struct Spinners {
     few: Vec<Waiter>,
     many: Option<Box<ByNode>>,
     len: usize,
-    /// Reused by every release.
-    scratch: Vec<Class>,
+}
+
+thread_local! {
+    /// The distance classes of a release, reused by every release of every
+    /// lock on the thread (one per lock cost a heap block per lock).
+    static SCRATCH: std::cell::Cell<Vec<Class>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Group levels up to which [`Spinners::classes`] classes the short list
@@ -676,9 +722,9 @@ impl ByNode {
     }
 
     fn push(&mut self, w: Waiter) {
-        self.grow(w.node);
-        self.lists.entry(w.node).or_default().push(w);
-        self.add(w.node, 1);
+        self.grow(w.node());
+        self.lists.entry(w.node()).or_default().push(w);
+        self.add(w.node(), 1);
     }
 }
 
@@ -694,7 +740,7 @@ impl Spinners {
     fn prefix(&self, node: usize) -> u64 {
         match &self.many {
             Some(m) => m.prefix(node),
-            None => self.few.iter().filter(|w| w.node < node).count() as u64,
+            None => self.few.iter().filter(|w| w.node() < node).count() as u64,
         }
     }
 
@@ -710,7 +756,7 @@ impl Spinners {
                 let mut nodes = [0usize; FEW];
                 let nodes = &mut nodes[..self.few.len()];
                 for (n, w) in nodes.iter_mut().zip(&self.few) {
-                    *n = w.node;
+                    *n = w.node();
                 }
                 nodes.sort_unstable();
                 nodes[k as usize]
@@ -747,7 +793,7 @@ impl Spinners {
                 .few
                 .iter()
                 .enumerate()
-                .filter(|(_, w)| w.node == node)
+                .filter(|(_, w)| w.node() == node)
                 .map(|(j, _)| j);
             let at = of_node.nth(i).expect("counted waiters");
             let last = of_node.next_back().unwrap_or(at);
@@ -781,8 +827,8 @@ impl Spinners {
                 let mut here = [(0usize, 0usize); FEW];
                 let mut n = 0;
                 for (j, w) in self.few.iter().enumerate() {
-                    if w.node >= lo && w.node < hi {
-                        here[n] = (w.node, j);
+                    if w.node() >= lo && w.node() < hi {
+                        here[n] = (w.node(), j);
                         n += 1;
                     }
                 }
@@ -791,7 +837,7 @@ impl Spinners {
                     let here = &mut here[..n];
                     here.sort_unstable();
                     let (node, at) = here[pick as usize];
-                    let i = self.few[..at].iter().filter(|w| w.node == node).count();
+                    let i = self.few[..at].iter().filter(|w| w.node() == node).count();
                     return self.remove(node, i);
                 }
                 pick -= n as u64;
@@ -827,8 +873,8 @@ impl Spinners {
                 None => self
                     .few
                     .iter()
-                    .filter(|w| w.node >= lo && w.node < hi)
-                    .fold((0, usize::MAX), |(c, m), w| (c + 1, m.min(w.node))),
+                    .filter(|w| w.node() >= lo && w.node() < hi)
+                    .fold((0, usize::MAX), |(c, m), w| (c + 1, m.min(w.node()))),
             }
         };
         let push = |ranges: [(usize, usize); 2], out: &mut Vec<Class>| {
@@ -874,9 +920,9 @@ impl Spinners {
                 for w in &self.few {
                     let c = bound[..=last]
                         .iter()
-                        .position(|&(lo, hi)| w.node >= lo && w.node < hi)
+                        .position(|&(lo, hi)| w.node() >= lo && w.node() < hi)
                         .unwrap_or(last);
-                    stat[c] = (stat[c].0 + 1, stat[c].1.min(w.node));
+                    stat[c] = (stat[c].0 + 1, stat[c].1.min(w.node()));
                 }
                 for (&(count, node), &ranges) in stat[..=last].iter().zip(&ranges) {
                     if count > 0 {
@@ -910,7 +956,7 @@ impl Spinners {
                         .filter(|(_, l)| !l.is_empty())
                         .map(|(&n, _)| n)
                         .collect(),
-                    None => self.few.iter().map(|w| w.node).collect(),
+                    None => self.few.iter().map(|w| w.node()).collect(),
                 };
                 nodes.sort_unstable();
                 nodes.dedup();
@@ -939,6 +985,17 @@ mod tests {
 
     fn lock(policy: LockPolicy, seed: u64) -> Lock<UniformCost> {
         Lock::new(policy, COST, stream(seed, "lock-test", 0))
+    }
+
+    /// A 16,384-CPU run keeps a lock per CPU (sched-ops on per-CPU run
+    /// queues, issue 31): the common lock stays within four cache lines
+    /// (it was 368 bytes) and a waiter within 16 bytes.
+    #[test]
+    fn lock_and_waiter_stay_small() {
+        use super::super::cost::CostTable;
+        let lock = std::mem::size_of::<Lock<&CostTable>>();
+        assert!(lock <= 256, "Lock is {lock} bytes");
+        assert_eq!(std::mem::size_of::<Waiter>(), 16);
     }
 
     #[test]
@@ -1326,11 +1383,7 @@ mod tests {
                 } else {
                     rng.random_range(0..40)
                 };
-                let w = Waiter {
-                    cpu,
-                    node,
-                    since: Time(0),
-                };
+                let w = Waiter::new(cpu, node, Time(0));
                 cpu += 1;
                 s.push(w);
                 reference.entry(node).or_default().push(w);
@@ -1370,7 +1423,11 @@ mod tests {
                 if reference[&node].is_empty() {
                     reference.remove(&node);
                 }
-                assert_eq!((got.cpu, got.node), (w.cpu, w.node), "round {round}");
+                assert_eq!(
+                    (got.cpu(), got.node()),
+                    (w.cpu(), w.node()),
+                    "round {round}"
+                );
             }
             assert_eq!(s.len, reference.values().map(Vec::len).sum::<usize>());
         }
@@ -1394,11 +1451,7 @@ mod tests {
                     ..Spinners::default()
                 };
                 for cpu in 0..n {
-                    let w = Waiter {
-                        cpu,
-                        node: rng.random_range(0..spread),
-                        since: Time(0),
-                    };
+                    let w = Waiter::new(cpu, rng.random_range(0..spread), Time(0));
                     few.push(w);
                     many.push(w);
                 }

@@ -153,12 +153,36 @@ pub fn aim7(
 
     let burst_ns = mix.cpu_ns / mix.waits.max(1) as f64;
     let sleep_mean = mix.io_ns / mix.waits.max(1) as f64;
-    while let Some((now, ev)) = q.pop_until(end) {
+    // The handled event stays on top of the heap until the handler's first
+    // new event replaces it (`replace_top`: one sift where `pop` and `push`
+    // take two; same sequence numbers, so the same order); a handler that
+    // schedules nothing drops it when the next event is taken.
+    let mut top = false;
+    macro_rules! emit {
+        ($at:expr, $ev:expr) => {{
+            let (at, ev) = ($at, $ev);
+            if std::mem::take(&mut top) {
+                q.replace_top(at, ev)
+            } else {
+                q.push(at, ev)
+            }
+            .expect("not before now")
+        }};
+    }
+    loop {
+        if std::mem::take(&mut top) {
+            q.discard_top();
+        }
+        if q.peek_time().is_none_or(|t| t > end) {
+            break;
+        }
+        let (now, ev) = q.peek_pending().expect("an event is due");
+        top = true;
         match ev {
             Ev::BurstEnd(cpu) => {
                 if stolen[cpu] > Dur(0) {
                     let d = std::mem::replace(&mut stolen[cpu], Dur(0));
-                    q.push(now + d, Ev::BurstEnd(cpu)).expect("future");
+                    emit!(now + d, Ev::BurstEnd(cpu));
                     continue;
                 }
                 if rq.wanting(cpu).is_some() {
@@ -187,10 +211,9 @@ pub fn aim7(
                 }
                 let u: f64 = rng.random::<f64>();
                 let sleep = -sleep_mean * (1.0 - u).ln();
-                q.push(now + Dur::from_ns_f64(sleep), Ev::IoDone(i))
-                    .expect("future");
+                emit!(now + Dur::from_ns_f64(sleep), Ev::IoDone(i));
                 if let Some(at) = rq.want(now, cpu, node[cpu], Want::Schedule) {
-                    q.push(at, Ev::Granted(cpu)).expect("future");
+                    emit!(at, Ev::Granted(cpu));
                 }
             }
             Ev::IoDone(i) => {
@@ -209,7 +232,7 @@ pub fn aim7(
                     continue;
                 };
                 if let Some(at) = rq.want(now, w, node[w], Want::Wake(i)) {
-                    q.push(at, Ev::Granted(w)).expect("future");
+                    emit!(at, Ev::Granted(w));
                 }
             }
             Ev::Kick(cpu) => {
@@ -222,23 +245,23 @@ pub fn aim7(
                     continue;
                 }
                 if let Some(at) = rq.want(now, cpu, node[cpu], Want::Schedule) {
-                    q.push(at, Ev::Granted(cpu)).expect("future");
+                    emit!(at, Ev::Granted(cpu));
                 }
             }
             Ev::Unlock(cpu) => {
                 rq.done(cpu);
                 if let Some(g) = rq.release(now, cpu) {
-                    q.push(g.at, Ev::Granted(g.cpu)).expect("future");
+                    emit!(g.at, Ev::Granted(g.cpu));
                 }
                 if std::mem::take(&mut end_pending[cpu]) {
-                    q.push(now, Ev::BurstEnd(cpu)).expect("now");
+                    emit!(now, Ev::BurstEnd(cpu));
                 }
                 if std::mem::take(&mut kick_pending[cpu]) {
-                    q.push(now, Ev::Kick(cpu)).expect("now");
+                    emit!(now, Ev::Kick(cpu));
                 }
                 if let Some(i) = deferred.pop_front() {
                     if let Some(at) = rq.want(now, cpu, node[cpu], Want::Wake(i)) {
-                        q.push(at, Ev::Granted(cpu)).expect("future");
+                        emit!(at, Ev::Granted(cpu));
                     }
                 }
             }
@@ -287,12 +310,11 @@ pub fn aim7(
                             curr[cpu] = Some(i);
                             idle_since[cpu] = None;
                             burst_started[cpu] = done;
-                            q.push(done + Dur::from_ns_f64(run), Ev::BurstEnd(cpu))
-                                .expect("future");
+                            emit!(done + Dur::from_ns_f64(run), Ev::BurstEnd(cpu));
                         } else if idle_since[cpu].is_none() {
                             idle_since[cpu] = Some(done);
                         }
-                        q.push(done, Ev::Unlock(cpu)).expect("future");
+                        emit!(done, Ev::Unlock(cpu));
                     }
                     Want::Wake(i) => {
                         // add_to_runqueue() and reschedule_idle().
@@ -343,10 +365,9 @@ pub fn aim7(
                             // The kick is a write to the idle CPU's
                             // need_resched line: one transfer.
                             let ipi = machine.line_transfer_ns(node[cpu], node[k]);
-                            q.push(done + Dur::from_ns_f64(ipi), Ev::Kick(k))
-                                .expect("future");
+                            emit!(done + Dur::from_ns_f64(ipi), Ev::Kick(k));
                         }
-                        q.push(done, Ev::Unlock(cpu)).expect("future");
+                        emit!(done, Ev::Unlock(cpu));
                     }
                 }
             }

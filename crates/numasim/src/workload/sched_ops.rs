@@ -43,106 +43,215 @@ pub fn sched_ops(
     duration: Dur,
     seed: u64,
 ) -> OpsResult {
-    #[derive(Clone, Copy)]
-    enum Ev {
-        Want(usize),
-        Release(usize),
-    }
-    /// 0 fork, 1 wake, 2 exit, 3 schedule.
-    const SCHEDULE: u8 = 3;
     let cost = machine.line_cost_table();
-    let c = SchedCosts::of(machine);
     let n = cpus as usize;
-    let node: Vec<usize> = (0..cpus)
-        .map(|c| machine.cpu_node(c).unwrap_or(0))
-        .collect();
-    let nlocks = match kind {
-        Runqueue::Global => 1,
-        Runqueue::PerCpu => n,
+    let rq = |l: usize, node: usize| -> Rq<'_> {
+        let lock = spinlock(machine, &cost, spin, node, seed ^ l as u64, "sched-ops-rq");
+        (lock, line(machine, &cost, node))
     };
-    let mut locks: Vec<Lock<&CostTable>> = (0..nlocks)
-        .map(|l| {
-            spinlock(
-                machine,
-                &cost,
-                spin,
-                node[l],
-                seed ^ l as u64,
-                "sched-ops-rq",
-            )
-        })
-        .collect();
-    let mut heads: Vec<Line> = (0..nlocks).map(|l| line(machine, &cost, node[l])).collect();
-    let mut rng = stream(seed, "sched-ops", cpus);
-    let mut q = EventQueue::with_capacity(2 * n);
-    // What each CPU is doing or waiting to do: (lock, operation, asked at).
-    let mut doing = vec![(0usize, 0u8, Time::ZERO); n];
-    let mut waited = Dur(0);
-    for (cpu, d) in doing.iter_mut().enumerate() {
-        let at = Time(rng.random_range(0..work_ns.max(1)));
-        *d = (lock_of(kind, cpu), 0, at);
-        q.push(at, Ev::Want(cpu)).expect("empty queue");
-    }
-    let end = Time::ZERO + duration;
-    let mut ops = 0u64;
-    let queued = tasks_per_cpu * cpus;
-    // Hold the lock from `got`: the queue head moves to this CPU, then the
-    // operation's path.
-    let mut hold = |cpu: usize, got: Time, doing: &[(usize, u8, Time)], heads: &mut [Line]| {
-        let (l, op, asked) = doing[cpu];
-        waited += got - asked;
-        let t = heads[l].write(got, cpu, node[cpu]);
-        let ns = match (kind, op) {
-            // 2.4 schedule(): goodness() over every runnable task.
-            (Runqueue::Global, SCHEDULE) => c.path_ns + queued as f64 * c.goodness_ns,
-            // 2.4 wake-up and fork: reschedule_idle() looks at every CPU.
-            (Runqueue::Global, 0 | 1) => c.path_ns + cpus as f64 * c.cpu_scan_ns,
-            _ => c.path_ns,
-        };
-        t + Dur::from_ns_f64(ns)
+    let mut cpu_state = (0..n).map(|c| CpuState {
+        lock: lock_of(kind, c) as u32,
+        node: machine.cpu_node(c as u64).unwrap_or(0) as u32,
+        op: 0,
+        asked: Time::ZERO,
+    });
+    let run = Run {
+        kind,
+        costs: SchedCosts::of(machine),
+        cpus,
+        tasks_per_cpu,
+        work_ns,
+        duration,
+        seed,
     };
-    // The handled event stays on top until the CPU's next replaces it (one
-    // heap sift an event, not two: the heap holds every CPU's event).
-    while q.peek_time().is_some_and(|t| t <= end) {
-        let (now, ev) = q.peek_pending().expect("an event is due");
-        match ev {
-            Ev::Want(cpu) => {
-                let l = doing[cpu].0;
-                match locks[l].acquire(now, cpu, node[cpu]) {
-                    Some(at) => {
-                        let done = hold(cpu, at, &doing, &mut heads);
-                        q.replace_top(done, Ev::Release(cpu)).expect("future");
-                    }
-                    None => q.discard_top(),
-                }
+    match kind {
+        // One lock: the CPUs' states in their own array.
+        Runqueue::Global => {
+            let cpus: Vec<CpuState> = cpu_state.collect();
+            let rqs = vec![rq(0, cpus[0].node as usize)];
+            run.simulate(&mut Split { cpus, rqs })
+        }
+        // A lock per CPU: each CPU's state beside its own queue, the one
+        // most of its events touch (one place in memory, not three).
+        Runqueue::PerCpu => {
+            let mut slots = Vec::with_capacity(n);
+            for l in 0..n {
+                let s = cpu_state.next().expect("a state per CPU");
+                slots.push((s, rq(l, s.node as usize)));
             }
-            Ev::Release(cpu) => {
-                ops += 1;
-                let (l, op, _) = doing[cpu];
-                if let Some(g) = locks[l].release(now, cpu) {
-                    let done = hold(g.cpu, g.at, &doing, &mut heads);
-                    q.push(done, Ev::Release(g.cpu)).expect("future");
-                }
-                // After an operation comes schedule(); after schedule(),
-                // user work and the next operation in turn.
-                let (at, next) = if op == SCHEDULE {
-                    (now + Dur(work_ns), ((ops + cpu as u64) % 3) as u8)
-                } else {
-                    (now, SCHEDULE)
-                };
-                let target = match (kind, next) {
-                    (Runqueue::PerCpu, 1) => rng.random_range(0..n),
-                    _ => cpu,
-                };
-                doing[cpu] = (lock_of(kind, target), next, at);
-                q.replace_top(at, Ev::Want(cpu)).expect("future");
-            }
+            run.simulate(&mut Joined(slots))
         }
     }
-    OpsResult {
-        sched_ops_per_s: ops as f64 / duration.as_secs_f64(),
-        lock_wait_fraction: (waited.as_ns() as f64 / (n as f64 * duration.as_ns() as f64)).min(1.0),
-        events: q.pushed(),
+}
+
+/// A run queue: its lock and its head's cache line (an event touches both,
+/// so they sit side by side).
+type Rq<'a> = (Lock<&'a CostTable>, Line<'a>);
+
+/// What a CPU is doing or waiting to do: the lock it wants, the operation
+/// (0 fork, 1 wake, 2 exit, 3 schedule) and when it asked; and its node.
+/// 24 bytes.
+#[derive(Clone, Copy)]
+struct CpuState {
+    lock: u32,
+    node: u32,
+    op: u8,
+    asked: Time,
+}
+
+/// Where the CPUs' states and the run queues live.
+trait Store<'a> {
+    fn cpu(&mut self, c: usize) -> &mut CpuState;
+    fn rq(&mut self, l: usize) -> &mut Rq<'a>;
+    fn len(&self) -> usize;
+}
+
+/// The states in one array, the queues in another.
+struct Split<'a> {
+    cpus: Vec<CpuState>,
+    rqs: Vec<Rq<'a>>,
+}
+
+impl<'a> Store<'a> for Split<'a> {
+    #[inline(always)]
+    fn cpu(&mut self, c: usize) -> &mut CpuState {
+        &mut self.cpus[c]
+    }
+    #[inline(always)]
+    fn rq(&mut self, l: usize) -> &mut Rq<'a> {
+        &mut self.rqs[l]
+    }
+    fn len(&self) -> usize {
+        self.cpus.len()
+    }
+}
+
+/// CPU `i`'s state beside queue `i`.
+struct Joined<'a>(Vec<(CpuState, Rq<'a>)>);
+
+impl<'a> Store<'a> for Joined<'a> {
+    #[inline(always)]
+    fn cpu(&mut self, c: usize) -> &mut CpuState {
+        &mut self.0[c].0
+    }
+    #[inline(always)]
+    fn rq(&mut self, l: usize) -> &mut Rq<'a> {
+        &mut self.0[l].1
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The parameters of one [`sched_ops`] run.
+struct Run {
+    kind: Runqueue,
+    costs: SchedCosts,
+    cpus: u64,
+    tasks_per_cpu: u64,
+    work_ns: u64,
+    duration: Dur,
+    seed: u64,
+}
+
+impl Run {
+    fn simulate<'a, S: Store<'a>>(&self, st: &mut S) -> OpsResult {
+        // CPU numbers in 32 bits: a heap entry of 24 bytes, not 32 (16,384
+        // CPUs keep as many pending events; issue 31).
+        #[derive(Clone, Copy)]
+        enum Ev {
+            Want(u32),
+            Release(u32),
+        }
+        const SCHEDULE: u8 = 3;
+        let Run {
+            kind,
+            ref costs,
+            cpus,
+            tasks_per_cpu,
+            work_ns,
+            duration,
+            seed,
+        } = *self;
+        let c = costs;
+        let n = st.len();
+        let mut rng = stream(seed, "sched-ops", cpus);
+        let mut q = EventQueue::with_capacity(2 * n);
+        let mut waited = Dur(0);
+        for cpu in 0..n {
+            let at = Time(rng.random_range(0..work_ns.max(1)));
+            st.cpu(cpu).asked = at;
+            q.push(at, Ev::Want(cpu as u32)).expect("empty queue");
+        }
+        let end = Time::ZERO + duration;
+        let mut ops = 0u64;
+        let queued = tasks_per_cpu * cpus;
+        // Hold the lock from `got`: the queue head moves to this CPU, then
+        // the operation's path.
+        let mut hold = |cpu: usize, got: Time, s: CpuState, head: &mut Line| {
+            waited += got - s.asked;
+            let t = head.write(got, cpu, s.node as usize);
+            let ns = match (kind, s.op) {
+                // 2.4 schedule(): goodness() over every runnable task.
+                (Runqueue::Global, SCHEDULE) => c.path_ns + queued as f64 * c.goodness_ns,
+                // 2.4 wake-up and fork: reschedule_idle() looks at every CPU.
+                (Runqueue::Global, 0 | 1) => c.path_ns + cpus as f64 * c.cpu_scan_ns,
+                _ => c.path_ns,
+            };
+            t + Dur::from_ns_f64(ns)
+        };
+        // The handled event stays on top until the CPU's next replaces it
+        // (one heap sift an event, not two: the heap holds every CPU's event).
+        while q.peek_time().is_some_and(|t| t <= end) {
+            let (now, ev) = q.peek_pending().expect("an event is due");
+            match ev {
+                Ev::Want(i) => {
+                    let cpu = i as usize;
+                    let s = *st.cpu(cpu);
+                    let (lock, head) = st.rq(s.lock as usize);
+                    match lock.acquire(now, cpu, s.node as usize) {
+                        Some(at) => {
+                            let done = hold(cpu, at, s, head);
+                            q.replace_top(done, Ev::Release(i)).expect("future");
+                        }
+                        None => q.discard_top(),
+                    }
+                }
+                Ev::Release(i) => {
+                    let cpu = i as usize;
+                    ops += 1;
+                    let s = *st.cpu(cpu);
+                    let l = s.lock as usize;
+                    if let Some(g) = st.rq(l).0.release(now, cpu) {
+                        let gs = *st.cpu(g.cpu);
+                        let done = hold(g.cpu, g.at, gs, &mut st.rq(l).1);
+                        q.push(done, Ev::Release(g.cpu as u32)).expect("future");
+                    }
+                    // After an operation comes schedule(); after schedule(),
+                    // user work and the next operation in turn.
+                    let (at, next) = if s.op == SCHEDULE {
+                        (now + Dur(work_ns), ((ops + cpu as u64) % 3) as u8)
+                    } else {
+                        (now, SCHEDULE)
+                    };
+                    let target = match (kind, next) {
+                        (Runqueue::PerCpu, 1) => rng.random_range(0..n),
+                        _ => cpu,
+                    };
+                    let me = st.cpu(cpu);
+                    me.lock = lock_of(kind, target) as u32;
+                    me.op = next;
+                    me.asked = at;
+                    q.replace_top(at, Ev::Want(i)).expect("future");
+                }
+            }
+        }
+        OpsResult {
+            sched_ops_per_s: ops as f64 / duration.as_secs_f64(),
+            lock_wait_fraction: (waited.as_ns() as f64 / (n as f64 * duration.as_ns() as f64))
+                .min(1.0),
+            events: q.pushed(),
+        }
     }
 }
 
