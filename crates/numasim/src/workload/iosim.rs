@@ -662,10 +662,6 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     run
 }
 
-/// The node thread `t`'s next readahead batch goes to at `now` (None:
-/// interleaved). Local first, `__alloc_pages()` takes the first zone of the
-/// zonelist above its low watermark, that is whose kswapd has caught up;
-/// with none, the batch waits for the kswapd that catches up first.
 /// Arm reader `t`'s wake at `at` unless one is pending no later.
 fn wake(q: &mut EventQueue<Ev>, wake_at: &mut [Option<Time>], t: usize, at: Time) {
     if wake_at[t].is_some_and(|w| w <= at) {
@@ -675,6 +671,10 @@ fn wake(q: &mut EventQueue<Ev>, wake_at: &mut [Option<Time>], t: usize, at: Time
     q.push(at, Ev::Thread(t)).expect("wake in the future");
 }
 
+/// The node thread `t`'s next readahead batch goes to at `now` (None:
+/// interleaved). Local first, `__alloc_pages()` takes the first zone of the
+/// zonelist above its low watermark, that is whose kswapd has caught up;
+/// with none, the batch waits for the kswapd that catches up first.
 fn place(r: &BufferedRead, now: Time, t: usize, kswapd_free: &[Time]) -> Option<usize> {
     match r.policy {
         AllocPolicy::Interleave => None,
