@@ -109,9 +109,9 @@ pub fn validate(meas: &Measurements, m: &Machine, used: &[Used]) -> Vec<Record> 
     // One shared counter, every thread adding to it: the page-cache count
     // of 2.4 (`pagecache-count` with a global count and no other work) is
     // that loop, one add per insertion and one per removal. Two threads
-    // fixed `line_transfer_ns`; more threads are predictions.
-    // One thread's add (the locked instruction on a line it owns) costs
-    // nothing in the model, whose lines charge transfers only: not a row.
+    // fixed `line_transfer_ns`; more threads are predictions. One thread's
+    // add (a locked instruction on a line it owns) is not a row: the
+    // model's lines charge transfers only, so it would read 0.
     for &(t, ns) in &meas.atomic_shared_ns {
         if t < 2 || t as u64 > m.cpu_count() {
             continue;
