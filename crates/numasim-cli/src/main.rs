@@ -513,7 +513,10 @@ fn run_and_print_all(
     );
     // Metrics are checked at load time; a row can still miss when a --set
     // changed the case keys it names.
-    for w in run::incomplete_runs(&records) {
+    for w in run::incomplete_runs(&records)
+        .into_iter()
+        .chain(run::windowed_runs(&records))
+    {
         eprintln!("numasim: warning: {w}");
     }
     warn_unmatched(sc, sets, &records);
@@ -614,7 +617,10 @@ fn run_sweep(file: &Path, grid: &[String], sets: &[String], out: &Output) -> Res
         records.len(),
         elapsed.as_secs_f64() * 1e3
     );
-    for w in run::incomplete_runs(&records) {
+    for w in run::incomplete_runs(&records)
+        .into_iter()
+        .chain(run::windowed_runs(&records))
+    {
         eprintln!("numasim: warning: {w}");
     }
     Ok(())
@@ -643,7 +649,10 @@ fn report(
         let t = Instant::now();
         let (records, artifacts) = run::run_with_artifacts(sc, sets, true, &|| {})?;
         let run_ms = t.elapsed().as_secs_f64() * 1e3;
-        for w in run::incomplete_runs(&records) {
+        for w in run::incomplete_runs(&records)
+            .into_iter()
+            .chain(run::windowed_runs(&records))
+        {
             eprintln!("numasim: warning: {w}");
         }
         warn_unmatched(sc, sets, &records);

@@ -522,3 +522,26 @@ fn a_gettimeofday_run_on_the_x86_default_says_it_cannot_contend() {
     assert!(warns(&body("", "epyc-2s-nps4"), &set).is_empty());
     assert!(warns(&body("", "altix-512"), &[]).is_empty());
 }
+
+/// Where the arbitration starves far callers, a window is no steady state:
+/// at 512 callers on altix-512 the callers near the word's home finish a
+/// window of 8 calls before the farthest finish one, so the window's mean
+/// is below a longer window's (the mean grows with the window) and the
+/// result counts the starved callers. The CLI then warns that
+/// time_per_call_ns is a lower bound (`run::windowed_runs`).
+#[test]
+fn gettimeofday_window_flags_starved_callers_and_underestimates() {
+    use numasim::kernel::locking::contention::Gettimeofday;
+    use numasim::workload::gettimeofday::simulate_calls;
+    let m = presets::preset("altix-512").unwrap();
+    let short = simulate_calls(&m, Gettimeofday::Cmpxchg, 512, 8, 1);
+    let long = simulate_calls(&m, Gettimeofday::Cmpxchg, 512, 24, 1);
+    assert!(short.starved_callers > 0, "{short:?}");
+    assert!(
+        short.time_per_call_ns < long.time_per_call_ns,
+        "short {short:?} long {long:?}"
+    );
+    // A few callers, all served in turn: nobody starves.
+    let few = simulate_calls(&m, Gettimeofday::Cmpxchg, 4, 8, 1);
+    assert_eq!(few.starved_callers, 0, "{few:?}");
+}

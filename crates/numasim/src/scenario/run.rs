@@ -105,6 +105,36 @@ pub fn default_warnings(sc: &Scenario, sets: &[(String, Value)]) -> Vec<String> 
     out
 }
 
+/// One line per `gettimeofday` point simulated as a window of its calls
+/// whose callers starved: the callers near the word's home finished their
+/// window before the farthest finished one call, and the mean over a window
+/// grows with the window, so `time_per_call_ns` is a lower bound of the
+/// full run's (workload/gettimeofday.rs).
+pub fn windowed_runs(records: &[Record]) -> Vec<String> {
+    let of = |r: &Record, metric: &str| {
+        records
+            .iter()
+            .find(|x| x.metric == metric && x.case == r.case && x.experiment == r.experiment)
+            .and_then(|x| x.value)
+    };
+    records
+        .iter()
+        .filter(|r| r.metric == "starved_callers" && r.value.is_some_and(|v| v > 0.0))
+        .filter_map(|r| {
+            let starved = r.value?;
+            let w = of(r, "windowed_calls")?;
+            let case: Vec<String> = r.case.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            Some(format!(
+                "{}: {{ {} }} simulated {w} calls per thread (a window); {starved} callers \
+                 had none done when the first finished its window, so time_per_call_ns is \
+                 a lower bound (the mean grows with the window)",
+                r.experiment,
+                case.join(", "),
+            ))
+        })
+        .collect()
+}
+
 /// One line per case that stopped at its simulated-time horizon with work
 /// left (`incomplete_at_s` set): its other records describe only the part
 /// that ran, and `completed = 0` must not be read as a result.

@@ -395,6 +395,16 @@ impl Step {
                         "count",
                         r.attempts_per_call,
                     ));
+                    // Only a sampled run says so (run::windowed_runs warns).
+                    if let Some(w) = r.windowed_calls {
+                        out.push(rec.record(&row, "windowed_calls", "count", w as f64));
+                        out.push(rec.record(
+                            &row,
+                            "starved_callers",
+                            "count",
+                            r.starved_callers as f64,
+                        ));
+                    }
                 }
                 out
             }
@@ -691,7 +701,7 @@ pub const GETTIMEOFDAY: Workload = Workload {
                 "",
                 s::Default::Value("200"),
                 s::Range::Int(1, 100_000),
-                "calls per thread; past 2¹⁷ calls in all, each thread simulates max(2¹⁷ / threads, 8) of them (a window of the steady storm)",
+                "calls per thread; past 2¹⁷ calls in all, each thread simulates max(2¹⁷ / threads, 8) of them (a window; `windowed_calls` and `starved_callers` then say so)",
             ),
         ],
         one_of: &[],
@@ -706,6 +716,16 @@ pub const GETTIMEOFDAY: Workload = Workload {
                 "cmpxchg_attempts_per_call",
                 "count",
                 "cmpxchg tries per call",
+            ),
+            s::m(
+                "windowed_calls",
+                "count",
+                "calls each thread simulated, only when fewer than `calls` (a window)",
+            ),
+            s::m(
+                "starved_callers",
+                "count",
+                "in a window: callers with no call done when the first finished its window (then time_per_call_ns is a lower bound)",
             ),
         ],
         example_machine: "altix-512",

@@ -24,6 +24,12 @@ pub struct GtodResult {
     pub time_per_call_ns: f64,
     /// `cmpxchg` attempts per completed call.
     pub attempts_per_call: f64,
+    /// Calls each thread made, when fewer than asked (a [`window`]).
+    pub windowed_calls: Option<u64>,
+    /// Callers that had not finished one call when the first caller
+    /// finished all of its own: the arbitration starves the callers far
+    /// from the word's home, so a window's mean is below the full run's.
+    pub starved_callers: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +55,11 @@ pub fn simulate(
     calls: u64,
     seed: u64,
 ) -> GtodResult {
-    simulate_calls(machine, variant, threads, calls.min(window(threads)), seed)
+    let w = calls.min(window(threads));
+    GtodResult {
+        windowed_calls: (w < calls).then_some(w),
+        ..simulate_calls(machine, variant, threads, w, seed)
+    }
 }
 
 /// Thread-calls simulated event by event at most: beyond it each thread
@@ -92,6 +102,8 @@ pub fn simulate_calls(
     // The access each CPU waits for the line to make.
     let mut pending = vec![Step::Load; n];
     let mut finish = vec![Time::ZERO; n];
+    // When each caller finished its first call (the starvation check).
+    let mut first_done = vec![None; n];
     let mut attempts = 0u64;
     let mut q = EventQueue::with_capacity(n);
     let mut rng = stream(seed, "gettimeofday-start", threads);
@@ -148,6 +160,7 @@ pub fn simulate_calls(
                     }
                 } else {
                     done[c] += 1;
+                    first_done[c].get_or_insert(t);
                     if done[c] == calls {
                         finish[c] = t;
                         continue;
@@ -165,9 +178,15 @@ pub fn simulate_calls(
         .map(|(&t, &s)| (t - s).as_ns() as f64)
         .sum::<f64>()
         / (n as f64 * calls as f64);
+    let first_finish = finish.iter().copied().min().unwrap_or(Time::ZERO);
     GtodResult {
         time_per_call_ns: mean,
         attempts_per_call: attempts as f64 / (n as f64 * calls as f64),
+        windowed_calls: None,
+        starved_callers: first_done
+            .iter()
+            .filter(|t| t.is_none_or(|t| t > first_finish))
+            .count() as u64,
     }
 }
 

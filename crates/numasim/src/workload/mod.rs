@@ -315,13 +315,16 @@ pub fn run_case_with_artifacts(
     for (i, step) in case.parsed.iter().enumerate() {
         // Errors found while the step runs name it, as load-time ones do.
         let records = step.run.run(&mut sim).map_err(|e| e.in_step(i))?;
-        // A run cut short by its horizon says so even when `metrics` leaves
-        // the record out: its other values cover only the part that ran.
+        // A run cut short by its horizon, or sampled by a window, says so
+        // even when `metrics` leaves the record out: its other values
+        // cover only the part that ran.
         out.extend(records.into_iter().filter(|rec| {
             step.metrics
                 .as_ref()
                 .is_none_or(|f| f.contains(&rec.metric))
                 || (rec.metric == "incomplete_at_s" && rec.value.is_some())
+                || rec.metric == "windowed_calls"
+                || rec.metric == "starved_callers"
         }));
     }
     Ok((out, sim.artifacts.unwrap_or_default()))
