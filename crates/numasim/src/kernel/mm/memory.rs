@@ -471,7 +471,7 @@ impl<'a> Progress<'a> {
                     let k = path.batch.pages(b);
                     (len, self.fault[i] % k == k - 1)
                 }
-                Refill(b, len) => (len, self.fault[i] % path.batch.pages(b) == 0),
+                Refill(b, len) => (len, self.fault[i].is_multiple_of(path.batch.pages(b))),
                 _ => return,
             };
             self.stage[i] += if runs { 1 } else { len + 1 };
