@@ -197,4 +197,13 @@ fn batch_sizes_follow_the_release() {
             lru_free: 16
         }
     );
+    // A small zone: a thousandth of 64 MiB of 4 KiB pages is 16, ÷ 4 = 4;
+    // 2.6.9 keeps 4, later releases clamp to 2^n - 1 = 3.
+    let small = Machine::from_toml_str(
+        "name = \"s\"\nnodes = 2\ncpus_per_node = 4\nmem_per_node = \"64 MiB\"\narch = \"x86_64\"\n",
+        "s",
+    )
+    .unwrap();
+    assert_eq!(k(&small, Era::V2_6_9).1, 4);
+    assert_eq!(k(&small, Era::V6_8).1, 3);
 }
