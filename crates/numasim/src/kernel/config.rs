@@ -101,7 +101,9 @@ impl KernelConfig {
             slab_alloc: Spread::Local,
             kswapd_trigger: KswapdTrigger::PerNode,
             vm: VmSysctl::default(),
-            contention: crate::kernel::locking::contention::ContentionKnobs::defaults(machine),
+            contention: crate::kernel::locking::contention::ContentionKnobs::defaults_for(
+                machine, version,
+            ),
             bigmem: crate::kernel::mm::bigmem::BigMemKnobs::defaults(machine),
             mm: crate::kernel::mm::flavour::MmKnobs::defaults(machine),
             sched: crate::kernel::sched::SchedKnobs::defaults(machine),
@@ -145,7 +147,8 @@ impl KernelConfig {
         // `version` is read above (it picks every default); `config_numa`
         // before the subsystems, since hashdist's default follows it.
         knobs::read_all(&KNOBS[1..2], r, &mut k, machine)?;
-        k.contention = crate::kernel::locking::contention::ContentionKnobs::read(r, machine)?;
+        k.contention =
+            crate::kernel::locking::contention::ContentionKnobs::read_for(r, machine, version)?;
         k.mm = crate::kernel::mm::flavour::MmKnobs::read(r, machine)?;
         k.sched = crate::kernel::sched::SchedKnobs::read(r, machine)?;
         k.bigmem = crate::kernel::mm::bigmem::BigMemKnobs::from_mm(&k.mm, machine)

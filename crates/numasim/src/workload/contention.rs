@@ -172,6 +172,7 @@ pub enum Step {
         processes: Vec<u64>,
         bytes: u64,
         sample: u64,
+        munmap: bool,
     },
     Hugetlb {
         cpus: Vec<u64>,
@@ -262,6 +263,7 @@ impl Step {
                         processes: list,
                         bytes,
                         sample,
+                        munmap: r.bool("munmap")?.unwrap_or(false),
                     }
                 } else {
                     Step::Fault {
@@ -437,6 +439,7 @@ impl Step {
                 processes,
                 bytes,
                 sample,
+                munmap,
             } => {
                 let booted = sim.booted()?.clone();
                 let res: Vec<_> = processes
@@ -448,7 +451,7 @@ impl Step {
                             knobs,
                             &booted,
                             n,
-                            *bytes,
+                            (*bytes, *munmap),
                             *sample,
                             seed,
                         )?;
@@ -459,7 +462,7 @@ impl Step {
                                 knobs,
                                 &booted,
                                 n,
-                                *bytes,
+                                (*bytes, false),
                                 *sample,
                                 seed,
                             )?)
@@ -588,7 +591,8 @@ pub fn anon_touch(
 }
 
 /// `processes` processes each fault in a private `bytes` `/dev/zero`
-/// mapping under `variant`; faults per second, all processes together.
+/// mapping under `variant` (and with `munmap`, unmap it in the timed
+/// loop); faults per second, all processes together.
 #[allow(clippy::too_many_arguments)]
 pub fn devzero(
     machine: &Machine,
@@ -596,24 +600,38 @@ pub fn devzero(
     knobs: &ContentionKnobs,
     booted: &crate::kernel::boot::Booted,
     processes: u64,
-    bytes: u64,
+    (bytes, munmap): (u64, bool),
     sample: u64,
     seed: u64,
 ) -> Result<f64, Error> {
     let cpus: Vec<u64> = (0..processes).collect();
     // The LRU lock of each kernel: 2.4's global `pagemap_lru_lock`, 2.6's
     // per-zone `lru_lock` (a zone per node here), the Altix kernel's
-    // per-node lists ([ALTIX04] B2).
+    // per-node lists ([ALTIX04] B2). The 2.4 kernels (stock and Altix) add
+    // and allocate a page at a time; 2.6 and later through per-CPU batches
+    // (mm/memory.rs, "Per-CPU batches").
     let (path, setup) = match variant {
+        Devzero::V24 | Devzero::Altix if munmap => {
+            return Err(InputError::new(format!(
+                "munmap = true: the 2.4 fault paths (kernel.devzero = \"{}\") model no unmap; \
+                 allowed with kernel.devzero = \"2.6\" or \"anon\"",
+                variant.name()
+            ))
+            .into())
+        }
         Devzero::V24 => (
             memory::devzero_fault(true, Scope::Global),
             memory::DEVZERO_SETUP,
         ),
         Devzero::V26 => (
-            memory::devzero_fault(true, Scope::PerNode),
+            memory::devzero_batched(true, munmap, memory::Batches::from_knobs(knobs)),
             memory::DEVZERO_SETUP,
         ),
         Devzero::Altix => (memory::devzero_fault(false, Scope::PerNode), &[][..]),
+        Devzero::Anon => (
+            memory::devzero_batched(false, munmap, memory::Batches::from_knobs(knobs)),
+            &[][..],
+        ),
     };
     let th = fault_threads(machine, booted, &cpus, bytes, setup)?;
     let faults: u64 = th.iter().map(|t| t.faults).sum();
@@ -804,6 +822,14 @@ pub const DEVZERO: Workload = Workload {
                 s::Default::Value("64"),
                 s::Range::Int(1, 1_000_000),
                 "faults simulated per process; processes (summed over the sweep) × sample ≤ 2²²",
+            ),
+            s::p(
+                "munmap",
+                s::Kind::Bool,
+                "",
+                s::Default::Value("false"),
+                s::Range::Any,
+                "each process also unmaps its mapping in the timed loop (will-it-scale page_fault2); `kernel.devzero` 2.6 or anon",
             ),
         ],
         one_of: &[],

@@ -5,7 +5,10 @@
 
 use crate::error::InputError;
 use crate::input::table::TableReader;
+use crate::kernel::era::Era;
 use crate::kernel::knobs::{self, choice_knob, Allowed, Knob};
+use crate::kernel::mm::page_alloc::zone_batchsize;
+use crate::kernel::mm::swap::pagevec_size;
 use crate::machine::{Arch, Machine};
 use serde_json::{json, Value as Json};
 
@@ -49,6 +52,10 @@ knob_enum! {
         V26 = "2.6",
         /// Lock removed.
         Altix = "altix",
+        /// No superblock lock (a private mapping faults as anonymous
+        /// memory, as in mainline), on the per-CPU batched LRU and page
+        /// allocator paths of `kernel.version`.
+        Anon = "anon",
     }
 }
 knob_enum! {
@@ -87,10 +94,22 @@ pub struct ContentionKnobs {
     pub hugepagesz: u64,
     pub pagecache_count: PagecacheCount,
     pub spinlock: Spinlock,
+    /// `PAGEVEC_SIZE`: pages per per-CPU LRU add (and per `release_pages()`
+    /// chunk) on the fault paths of 2.6 and later (mm/swap.rs).
+    pub lru_add_batch: u64,
+    /// `pcp->batch`: pages per per-CPU list refill and bulk free under
+    /// `zone->lock` on those paths (mm/page_alloc.rs `zone_batchsize`).
+    pub pcp_batch: u64,
 }
 
 impl ContentionKnobs {
+    /// The defaults of 2.6.9 (numasim's default release).
     pub fn defaults(machine: &Machine) -> Self {
+        ContentionKnobs::defaults_for(machine, Era::V2_6_9)
+    }
+
+    /// The defaults of release `version` on `machine`.
+    pub fn defaults_for(machine: &Machine, version: Era) -> Self {
         ContentionKnobs {
             // Profiling off until a mask is set: SGI's CPU_MASK_NONE fix,
             // and what a kernel booted without `profile=` does.
@@ -115,6 +134,8 @@ impl ContentionKnobs {
             },
             pagecache_count: PagecacheCount::Global,
             spinlock: Spinlock::Tas,
+            lru_add_batch: pagevec_size(version),
+            pcp_batch: default_pcp_batch(machine, version),
         }
     }
 
@@ -123,7 +144,16 @@ impl ContentionKnobs {
     }
 
     pub fn read(r: &mut TableReader, machine: &Machine) -> Result<Self, InputError> {
-        let mut k = ContentionKnobs::defaults(machine);
+        ContentionKnobs::read_for(r, machine, Era::V2_6_9)
+    }
+
+    /// Read over the defaults of release `version`.
+    pub fn read_for(
+        r: &mut TableReader,
+        machine: &Machine,
+        version: Era,
+    ) -> Result<Self, InputError> {
+        let mut k = ContentionKnobs::defaults_for(machine, version);
         knobs::read_all(KNOBS, r, &mut k, machine)?;
         Ok(k)
     }
@@ -145,7 +175,7 @@ pub const KNOBS: &[Knob<ContentionKnobs>] = &[
         doc: "the anonymous fault path: stock 2.4.21's page_table_lock or Altix's cmpxchg PTE (C9, C10)"),
     choice_knob!(ContentionKnobs, devzero, Devzero,
         default: "`2.4`",
-        doc: "the superblock lock of /dev/zero private mappings (C11)"),
+        doc: "the superblock lock of /dev/zero private mappings (C11); each value names its kernel's fault path: `2.4` and `altix` (2.4.21) a page at a time, `2.6` and `anon` (no lock, mainline) through the per-CPU batches of `version`"),
     choice_knob!(ContentionKnobs, hugetlb, Hugetlb,
         default: "`prefault`",
         doc: "who zeroes huge pages: the mmap() caller (hugetlb_prefault) or the faulting CPU (C12)"),
@@ -177,4 +207,42 @@ pub const KNOBS: &[Knob<ContentionKnobs>] = &[
     choice_knob!(ContentionKnobs, spinlock, Spinlock,
         default: "`tas`",
         doc: "spinlock_t: test-and-set or a queued fair lock (C6, C7)"),
+    Knob {
+        name: "lru_add_batch",
+        allowed: Allowed::Text("1..1024 pages"),
+        default: "`PAGEVEC_SIZE` of `version`: 16 (2.6.9), 14 (2.6.32 .. 4.15), 15 (5.4, 6.8)",
+        doc: "pages lru_cache_add() gathers per CPU before one hold of the LRU lock (mm/swap.c; 1 = per page, as 2.4); also the munmap chunk of release_pages(); used by `devzero` = `2.6`, `anon`",
+        read: |r, k, _| {
+            if let Some(v) = r.u64_in("lru_add_batch", 1, 1024)? {
+                k.lru_add_batch = v;
+            }
+            Ok(())
+        },
+        json: |k| json!(k.lru_add_batch),
+    },
+    Knob {
+        name: "pcp_batch",
+        allowed: Allowed::Text("1..4096 pages"),
+        default: "`zone_batchsize()` of `version` for a node's memory: a thousandth of it, at most 256 KB / 4 (2.6.9), 512 KB / 4 rounded to 2^n-1 (2.6.32 .. 4.15), 1 MB / 4 so (5.4, 6.8: 63 pages of 4 KiB)",
+        doc: "pages per per-CPU page list refill and bulk free, each under one hold of zone->lock (mm/page_alloc.c; 1 = per page); used by `devzero` = `2.6`, `anon`",
+        read: |r, k, _| {
+            if let Some(v) = r.u64_in("pcp_batch", 1, 4096)? {
+                k.pcp_batch = v;
+            }
+            Ok(())
+        },
+        json: |k| json!(k.pcp_batch),
+    },
 ];
+
+/// `pcp->batch` of the mean node's zone (one zone a node here).
+fn default_pcp_batch(machine: &Machine, version: Era) -> u64 {
+    let nodes = machine
+        .nodes
+        .iter()
+        .filter(|n| n.mem_bytes > 0)
+        .count()
+        .max(1) as u64;
+    let page = machine.page_size.max(1);
+    zone_batchsize(version, machine.mem_bytes() / nodes / page, page)
+}

@@ -52,6 +52,7 @@ const HUGETLB_FAULT: FaultPath = FaultPath {
     ],
     locks: &[Scope::Global, Scope::Global],
     lines: &[Scope::Global],
+    batch: memory::Batches::NONE,
 };
 /// `hugetlb_prefault()`: one thread zeroes every page under both locks,
 /// which nobody else asks for.
@@ -59,6 +60,7 @@ const HUGETLB_PREFAULT: FaultPath = FaultPath {
     stages: &[Stage::Work],
     locks: &[],
     lines: &[],
+    batch: memory::Batches::NONE,
 };
 
 /// Huge pages that fit on each node (the boot-time pool).

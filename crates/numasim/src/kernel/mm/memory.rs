@@ -11,7 +11,13 @@
 //! - `PtlWork`: CPU work inside a `page_table_lock` section
 //!   (`fault.ptl_hold_ns`);
 //! - `Work`: the fault's own CPU time: the fixed fault path plus zeroing the
-//!   page at the rate of the memory it landed on.
+//!   page at the rate of the memory it landed on;
+//! - `Drain(b, n)` / `Refill(b, n)`: the next `n` stages run only on the
+//!   fault that fills (drain) or finds empty (refill) the thread's per-CPU
+//!   batch `b` (see "Per-CPU batches" below);
+//! - `PageWrite(i, b)`: write shared line `i` once for every page of batch
+//!   `b` (once when the path does not batch): the list operations of a
+//!   drained batch, the first a transfer, the rest hits.
 //!
 //! A lock or line is global or one per node ([`Scope`]); so the hold time
 //! of a lock is whatever its section's stages cost on that machine, never a
@@ -29,6 +35,21 @@
 //! the superblock lock, whose section updates the two counters it guards
 //! (one line), and the LRU.
 //!
+//! **Per-CPU batches** (kernels from 2.5.32 on; [`Batches`]): 2.4.21 adds
+//! every new page to the LRU under the LRU lock (`lru_cache_add()`), and
+//! takes the page from the buddy lists under `zone->lock` (`rmqueue()`).
+//! Later kernels put the page in a per-CPU pagevec and add `PAGEVEC_SIZE`
+//! pages at a time under the lock (mm/swap.c, 2.5.32), and take order-0
+//! pages from per-CPU lists refilled `pcp->batch` pages at a time under
+//! `zone->lock` (mm/page_alloc.c, 2.5.45); at `munmap()` the gathered pages
+//! leave the LRU a chunk at a time (`release_pages()`) and go back to the
+//! buddy lists `pcp->batch` at a time (`free_pages_bulk()`). A batched
+//! path takes each lock once per batch, not once per page; the per-page
+//! list work stays under the lock ([`Stage::PageWrite`]). The 2.4 paths
+//! here do not batch (every batch is one page) and do not model the zone
+//! lock, as before; the paths of 2.6 and later do both
+//! ([`devzero_batched`]). docs/contention.md, "Fault path by release".
+//!
 //! **Batching.** Millions of faults repeat the same contention pattern. The
 //! simulator runs every fault of every thread as events until each thread
 //! has done `sample` faults (threads keep faulting meanwhile, so contention
@@ -39,7 +60,7 @@
 
 use crate::engine::{CostTable, Dur, EventQueue, Lock, Time};
 use crate::kernel::boot::Booted;
-use crate::kernel::locking::contention::Spinlock;
+use crate::kernel::locking::contention::{ContentionKnobs, Spinlock};
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::{line, rwsem::RwSem, Line};
 use crate::kernel::mm::mempolicy::{alloc_pages, Allocator};
@@ -58,6 +79,64 @@ pub enum Stage {
     Write(usize),
     PtlWork,
     Work,
+    /// Run the next `.1` stages only on the fault that fills per-CPU batch
+    /// `.0` (every `batch[.0]`-th fault of the thread: a pagevec drain).
+    Drain(usize, usize),
+    /// Run the next `.1` stages only on the fault that finds batch `.0`
+    /// empty (the first of every `batch[.0]` faults: a pcp refill).
+    Refill(usize, usize),
+    /// Write line `.0` once for each page of batch `.1`.
+    PageWrite(usize, usize),
+}
+
+/// Pages per per-CPU batch of each kind a path names; 1 = no batching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Batches {
+    /// `lru_cache_add()`'s pagevec: `PAGEVEC_SIZE` (mm/swap.c).
+    pub lru_add: u64,
+    /// `pcp->batch`: pages per refill from, and per bulk free to, the
+    /// buddy lists (`rmqueue_bulk()`, `free_pages_bulk()`; mm/page_alloc.c).
+    pub pcp: u64,
+    /// Pages `release_pages()` takes off the LRU under one hold of the LRU
+    /// lock at `munmap()`.
+    pub lru_free: u64,
+}
+
+impl Batches {
+    /// Every page on its own: the 2.4 paths.
+    pub const NONE: Batches = Batches {
+        lru_add: 1,
+        pcp: 1,
+        lru_free: 1,
+    };
+
+    /// The batches of the knobs in force: `lru_add_batch`, `pcp_batch`;
+    /// the free side's `release_pages()` chunk is taken as one pagevec
+    /// (2.6.9's `free_pages_and_swap_cache()` hands it `chunk = 16` pages,
+    /// its `PAGEVEC_SIZE`; later releases' chunking is not modelled apart).
+    pub fn from_knobs(k: &ContentionKnobs) -> Batches {
+        Batches {
+            lru_add: k.lru_add_batch,
+            pcp: k.pcp_batch,
+            lru_free: k.lru_add_batch,
+        }
+    }
+
+    fn pages(&self, b: usize) -> u64 {
+        match b {
+            batch::LRU_ADD => self.lru_add,
+            batch::PCP => self.pcp,
+            _ => self.lru_free,
+        }
+        .max(1)
+    }
+}
+
+/// The per-CPU batches a stage names ([`Batches`]).
+pub mod batch {
+    pub const LRU_ADD: usize = 0;
+    pub const PCP: usize = 1;
+    pub const LRU_FREE: usize = 2;
 }
 
 /// Whether a lock or line is one for the machine or one per node.
@@ -75,11 +154,13 @@ pub struct FaultPath {
     pub locks: &'static [Scope],
     /// Scope of each line index.
     pub lines: &'static [Scope],
+    /// Pages per per-CPU batch ([`Stage::Drain`], [`Stage::Refill`]).
+    pub batch: Batches,
 }
 
 /// Lock and line indices every fault path uses: its own lock (0), the LRU
 /// lock (1), the LRU's lines, and the superblock counters' line.
-pub(crate) mod idx {
+pub mod idx {
     /// `mm->page_table_lock`, or the `/dev/zero` superblock lock.
     pub const OWN_LOCK: usize = 0;
     /// `pagemap_lru_lock` (stock 2.4), or the node's LRU lock.
@@ -92,6 +173,10 @@ pub(crate) mod idx {
     pub const LRU_COUNT: usize = 2;
     /// The two counters the `/dev/zero` superblock lock guards.
     pub const SB_COUNT: usize = 3;
+    /// `zone->lock` of the node's zone (paths of 2.6 and later).
+    pub const ZONE_LOCK: usize = 2;
+    /// The zone's order-0 free list head (`free_area[0]`).
+    pub const ZONE_FREE: usize = 4;
 }
 
 use idx::*;
@@ -140,12 +225,58 @@ const ANON_CMPXCHG_STAGES: [Stage; 8] = concat(&[&[Sem, Work], &LRU_ADD, &[Sem]]
 pub const DEVZERO_SETUP: &[Stage] = &[Lock(OWN_LOCK), Write(SB_COUNT), Unlock(OWN_LOCK)];
 const DEVZERO_LOCKED_STAGES: [Stage; 9] = concat(&[DEVZERO_SETUP, &[Work], &LRU_ADD]);
 
+/// `rmqueue_pcplist()` / `buffered_rmqueue()`: the per-CPU list is
+/// refilled from the buddy lists under `zone->lock`, `pcp->batch` pages
+/// (each unlinked from the free list) at a time.
+const PCP_REFILL: [Stage; 4] = [
+    Refill(batch::PCP, 3),
+    Lock(ZONE_LOCK),
+    PageWrite(ZONE_FREE, batch::PCP),
+    Unlock(ZONE_LOCK),
+];
+/// `lru_cache_add()` into the per-CPU pagevec; the full pagevec is added
+/// under the LRU lock (`__pagevec_lru_add()`), a list add per page.
+const LRU_ADD_BATCHED: [Stage; 6] = [
+    Drain(batch::LRU_ADD, 5),
+    Lock(LRU_LOCK),
+    PageWrite(LRU_HEAD, batch::LRU_ADD),
+    PageWrite(LRU_PREV, batch::LRU_ADD),
+    PageWrite(LRU_COUNT, batch::LRU_ADD),
+    Unlock(LRU_LOCK),
+];
+/// The page's share of `munmap()`: `release_pages()` takes a chunk of the
+/// gathered pages off the LRU under one hold of the LRU lock (a list
+/// delete per page), and `free_hot_cold_page()` puts the page on the
+/// per-CPU list, which gives `pcp->batch` pages back to the buddy lists
+/// under `zone->lock` when it is full (`free_pages_bulk()`).
+const UNMAP_BATCHED: [Stage; 9] = [
+    Drain(batch::LRU_FREE, 4),
+    Lock(LRU_LOCK),
+    PageWrite(LRU_HEAD, batch::LRU_FREE),
+    PageWrite(LRU_COUNT, batch::LRU_FREE),
+    Unlock(LRU_LOCK),
+    Drain(batch::PCP, 3),
+    Lock(ZONE_LOCK),
+    PageWrite(ZONE_FREE, batch::PCP),
+    Unlock(ZONE_LOCK),
+];
+const DEVZERO_BATCHED_STAGES: [Stage; 14] =
+    concat(&[DEVZERO_SETUP, &PCP_REFILL, &[Work], &LRU_ADD_BATCHED]);
+const DEVZERO_BATCHED_UNMAP_STAGES: [Stage; 23] = concat(&[
+    DEVZERO_SETUP,
+    &PCP_REFILL,
+    &[Work],
+    &LRU_ADD_BATCHED,
+    &UNMAP_BATCHED,
+]);
+
 /// Stock 2.4.21 anonymous write fault with `lru` LRU lists.
 pub fn anon_ptl(lru: Scope) -> FaultPath {
     FaultPath {
         stages: &ANON_PTL_STAGES,
         locks: lock_scopes(lru),
         lines: line_scopes(lru),
+        batch: Batches::NONE,
     }
 }
 
@@ -155,6 +286,7 @@ pub fn anon_cmpxchg(lru: Scope) -> FaultPath {
         stages: &ANON_CMPXCHG_STAGES,
         locks: lock_scopes(lru),
         lines: line_scopes(lru),
+        batch: Batches::NONE,
     }
 }
 
@@ -169,6 +301,35 @@ pub fn devzero_fault(locked: bool, lru: Scope) -> FaultPath {
         },
         locks: lock_scopes(lru),
         lines: line_scopes(lru),
+        batch: Batches::NONE,
+    }
+}
+
+/// A private `/dev/zero` fault of 2.6 and later: with the superblock lock
+/// or without it, per-node LRU lists and zones, the per-CPU batches
+/// `batch`; with `unmap`, each page's share of the `munmap()` that frees
+/// it (will-it-scale's page_fault2 unmaps in its timed loop).
+pub fn devzero_batched(locked: bool, unmap: bool, batch: Batches) -> FaultPath {
+    let all: &'static [Stage] = if unmap {
+        &DEVZERO_BATCHED_UNMAP_STAGES
+    } else {
+        &DEVZERO_BATCHED_STAGES
+    };
+    FaultPath {
+        stages: if locked {
+            all
+        } else {
+            &all[DEVZERO_SETUP.len()..]
+        },
+        locks: &[Scope::Global, Scope::PerNode, Scope::PerNode],
+        lines: &[
+            Scope::PerNode,
+            Scope::PerNode,
+            Scope::PerNode,
+            Scope::Global,
+            Scope::PerNode,
+        ],
+        batch,
     }
 }
 
@@ -248,6 +409,11 @@ pub struct FaultRun {
     pub max_hold_s: f64,
     /// Faults run as events (the rest extrapolated).
     pub simulated_faults: u64,
+    /// Acquisitions of each lock index of the path (all instances) while
+    /// faults ran as events.
+    pub acquisitions: [u64; 3],
+    /// Writes to each line index of the path (all instances), likewise.
+    pub line_writes: [u64; 5],
 }
 
 /// Index of the instance of a resource of `scope` used from `node`.
@@ -275,9 +441,9 @@ struct Progress<'a> {
 }
 
 impl<'a> Progress<'a> {
-    fn new(threads: &'a [FaultThread], sample: u64) -> Self {
+    fn new(threads: &'a [FaultThread], sample: u64, path: &FaultPath) -> Self {
         let n = threads.len();
-        Progress {
+        let mut p = Progress {
             threads,
             sample,
             stage: vec![0; n],
@@ -286,6 +452,29 @@ impl<'a> Progress<'a> {
             finish: vec![None; n],
             reached: 0,
             simulated: 0,
+        };
+        // A path may open with a batch section (a pcp refill).
+        for i in 0..n {
+            if !p.in_setup[i] && threads[i].faults > 0 {
+                p.settle(i, path);
+            }
+        }
+        p
+    }
+
+    /// Step over the batch markers at thread `i`'s stage: into the section
+    /// on the fault that drains or refills, past it on every other.
+    fn settle(&mut self, i: usize, path: &FaultPath) {
+        while let Some(&st) = path.stages.get(self.stage[i]) {
+            let (len, runs) = match st {
+                Drain(b, len) => {
+                    let k = path.batch.pages(b);
+                    (len, self.fault[i] % k == k - 1)
+                }
+                Refill(b, len) => (len, self.fault[i].is_multiple_of(path.batch.pages(b))),
+                _ => return,
+            };
+            self.stage[i] += if runs { 1 } else { len + 1 };
         }
     }
 
@@ -301,29 +490,33 @@ impl<'a> Progress<'a> {
     /// done all its faults.
     fn advance(&mut self, i: usize, now: Time, path: &FaultPath) -> bool {
         self.stage[i] += 1;
-        let len = if self.in_setup[i] {
-            self.threads[i].setup.len()
-        } else {
-            path.stages.len()
-        };
-        if self.stage[i] < len {
-            return true;
-        }
-        self.stage[i] = 0;
-        if self.in_setup[i] {
-            self.in_setup[i] = false;
-        } else {
-            self.fault[i] += 1;
-            self.simulated += 1;
-            if self.fault[i] == self.sample.min(self.threads[i].faults) {
-                self.reached += 1;
+        loop {
+            if !self.in_setup[i] {
+                self.settle(i, path);
+            }
+            let len = if self.in_setup[i] {
+                self.threads[i].setup.len()
+            } else {
+                path.stages.len()
+            };
+            if self.stage[i] < len {
+                return true;
+            }
+            self.stage[i] = 0;
+            if self.in_setup[i] {
+                self.in_setup[i] = false;
+            } else {
+                self.fault[i] += 1;
+                self.simulated += 1;
+                if self.fault[i] == self.sample.min(self.threads[i].faults) {
+                    self.reached += 1;
+                }
+            }
+            if self.fault[i] >= self.threads[i].faults {
+                self.finish[i] = Some(now);
+                return false;
             }
         }
-        if self.fault[i] >= self.threads[i].faults {
-            self.finish[i] = Some(now);
-            return false;
-        }
-        true
     }
 }
 
@@ -387,7 +580,7 @@ pub fn simulate(
     let hold_ns = machine.fault.ptl_hold_ns.round() as u64;
     let n = threads.len();
     let sample = sample.max(1);
-    let mut p = Progress::new(threads, sample);
+    let mut p = Progress::new(threads, sample, path);
     let mut wait = Dur(0);
     let mut asked = vec![Time::ZERO; n];
     let mut waiting = vec![false; n];
@@ -423,6 +616,12 @@ pub fn simulate(
             PtlWork => Some(now + Dur(hold_ns)),
             Work => Some(now + Dur(threads[i].work_ns)),
             Write(l) => Some(lines[instance(&line_base, path.lines, l, node)].write(now, i, node)),
+            PageWrite(l, b) => {
+                let line = &mut lines[instance(&line_base, path.lines, l, node)];
+                Some((0..path.batch.pages(b)).fold(now, |t, _| line.write(t, i, node)))
+            }
+            // `settle` steps over the markers before a thread reaches them.
+            Drain(..) | Refill(..) => Some(now),
             Lock(l) => {
                 asked[i] = now;
                 waiting[i] = true;
@@ -499,7 +698,29 @@ pub fn simulate(
         },
         max_hold_s: max_hold.as_secs_f64(),
         simulated_faults: p.simulated,
+        acquisitions: per_index(&lock_base, path.locks.len(), lk.len(), |j| {
+            lk[j].stats().acquisitions
+        }),
+        line_writes: per_index(&line_base, path.lines.len(), lines.len(), |j| {
+            lines[j].stats().writes
+        }),
     }
+}
+
+/// Sums of `stat` over the instances of each resource index (`base` is the
+/// first instance of each; `total` instances in all).
+fn per_index<const N: usize>(
+    base: &[usize],
+    kinds: usize,
+    total: usize,
+    stat: impl Fn(usize) -> u64,
+) -> [u64; N] {
+    let mut out = [0u64; N];
+    for (k, slot) in out.iter_mut().enumerate().take(kinds) {
+        let end = base.get(k + 1).copied().unwrap_or(total);
+        *slot = (base[k]..end).map(&stat).sum();
+    }
+    out
 }
 
 /// Where `threads` first-touching `bytes_per_thread` each land, allocated

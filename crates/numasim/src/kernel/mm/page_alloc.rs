@@ -6,6 +6,7 @@
 //! Altix-era machines put all memory in ZONE_DMA/NORMAL of their node, and
 //! a zone split would change no placement modelled here.
 
+use crate::kernel::era::Era;
 use crate::machine::Machine;
 use std::sync::Arc;
 
@@ -927,5 +928,34 @@ impl Iterator for ZoneWalk {
                 }
             }
         }
+    }
+}
+
+/// `pcp->batch` of a zone of `zone_pages` pages of `page_size` bytes under
+/// `version` (mm/page_alloc.c): pages the per-CPU list takes from the buddy
+/// lists per refill (`rmqueue_bulk()`) and gives back per bulk free
+/// (`free_pages_bulk()`), each under one hold of `zone->lock`. Per-CPU
+/// page lists came with Andrew Morton's "hot-n-cold pages: page allocator
+/// core" (2002-10-29, in 2.5.45). 2.6.9 (read): a thousandth of the zone,
+/// at most 256 KB, divided by 4 (16 pages of 4 KiB, 4 of 16 KiB). Later
+/// `zone_batchsize()`: at most 512 KB, divided by 4, clamped to 2^n - 1
+/// (31 pages of 4 KiB), the rule of 2.6.32 to 4.18; at most 1 MB from
+/// 4.19 (Aaron Lu, "mm, page_alloc: double zone's batchsize",
+/// d8a759b57035: 63). The I/O releases take 2.6.9's rule, as they take
+/// its boot tables.
+pub fn zone_batchsize(version: Era, zone_pages: u64, page_size: u64) -> u64 {
+    let era = version.boot_tables();
+    let cap = match era {
+        Era::V2_6_9 => 256 << 10,
+        Era::V2_6_32 | Era::V3_10 | Era::V4_15 => 512 << 10,
+        _ => 1 << 20,
+    } / page_size.max(1);
+    let batch = ((zone_pages / 1024).min(cap) / 4).max(1);
+    if era == Era::V2_6_9 {
+        batch
+    } else {
+        // rounddown_pow_of_two(batch + batch / 2) - 1, at least 1.
+        let x = batch + batch / 2;
+        ((1u64 << (63 - x.leading_zeros())) - 1).max(1)
     }
 }

@@ -1,4 +1,7 @@
-//! Swap space (`mm/swapfile.c`): slots counted, not tracked one by one.
+//! Swap space (`mm/swapfile.c`): slots counted, not tracked one by one;
+//! and the LRU's per-CPU batches of `mm/swap.c`.
+
+use crate::kernel::era::Era;
 
 /// Mainline `SWAP_CLUSTER_MAX` (`include/linux/swap.h`): pages reclaimed
 /// per batch; on SN2 one global TLB purge each (`workload/iosim.rs`).
@@ -34,5 +37,23 @@ impl SwapSpace {
     pub fn release(&mut self, pages: u64) {
         debug_assert!(pages <= self.used);
         self.used -= pages.min(self.used);
+    }
+}
+
+/// `PAGEVEC_SIZE` (include/linux/pagevec.h): pages `lru_cache_add()` keeps
+/// per CPU before adding them to the LRU under its lock in one hold.
+/// Per-CPU LRU adds came with Andrew Morton's "deferred and batched
+/// addition of pages to the LRU" (2002-08-14, in 2.5.32), 16 at a time;
+/// 14 from 2.6.10 (Marcelo Tosatti, "Change pagevec counters back to
+/// unsigned long and cacheline align", 2004-10-25); 15 after Matthew
+/// Wilcox's "Get 7% more pages in a pagevec" (linux-mm, 2017-12-06: after
+/// 4.15's merge window), kept by 6.8's `folio_batch`. 2.4 has no pagevec:
+/// `lru_cache_add()` takes `pagemap_lru_lock` for every page (1 here).
+/// The I/O releases take 2.6.9's value, as they take its boot tables.
+pub fn pagevec_size(version: Era) -> u64 {
+    match version.boot_tables() {
+        Era::V2_6_9 => 16,
+        Era::V2_6_32 | Era::V3_10 | Era::V4_15 => 14,
+        _ => 15,
     }
 }
