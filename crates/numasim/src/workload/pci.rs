@@ -9,7 +9,7 @@ use super::Sim;
 use super::{Run, Workload};
 use crate::drivers::pci::dma::{self, DmaAlloc};
 use crate::drivers::pci::node_in;
-use crate::drivers::pci::pio::{self, Load, Op, PioFlush, PioRead};
+use crate::drivers::pci::pio::{self, Load, MmiobWait, Op, PioFlush, PioRead};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::machine::Machine;
@@ -38,6 +38,7 @@ pub enum Step {
         at: Placement,
         methods: Vec<PioFlush>,
         writes: u32,
+        mmiob_wait: MmiobWait,
         load: Vec<Load>,
         ops: u32,
         dma_nodes: Vec<usize>,
@@ -238,6 +239,9 @@ impl Step {
                     &[PioFlush::PioRead, PioFlush::RelaxedRead, PioFlush::Mmiob],
                 )?,
                 writes: bounded(r, "writes", 5, 0, 1000)? as u32,
+                mmiob_wait: r
+                    .choice("mmiob_wait", MmiobWait::NAMES)?
+                    .unwrap_or(MmiobWait::Udelay),
                 load: names(r, "load", Load::NAMES, &[Load::Idle])?,
                 ops: bounded(r, "ops", 200, 1, 100_000)? as u32,
                 dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
@@ -339,14 +343,18 @@ impl Step {
         let rec = sim.recorder();
         let m = &sim.case.machine;
         let seed = sim.case.seed;
-        let setup = |at: &Placement, load: Load, ops: u32, dma_nodes: &[usize]| pio::Setup {
-            device_node: at.device_node,
-            cpu_node: at.cpu_node,
-            load,
-            dma_nodes: dma_nodes.to_vec(),
-            ops,
-            seed,
-        };
+        let setup =
+            |at: &Placement, load: Load, ops: u32, dma_nodes: &[usize], mmiob_wait: MmiobWait| {
+                pio::Setup {
+                    device_node: at.device_node,
+                    cpu_node: at.cpu_node,
+                    load,
+                    dma_nodes: dma_nodes.to_vec(),
+                    ops,
+                    mmiob_wait,
+                    seed,
+                }
+            };
         let mut out = Vec::new();
         match self {
             Step::PioRead {
@@ -362,7 +370,13 @@ impl Step {
                     .collect();
                 let res: Vec<_> = pts
                     .par_iter()
-                    .map(|&(p, l)| pio::simulate(m, &setup(at, l, *ops, dma_nodes), Op::Read(p)))
+                    .map(|&(p, l)| {
+                        pio::simulate(
+                            m,
+                            &setup(at, l, *ops, dma_nodes, MmiobWait::Udelay),
+                            Op::Read(p),
+                        )
+                    })
                     .collect();
                 for (&(p, l), r) in pts.iter().zip(res) {
                     let row = [("pio", json!(p.name())), ("load", json!(l.name()))];
@@ -375,6 +389,7 @@ impl Step {
                 at,
                 methods,
                 writes,
+                mmiob_wait,
                 load,
                 ops,
                 dma_nodes,
@@ -399,7 +414,7 @@ impl Step {
                                 writes: 0,
                             },
                         };
-                        pio::simulate(m, &setup(at, l, *ops, dma_nodes), op)
+                        pio::simulate(m, &setup(at, l, *ops, dma_nodes, *mmiob_wait), op)
                     })
                     .collect();
                 for (&(f, l), r) in pts.iter().zip(res) {
@@ -516,6 +531,7 @@ pub const PIO_FLUSH: Workload = Workload {
                 s::PCI_CPU,
                 s::p("pio_flush", s::Kind::StrList, "", s::Default::Value("[\"pio-read\", \"relaxed-read\", \"mmiob\"]"), s::Range::Text("`pio-read`, `relaxed-read`, `mmiob` (a name or a list)"), "how the writes are ordered"),
                 s::p("writes", s::Kind::Int, "", s::Default::Value("5"), s::Range::Int(0, 1000), "posted writes before the ordering step"),
+                s::p("mmiob_wait", s::Kind::Str, "", s::Default::Value("\"udelay\""), s::Range::Text("`udelay` (2.6.0 to 2.6.7-rc2), `cpu-relax` (2.6.7-rc3 on)"), "what `sn_mmiob()` does between polls of the hub's register"),
                 s::PCI_LOAD,
                 s::PCI_OPS,
                 s::PCI_DMA_NODES,

@@ -69,13 +69,37 @@ const STATUS_LINE_SHARED: bool = true;
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Dma(DmaEv),
-    Doorbell { issued: Time },
-    Fetched { issued: Time },
-    DataStart { issued: Time },
-    BurstDone { bytes: u32 },
-    StatusDone { issued: Time },
+    /// The doorbell's posted write reached the device node's hub.
+    DoorbellAtHub {
+        issued: Time,
+    },
+    Doorbell {
+        issued: Time,
+    },
+    /// The command fetch's read request left the chipset.
+    FetchRequest {
+        issued: Time,
+    },
+    /// The command line is back at the device node's hub.
+    FetchAtHub {
+        issued: Time,
+    },
+    Fetched {
+        issued: Time,
+    },
+    DataStart {
+        issued: Time,
+    },
+    BurstDone {
+        bytes: u32,
+    },
+    StatusDone {
+        issued: Time,
+    },
     EngineFree,
-    Interrupt { issued: Time },
+    Interrupt {
+        issued: Time,
+    },
 }
 
 struct State<'m> {
@@ -114,12 +138,9 @@ impl State<'_> {
         let done = from
             + Self::ns(self.m.mem_latency_ns(c, self.s.ring_node))
             + Self::ns(self.m.pci.uc_store_ns);
-        let at = done
-            + Self::ns(self.m.chipset_read_ns() / 2.0)
-            + self.path.fabric(c, d)
-            + self.path.bridge();
+        let at = done + Self::ns(self.m.chipset_read_ns() / 2.0) + self.path.fabric(c, d);
         self.issued += 1;
-        self.push(at, Ev::Doorbell { issued });
+        self.push(at, Ev::DoorbellAtHub { issued });
         done
     }
     fn start_engine(&mut self, now: Time) {
@@ -127,19 +148,12 @@ impl State<'_> {
             return;
         };
         self.engine_busy = true;
-        let (c, d, b) = (self.s.cpu_node, self.s.device_node, self.s.ring_node);
-        // Read request and the line's return on the bus; the line is
-        // fetched from its home and forwarded from the CPU that wrote it.
+        // Read request and the line's return on the bus.
         let bus = self
             .path
             .bus
             .submit(now, self.m.pci.pio_bytes() + ENTRY_BYTES);
-        let fetch = 2.0 * self.m.pci.bridge_ns
-            + self.m.memory.latency_ns
-            + self.m.fabric_one_way_ns(d, b)
-            + self.m.fabric_one_way_ns(b, c)
-            + self.m.fabric_one_way_ns(c, d);
-        self.push(bus + Self::ns(fetch), Ev::Fetched { issued });
+        self.push(bus, Ev::FetchRequest { issued });
     }
     fn step(&mut self, now: Time, ev: Ev) {
         match ev {
@@ -169,6 +183,25 @@ impl State<'_> {
                         + Self::ns(self.m.chipset_read_ns() / 2.0);
                     self.push(at, Ev::Interrupt { issued });
                 }
+            }
+            Ev::DoorbellAtHub { issued } => {
+                let at = self.path.hub_to_chipset(now, 8);
+                self.push(at, Ev::Doorbell { issued });
+            }
+            Ev::FetchRequest { issued } => {
+                // Up the link to the hub, to the ring's home, forwarded to
+                // the CPU that holds the line dirty, back to the device's hub.
+                let (c, d, b) = (self.s.cpu_node, self.s.device_node, self.s.ring_node);
+                let at = self.path.chipset_to_hub(now, 0)
+                    + Self::ns(self.m.memory.latency_ns)
+                    + self.path.fabric(d, b)
+                    + self.path.fabric(b, c)
+                    + self.path.fabric(c, d);
+                self.push(at, Ev::FetchAtHub { issued });
+            }
+            Ev::FetchAtHub { issued } => {
+                let at = self.path.hub_to_chipset(now, ENTRY_BYTES);
+                self.push(at, Ev::Fetched { issued });
             }
             Ev::Doorbell { issued } => {
                 // A posted write on the bus: the device sees it after it.
