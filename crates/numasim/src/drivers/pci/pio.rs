@@ -32,8 +32,8 @@
 //! - `sn_mmiob()` loops on the local hub's `PIO_WRITE_STATUS` register
 //!   (each poll one local hub register read, seeing the register about
 //!   half-way through) until the count shows nothing pending; between
-//!   polls it waits `udelay(1)` (arch/ia64/sn/kernel/iomv.c up to
-//!   2.6.7-rc2) or only `cpu_relax()` (from 2.6.7-rc3), per [`MmiobWait`].
+//!   polls it waits `udelay(1)` (arch/ia64/sn/io/machvec/iomv.c
+//!   up to 2.6.7-rc2) or only `cpu_relax()` (from 2.6.7-rc3), per [`MmiobWait`].
 
 use super::{DmaEv, IoPath, Landed};
 use crate::engine::{Dur, EventQueue, SimRng, Time};
