@@ -210,6 +210,7 @@ const PCI_KEYS: &[&str] = &[
     "ios",
     "device_ns",
     "host_ns",
+    "isr_reads",
 ];
 
 const PCI_BASE: &str = "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"1 GiB\"\n\

@@ -318,3 +318,54 @@ fn remote_status_ring_pays_the_invalidation_round_trip() {
         );
     }
 }
+
+/// The handler's relaxed register reads (qla1280: 5 per interrupt) cost
+/// every I/O the same wherever the rings are, so at queue depth 1 they add
+/// at least 5 idle relaxed reads per I/O and leave the remote ring's extra
+/// cost as it was; at queue depth 16 one handler takes several completions,
+/// so the reads cost a smaller share of the I/O rate.
+#[test]
+fn handler_register_reads_add_to_every_io_and_amortise_at_depth() {
+    let rows = |reads: u32| {
+        let sc = scenario(&format!(
+            "workload = \"dma-iops\"\nremote_nodes = [64]\nqueue_depth = [1, 16]\nios = 400\nisr_reads = {reads}\n"
+        ))
+        .unwrap();
+        run(&sc, &[]).unwrap()
+    };
+    let (none, five) = (rows(0), rows(5));
+    let get = |recs: &[Record], metric: &str, alloc: &str, q: u32| {
+        value(
+            recs,
+            metric,
+            &[("dma_alloc", json!(alloc)), ("queue_depth", json!(q))],
+        )
+    };
+    let m = numasim::machine::presets::preset("altix-512").unwrap();
+    let relaxed_floor = m.chipset_read_ns() + m.pci.pio_read_ns + 2.0 * m.pci.bridge_ns;
+    for alloc in ["local", "remote"] {
+        let added =
+            (get(&five, "io_latency_us", alloc, 1) - get(&none, "io_latency_us", alloc, 1)) * 1e3;
+        assert!(
+            added >= 5.0 * relaxed_floor,
+            "{alloc}: reads add {added:.0} ns, below 5 x {relaxed_floor:.0}"
+        );
+    }
+    let gap = |recs: &[Record]| {
+        get(recs, "io_latency_us", "remote", 1) - get(recs, "io_latency_us", "local", 1)
+    };
+    assert!(
+        (gap(&five) - gap(&none)).abs() < 0.01,
+        "remote-ring gap {} vs {} us",
+        gap(&five),
+        gap(&none)
+    );
+    let drop = |q: u32| 1.0 - get(&five, "iops", "local", q) / get(&none, "iops", "local", q);
+    assert!(drop(1) > 0.2, "qd 1: reads cut IOPS by {:.3}", drop(1));
+    assert!(
+        drop(16) < drop(1) / 4.0,
+        "qd 16 {:.3} vs qd 1 {:.3}",
+        drop(16),
+        drop(1)
+    );
+}

@@ -52,6 +52,7 @@ pub enum Step {
         ios: u32,
         device_ns: f64,
         host_ns: f64,
+        isr_reads: u32,
     },
 }
 
@@ -323,6 +324,7 @@ impl Step {
                     ios,
                     device_ns: ns(r, "device_ns", 5000.0)?,
                     host_ns: ns(r, "host_ns", 5000.0)?,
+                    isr_reads: bounded(r, "isr_reads", 0, 0, 64)? as u32,
                 }
             }
             _ => return Ok(None),
@@ -439,6 +441,7 @@ impl Step {
                 ios,
                 device_ns,
                 host_ns,
+                isr_reads,
             } => {
                 let mut pts: Vec<(DmaAlloc, usize, u32)> = Vec::new();
                 for &q in queue_depth {
@@ -463,6 +466,7 @@ impl Step {
                                 ios: *ios,
                                 device_ns: *device_ns,
                                 host_ns: *host_ns,
+                                isr_reads: *isr_reads,
                             },
                         )
                     })
@@ -564,6 +568,7 @@ pub const DMA_IOPS: Workload = Workload {
                 s::p("ios", s::Kind::Int, "", s::Default::Value("2000"), s::Range::Int(1, 100_000), "I/Os completed; more than the largest queue_depth"),
                 s::p("device_ns", s::Kind::Float, "ns", s::Default::Value("5000.0"), s::Range::Float(0.0, 1e9), "the adapter's processing per command"),
                 s::p("host_ns", s::Kind::Float, "ns", s::Default::Value("5000.0"), s::Range::Float(0.0, 1e9), "CPU time per completion (interrupt, midlayer, next submission)"),
+                s::p("isr_reads", s::Kind::Int, "", s::Default::Value("0"), s::Range::Int(0, 64), "relaxed PIO reads of adapter registers per interrupt, each behind the bus traffic (qla1280: 5)"),
             ],
             one_of: &[],
             metrics: &[

@@ -49,6 +49,10 @@ pub struct Write {
     pub barrier: bool,
     /// The model's token, returned in a [`Landed`] notice; `None`: no notice.
     pub tag: Option<u64>,
+    /// Coherence work at the target before the write is complete (the
+    /// home invalidating or recalling a cached copy of the line): delays
+    /// its arrival in memory and so its acknowledgement.
+    pub snoop: Dur,
 }
 
 /// A tagged write's arrival: in memory at `in_memory`, its
@@ -146,12 +150,27 @@ impl<'m> IoPath<'m> {
         barrier: bool,
         tag: Option<u64>,
     ) -> (Time, DmaEv) {
+        self.accept_snooped(now, target, bytes, barrier, tag, Dur::ZERO)
+    }
+
+    /// [`IoPath::accept`] for a write whose line is cached elsewhere: the
+    /// target's home spends `snoop` on it before the write completes.
+    pub fn accept_snooped(
+        &mut self,
+        now: Time,
+        target: usize,
+        bytes: u32,
+        barrier: bool,
+        tag: Option<u64>,
+        snoop: Dur,
+    ) -> (Time, DmaEv) {
         let w = Write {
             seq: self.next_seq,
             target: target as u32,
             bytes,
             barrier,
             tag,
+            snoop,
         };
         self.next_seq += 1;
         self.unacked.insert(w.seq);
@@ -226,7 +245,8 @@ impl<'m> IoPath<'m> {
             .mem
             .entry(w.target)
             .or_insert_with(|| Server::new(rate))
-            .submit(now, w.bytes as u64);
+            .submit(now, w.bytes as u64)
+            + w.snoop;
         self.bytes_written += w.bytes as u64;
         let acked = done + self.fabric(w.target as usize, self.node);
         next.push((acked, DmaEv::Acked { seq: w.seq }));
