@@ -194,6 +194,7 @@ const PCI_KEYS: &[&str] = &[
     "machine.pci.bridge_ns",
     "machine.pci.flush_ns",
     "machine.pci.uc_store_ns",
+    "machine.pci.io_link_gbps",
     "machine.timer.clock_read_ns",
     "machine.interconnect.link_gbps",
     "device_node",
@@ -203,11 +204,13 @@ const PCI_KEYS: &[&str] = &[
     "load",
     "pio",
     "pio_flush",
+    "mmiob_wait",
     "io_size",
     "queue_depth",
     "ios",
     "device_ns",
     "host_ns",
+    "isr_reads",
 ];
 
 const PCI_BASE: &str = "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"1 GiB\"\n\

@@ -56,17 +56,30 @@ fn relaxed_reads_beat_normal_ones_idle_and_busy() {
     );
 }
 
+/// The three ways to order 5 posted writes, with `sn_mmiob()` polling
+/// back to back (`cpu-relax`, 2.6.7-rc3 on) or one `udelay(1)` apart
+/// (`udelay`, the experiment's kernels).
+fn flush_rows(wait: &str) -> Vec<Record> {
+    let sc = scenario(&format!(
+        "workload = \"pio-flush\"\nmmiob_wait = \"{wait}\"\nload = [\"idle\", \"busy\"]\nops = 100\n"
+    ))
+    .unwrap();
+    run(&sc, &[]).unwrap()
+}
+
+fn flush_time(recs: &[Record], method: &str, load: &str) -> f64 {
+    value(
+        recs,
+        "time_ns",
+        &[("pio_flush", json!(method)), ("load", json!(load))],
+    )
+}
+
 #[test]
-fn mmiob_is_the_cheapest_way_to_order_posted_writes() {
-    let (_, recs) = replay("altix-pio");
+fn mmiob_polling_back_to_back_is_the_cheapest_way_to_order_posted_writes() {
+    let recs = flush_rows("cpu-relax");
     for load in ["idle", "busy"] {
-        let t = |m: &str| {
-            value(
-                &recs,
-                "time_ns",
-                &[("pio_flush", json!(m)), ("load", json!(load))],
-            )
-        };
+        let t = |m: &str| flush_time(&recs, m, load);
         let (pio, relaxed, mmiob) = (t("pio-read"), t("relaxed-read"), t("mmiob"));
         assert!(
             mmiob < relaxed && relaxed < pio,
@@ -79,6 +92,77 @@ fn mmiob_is_the_cheapest_way_to_order_posted_writes() {
             "{load}: mmiob {mmiob} < one poll {chipset}"
         );
     }
+}
+
+/// The first poll is issued right after the stores and samples the hub's
+/// register before any write response can be back (each must go out on
+/// the link and back), so with `udelay(1)` between polls sn_mmiob() always
+/// pays one microsecond and a second poll.
+#[test]
+fn mmiob_with_udelay_always_pays_a_second_poll() {
+    let m = numasim::machine::presets::preset("altix-512").unwrap();
+    let slow = flush_rows("udelay");
+    let fast = flush_rows("cpu-relax");
+    for load in ["idle", "busy"] {
+        let u = flush_time(&slow, "mmiob", load);
+        let c = flush_time(&fast, "mmiob", load);
+        let floor = 5.0 * m.pci.uc_store_ns + 2.0 * m.chipset_read_ns() + 1000.0;
+        assert!(u >= floor - 0.5, "{load}: udelay mmiob {u} below {floor}");
+        assert!(u > c, "{load}: udelay {u} vs cpu-relax {c}");
+        // The reads do not poll: the wait does not touch them.
+        for method in ["pio-read", "relaxed-read"] {
+            let (a, b) = (
+                flush_time(&slow, method, load),
+                flush_time(&fast, method, load),
+            );
+            assert!((a - b).abs() < 1e-9, "{load} {method}: {a} vs {b}");
+        }
+    }
+}
+
+/// Write responses come back on the chipset-to-hub link behind the DMA
+/// packets queued there, so a busy bus delays sn_mmiob() even though it
+/// never waits for the bus or for memory; the register read alone does not
+/// move.
+#[test]
+fn write_responses_queue_behind_dma_on_the_io_link() {
+    let recs = flush_rows("cpu-relax");
+    let idle = flush_time(&recs, "mmiob", "idle");
+    let busy = flush_time(&recs, "mmiob", "busy");
+    assert!(busy > idle, "mmiob idle {idle}, busy {busy}");
+    let poll = |l: &str| value(&recs, "chipset_read_ns", &[("load", json!(l))]);
+    assert_eq!(poll("idle"), poll("busy"));
+}
+
+/// A slower hub-chipset link (Xtown2 also runs at 800 MB/s) carries the
+/// background DMA at no more than its own rate, the chipset's buffer
+/// throttling the bus, and makes every packet that shares it wait longer.
+#[test]
+fn a_slower_io_link_throttles_dma_and_delays_read_responses() {
+    let at = |gbps: f64| {
+        let sc = Scenario::from_str(
+            &format!("name = \"t\"\nseed = 1\n[machine]\npreset = \"altix-512\"\n[machine.pci]\nio_link_gbps = {gbps}\n[[run]]\nworkload = \"pio-read\"\npio = \"relaxed\"\nload = [\"idle\", \"busy\"]\nops = 100\n"),
+            "t.toml",
+            None,
+        )
+        .unwrap();
+        let recs = run(&sc, &[]).unwrap();
+        let t = |l: &str| value(&recs, "time_ns", &[("load", json!(l))]);
+        let mbps = value(&recs, "dma_mbps", &[("load", json!("busy"))]);
+        (t("idle"), t("busy"), mbps)
+    };
+    let (fast_idle, fast_busy, fast_mbps) = at(1.2);
+    let (slow_idle, slow_busy, slow_mbps) = at(0.8);
+    assert!(slow_idle > fast_idle, "idle: {fast_idle} vs {slow_idle}");
+    assert!(
+        slow_busy - slow_idle > fast_busy - fast_idle,
+        "busy penalty: 1.2 GB/s {} vs 0.8 GB/s {}",
+        fast_busy - fast_idle,
+        slow_busy - slow_idle
+    );
+    // 512-byte bursts are 33 micropackets of 16 bytes on the link.
+    assert!(slow_mbps <= 800.0 * 512.0 / 528.0 + 1.0, "{slow_mbps}");
+    assert!(slow_mbps < fast_mbps, "{slow_mbps} vs {fast_mbps}");
 }
 
 #[test]
@@ -168,6 +252,11 @@ fn bad_input_names_the_key() {
     assert!(e.message.contains("mmiob"), "{e}");
     let e = bad("workload = \"pio-flush\"\nwrites = -5\n");
     assert_eq!(e.key.as_deref(), Some("run[0].writes"), "{e}");
+    let e = bad("workload = \"pio-flush\"\nmmiob_wait = \"spin\"\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].mmiob_wait"), "{e}");
+    assert!(e.message.contains("cpu-relax"), "{e}");
+    let e = bad("workload = \"pio-flush\"\nwrites = -5\n");
+    assert_eq!(e.key.as_deref(), Some("run[0].writes"), "{e}");
     let e = bad("workload = \"dma-iops\"\nio_size = -4096\n");
     assert_eq!(e.key.as_deref(), Some("run[0].io_size"), "{e}");
     assert!(e.message.contains("negative"), "{e}");
@@ -193,6 +282,13 @@ fn bad_machine_pci_values_name_the_key() {
         e.key.as_deref().unwrap_or("").ends_with("pci.bridge_ns"),
         "{e}"
     );
+    let body = "name = \"t\"\n[machine]\npreset = \"altix-512\"\n[machine.pci]\nio_link_gbps = 0\n[[run]]\nworkload = \"pio-read\"\n";
+    let e = Scenario::from_str(body, "t.toml", None).expect_err("zero link");
+    assert!(
+        e.key.as_deref().unwrap_or("").ends_with("pci.io_link_gbps"),
+        "{e}"
+    );
+    assert!(e.message.contains("GB/s"), "{e}");
 }
 
 /// Coherence on the status ring: the device's status write to a line the
@@ -221,4 +317,55 @@ fn remote_status_ring_pays_the_invalidation_round_trip() {
             "distance {d}: remote ring adds {gap:.0} ns per I/O, fabric round trip {rt:.0}"
         );
     }
+}
+
+/// The handler's relaxed register reads (qla1280: 5 per interrupt) cost
+/// every I/O the same wherever the rings are, so at queue depth 1 they add
+/// at least 5 idle relaxed reads per I/O and leave the remote ring's extra
+/// cost as it was; at queue depth 16 one handler takes several completions,
+/// so the reads cost a smaller share of the I/O rate.
+#[test]
+fn handler_register_reads_add_to_every_io_and_amortise_at_depth() {
+    let rows = |reads: u32| {
+        let sc = scenario(&format!(
+            "workload = \"dma-iops\"\nremote_nodes = [64]\nqueue_depth = [1, 16]\nios = 400\nisr_reads = {reads}\n"
+        ))
+        .unwrap();
+        run(&sc, &[]).unwrap()
+    };
+    let (none, five) = (rows(0), rows(5));
+    let get = |recs: &[Record], metric: &str, alloc: &str, q: u32| {
+        value(
+            recs,
+            metric,
+            &[("dma_alloc", json!(alloc)), ("queue_depth", json!(q))],
+        )
+    };
+    let m = numasim::machine::presets::preset("altix-512").unwrap();
+    let relaxed_floor = m.chipset_read_ns() + m.pci.pio_read_ns + 2.0 * m.pci.bridge_ns;
+    for alloc in ["local", "remote"] {
+        let added =
+            (get(&five, "io_latency_us", alloc, 1) - get(&none, "io_latency_us", alloc, 1)) * 1e3;
+        assert!(
+            added >= 5.0 * relaxed_floor,
+            "{alloc}: reads add {added:.0} ns, below 5 x {relaxed_floor:.0}"
+        );
+    }
+    let gap = |recs: &[Record]| {
+        get(recs, "io_latency_us", "remote", 1) - get(recs, "io_latency_us", "local", 1)
+    };
+    assert!(
+        (gap(&five) - gap(&none)).abs() < 0.01,
+        "remote-ring gap {} vs {} us",
+        gap(&five),
+        gap(&none)
+    );
+    let drop = |q: u32| 1.0 - get(&five, "iops", "local", q) / get(&none, "iops", "local", q);
+    assert!(drop(1) > 0.2, "qd 1: reads cut IOPS by {:.3}", drop(1));
+    assert!(
+        drop(16) < drop(1) / 4.0,
+        "qd 16 {:.3} vs qd 1 {:.3}",
+        drop(16),
+        drop(1)
+    );
 }

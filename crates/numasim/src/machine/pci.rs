@@ -26,8 +26,9 @@ pub struct PciBus {
     /// Bus clocks one PIO transaction (a posted write, a read request)
     /// holds the bus: address, attribute, response and data phases.
     pub pio_clocks: u32,
-    /// A PIO read beyond the local hub: hub to I/O chipset, the bus, the
-    /// device's register and back, on an idle bus, ns.
+    /// A PIO read at the chipset: from its request arriving there to its
+    /// response leaving it, beyond the request's own bus transaction (the
+    /// device's register and the PCI-X completion back to the chipset), ns.
     pub pio_read_ns: f64,
     /// One crossing between a node's hub and its I/O chipset (a posted
     /// write reaching the chipset, a DMA write reaching the hub), ns.
@@ -38,6 +39,11 @@ pub struct PciBus {
     pub flush_ns: f64,
     /// CPU time to issue one uncached (posted) store, ns.
     pub uc_store_ns: f64,
+    /// The link between the hub and the I/O chipset, each direction, GB/s
+    /// (an Xtown2 XIO port: 1.2 GB/s): every PIO request, response and
+    /// acknowledgement and every DMA write is a packet of 16-byte
+    /// micropackets on it, served in order.
+    pub io_link_gbps: f64,
 }
 
 /// Defaults for a machine without `[pci]` (docs/pci.md): a PCI-X 133
@@ -47,10 +53,11 @@ mod default {
     pub const BUS_BYTES: u64 = 8;
     pub const LATENCY_TIMER: u64 = 64;
     pub const PIO_CLOCKS: u64 = 6;
-    pub const PIO_READ_NS: f64 = 900.0;
+    pub const PIO_READ_NS: f64 = 672.0;
     pub const BRIDGE_NS: f64 = 70.0;
     pub const FLUSH_NS: f64 = 0.0;
     pub const UC_STORE_NS: f64 = 20.0;
+    pub const IO_LINK_GBPS: f64 = 1.2;
 }
 
 impl PciBus {
@@ -79,6 +86,7 @@ impl Default for PciBus {
             bridge_ns: default::BRIDGE_NS,
             flush_ns: default::FLUSH_NS,
             uc_store_ns: default::UC_STORE_NS,
+            io_link_gbps: default::IO_LINK_GBPS,
         }
     }
 }
@@ -121,6 +129,15 @@ pub(super) fn read(r: &mut TableReader) -> Result<PciBus, InputError> {
     p.bridge_ns = ns(&mut t, "bridge_ns", p.bridge_ns)?;
     p.flush_ns = ns(&mut t, "flush_ns", p.flush_ns)?;
     p.uc_store_ns = ns(&mut t, "uc_store_ns", p.uc_store_ns)?;
+    if let Some(g) = t.f64("io_link_gbps")? {
+        if !(0.001..=10_000.0).contains(&g) {
+            return Err(InputError::at(
+                t.key("io_link_gbps"),
+                format!("{g}: allowed 0.001 .. 10000 GB/s (an XIO port: 0.8 or 1.2)"),
+            ));
+        }
+        p.io_link_gbps = g;
+    }
     t.finish()?;
     Ok(p)
 }
@@ -137,6 +154,7 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
     s.insert("bridge_ns".into(), p.bridge_ns.into());
     s.insert("flush_ns".into(), p.flush_ns.into());
     s.insert("uc_store_ns".into(), p.uc_store_ns.into());
+    s.insert("io_link_gbps".into(), p.io_link_gbps.into());
     t.insert("pci".into(), s.into());
 }
 

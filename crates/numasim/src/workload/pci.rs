@@ -9,7 +9,7 @@ use super::Sim;
 use super::{Run, Workload};
 use crate::drivers::pci::dma::{self, DmaAlloc};
 use crate::drivers::pci::node_in;
-use crate::drivers::pci::pio::{self, Load, Op, PioFlush, PioRead};
+use crate::drivers::pci::pio::{self, Load, MmiobWait, Op, PioFlush, PioRead};
 use crate::error::{Error, InputError};
 use crate::input::table::TableReader;
 use crate::machine::Machine;
@@ -38,6 +38,7 @@ pub enum Step {
         at: Placement,
         methods: Vec<PioFlush>,
         writes: u32,
+        mmiob_wait: MmiobWait,
         load: Vec<Load>,
         ops: u32,
         dma_nodes: Vec<usize>,
@@ -51,6 +52,7 @@ pub enum Step {
         ios: u32,
         device_ns: f64,
         host_ns: f64,
+        isr_reads: u32,
     },
 }
 
@@ -238,6 +240,9 @@ impl Step {
                     &[PioFlush::PioRead, PioFlush::RelaxedRead, PioFlush::Mmiob],
                 )?,
                 writes: bounded(r, "writes", 5, 0, 1000)? as u32,
+                mmiob_wait: r
+                    .choice("mmiob_wait", MmiobWait::NAMES)?
+                    .unwrap_or(MmiobWait::Udelay),
                 load: names(r, "load", Load::NAMES, &[Load::Idle])?,
                 ops: bounded(r, "ops", 200, 1, 100_000)? as u32,
                 dma_nodes: node_list(r, "dma_nodes", m)?.unwrap_or(all),
@@ -319,6 +324,7 @@ impl Step {
                     ios,
                     device_ns: ns(r, "device_ns", 5000.0)?,
                     host_ns: ns(r, "host_ns", 5000.0)?,
+                    isr_reads: bounded(r, "isr_reads", 0, 0, 64)? as u32,
                 }
             }
             _ => return Ok(None),
@@ -339,14 +345,18 @@ impl Step {
         let rec = sim.recorder();
         let m = &sim.case.machine;
         let seed = sim.case.seed;
-        let setup = |at: &Placement, load: Load, ops: u32, dma_nodes: &[usize]| pio::Setup {
-            device_node: at.device_node,
-            cpu_node: at.cpu_node,
-            load,
-            dma_nodes: dma_nodes.to_vec(),
-            ops,
-            seed,
-        };
+        let setup =
+            |at: &Placement, load: Load, ops: u32, dma_nodes: &[usize], mmiob_wait: MmiobWait| {
+                pio::Setup {
+                    device_node: at.device_node,
+                    cpu_node: at.cpu_node,
+                    load,
+                    dma_nodes: dma_nodes.to_vec(),
+                    ops,
+                    mmiob_wait,
+                    seed,
+                }
+            };
         let mut out = Vec::new();
         match self {
             Step::PioRead {
@@ -362,7 +372,13 @@ impl Step {
                     .collect();
                 let res: Vec<_> = pts
                     .par_iter()
-                    .map(|&(p, l)| pio::simulate(m, &setup(at, l, *ops, dma_nodes), Op::Read(p)))
+                    .map(|&(p, l)| {
+                        pio::simulate(
+                            m,
+                            &setup(at, l, *ops, dma_nodes, MmiobWait::Udelay),
+                            Op::Read(p),
+                        )
+                    })
                     .collect();
                 for (&(p, l), r) in pts.iter().zip(res) {
                     let row = [("pio", json!(p.name())), ("load", json!(l.name()))];
@@ -375,6 +391,7 @@ impl Step {
                 at,
                 methods,
                 writes,
+                mmiob_wait,
                 load,
                 ops,
                 dma_nodes,
@@ -399,7 +416,7 @@ impl Step {
                                 writes: 0,
                             },
                         };
-                        pio::simulate(m, &setup(at, l, *ops, dma_nodes), op)
+                        pio::simulate(m, &setup(at, l, *ops, dma_nodes, *mmiob_wait), op)
                     })
                     .collect();
                 for (&(f, l), r) in pts.iter().zip(res) {
@@ -424,6 +441,7 @@ impl Step {
                 ios,
                 device_ns,
                 host_ns,
+                isr_reads,
             } => {
                 let mut pts: Vec<(DmaAlloc, usize, u32)> = Vec::new();
                 for &q in queue_depth {
@@ -448,6 +466,7 @@ impl Step {
                                 ios: *ios,
                                 device_ns: *device_ns,
                                 host_ns: *host_ns,
+                                isr_reads: *isr_reads,
                             },
                         )
                     })
@@ -516,6 +535,7 @@ pub const PIO_FLUSH: Workload = Workload {
                 s::PCI_CPU,
                 s::p("pio_flush", s::Kind::StrList, "", s::Default::Value("[\"pio-read\", \"relaxed-read\", \"mmiob\"]"), s::Range::Text("`pio-read`, `relaxed-read`, `mmiob` (a name or a list)"), "how the writes are ordered"),
                 s::p("writes", s::Kind::Int, "", s::Default::Value("5"), s::Range::Int(0, 1000), "posted writes before the ordering step"),
+                s::p("mmiob_wait", s::Kind::Str, "", s::Default::Value("\"udelay\""), s::Range::Text("`udelay` (2.6.0 to 2.6.7-rc2), `cpu-relax` (2.6.7-rc3 on)"), "what `sn_mmiob()` does between polls of the hub's register"),
                 s::PCI_LOAD,
                 s::PCI_OPS,
                 s::PCI_DMA_NODES,
@@ -548,6 +568,7 @@ pub const DMA_IOPS: Workload = Workload {
                 s::p("ios", s::Kind::Int, "", s::Default::Value("2000"), s::Range::Int(1, 100_000), "I/Os completed; more than the largest queue_depth"),
                 s::p("device_ns", s::Kind::Float, "ns", s::Default::Value("5000.0"), s::Range::Float(0.0, 1e9), "the adapter's processing per command"),
                 s::p("host_ns", s::Kind::Float, "ns", s::Default::Value("5000.0"), s::Range::Float(0.0, 1e9), "CPU time per completion (interrupt, midlayer, next submission)"),
+                s::p("isr_reads", s::Kind::Int, "", s::Default::Value("0"), s::Range::Int(0, 64), "relaxed PIO reads of adapter registers per interrupt, each behind the bus traffic (qla1280: 5)"),
             ],
             one_of: &[],
             metrics: &[

@@ -44,6 +44,9 @@ pub struct Setup {
     pub device_ns: f64,
     /// CPU time per completion (interrupt, SCSI midlayer, next submission), ns.
     pub host_ns: f64,
+    /// Relaxed PIO reads of adapter registers the interrupt handler makes
+    /// before it looks at the status ring (each waits for the bus).
+    pub isr_reads: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,13 +72,52 @@ const STATUS_LINE_SHARED: bool = true;
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Dma(DmaEv),
-    Doorbell { issued: Time },
-    Fetched { issued: Time },
-    DataStart { issued: Time },
-    BurstDone { bytes: u32 },
-    StatusDone { issued: Time },
+    /// The doorbell's posted write reached the device node's hub.
+    DoorbellAtHub {
+        issued: Time,
+    },
+    Doorbell {
+        issued: Time,
+    },
+    /// The command fetch's read request left the chipset.
+    FetchRequest {
+        issued: Time,
+    },
+    /// The command line is back at the device node's hub.
+    FetchAtHub {
+        issued: Time,
+    },
+    Fetched {
+        issued: Time,
+    },
+    DataStart {
+        issued: Time,
+    },
+    BurstDone {
+        bytes: u32,
+    },
+    StatusDone {
+        issued: Time,
+    },
     EngineFree,
-    Interrupt { issued: Time },
+    Interrupt {
+        issued: Time,
+    },
+    /// The CPU takes the next pending interrupt.
+    HandlerStart,
+    /// A handler's register read reached the device node's hub; `left`
+    /// reads remain, this one included.
+    IsrReadAtHub {
+        left: u32,
+    },
+    IsrReadAtChipset {
+        left: u32,
+    },
+    IsrReadResponse {
+        left: u32,
+    },
+    /// The handler's register reads are done.
+    HandlerBody,
 }
 
 struct State<'m> {
@@ -92,6 +134,11 @@ struct State<'m> {
     warm_at: Time,
     last_at: Time,
     latency_sum: u64,
+    /// Interrupts raised and not yet handled, by their I/O's issue time.
+    irqs: std::collections::VecDeque<Time>,
+    /// The completions the running handler takes.
+    batch: Vec<Time>,
+    in_handler: bool,
     /// Issue times of I/Os whose status is in flight, by tag.
     tags: std::collections::BTreeMap<u64, Time>,
     next_tag: u64,
@@ -114,12 +161,9 @@ impl State<'_> {
         let done = from
             + Self::ns(self.m.mem_latency_ns(c, self.s.ring_node))
             + Self::ns(self.m.pci.uc_store_ns);
-        let at = done
-            + Self::ns(self.m.chipset_read_ns() / 2.0)
-            + self.path.fabric(c, d)
-            + self.path.bridge();
+        let at = done + Self::ns(self.m.chipset_read_ns() / 2.0) + self.path.fabric(c, d);
         self.issued += 1;
-        self.push(at, Ev::Doorbell { issued });
+        self.push(at, Ev::DoorbellAtHub { issued });
         done
     }
     fn start_engine(&mut self, now: Time) {
@@ -127,19 +171,12 @@ impl State<'_> {
             return;
         };
         self.engine_busy = true;
-        let (c, d, b) = (self.s.cpu_node, self.s.device_node, self.s.ring_node);
-        // Read request and the line's return on the bus; the line is
-        // fetched from its home and forwarded from the CPU that wrote it.
+        // Read request and the line's return on the bus.
         let bus = self
             .path
             .bus
             .submit(now, self.m.pci.pio_bytes() + ENTRY_BYTES);
-        let fetch = 2.0 * self.m.pci.bridge_ns
-            + self.m.memory.latency_ns
-            + self.m.fabric_one_way_ns(d, b)
-            + self.m.fabric_one_way_ns(b, c)
-            + self.m.fabric_one_way_ns(c, d);
-        self.push(bus + Self::ns(fetch), Ev::Fetched { issued });
+        self.push(bus, Ev::FetchRequest { issued });
     }
     fn step(&mut self, now: Time, ev: Ev) {
         match ev {
@@ -151,24 +188,32 @@ impl State<'_> {
                 }
                 for l in landed {
                     let issued = self.tags.remove(&l.tag).expect("tagged status write");
-                    // The status line is shared in the CPU's cache (the
-                    // handler read it one lap of the ring ago): the ring's
-                    // home invalidates that copy and waits for the ack
-                    // before the write is complete (`STATUS_LINE_SHARED`).
-                    let inval = if STATUS_LINE_SHARED {
-                        self.path.fabric(self.s.ring_node, self.s.cpu_node)
-                            + self.path.fabric(self.s.cpu_node, self.s.ring_node)
-                    } else {
-                        Dur::ZERO
-                    };
                     // The interrupt follows the status write (barrier
                     // attribute) from the device's hub to the CPU.
                     let at = l.acked
-                        + inval
                         + self.path.fabric(self.s.device_node, self.s.cpu_node)
                         + Self::ns(self.m.chipset_read_ns() / 2.0);
                     self.push(at, Ev::Interrupt { issued });
                 }
+            }
+            Ev::DoorbellAtHub { issued } => {
+                let at = self.path.hub_to_chipset(now, 8);
+                self.push(at, Ev::Doorbell { issued });
+            }
+            Ev::FetchRequest { issued } => {
+                // Up the link to the hub, to the ring's home, forwarded to
+                // the CPU that holds the line dirty, back to the device's hub.
+                let (c, d, b) = (self.s.cpu_node, self.s.device_node, self.s.ring_node);
+                let at = self.path.chipset_to_hub(now, 0)
+                    + Self::ns(self.m.memory.latency_ns)
+                    + self.path.fabric(d, b)
+                    + self.path.fabric(b, c)
+                    + self.path.fabric(c, d);
+                self.push(at, Ev::FetchAtHub { issued });
+            }
+            Ev::FetchAtHub { issued } => {
+                let at = self.path.hub_to_chipset(now, ENTRY_BYTES);
+                self.push(at, Ev::Fetched { issued });
             }
             Ev::Doorbell { issued } => {
                 // A posted write on the bus: the device sees it after it.
@@ -204,9 +249,26 @@ impl State<'_> {
                 let tag = self.next_tag;
                 self.next_tag += 1;
                 self.tags.insert(tag, issued);
-                let (t, e) =
-                    self.path
-                        .accept(now, self.s.ring_node, ENTRY_BYTES as u32, true, Some(tag));
+                // The status line is shared in the CPU's cache (the handler
+                // read it one lap of the ring ago): the ring's home
+                // invalidates that copy and waits for the ack before the
+                // write is complete (`STATUS_LINE_SHARED`), so its
+                // acknowledgement, which later barrier writes and the
+                // interrupt wait for, comes after that round trip.
+                let snoop = if STATUS_LINE_SHARED {
+                    self.path.fabric(self.s.ring_node, self.s.cpu_node)
+                        + self.path.fabric(self.s.cpu_node, self.s.ring_node)
+                } else {
+                    Dur::ZERO
+                };
+                let (t, e) = self.path.accept_snooped(
+                    now,
+                    self.s.ring_node,
+                    ENTRY_BYTES as u32,
+                    true,
+                    Some(tag),
+                    snoop,
+                );
                 self.push(t, Ev::Dma(e));
             }
             Ev::EngineFree => {
@@ -214,21 +276,80 @@ impl State<'_> {
                 self.start_engine(now);
             }
             Ev::Interrupt { issued } => {
-                let start = now.max(self.cpu_free);
-                let mut done = start
-                    + Self::ns(self.s.host_ns)
-                    + Self::ns(self.m.mem_latency_ns(self.s.cpu_node, self.s.ring_node));
-                self.completed += 1;
-                self.latency_sum += (done - issued).as_ns();
-                if self.completed == self.s.queue_depth {
-                    self.warm_at = done;
+                self.irqs.push_back(issued);
+                if !self.in_handler {
+                    self.in_handler = true;
+                    let at = now.max(self.cpu_free);
+                    self.push(at, Ev::HandlerStart);
                 }
-                self.last_at = done;
-                if self.issued < self.s.ios {
-                    done = self.submit(done);
-                }
-                self.cpu_free = done;
             }
+            Ev::HandlerStart => {
+                // One handler takes every completion posted so far: the
+                // ring's in-pointer register names them all.
+                self.batch.extend(self.irqs.drain(..));
+                if self.s.isr_reads > 0 {
+                    self.isr_read(now, self.s.isr_reads);
+                } else {
+                    self.handler_body(now);
+                }
+            }
+            Ev::IsrReadAtHub { left } => {
+                let at = self.path.hub_to_chipset(now, 0);
+                self.push(at, Ev::IsrReadAtChipset { left });
+            }
+            Ev::IsrReadAtChipset { left } => {
+                // Behind the data bursts and status writes queued on the bus.
+                let done = self.path.bus.submit(now, self.m.pci.pio_bytes());
+                let at = done + Self::ns(self.m.pci.pio_read_ns);
+                self.push(at, Ev::IsrReadResponse { left });
+            }
+            Ev::IsrReadResponse { left } => {
+                // Up the link behind the DMA queued there, back to the CPU.
+                let at = self.path.chipset_to_hub(now, 8)
+                    + self.path.fabric(self.s.device_node, self.s.cpu_node)
+                    + Self::ns(self.m.chipset_read_ns() / 2.0);
+                if left > 1 {
+                    self.isr_read(at, left - 1);
+                } else {
+                    self.push(at, Ev::HandlerBody);
+                }
+            }
+            Ev::HandlerBody => self.handler_body(now),
+        }
+    }
+
+    /// One relaxed PIO read of an adapter register from the handler
+    /// (`readw_relaxed`: no DMA flush), issued at `at`.
+    fn isr_read(&mut self, at: Time, left: u32) {
+        let to_hub = Self::ns(self.m.chipset_read_ns() / 2.0)
+            + self.path.fabric(self.s.cpu_node, self.s.device_node);
+        self.push(at + to_hub, Ev::IsrReadAtHub { left });
+    }
+
+    /// The rest of the handler at `now`, for each completion of the batch:
+    /// `host_ns`, the status read (its copy was invalidated: a miss to the
+    /// ring's node), the next command.
+    fn handler_body(&mut self, now: Time) {
+        let mut done = now;
+        for issued in std::mem::take(&mut self.batch) {
+            done = done
+                + Self::ns(self.s.host_ns)
+                + Self::ns(self.m.mem_latency_ns(self.s.cpu_node, self.s.ring_node));
+            self.completed += 1;
+            self.latency_sum += (done - issued).as_ns();
+            if self.completed == self.s.queue_depth {
+                self.warm_at = done;
+            }
+            self.last_at = done;
+            if self.issued < self.s.ios {
+                done = self.submit(done);
+            }
+        }
+        self.cpu_free = done;
+        if self.irqs.is_empty() {
+            self.in_handler = false;
+        } else {
+            self.push(done, Ev::HandlerStart);
         }
     }
 }
@@ -248,6 +369,9 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         warm_at: Time::ZERO,
         last_at: Time::ZERO,
         latency_sum: 0,
+        irqs: Default::default(),
+        batch: Vec::new(),
+        in_handler: false,
         tags: Default::default(),
         next_tag: 0,
     };

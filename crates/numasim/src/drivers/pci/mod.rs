@@ -4,8 +4,10 @@
 //! [`IoPath`] is the shared part a driver model builds on: the bus (one
 //! FIFO [`Server`]: every master's burst and every PIO transaction holds
 //! it in turn), the I/O node's link into the fabric, and each target
-//! node's memory (servers too). A DMA write is accepted by the chipset
-//! when its bus transfer ends, crosses to the node's hub, travels the
+//! node's memory (servers too), and the hub–chipset link (an XIO port, one
+//! server each way: every packet is a header micropacket plus 16-byte data
+//! micropackets). A DMA write is accepted by the chipset when its bus
+//! transfer ends, crosses the link to the node's hub, travels the
 //! fabric to its target node (`Machine::fabric_one_way_ns`, the same
 //! distances as memory latency), is written by that node's memory and is
 //! acknowledged back to the hub. A write with the barrier attribute (SGI's
@@ -47,6 +49,10 @@ pub struct Write {
     pub barrier: bool,
     /// The model's token, returned in a [`Landed`] notice; `None`: no notice.
     pub tag: Option<u64>,
+    /// Coherence work at the target before the write is complete (the
+    /// home invalidating or recalling a cached copy of the line): delays
+    /// its arrival in memory and so its acknowledgement.
+    pub snoop: Dur,
 }
 
 /// A tagged write's arrival: in memory at `in_memory`, its
@@ -67,6 +73,12 @@ pub struct IoPath<'m> {
     pub bus: Server,
     /// The I/O node's link into the fabric (writes to other nodes).
     link: Server,
+    /// The hub–chipset link, chipset to hub (DMA writes, PIO read
+    /// responses, PIO write acknowledgements, DMA read requests).
+    xio_in: Server,
+    /// The same link, hub to chipset (PIO writes and read requests, DMA
+    /// read responses).
+    xio_out: Server,
     /// Memory of each node written so far.
     mem: BTreeMap<u32, Server>,
     next_seq: u64,
@@ -84,6 +96,8 @@ impl<'m> IoPath<'m> {
             node,
             bus: Server::new(machine.pci.bytes_per_s()),
             link: Server::new(rate(machine.interconnect.link_gbps)),
+            xio_in: Server::new(rate(machine.pci.io_link_gbps)),
+            xio_out: Server::new(rate(machine.pci.io_link_gbps)),
             mem: BTreeMap::new(),
             next_seq: 0,
             unacked: BTreeSet::new(),
@@ -95,6 +109,30 @@ impl<'m> IoPath<'m> {
     /// One-way crossing between the chipset and its hub.
     pub fn bridge(&self) -> Dur {
         Dur::from_ns_f64(self.machine.pci.bridge_ns)
+    }
+
+    /// A packet leaves the chipset for the hub at `now` carrying `payload`
+    /// bytes: when it reaches the hub (after the packets queued before it).
+    /// Call in time order.
+    pub fn chipset_to_hub(&mut self, now: Time, payload: u64) -> Time {
+        self.xio_in.submit(now, xio_packet_bytes(payload)) + self.bridge()
+    }
+
+    /// A packet leaves the hub for the chipset at `now`: when it arrives.
+    /// Call in time order.
+    pub fn hub_to_chipset(&mut self, now: Time, payload: u64) -> Time {
+        self.xio_out.submit(now, xio_packet_bytes(payload)) + self.bridge()
+    }
+
+    /// Work queued on the chipset-to-hub link at `now`: what the chipset's
+    /// DMA write buffer holds.
+    pub fn inbound_backlog(&self, now: Time) -> Dur {
+        self.xio_in.backlog(now)
+    }
+
+    /// Link time of one packet carrying `payload` bytes.
+    pub fn xio_time(&self, payload: u64) -> Dur {
+        Dur::for_bytes(xio_packet_bytes(payload), self.xio_in.rate())
     }
 
     /// Fabric one-way time between two nodes.
@@ -112,16 +150,32 @@ impl<'m> IoPath<'m> {
         barrier: bool,
         tag: Option<u64>,
     ) -> (Time, DmaEv) {
+        self.accept_snooped(now, target, bytes, barrier, tag, Dur::ZERO)
+    }
+
+    /// [`IoPath::accept`] for a write whose line is cached elsewhere: the
+    /// target's home spends `snoop` on it before the write completes.
+    pub fn accept_snooped(
+        &mut self,
+        now: Time,
+        target: usize,
+        bytes: u32,
+        barrier: bool,
+        tag: Option<u64>,
+        snoop: Dur,
+    ) -> (Time, DmaEv) {
         let w = Write {
             seq: self.next_seq,
             target: target as u32,
             bytes,
             barrier,
             tag,
+            snoop,
         };
         self.next_seq += 1;
         self.unacked.insert(w.seq);
-        (now + self.bridge(), DmaEv::AtHub(w))
+        let at_hub = self.chipset_to_hub(now, bytes as u64);
+        (at_hub, DmaEv::AtHub(w))
     }
 
     /// True when every write accepted before `seq` is acknowledged.
@@ -191,7 +245,8 @@ impl<'m> IoPath<'m> {
             .mem
             .entry(w.target)
             .or_insert_with(|| Server::new(rate))
-            .submit(now, w.bytes as u64);
+            .submit(now, w.bytes as u64)
+            + w.snoop;
         self.bytes_written += w.bytes as u64;
         let acked = done + self.fabric(w.target as usize, self.node);
         next.push((acked, DmaEv::Acked { seq: w.seq }));
@@ -203,6 +258,16 @@ impl<'m> IoPath<'m> {
             });
         }
     }
+}
+
+/// Payload bytes of one XIO micropacket (128 bits of data beside 32 of
+/// control, which the port's quoted rate does not count).
+pub const MICROPACKET_BYTES: u64 = 16;
+
+/// Bytes a packet carrying `payload` bytes occupies on the hub–chipset
+/// link: one header micropacket (command, address) and the data's.
+pub fn xio_packet_bytes(payload: u64) -> u64 {
+    MICROPACKET_BYTES * (1 + payload.div_ceil(MICROPACKET_BYTES))
 }
 
 /// Bytes per second of a GB/s figure. The machine accepts any positive

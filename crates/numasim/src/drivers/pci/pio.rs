@@ -5,22 +5,35 @@
 //! at every phase), while `load = busy` runs a second bus master that
 //! streams DMA writes into memory as fast as the bus lets it.
 //!
-//! - PIO read (`read_relaxed`): the request leaves the CPU through its hub
-//!   (half a local hub register read), crosses the fabric and the
-//!   chipset link, waits its turn on the bus, and returns; idle it costs
-//!   `chipset_read + 2 fabric + pci.pio_read_ns`.
-//! - Normal read (`readX` on Altix): the same, then `sn_dma_flush()`: a
-//!   posted write to the chipset's force-interrupt register; after
-//!   `pci.flush_ns` the chipset sends an interrupt write with the barrier
-//!   attribute, which leaves the hub only when every DMA write the chipset
-//!   accepted before it is acknowledged by its memory, and lands on a flag
-//!   in the device node's memory that the CPU spins on (its copy is
-//!   invalidated; the next read misses to the flag's node).
-//! - Posted writes: each costs the CPU `pci.uc_store_ns`, reaches the
-//!   chipset, which acknowledges it to the issuing hub at once and puts it
-//!   on the bus in order. `sn_mmiob()` polls the local hub's PIO write
-//!   status until the acknowledgements are in: each poll is one local hub
-//!   register read and sees the register about half-way through.
+//! Every stage is an event, so each packet meets the traffic ahead of it:
+//!
+//! - PIO read (`readX_relaxed`): the request leaves the CPU through its hub
+//!   (half a local hub register read), crosses the fabric to the I/O node's
+//!   hub, goes out on the hub–chipset link (one micropacket, behind the
+//!   posted writes before it), waits its turn on the bus (PCI ordering: a
+//!   read does not pass posted writes), spends `pci.pio_read_ns` at the
+//!   device, and its response (two micropackets) comes back on the link
+//!   behind whatever DMA the chipset queued there.
+//! - Normal read (`readX` on sn2): the same, then `sn_dma_flush()`:
+//!   `*flush_addr = 0` (a store to the flag line, which the CPU holds
+//!   shared since its last spin: an ownership miss to the flag's node; the
+//!   volatile store after it is a release store on ia64, so it waits for
+//!   that), then the posted write to the chipset's force-interrupt
+//!   register; `pci.flush_ns` later the chipset sends an interrupt write
+//!   with the barrier attribute, which leaves the hub only when every DMA
+//!   write accepted before it is acknowledged; at the flag's home the write
+//!   must first recall the line the CPU holds dirty, and the CPU's next
+//!   spin read misses to it.
+//! - Posted writes: each costs the CPU `pci.uc_store_ns`, reaches the I/O
+//!   node's hub, goes out on the link (two micropackets), and the chipset
+//!   puts it on the bus in order and answers with a write response (one
+//!   micropacket on the link back, behind queued DMA) that decrements the
+//!   issuing hub's pending-write count.
+//! - `sn_mmiob()` loops on the local hub's `PIO_WRITE_STATUS` register
+//!   (each poll one local hub register read, seeing the register about
+//!   half-way through) until the count shows nothing pending; between
+//!   polls it waits `udelay(1)` (arch/ia64/sn/io/machvec/iomv.c
+//!   up to 2.6.7-rc2) or only `cpu_relax()` (from 2.6.7-rc3), per [`MmiobWait`].
 
 use super::{DmaEv, IoPath, Landed};
 use crate::engine::{Dur, EventQueue, SimRng, Time};
@@ -47,6 +60,25 @@ knob_enum! {
         /// `sn_mmiob()`: poll the local hub until the writes reached the chipset.
         Mmiob = "mmiob",
     }
+}
+
+/// What `sn_mmiob()` does between two polls of the hub's register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MmiobWait {
+    /// `udelay(1)`: 2.6.0 to 2.6.7-rc2 (and the early 2.6 kernels of
+    /// [ALTIX04], which added `readX_relaxed`).
+    Udelay,
+    /// `cpu_relax()` (ia64 `hint @pause`): 2.6.7-rc3 on, "ia64: don't
+    /// udelay() in sn_mmiob".
+    CpuRelax,
+}
+
+impl MmiobWait {
+    /// The values of the `mmiob_wait` key.
+    pub const NAMES: &'static [(&'static str, MmiobWait)] = &[
+        ("udelay", MmiobWait::Udelay),
+        ("cpu-relax", MmiobWait::CpuRelax),
+    ];
 }
 
 knob_enum! {
@@ -78,6 +110,8 @@ pub struct Setup {
     pub dma_nodes: Vec<usize>,
     /// Operations timed.
     pub ops: u32,
+    /// `sn_mmiob()`'s wait between polls.
+    pub mmiob_wait: MmiobWait,
     pub seed: u64,
 }
 
@@ -99,13 +133,21 @@ enum Ev {
     /// The background master asks for the bus again.
     MasterRequest,
     OpStart,
-    WriteAtChipset {
-        last: bool,
-    },
+    /// A posted write reached the I/O node's hub.
+    WriteAtHub,
+    WriteAtChipset,
+    /// A write response reached the issuing CPU's hub.
+    WriteAcked,
+    ReadAtHub,
     ReadAtChipset,
+    /// The device answered: the response leaves the chipset.
+    ReadResponse,
     ReadDone,
+    ForceIntAtHub,
     ForceIntAtChipset,
     InterruptOut,
+    /// One `sn_mmiob()` poll samples the hub's register.
+    PollSample,
     FlagSeen,
 }
 
@@ -116,6 +158,14 @@ const WARMUP: Dur = Dur::from_us(20);
 /// Gaps between operations are uniform in `0..GAP`: several bursts long,
 /// so operations fall at every phase of the master's bursts.
 const GAP_NS: u64 = 2_000;
+/// Bursts the chipset's DMA write buffer holds waiting for the link (not
+/// stated; enough to keep a link faster than the bus busy).
+const CHIPSET_BUFFER_BURSTS: u64 = 2;
+/// `udelay(1)`: ia64 spins on the ITC for one microsecond.
+const UDELAY_1: Dur = Dur::from_us(1);
+/// Bytes of data a PIO read returns and a PIO write or the interrupt
+/// write carries (one 64-bit register).
+const REG_BYTES: u64 = 8;
 
 struct State<'m> {
     m: &'m Machine,
@@ -125,12 +175,12 @@ struct State<'m> {
     q: EventQueue<Ev>,
     rng: SimRng,
     t0: Time,
-    /// Issue time of the operation's read request.
-    read_issued: Time,
-    /// When the last posted write's acknowledgement reaches the CPU's hub.
-    last_ack: Time,
-    /// When `sn_mmiob()` started polling.
-    poll_from: Time,
+    /// Write responses the CPU's hub has seen in this operation.
+    acks: u32,
+    /// When the current `sn_mmiob()` poll was issued.
+    poll_issued: Time,
+    /// The latest write response scheduled so far.
+    last_ack_at: Time,
     next_dma_node: usize,
     times: Vec<u64>,
     ops_started: u32,
@@ -138,26 +188,24 @@ struct State<'m> {
 }
 
 impl State<'_> {
-    /// CPU to its hub (half a local hub register read), the fabric to the
-    /// I/O node, the chipset link: when a request from the CPU reaches the
-    /// chipset.
-    fn to_chipset(&self) -> Dur {
+    /// CPU to its hub (half a local hub register read), then the fabric to
+    /// the I/O node's hub: when a request from the CPU reaches that hub.
+    fn to_io_hub(&self) -> Dur {
         Dur::from_ns_f64(self.m.chipset_read_ns() / 2.0)
             + self.path.fabric(self.s.cpu_node, self.s.device_node)
-            + self.path.bridge()
     }
     fn uc_store(&self) -> Dur {
         Dur::from_ns_f64(self.m.pci.uc_store_ns)
+    }
+    /// A load or ownership miss from the CPU to the flag's node (the
+    /// device's, where the PROM sets up the flush list).
+    fn flag_miss(&self) -> Dur {
+        Dur::from_ns_f64(self.m.mem_latency_ns(self.s.cpu_node, self.s.device_node))
     }
     fn push(&mut self, at: Time, ev: Ev) {
         self.q
             .push(at, ev)
             .expect("stages are scheduled at or after now");
-    }
-    fn dma(&mut self, stages: Vec<(Time, DmaEv)>) {
-        for (t, e) in stages {
-            self.push(t, Ev::Dma(e));
-        }
     }
     fn finish_op(&mut self, now: Time) {
         self.times.push((now - self.t0).as_ns());
@@ -169,31 +217,54 @@ impl State<'_> {
         }
     }
     fn start_read(&mut self, now: Time) {
-        self.read_issued = now;
-        let at = now + self.to_chipset();
-        self.push(at, Ev::ReadAtChipset);
+        let at = now + self.to_io_hub();
+        self.push(at, Ev::ReadAtHub);
+    }
+    /// Issue an `sn_mmiob()` poll at `at`: it samples the register half-way.
+    fn poll(&mut self, at: Time) {
+        self.poll_issued = at;
+        let sample = at + Dur::from_ns_f64(self.m.chipset_read_ns() / 2.0);
+        self.push(sample, Ev::PollSample);
+    }
+    fn writes(&self) -> u32 {
+        match self.op {
+            Op::Flush { writes, .. } => writes,
+            Op::Read(_) => 0,
+        }
     }
     fn step(&mut self, now: Time, ev: Ev) {
-        let cr = Dur::from_ns_f64(self.m.chipset_read_ns());
+        let (c, d) = (self.s.cpu_node, self.s.device_node);
         match ev {
             Ev::Dma(e) => {
                 let (mut next, mut landed) = (Vec::new(), Vec::<Landed>::new());
                 self.path.handle(now, e, &mut next, &mut landed);
-                self.dma(next);
+                for (t, e) in next {
+                    self.push(t, Ev::Dma(e));
+                }
                 for l in landed {
                     debug_assert_eq!(l.tag, FLAG);
-                    // The CPU's copy of the flag was invalidated: its next
-                    // spin read misses to the flag's node.
-                    let miss = Dur::from_ns_f64(
-                        self.m.mem_latency_ns(self.s.cpu_node, self.s.device_node),
-                    );
-                    self.push(l.in_memory + miss, Ev::FlagSeen);
+                    // The write first recalled the flag line the spinning
+                    // CPU held dirty; the CPU's next spin read misses.
+                    let seen = l.in_memory + self.flag_miss() + self.flag_miss();
+                    self.push(seen, Ev::FlagSeen);
                 }
             }
             Ev::MasterRequest => {
                 if self.busy_until_end {
-                    let done = self.path.bus.submit(now, self.m.pci.burst_bytes());
-                    self.push(done, Ev::BurstDone);
+                    // The chipset takes a burst only while its DMA write
+                    // buffer has room: a link slower than the bus throttles
+                    // the master instead of queueing without bound.
+                    let room = Dur::from_ns(
+                        self.path.xio_time(self.m.pci.burst_bytes()).as_ns()
+                            * CHIPSET_BUFFER_BURSTS,
+                    );
+                    let backlog = self.path.inbound_backlog(now);
+                    if backlog > room {
+                        self.push(now + (backlog - room), Ev::MasterRequest);
+                    } else {
+                        let done = self.path.bus.submit(now, self.m.pci.burst_bytes());
+                        self.push(done, Ev::BurstDone);
+                    }
                 }
             }
             Ev::BurstDone => {
@@ -206,76 +277,72 @@ impl State<'_> {
             }
             Ev::OpStart => {
                 self.t0 = now;
+                self.acks = 0;
                 self.ops_started += 1;
                 match self.op {
                     Op::Read(_) => self.start_read(now),
                     Op::Flush { method, writes } => {
                         let mut t = now;
-                        for k in 0..writes {
+                        for _ in 0..writes {
                             t += self.uc_store();
-                            let at = t + self.to_chipset();
-                            self.push(
-                                at,
-                                Ev::WriteAtChipset {
-                                    last: k + 1 == writes,
-                                },
-                            );
+                            let at = t + self.to_io_hub();
+                            self.push(at, Ev::WriteAtHub);
                         }
                         match method {
                             PioFlush::PioRead | PioFlush::RelaxedRead => self.start_read(t),
-                            PioFlush::Mmiob => {
-                                self.poll_from = t;
-                                if writes == 0 {
-                                    // Nothing pending: the first poll says so.
-                                    let done = t + cr;
-                                    self.push(done, Ev::FlagSeen);
-                                }
-                            }
+                            // The register load is ordered after the
+                            // uncached stores before it.
+                            PioFlush::Mmiob => self.poll(t),
                         }
                     }
                 }
             }
-            Ev::WriteAtChipset { last } => {
-                // Posted: the chipset acknowledges it to the issuing hub on
-                // arrival and puts it on the bus behind what is queued.
+            Ev::WriteAtHub => {
+                let at = self.path.hub_to_chipset(now, REG_BYTES);
+                self.push(at, Ev::WriteAtChipset);
+            }
+            Ev::WriteAtChipset => {
+                // Posted: queued for the bus in order, answered at once.
                 self.path.bus.submit(now, self.m.pci.pio_bytes());
-                if last {
-                    self.last_ack = now
-                        + self.path.bridge()
-                        + self.path.fabric(self.s.device_node, self.s.cpu_node);
-                    if let Op::Flush {
-                        method: PioFlush::Mmiob,
-                        ..
-                    } = self.op
-                    {
-                        // Poll k samples the register at (k − ½) reads.
-                        let from = self.poll_from.as_ns() as f64;
-                        let need = self.last_ack.as_ns() as f64 - from;
-                        let crn = self.m.chipset_read_ns();
-                        let done = if crn > 0.0 {
-                            let polls = ((need / crn + 0.5).ceil()).max(1.0);
-                            Time::from_ns((from + polls * crn).round() as u64)
-                        } else {
-                            // Free polls see the last acknowledgement arrive.
-                            self.last_ack
-                        };
-                        self.push(done.max(now), Ev::FlagSeen);
+                let back = self.path.chipset_to_hub(now, 0) + self.path.fabric(d, c);
+                self.last_ack_at = self.last_ack_at.max(back);
+                self.push(back, Ev::WriteAcked);
+            }
+            Ev::WriteAcked => self.acks += 1,
+            Ev::PollSample => {
+                let done = self.poll_issued + Dur::from_ns_f64(self.m.chipset_read_ns());
+                if self.acks >= self.writes() {
+                    self.push(done, Ev::FlagSeen);
+                } else {
+                    let wait = match self.s.mmiob_wait {
+                        MmiobWait::Udelay => UDELAY_1,
+                        MmiobWait::CpuRelax => Dur::ZERO,
+                    };
+                    let mut next = done + wait;
+                    if next <= now {
+                        // Free polls (a zero register read, no wait) see
+                        // the next response arrive rather than spinning in
+                        // place.
+                        next = self.last_ack_at.max(now + Dur::from_ns(1));
                     }
+                    self.poll(next);
                 }
             }
+            Ev::ReadAtHub => {
+                let at = self.path.hub_to_chipset(now, 0);
+                self.push(at, Ev::ReadAtChipset);
+            }
             Ev::ReadAtChipset => {
-                let hold = self.m.pci.pio_bytes();
-                let done = self.path.bus.submit(now, hold);
-                let occupancy = Dur::for_bytes(hold, self.path.bus.rate());
-                let wait = (done - now).as_ns().saturating_sub(occupancy.as_ns());
-                let idle = self.m.chipset_read_ns()
-                    + 2.0
-                        * self
-                            .m
-                            .fabric_one_way_ns(self.s.cpu_node, self.s.device_node)
-                    + self.m.pci.pio_read_ns;
-                let back = self.read_issued + Dur::from_ns_f64(idle) + Dur::from_ns(wait);
-                self.push(back.max(now), Ev::ReadDone);
+                // Behind every posted write queued before it (PCI ordering).
+                let done = self.path.bus.submit(now, self.m.pci.pio_bytes());
+                let at = done + Dur::from_ns_f64(self.m.pci.pio_read_ns);
+                self.push(at, Ev::ReadResponse);
+            }
+            Ev::ReadResponse => {
+                let at = self.path.chipset_to_hub(now, REG_BYTES)
+                    + self.path.fabric(d, c)
+                    + Dur::from_ns_f64(self.m.chipset_read_ns() / 2.0);
+                self.push(at, Ev::ReadDone);
             }
             Ev::ReadDone => {
                 let flush = match self.op {
@@ -287,13 +354,18 @@ impl State<'_> {
                     Op::Read(PioRead::Relaxed) | Op::Flush { .. } => false,
                 };
                 if flush {
-                    // sn_dma_flush(): clear the flag (a cached store), then
-                    // a posted write to the force-interrupt register.
-                    let at = now + self.uc_store() + self.to_chipset();
-                    self.push(at, Ev::ForceIntAtChipset);
+                    // sn_dma_flush(): `*flush_addr = 0` needs the flag line
+                    // back (shared since the last spin), and the volatile
+                    // force-interrupt store is a release store after it.
+                    let at = now + self.flag_miss() + self.uc_store() + self.to_io_hub();
+                    self.push(at, Ev::ForceIntAtHub);
                 } else {
                     self.finish_op(now);
                 }
+            }
+            Ev::ForceIntAtHub => {
+                let at = self.path.hub_to_chipset(now, REG_BYTES);
+                self.push(at, Ev::ForceIntAtChipset);
             }
             Ev::ForceIntAtChipset => {
                 let at = now + Dur::from_ns_f64(self.m.pci.flush_ns);
@@ -301,9 +373,7 @@ impl State<'_> {
             }
             Ev::InterruptOut => {
                 // Everything the chipset accepted until now is ahead of it.
-                let (t, e) = self
-                    .path
-                    .accept(now, self.s.device_node, 8, true, Some(FLAG));
+                let (t, e) = self.path.accept(now, d, REG_BYTES as u32, true, Some(FLAG));
                 self.push(t, Ev::Dma(e));
             }
             Ev::FlagSeen => self.finish_op(now),
@@ -321,9 +391,9 @@ pub fn simulate(machine: &Machine, setup: &Setup, op: Op) -> PioResult {
         q: EventQueue::with_capacity(64),
         rng: crate::engine::stream(setup.seed, "pci-pio", 0),
         t0: Time::ZERO,
-        read_issued: Time::ZERO,
-        last_ack: Time::ZERO,
-        poll_from: Time::ZERO,
+        acks: 0,
+        poll_issued: Time::ZERO,
+        last_ack_at: Time::ZERO,
         next_dma_node: 0,
         times: Vec::with_capacity(setup.ops as usize),
         ops_started: 0,
