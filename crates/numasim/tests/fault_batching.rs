@@ -207,3 +207,40 @@ fn batch_sizes_follow_the_release() {
     assert_eq!(k(&small, Era::V2_6_9).1, 4);
     assert_eq!(k(&small, Era::V6_8).1, 3);
 }
+
+/// Zeroing load by duty: threads that zero for a small share of each fault
+/// load their node's memory by that share, not by one each. On xeon-4s,
+/// 16 processes of 4 KiB faults on socket 0 zero at the CPU's own rate
+/// (their duty makes ~1.5 zeroing at once), while counted as always zeroing
+/// they would split the socket's bandwidth 16 ways; and as `fault_ns`
+/// shrinks toward 0 (every thread always zeroing) the two agree.
+#[test]
+fn zeroing_load_counts_each_thread_by_its_zeroing_share() {
+    use numasim::kernel::mm::Placement;
+    let mut m = machine("xeon-4s");
+    let placed: Vec<Placement> = (0..16)
+        .map(|_| Placement {
+            parts: vec![(0, 1000)],
+        })
+        .collect();
+    let nodes = vec![0usize; 16];
+    let unit = 4096;
+    let by_duty = memory::zeroing_ns(&m, &nodes, &placed, unit);
+    let always = memory::sharers(&m, &placed);
+    let all_zeroing: Vec<f64> = placed
+        .iter()
+        .map(|p| memory::mean_zero_ns(&m, 0, p, unit, &always))
+        .collect();
+    let own_rate = unit as f64 / m.fault.zero_gbps;
+    assert!(
+        (by_duty[0] - own_rate).abs() < 1e-6,
+        "{by_duty:?} vs {own_rate}"
+    );
+    assert!(all_zeroing[0] > 1.2 * by_duty[0], "{all_zeroing:?}");
+    m.fault.fault_ns = 0.0;
+    let no_rest = memory::zeroing_ns(&m, &nodes, &placed, unit);
+    assert!(
+        (no_rest[0] / all_zeroing[0] - 1.0).abs() < 1e-9,
+        "{no_rest:?} vs {all_zeroing:?}"
+    );
+}

@@ -296,7 +296,6 @@ fn the_scoreboard_holds_row_by_row() {
             "fs-buffered-read read_gibps",
             "fs-buffered-write kswapd_cpu_pct_per_node",
             "fs-buffered-write pdflush_cpu_pct",
-            "today-page-fault faults_per_s",
             "wildfire-aim7 jobs_per_min",
         ]
     );

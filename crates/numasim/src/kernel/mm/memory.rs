@@ -379,20 +379,20 @@ impl FaultThread {
         unit: u64,
         setup: &'static [Stage],
     ) -> Vec<FaultThread> {
-        let sharers = sharers(machine, placed);
+        let nodes: Vec<usize> = cpus
+            .iter()
+            .map(|&cpu| machine.cpu_node(cpu).unwrap_or(0))
+            .collect();
+        let zero = zeroing_ns(machine, &nodes, placed, unit);
         cpus.iter()
             .zip(placed)
-            .map(|(&cpu, p)| {
-                let node = machine.cpu_node(cpu).unwrap_or(0);
-                FaultThread {
-                    cpu,
-                    node,
-                    faults: p.pages(),
-                    work_ns: (machine.fault.fault_ns
-                        + mean_zero_ns(machine, node, p, unit, &sharers))
-                    .round() as u64,
-                    setup,
-                }
+            .zip(nodes.iter().zip(zero))
+            .map(|((&cpu, p), (&node, z))| FaultThread {
+                cpu,
+                node,
+                faults: p.pages(),
+                work_ns: (machine.fault.fault_ns + z).round() as u64,
+                setup,
             })
             .collect()
     }
@@ -794,8 +794,53 @@ pub fn mean_zero_ns(machine: &Machine, node: usize, p: &Placement, unit: u64, lo
         / pages
 }
 
-/// How many threads zero into each node at once, on average: each thread
-/// spends the share of its pages that lie on a node zeroing into it.
+/// Rounds of the zeroing-load fixed point in [`zeroing_ns`]; it converges
+/// from above (fewer zeroing threads, faster zeroing, a smaller share of
+/// each fault spent zeroing), and a few rounds settle it to well under a
+/// nanosecond per fault.
+const ZEROING_ROUNDS: usize = 16;
+
+/// Mean ns each thread spends zeroing one page, when the threads zeroing
+/// into a node at once split its memory bandwidth. A thread zeroes only
+/// for the zeroing share of each fault (the rest of `fault_ns` touches no
+/// page), so a node's load is each thread's share of its pages there times
+/// that duty: with 2004's 16 KiB pages at 2 GB/s zeroing takes most of a
+/// fault and the load is nearly the thread count; with today's 4 KiB pages
+/// at 13.7 GB/s (0.3 of a 3 µs fault) it is a tenth of it. Solved by
+/// iterating from every thread always zeroing ([`sharers`]) down to the
+/// largest fixed point.
+pub fn zeroing_ns(machine: &Machine, nodes: &[usize], placed: &[Placement], unit: u64) -> Vec<f64> {
+    let mut load = sharers(machine, placed);
+    let mut zero = Vec::new();
+    for _ in 0..ZEROING_ROUNDS {
+        zero = nodes
+            .iter()
+            .zip(placed)
+            .map(|(&node, p)| mean_zero_ns(machine, node, p, unit, &load))
+            .collect();
+        let mut next = vec![0.0f64; machine.node_count()];
+        for (p, &z) in placed.iter().zip(&zero) {
+            let duty = z / (machine.fault.fault_ns + z).max(f64::MIN_POSITIVE);
+            let total = p.pages().max(1) as f64;
+            for &(m, k) in &p.parts {
+                next[m as usize] += duty * k as f64 / total;
+            }
+        }
+        let settled = next
+            .iter()
+            .zip(&load)
+            .all(|(a, b)| (a.max(1.0) - b.max(1.0)).abs() < 1e-9);
+        load = next;
+        if settled {
+            break;
+        }
+    }
+    zero
+}
+
+/// How many threads zero into each node at once if every thread were
+/// always zeroing: each spends the share of its pages that lie on a node
+/// zeroing into it (the start of [`zeroing_ns`]'s fixed point).
 pub fn sharers(machine: &Machine, placed: &[Placement]) -> Vec<f64> {
     let mut s = vec![0.0f64; machine.node_count()];
     for p in placed {
