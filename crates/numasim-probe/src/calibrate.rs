@@ -287,6 +287,11 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
     sizes.dedup();
     mach.tlb.page_sizes = sizes;
     mach.tlb.refill = TlbRefill::Hardware;
+    // x86's and Arm's walkers cache the upper levels' entries (Intel's
+    // PML4/PDPTE/PDE caches, Intel SDM Vol. 3A 4.10.3; AMD's page walk
+    // cache; Arm's intermediate table walk caches): a TLB miss loads the
+    // leaf PTE from the data caches, the rest is the walker's `miss_ns`.
+    mach.hierarchy.walk_cache_levels = mach.tlb.walk_levels.saturating_sub(1);
     let base = m.latencies(PageKind::Base);
     let huge = [PageKind::Thp, PageKind::Hugetlb]
         .into_iter()
@@ -550,6 +555,11 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "tlb",
             "refill",
             "a hardware page walker on x86_64 and aarch64".into(),
+        ),
+        (
+            "hierarchy",
+            "walk_cache_levels",
+            "the walk's upper levels, held by the page-structure caches (Intel SDM Vol. 3A 4.10.3; AMD's page walk cache): a miss loads the leaf PTE".into(),
         ),
         ("cpu", "model", "/proc/cpuinfo".into()),
         (

@@ -248,3 +248,45 @@ pub fn validation_summary(rows: &[Record]) -> Option<(f64, f64, usize)> {
     };
     Some((median, d[n - 1], n))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn val(meas: f64, sim: f64, spread: f64) -> Record {
+        let mut r = row(
+            vec![("size", json!("4 MiB"))],
+            "mem_latency_ns",
+            "ns",
+            sim,
+            meas,
+            false,
+        );
+        r.spread = Some(spread);
+        r
+    }
+
+    /// A 20% deviation is within a row measured with a 30% spread, not
+    /// within one measured with 2% (held to the 5% tolerance instead).
+    #[test]
+    fn a_wide_spread_counts_as_within_where_a_tight_one_does_not() {
+        let wide = noise_summary(&[val(100.0, 120.0, 0.30)]).unwrap();
+        assert_eq!((wide.rows, wide.within), (1, 1));
+        assert!((wide.worst_excess - 0.2 / 0.3).abs() < 1e-9);
+        let tight = noise_summary(&[val(100.0, 120.0, 0.02)]).unwrap();
+        assert_eq!((tight.rows, tight.within), (1, 0));
+        assert!((tight.worst_excess - 0.2 / TOLERANCE).abs() < 1e-9);
+        assert!(
+            tight.worst_row.contains("size=4 MiB"),
+            "{}",
+            tight.worst_row
+        );
+        // A 4% deviation is within the tolerance whatever the spread;
+        // calibration rows are not judged.
+        let mut cal = val(100.0, 150.0, 0.0);
+        cal.role = Some(Role::Calibration);
+        let s = noise_summary(&[val(100.0, 104.0, 0.0), cal]).unwrap();
+        assert_eq!((s.rows, s.within), (1, 1));
+        assert_eq!(s.median_spread, 0.0);
+    }
+}
