@@ -24,6 +24,8 @@ pub struct Measurements {
     pub node_copy_spread: Option<f64>,
     /// (threads, ns) for the shared atomic counter.
     pub atomic_shared_ns: Vec<(usize, f64)>,
+    /// (threads, ns) for per-CPU counters, each on its own line.
+    pub atomic_percpu_ns: Vec<(usize, f64)>,
     /// (cpu node, memory node, latency ns, copy bytes/s).
     pub pairs: Vec<(usize, usize, f64, f64)>,
     /// Streaming rate of the scratch directory's device (kind, MiB/s).
@@ -677,6 +679,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
         node_copy_bps: None,
         node_copy_spread: None,
         atomic_shared_ns: Vec::new(),
+        atomic_percpu_ns: Vec::new(),
         pairs: Vec::new(),
         disk: None,
         caches: Vec::new(),
@@ -858,6 +861,10 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             {
                 base.spreads.push((format!("{metric} threads={t}"), sp));
             }
+            if case["kind"].as_str() == Some("percpu") {
+                base.spreads
+                    .push((format!("{metric} percpu threads={t}"), sp));
+            }
         }
         let sp = v["spread"].as_f64().unwrap_or(0.0);
         let page = match case["page"].as_str() {
@@ -928,6 +935,9 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             }
             "atomic_add_ns" if case["kind"].as_str() == Some("shared") => base
                 .atomic_shared_ns
+                .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),
+            "atomic_add_ns" if case["kind"].as_str() == Some("percpu") => base
+                .atomic_percpu_ns
                 .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),
             _ => {}
         }

@@ -3,8 +3,8 @@
 //! used is `calibration` (it checks the fitting arithmetic); every other
 //! row is `validation` (the model's answer). Covered: the one-core copy,
 //! random-read and pointer-chase curves at every size and page kind,
-//! `gettimeofday`, first-touch faults and adds to one shared atomic counter
-//! at every thread count.
+//! `gettimeofday`, first-touch faults, adds to one shared atomic counter
+//! and to per-CPU counters at every thread count.
 
 use crate::calibrate::Measurements;
 use crate::hierarchy::{self, kernel_for, Used};
@@ -129,6 +129,29 @@ pub fn validate(meas: &Measurements, m: &Machine, used: &[Used]) -> Vec<Record> 
         );
         r.spread = spread_of(meas, "atomic_add_ns", t);
         out.push(r);
+    }
+    // Per-CPU counters, each on its own 128-byte line: no line is written
+    // by two CPUs, so the model moves none (`engine::CacheLine` charges
+    // transfers only) and a thread's add costs what one thread's does at
+    // any count. The row checks that mechanism: one thread's measured add
+    // beside each count's; a host whose CPUs share a core (SMT siblings,
+    // vCPUs on one core) shows here what the model leaves out.
+    if let Some(&(_, one)) = meas.atomic_percpu_ns.iter().find(|(t, _)| *t == 1) {
+        for &(t, ns) in &meas.atomic_percpu_ns {
+            if t < 2 || t as u64 > m.cpu_count() {
+                continue;
+            }
+            let mut r = row(
+                vec![("threads", json!(t)), ("kind", json!("percpu"))],
+                "atomic_add_ns",
+                "ns",
+                one,
+                ns,
+                false,
+            );
+            r.spread = spread_of(meas, "atomic_add_ns percpu", t);
+            out.push(r);
+        }
     }
     for &(t, rate) in &meas.fault_per_s {
         if let Some(sim) = fault_rate(m, t as u64, meas.fault_bytes) {

@@ -26,6 +26,7 @@ fn measurements(topo: Topology) -> Measurements {
         node_copy_bps: Some(5e9),
         node_copy_spread: None,
         atomic_shared_ns: vec![(1, 5.0), (2, 40.0)],
+        atomic_percpu_ns: Vec::new(),
         pairs: vec![],
         disk: Some(("probed ext4".into(), 500.0)),
         caches: vec![],
