@@ -498,7 +498,10 @@ fn fit_tlb_entries(
     // measured walks) / bound)²; the smallest whose χ² is within 1 of the
     // least is taken (the 68% interval of a one-parameter fit): a larger
     // TLB would only be fitting the noise of the sizes where walks hide.
-    let most = (largest / meas.page_size).clamp(1, u32::MAX as u64 / 2) as u32;
+    // At most every page of the largest size, and no more than the
+    // machine loader takes (`MAX_TLB_ENTRIES` in machine/toml_io.rs, 2^16:
+    // the fitted machine is read back before it is written).
+    let most = (largest / meas.page_size).clamp(1, 1 << 16) as u32;
     let chi2 = |w: &[f64]| -> f64 {
         rows.iter()
             .zip(w)
@@ -506,7 +509,7 @@ fn fit_tlb_entries(
             .sum()
     };
     let mut cands: Vec<(u32, f64)> = Vec::new();
-    let mut e = was.max(1).next_power_of_two();
+    let mut e = was.max(1).checked_next_power_of_two().unwrap_or(u32::MAX);
     if e == was {
         e = e.saturating_mul(2);
     }
