@@ -24,6 +24,8 @@ pub struct Measurements {
     pub node_copy_spread: Option<f64>,
     /// (threads, ns) for the shared atomic counter.
     pub atomic_shared_ns: Vec<(usize, f64)>,
+    /// (threads, ns) for per-CPU counters, each on its own line.
+    pub atomic_percpu_ns: Vec<(usize, f64)>,
     /// (cpu node, memory node, latency ns, copy bytes/s).
     pub pairs: Vec<(usize, usize, f64, f64)>,
     /// Streaming rate of the scratch directory's device (kind, MiB/s).
@@ -287,6 +289,11 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
     sizes.dedup();
     mach.tlb.page_sizes = sizes;
     mach.tlb.refill = TlbRefill::Hardware;
+    // x86's and Arm's walkers cache the upper levels' entries (Intel's
+    // PML4/PDPTE/PDE caches, Intel SDM Vol. 3A 4.10.3; AMD's page walk
+    // cache; Arm's intermediate table walk caches): a TLB miss loads the
+    // leaf PTE from the data caches, the rest is the walker's `miss_ns`.
+    mach.hierarchy.walk_cache_levels = mach.tlb.walk_levels.saturating_sub(1);
     let base = m.latencies(PageKind::Base);
     let huge = [PageKind::Thp, PageKind::Hugetlb]
         .into_iter()
@@ -551,6 +558,11 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "refill",
             "a hardware page walker on x86_64 and aarch64".into(),
         ),
+        (
+            "hierarchy",
+            "walk_cache_levels",
+            "the walk's upper levels, held by the page-structure caches (Intel SDM Vol. 3A 4.10.3; AMD's page walk cache): a miss loads the leaf PTE".into(),
+        ),
         ("cpu", "model", "/proc/cpuinfo".into()),
         (
             "cpu",
@@ -667,6 +679,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
         node_copy_bps: None,
         node_copy_spread: None,
         atomic_shared_ns: Vec::new(),
+        atomic_percpu_ns: Vec::new(),
         pairs: Vec::new(),
         disk: None,
         caches: Vec::new(),
@@ -848,6 +861,10 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             {
                 base.spreads.push((format!("{metric} threads={t}"), sp));
             }
+            if case["kind"].as_str() == Some("percpu") {
+                base.spreads
+                    .push((format!("{metric} percpu threads={t}"), sp));
+            }
         }
         let sp = v["spread"].as_f64().unwrap_or(0.0);
         let page = match case["page"].as_str() {
@@ -918,6 +935,9 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             }
             "atomic_add_ns" if case["kind"].as_str() == Some("shared") => base
                 .atomic_shared_ns
+                .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),
+            "atomic_add_ns" if case["kind"].as_str() == Some("percpu") => base
+                .atomic_percpu_ns
                 .push((threads.ok_or_else(|| bad("no `case.threads`"))?, value)),
             _ => {}
         }

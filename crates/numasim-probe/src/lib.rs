@@ -1068,11 +1068,14 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     }
     progress.stage("atomic add: one shared counter vs per-CPU counters");
     let mut atomic_shared = Vec::new();
+    let mut atomic_percpu = Vec::new();
     for &t in &counts {
         for (kind, shared) in [("shared", true), ("percpu", false)] {
             let (ns, sp) = contention::atomic_add(shared, t, &allowed, plan.effort);
             if shared {
                 atomic_shared.push((t, ns));
+            } else {
+                atomic_percpu.push((t, ns));
             }
             records.push(rec_s(
                 vec![("threads", json!(t)), ("kind", json!(kind))],
@@ -1301,11 +1304,15 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     let one_thread_spreads: Vec<(String, f64)> = records
         .iter()
         .filter(|r| r.case_value("mode").is_none_or(|m| m == "threads"))
-        // The shared atomic counter's rows are validated too; per-CPU ones not.
-        .filter(|r| r.case_value("kind").is_none_or(|k| k == "shared"))
+        // Atomic counters: the shared one under the metric, per-CPU ones
+        // apart (both are validated).
         .filter_map(|r| {
             let t = r.case_value("threads")?.as_u64()?;
-            Some((format!("{} threads={t}", r.metric), r.spread?))
+            let kind = match r.case_value("kind").and_then(|k| k.as_str()) {
+                Some("percpu") => " percpu",
+                _ => "",
+            };
+            Some((format!("{}{kind} threads={t}", r.metric), r.spread?))
         })
         .collect();
 
@@ -1330,6 +1337,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         node_copy_bps: Some(node_copy),
         node_copy_spread: Some(node_copy_spread),
         atomic_shared_ns: atomic_shared,
+        atomic_percpu_ns: atomic_percpu,
         pairs,
         disk,
         caches,

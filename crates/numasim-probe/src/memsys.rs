@@ -628,10 +628,11 @@ fn find(recs: &[Record], metric: &str, keys: &[(&str, serde_json::Value)]) -> Op
 pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
     let ms = &meas.memsys;
     let mut out = Vec::new();
+    let n = m.node_count();
+    remote_copies(meas, m, n, &mut out);
     if !m.memsys.explicit {
         return out;
     }
-    let n = m.node_count();
     let socket_of = |x: usize| m.socket_of(x);
     let class = |i: usize, j: usize| {
         if i == j {
@@ -764,6 +765,45 @@ pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
         }
     }
     out
+}
+
+/// Node to node: one thread of `cpu_node` copying a buffer bound to
+/// `mem_node` (`remote_copy_mbps`) is `stream` with its CPUs on one node
+/// and its arrays bound to the other. STREAM counts both arrays, the
+/// probe the bytes copied: 2 x. The probe's copy is `memcpy`, whose
+/// large copies may skip the write-allocate the model's loop pays, so
+/// the model may read low here. `interconnect.link_gbps` is fitted on
+/// the mean of these: with one remote pair the row is calibration.
+fn remote_copies(meas: &Measurements, m: &Machine, n: usize, out: &mut Vec<Record>) {
+    let remote: Vec<&(usize, usize, f64, f64)> = meas
+        .pairs
+        .iter()
+        .filter(|p| p.0 != p.1 && p.0 < n && p.1 < n && p.3 > 0.0)
+        .collect();
+    for p in &remote {
+        let recs = run_step(
+            m,
+            &format!(
+                "workload = \"stream\"\nnodes = [{}]\nthreads = [1]\nop = [\"copy\"]\npolicy = \"bind\"\npolicy_nodes = [{}]",
+                p.0, p.1
+            ),
+        );
+        if let Some(sim) = find(&recs, "stream_mbps", &[("threads", json!(1))]) {
+            out.push(crate::validate::row(
+                vec![
+                    ("threads", json!(1)),
+                    ("op", json!("copy")),
+                    ("cpu_node", json!(p.0)),
+                    ("mem_node", json!(p.1)),
+                ],
+                "stream_mbps",
+                "MB/s",
+                sim,
+                2.0 * p.3 / 1e6,
+                remote.len() == 1,
+            ));
+        }
+    }
 }
 
 /// Measure everything above on this host. `big`: the buffer size past the

@@ -26,6 +26,7 @@ fn measurements(topo: Topology) -> Measurements {
         node_copy_bps: Some(5e9),
         node_copy_spread: None,
         atomic_shared_ns: vec![(1, 5.0), (2, 40.0)],
+        atomic_percpu_ns: Vec::new(),
         pairs: vec![],
         disk: Some(("probed ext4".into(), 500.0)),
         caches: vec![],
@@ -194,4 +195,34 @@ fn shared_counter_fit_reproduces_its_two_threads_and_predicts_more() {
     assert!(rows
         .iter()
         .all(|r| r.metric != "atomic_add_ns" || r.case_value("threads") != Some(&1u64.into())));
+}
+
+#[test]
+fn node_to_node_copies_are_simulated_as_bound_streams() {
+    // Every remote pair's one-thread copy becomes a `stream` row with its
+    // CPUs on one node and its arrays bound to the other; with several
+    // pairs (the link fitted on their mean) they are predictions, and a
+    // farther pair is simulated no faster than a nearer one.
+    let mut meas = measurements(Topology::read(&fixture("eight-nodes")).unwrap());
+    meas.pairs = vec![
+        (0, 0, 100.0, 8.0e9),
+        (0, 1, 150.0, 5.0e9),
+        (0, 7, 250.0, 3.0e9),
+    ];
+    let (m, _) = build_machine(&meas).expect("calibrates");
+    let rows = numasim_probe::memsys::validate(&meas, &m);
+    let pair = |j: u64| {
+        rows.iter()
+            .find(|r| r.metric == "stream_mbps" && r.case_value("mem_node") == Some(&j.into()))
+            .unwrap_or_else(|| panic!("no 0 -> {j} copy row"))
+    };
+    let (near, far) = (pair(1), pair(7));
+    assert_eq!(near.role, Some(numasim::report::Role::Validation));
+    assert_eq!(near.paper, Some(10_000.0));
+    assert_eq!(far.paper, Some(6_000.0));
+    assert!(near.value.unwrap() > 0.0);
+    assert!(far.value.unwrap() <= near.value.unwrap() * 1.0001);
+    assert!(rows
+        .iter()
+        .all(|r| r.case_value("mem_node") != Some(&0u64.into())));
 }

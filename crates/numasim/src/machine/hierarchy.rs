@@ -41,6 +41,12 @@ pub struct Hierarchy {
     pub mlp: f64,
     /// Bytes of one page-table entry.
     pub pte_bytes: u64,
+    /// Upper page-table levels whose entries the MMU's page-structure
+    /// caches hold (Intel's PML4/PDPTE/PDE caches, Intel SDM Vol. 3A
+    /// 4.10.3; AMD's page walk cache), so a hardware walk loads only the
+    /// levels below them from the data caches. 0: every level is loaded
+    /// (a software refill, or a walker without such caches).
+    pub walk_cache_levels: u32,
     /// Peak floating-point operations per cycle of one core.
     pub flops_per_cycle: f64,
 }
@@ -131,6 +137,7 @@ fn hierarchy_defaults(cpu: &super::Cpu, mem: &super::Memory) -> Hierarchy {
         llc_reach: cpu.caches.iter().map(|c| c.size).max().unwrap_or(1 << 20),
         mlp: 1.0,
         pte_bytes: default::PTE_BYTES,
+        walk_cache_levels: 0,
         flops_per_cycle: default::FLOPS_PER_CYCLE,
     }
 }
@@ -166,6 +173,11 @@ pub(super) fn read(
                 ));
             }
             h.pte_bytes = b;
+        }
+        // One fewer than the most levels a walk has (`[tlb] walk_levels`
+        // is at most 6): the leaf entry is always loaded.
+        if let Some(l) = t.u32_in("walk_cache_levels", 0, 5)? {
+            h.walk_cache_levels = l;
         }
         h.flops_per_cycle = num(&mut t, "flops_per_cycle", h.flops_per_cycle, 1e-3)?;
         t.finish()?;
@@ -222,6 +234,14 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
     );
     ht.insert("mlp".into(), h.mlp.into());
     ht.insert("pte_bytes".into(), (h.pte_bytes as i64).into());
+    // Written only where set, so machines without page-structure caches
+    // print as they did.
+    if h.walk_cache_levels > 0 {
+        ht.insert(
+            "walk_cache_levels".into(),
+            (h.walk_cache_levels as i64).into(),
+        );
+    }
     ht.insert("flops_per_cycle".into(), h.flops_per_cycle.into());
     t.insert("hierarchy".into(), ht.into());
     let s = &m.syscall;

@@ -57,9 +57,12 @@ pub fn render_labelled(records: &[Record], case_keys: &[String], label: &str) ->
                             fmt_value(Some(p))
                         ),
                         (Some(p), Some(d)) => format!(
-                            "   ({label} {}, Δ {:+.1}%{})",
+                            "   ({label} {}, Δ {:+.1}%{}{})",
                             fmt_value(Some(p)),
                             d * 100.0,
+                            r.spread
+                                .map(|s| format!(", spread {:.1}%", s * 100.0))
+                                .unwrap_or_default(),
                             r.role.map(|x| format!(", {x}")).unwrap_or_default()
                         ),
                         _ => String::new(),
@@ -97,6 +100,9 @@ pub fn render_labelled(records: &[Record], case_keys: &[String], label: &str) ->
 fn shape_table(recs: &[&Record], row_keys: &[String], label: &str) -> String {
     // Per metric: name, unit, and the roles of its published values.
     let mut metrics: Vec<(String, String, Vec<Role>)> = Vec::new();
+    // Metrics whose compared values carry a measured spread (the probe's
+    // validation): a column beside Δ, so a deviation reads against it.
+    let mut spread_of: Vec<bool> = Vec::new();
     let mut rows: Vec<Vec<Json>> = Vec::new();
     // Row by its keys' JSON text, and (row, metric) → the first record: one
     // pass, where searching every record for every cell made 8,192 nodes ×
@@ -108,6 +114,7 @@ fn shape_table(recs: &[&Record], row_keys: &[String], label: &str) -> String {
             Some(i) => i,
             None => {
                 metrics.push((r.metric.clone(), r.unit.clone(), Vec::new()));
+                spread_of.push(false);
                 metrics.len() - 1
             }
         };
@@ -116,6 +123,7 @@ fn shape_table(recs: &[&Record], row_keys: &[String], label: &str) -> String {
             if !metrics[mi].2.contains(&role) {
                 metrics[mi].2.push(role);
             }
+            spread_of[mi] |= r.spread.is_some();
         }
         let rk: Vec<Json> = row_keys
             .iter()
@@ -131,7 +139,7 @@ fn shape_table(recs: &[&Record], row_keys: &[String], label: &str) -> String {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     let mut header: Vec<String> = row_keys.to_vec();
-    for (m, unit, roles) in &metrics {
+    for ((m, unit, roles), spread) in metrics.iter().zip(&spread_of) {
         header.push(if unit.is_empty() {
             m.clone()
         } else {
@@ -142,6 +150,9 @@ fn shape_table(recs: &[&Record], row_keys: &[String], label: &str) -> String {
             [] => {}
             [one] => header.extend([format!("{label} ({one})"), "Δ".into()]),
             _ => header.extend([label.to_string(), "Δ".into(), "role".into()]),
+        }
+        if *spread && !roles.is_empty() {
+            header.push("spread".into());
         }
     }
     t.set_header(header);
@@ -193,6 +204,12 @@ fn shape_table(recs: &[&Record], row_keys: &[String], label: &str) -> String {
             if roles.len() > 1 {
                 let role = rec.and_then(|r| r.role).map(Role::as_str);
                 cells.push(Cell::new(role.unwrap_or_default()));
+            }
+            if spread_of[mi] && !roles.is_empty() {
+                let sp = rec
+                    .and_then(|r| r.spread)
+                    .map(|s| format!("{:.1}%", s * 100.0));
+                cells.push(Cell::new(sp.unwrap_or_default()).set_alignment(CellAlignment::Right));
             }
         }
         t.add_row(cells);
@@ -281,5 +298,46 @@ mod tests {
         assert_eq!(column_decimals([4.0, 4096.0].into_iter()), Some(0));
         assert_eq!(column_decimals([0.25, 0.5].into_iter()), Some(4));
         assert_eq!(fmt_fixed(None, Some(2)), "—");
+    }
+
+    /// A compared value measured with a spread (the probe's validation
+    /// rows) shows it beside Δ; published values, which have none, do not
+    /// get the column.
+    #[test]
+    fn a_measured_spread_sits_beside_the_deviation() {
+        let rec = |size: &str, spread: Option<f64>| {
+            let mut r = Record::new(
+                "probe-validate",
+                vec![("size".to_string(), Json::from(size))],
+                "mem_latency_ns",
+                "ns",
+                12.0,
+            );
+            r.paper = Some(10.0);
+            r.role = Some(Role::Validation);
+            r.spread = spread;
+            r
+        };
+        let t = render_labelled(
+            &[rec("4 MiB", Some(0.25)), rec("16 MiB", None)],
+            &[],
+            "measured",
+        );
+        assert!(t.contains("spread"), "{t}");
+        assert!(t.contains("25.0%"), "{t}");
+        let plain = render(&[rec("4 MiB", None)], &[]);
+        assert!(!plain.contains("spread"), "{plain}");
+        let line = render(
+            &[Record::new("x", vec![], "m", "ns", 12.0)]
+                .into_iter()
+                .map(|mut r| {
+                    r.paper = Some(10.0);
+                    r.spread = Some(0.1);
+                    r
+                })
+                .collect::<Vec<_>>(),
+            &[],
+        );
+        assert!(line.contains("spread 10.0%"), "{line}");
     }
 }

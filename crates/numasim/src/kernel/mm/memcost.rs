@@ -237,10 +237,15 @@ impl Leaf {
 
 /// Cost of one miss of the paged partition, ns: the refill (trap and
 /// handler, or the walker's fixed cost), the leaf page-table load, the
-/// upper levels (cached: L1), and refetching the L1 lines the miss
-/// evicted when they are reused (`l1_reuse`).
+/// upper levels (cached: L1) except those the page-structure caches hold
+/// (`hierarchy.walk_cache_levels`: their entries come with the walk's
+/// start, in `miss_ns`), and refetching the L1 lines the miss evicted
+/// when they are reused (`l1_reuse`).
 pub fn miss_cost_ns(m: &Machine, page: u64, leaf: Leaf, l1_reuse: f64) -> f64 {
     let levels = tlb::walk_levels(m, page);
+    let upper = levels
+        .saturating_sub(1)
+        .saturating_sub(m.hierarchy.walk_cache_levels);
     let l1 = m.cache_latency_ns(1).unwrap_or(0.0);
     let line = m.cpu.cache_line as f64;
     let pte = m.hierarchy.pte_bytes as f64;
@@ -256,10 +261,7 @@ pub fn miss_cost_ns(m: &Machine, page: u64, leaf: Leaf, l1_reuse: f64) -> f64 {
             f * m.llc_latency_ns() + (1.0 - f) * l1
         }
     };
-    m.tlb.miss_ns
-        + leaf
-        + (levels.saturating_sub(1)) as f64 * l1
-        + m.tlb.miss_l1_lines * l1_reuse * m.llc_latency_ns()
+    m.tlb.miss_ns + leaf + upper as f64 * l1 + m.tlb.miss_l1_lines * l1_reuse * m.llc_latency_ns()
 }
 
 /// Probability that an L1 line evicted now would have been hit later, for
@@ -656,5 +658,30 @@ pub fn ring_copy(
         tlb_miss_rate: rate,
         misses_per_block: per_block,
         miss_cost_ns: cost,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_structure_caches_spare_the_upper_levels_loads() {
+        let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
+        let l1 = m.cache_latency_ns(1).expect("an L1");
+        assert!(l1 > 0.0);
+        let leaf = Leaf::random(&m, 4 << 20, 4096, 0.8);
+        let without = miss_cost_ns(&m, 4096, leaf, 0.0);
+        m.hierarchy.walk_cache_levels = 3;
+        let with = miss_cost_ns(&m, 4096, leaf, 0.0);
+        // A 4-level walk whose three upper levels hit the walk caches
+        // loads only its leaf: three L1 loads fewer.
+        assert!(
+            (without - with - 3.0 * l1).abs() < 1e-9,
+            "{without} {with} {l1}"
+        );
+        // More cached levels than the walk has spare nothing more.
+        m.hierarchy.walk_cache_levels = 5;
+        assert_eq!(miss_cost_ns(&m, 4096, leaf, 0.0), with);
     }
 }
