@@ -320,6 +320,7 @@ impl Step {
             block: self.block_size,
             page: m.page_size,
             stripe_unit: self.stripe_unit,
+            stripe_width: layer.stripe.unit * layer.stripe.disks,
             copy_bytes_per_ns: b.copy_gbps,
             // The writers' data drains at the drives' write rate.
             drain_bytes_per_ns: m.disk_write_bytes_per_s() / 1e9,
@@ -372,7 +373,11 @@ impl Step {
         for t in 0..n {
             ext.create(0, pid0 + t);
         }
-        let mut xfs = XfsAlloc::new(self.capacity(&layer), self.stripe_unit);
+        let mut xfs = XfsAlloc::new(
+            self.capacity(&layer),
+            self.stripe_unit,
+            layer.stripe.unit * layer.stripe.disks,
+        );
         let mut files = vec![FileLayout::default(); n as usize];
         let dest: Vec<Dest> = self
             .nodes_of(m, n)

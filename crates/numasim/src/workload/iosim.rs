@@ -275,7 +275,7 @@ pub fn direct_phase(
                             })?;
                         }
                     } else {
-                        let v = xfs.alloc(t, f, len, layer.stripe.unit)?;
+                        let v = xfs.alloc(f, len, layer.stripe.unit)?;
                         f.push(v, len);
                     }
                 }
