@@ -262,7 +262,15 @@ impl Step {
                         writers: n as usize,
                         block: self.block_size,
                         file_bytes: self.file_size,
-                        sim_file_bytes: (64 << 20).min(self.file_size),
+                        // The disk stage writes a sample of each file: one
+                        // stripe width (at least 64 MiB), so that, like the
+                        // whole file, the sample covers every disk wherever
+                        // its AG starts (mkfs.xfs staggers AG starts by a
+                        // unit: a shorter sample of 16 files lands on about
+                        // half the disks).
+                        sim_file_bytes: (layer.stripe.unit * layer.stripe.disks)
+                            .max(64 << 20)
+                            .min(self.file_size),
                         purge_ns: purge_ns(&k, b),
                         limits: DirtyLimits::from_sysctl(&k.vm),
                         min_free_kbytes: k.min_free_kbytes,
