@@ -228,7 +228,7 @@ pub fn mkfs_ag_geometry(dblocks: u64, su: u64, sw: u64) -> (u64, u64) {
     };
     let count = |a: u64| dblocks.div_ceil(a);
     // main(): the AG size on a stripe-unit boundary...
-    if su > 0 && agsize % su != 0 {
+    if su > 0 && !agsize.is_multiple_of(su) {
         let up = agsize.div_ceil(su) * su;
         let a = if up > max_ag { agsize / su * su } else { up };
         if (min_ag..=max_ag).contains(&a) {
@@ -236,7 +236,7 @@ pub fn mkfs_ag_geometry(dblocks: u64, su: u64, sw: u64) -> (u64, u64) {
         }
     }
     // ...and not a multiple of the stripe width.
-    if su > 0 && sw > 0 && agsize % sw == 0 && count(agsize) > 1 {
+    if su > 0 && sw > 0 && agsize.is_multiple_of(sw) && count(agsize) > 1 {
         let mut a = agsize - su;
         if a < min_ag {
             a = agsize + su;
@@ -245,7 +245,7 @@ pub fn mkfs_ag_geometry(dblocks: u64, su: u64, sw: u64) -> (u64, u64) {
     }
     let mut agcount = count(agsize);
     // A last AG under the minimum is dropped with its blocks.
-    if agcount > 1 && dblocks % agsize != 0 && dblocks % agsize < min_ag {
+    if agcount > 1 && !dblocks.is_multiple_of(agsize) && dblocks % agsize < min_ag {
         agcount -= 1;
     }
     (agsize, agcount)
