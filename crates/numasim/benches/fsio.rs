@@ -54,13 +54,14 @@ fn phase(m: &Machine, mode: DirectMode) -> Direct<'_> {
 fn laid_down(m: &Machine) -> Vec<FileLayout> {
     let mut layer = BlockLayer::new(m, UNIT, 1);
     let cap = layer.volume_bytes();
+    let sw = UNIT * layer.stripe.disks;
     let mut files = vec![FileLayout::default(); THREADS];
     direct_phase(
         &phase(m, DirectMode::Write),
         &mut layer,
         &mut files,
         &mut ExtAlloc::new(FsKind::Ext3, cap, 4096),
-        &mut XfsAlloc::new(cap, UNIT),
+        &mut XfsAlloc::new(cap, UNIT, sw),
     )
     .unwrap();
     files
@@ -73,13 +74,14 @@ fn direct_read_60s(c: &mut Criterion) {
     {
         let mut layer = BlockLayer::new(&m, UNIT, 2);
         let cap = layer.volume_bytes();
+        let sw = UNIT * layer.stripe.disks;
         let mut f = files.clone();
         let run = direct_phase(
             &phase(&m, DirectMode::Read),
             &mut layer,
             &mut f,
             &mut ExtAlloc::new(FsKind::Ext3, cap, 4096),
-            &mut XfsAlloc::new(cap, UNIT),
+            &mut XfsAlloc::new(cap, UNIT, sw),
         )
         .unwrap();
         eprintln!(
@@ -97,13 +99,14 @@ fn direct_read_60s(c: &mut Criterion) {
             || (files.clone(), BlockLayer::new(&m, UNIT, 2)),
             |(mut f, mut layer)| {
                 let cap = layer.volume_bytes();
+                let sw = UNIT * layer.stripe.disks;
                 black_box(
                     direct_phase(
                         &phase(&m, DirectMode::Read),
                         &mut layer,
                         &mut f,
                         &mut ExtAlloc::new(FsKind::Ext3, cap, 4096),
-                        &mut XfsAlloc::new(cap, UNIT),
+                        &mut XfsAlloc::new(cap, UNIT, sw),
                     )
                     .unwrap(),
                 )

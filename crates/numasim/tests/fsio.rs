@@ -37,6 +37,7 @@ fn lay(fs: FsKind, writers: u64, seed: u64) -> Vec<numasim::kernel::fs::layout::
         block: 4096,
         page: 16384,
         stripe_unit: 512 << 10,
+        stripe_width: 256 * (512 << 10),
         copy_bytes_per_ns: 1.2,
         drain_bytes_per_ns: 12.0,
         capacity: 4 << 40,
@@ -78,7 +79,17 @@ fn xfs_keeps_files_contiguous_where_ext2_interleaves_them() {
     };
     let (x, e) = (read("xfs"), read("ext2"));
     assert!(get(&x, "avg_io_kib", 8) > 2.0 * get(&e, "avg_io_kib", 8));
-    assert!(get(&x, "read_gibps", 8) > get(&e, "read_gibps", 8));
+    // What [XFS06] states is the layout and the I/O size: delayed
+    // allocation keeps parallel writers' files apart, and XFS reads go to
+    // the disks in stripe-unit I/Os. It gives no read throughput of Ext2
+    // beside XFS for files this small (Ext2 and Ext3 buffered reads are
+    // predictions), so none is asserted here. (With XFS's geometry as mkfs
+    // makes it, 8 files of 64 MiB, half a stripe width each, take AGs 0-7
+    // from the rotor; AG k starts k stripe units before disk 0, so the
+    // eight lie on about 136 of the 256 disks, and for these short,
+    // ramp-dominated reads the Ext2 files, spread over every disk, read
+    // faster: docs/io.md.)
+    assert_eq!(get(&x, "avg_io_kib", 8), 512.0, "the stripe unit");
 }
 
 #[test]
@@ -374,7 +385,14 @@ fn the_fast_tlb_purge_raises_buffered_read_throughput() {
         "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 24\nfile_size = \"128 MiB\"\n";
     let slow = scenario("buffer_policy = \"interleave\"\ntlb_purge = \"slow\"", step).unwrap();
     let fast = scenario("buffer_policy = \"interleave\"\ntlb_purge = \"fast\"", step).unwrap();
-    assert!(get(&fast, "read_gibps", 24) > 1.2 * get(&slow, "read_gibps", 24));
+    // The direction only. [XFS06] states the size at its own run (32
+    // readers, 6.4 GiB/s, disks above 90% busy): "Reverting this
+    // optimisation reduced buffered read throughput by approximately
+    // 30%", which is the `fs-buffered-read` calibration row that
+    // `tlb_purge_slow_us` is fitted on (checked by
+    // every_row_a_block_parameter_was_fitted_on_reproduces_it). The 1.2x
+    // this test once asked at 24 readers of 128 MiB is stated nowhere.
+    assert!(get(&fast, "read_gibps", 24) > get(&slow, "read_gibps", 24));
     assert!(get(&slow, "kswapd_cpu_pct_per_node", 24) > get(&fast, "kswapd_cpu_pct_per_node", 24));
 }
 
@@ -440,6 +458,7 @@ fn a_file_set_larger_than_the_volume_is_enospc_not_a_crash() {
         block: 4096,
         page: m.page_size,
         stripe_unit: 512 << 10,
+        stripe_width: 256 * (512 << 10),
         copy_bytes_per_ns: 1.2,
         drain_bytes_per_ns: 12.0,
         capacity: 100 << 20,

@@ -548,6 +548,7 @@ impl BufferedWrite<'_> {
             block: self.block,
             page,
             stripe_unit: layer.stripe.unit,
+            stripe_width: layer.stripe.unit * layer.stripe.disks,
             copy_bytes_per_ns: self.b.copy_gbps,
             drain_bytes_per_ns: demand.max(1e-9),
             capacity: layer.volume_bytes() / if self.fs == FsKind::Xfs { 1 } else { 2 },

@@ -262,7 +262,15 @@ impl Step {
                         writers: n as usize,
                         block: self.block_size,
                         file_bytes: self.file_size,
-                        sim_file_bytes: (64 << 20).min(self.file_size),
+                        // The disk stage writes a sample of each file: one
+                        // stripe width (at least 64 MiB), so that, like the
+                        // whole file, the sample covers every disk wherever
+                        // its AG starts (mkfs.xfs staggers AG starts by a
+                        // unit: a shorter sample of 16 files lands on about
+                        // half the disks).
+                        sim_file_bytes: (layer.stripe.unit * layer.stripe.disks)
+                            .max(64 << 20)
+                            .min(self.file_size),
                         purge_ns: purge_ns(&k, b),
                         limits: DirtyLimits::from_sysctl(&k.vm),
                         min_free_kbytes: k.min_free_kbytes,
@@ -320,6 +328,7 @@ impl Step {
             block: self.block_size,
             page: m.page_size,
             stripe_unit: self.stripe_unit,
+            stripe_width: layer.stripe.unit * layer.stripe.disks,
             copy_bytes_per_ns: b.copy_gbps,
             // The writers' data drains at the drives' write rate.
             drain_bytes_per_ns: m.disk_write_bytes_per_s() / 1e9,
@@ -372,7 +381,11 @@ impl Step {
         for t in 0..n {
             ext.create(0, pid0 + t);
         }
-        let mut xfs = XfsAlloc::new(self.capacity(&layer), self.stripe_unit);
+        let mut xfs = XfsAlloc::new(
+            self.capacity(&layer),
+            self.stripe_unit,
+            layer.stripe.unit * layer.stripe.disks,
+        );
         let mut files = vec![FileLayout::default(); n as usize];
         let dest: Vec<Dest> = self
             .nodes_of(m, n)

@@ -275,7 +275,7 @@ pub fn direct_phase(
                             })?;
                         }
                     } else {
-                        let v = xfs.alloc(t, f, len, layer.stripe.unit)?;
+                        let v = xfs.alloc(f, len, layer.stripe.unit)?;
                         f.push(v, len);
                     }
                 }
@@ -551,25 +551,38 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         None => Dest::Interleave,
                         Some(nd) => Dest::Node(nd as u16),
                     };
-                    // One chunk per contiguous run: the reader copies each
+                    // One chunk per request-sized piece (within a stripe
+                    // unit and the queue's limit): the reader copies each
                     // page as soon as it is up to date, in file order
                     // (do_generic_mapping_read() waits on one page at a
-                    // time), not once the whole window is in.
+                    // time, and a request's pages come up to date
+                    // together), not once the whole window or a whole
+                    // contiguous run is in.
+                    let max = layer.model.max_request;
                     for (v, l) in pieces {
-                        let s = seq[t];
-                        seq[t] += 1;
-                        let part = Part {
-                            owner: t as u32,
-                            bytes: l,
-                            tag: s,
-                            dest,
-                        };
-                        prepared[t].push((v, l, part));
-                        chunks[t].push_back(Chunk {
-                            seq: s,
-                            len: l,
-                            left: l,
-                            node,
+                        let mut at = v;
+                        layer.stripe.split(v, l, |_, _, k| {
+                            let mut o = 0;
+                            while o < k {
+                                let b = (k - o).min(max);
+                                let s = seq[t];
+                                seq[t] += 1;
+                                let part = Part {
+                                    owner: t as u32,
+                                    bytes: b,
+                                    tag: s,
+                                    dest,
+                                };
+                                prepared[t].push((at + o, b, part));
+                                chunks[t].push_back(Chunk {
+                                    seq: s,
+                                    len: b,
+                                    left: b,
+                                    node,
+                                });
+                                o += b;
+                            }
+                            at += k;
                         });
                     }
                     q.push(at, Ev::Submit(t)).expect("future");
@@ -577,12 +590,23 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 }
                 // Copy out the oldest chunk if it has arrived.
                 match chunks[t].front() {
+                    // The CPU is still reclaiming or submitting the window
+                    // just decided: copy once it is free. The copy's
+                    // traffic is booked on the node ports when it happens
+                    // (file_read_actor() runs after readahead returns);
+                    // booking it ahead moved every port's free time
+                    // (interleaved shares touch all of them) past that
+                    // moment, and every other reader's copy and DMA
+                    // queued behind the idle gap.
+                    Some(c) if c.left == 0 && cpu_free[t % ncpu] > now => {
+                        wake(&mut q, &mut wake_at, t, cpu_free[t % ncpu]);
+                    }
                     Some(c) if c.left == 0 => {
                         let c = chunks[t].pop_front().expect("front");
                         let pages = c.len as f64 / r.page as f64;
                         let work = pages * (page_copy_ns + r.b.page_op_ns);
                         cpu.copy_ns += work;
-                        let start = now.max(cpu_free[t % ncpu]);
+                        let start = now;
                         let mut done = start + dur(work);
                         // The copy reads from the page cache's nodes and writes
                         // the user buffer's: both cross node ports.

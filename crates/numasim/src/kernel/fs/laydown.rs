@@ -20,7 +20,9 @@
 //! - XFS allocates at writeback: `pdflush` walks the dirty inodes in the
 //!   order they were first dirtied and writes up to `MAX_WRITEBACK_PAGES`
 //!   pages of each per pass, allocating one extent for them, aligned to
-//!   the stripe unit when it cannot extend the file's last.
+//!   the stripe unit when it cannot extend the file's last; a file's
+//!   first extent takes the next AG of the rotor (`layout::XfsAlloc`), so
+//!   files take the AGs in the order pdflush first writes them.
 
 use super::balloc::ExtAlloc;
 use super::layout::{Enospc, FileLayout, XfsAlloc};
@@ -42,6 +44,8 @@ pub struct LayDown {
     pub block: u64,
     pub page: u64,
     pub stripe_unit: u64,
+    /// Stripe unit × disks: mkfs.xfs keeps AG sizes off multiples of it.
+    pub stripe_width: u64,
     /// One writer's copy rate, bytes/ns.
     pub copy_bytes_per_ns: f64,
     /// What the disks take, bytes/ns: the throttled writers' total rate.
@@ -53,7 +57,11 @@ pub struct LayDown {
 impl LayDown {
     pub fn run(&self) -> Result<Vec<FileLayout>, Enospc> {
         match self.fs {
-            FsKind::Xfs => self.xfs(&mut XfsAlloc::new(self.capacity, self.stripe_unit)),
+            FsKind::Xfs => self.xfs(&mut XfsAlloc::new(
+                self.capacity,
+                self.stripe_unit,
+                self.stripe_width,
+            )),
             FsKind::Ext2 | FsKind::Ext3 => {
                 self.ext(&mut ExtAlloc::new(self.fs, self.capacity, self.block))
             }
@@ -89,7 +97,7 @@ impl LayDown {
                     continue;
                 }
                 left = true;
-                let v = vol.alloc(w, f, k, self.stripe_unit)?;
+                let v = vol.alloc(f, k, self.stripe_unit)?;
                 files[w].push(v, k);
             }
         }

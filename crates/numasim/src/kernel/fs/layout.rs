@@ -83,41 +83,172 @@ impl VolumeAlloc {
     }
 }
 
-/// XFS free space: allocation groups of at most `XFS_AG_MAX_BYTES` (mkfs
-/// makes as few as fit), each allocating from its own frontier. With the
-/// 32-bit inode layout of the period, new files' data go to the AGs in turn
-/// (`xfs_rotorstep` = 1), so each file lies in its own part of the volume.
+/// XFS free space as `mkfs.xfs` lays it out and 2.6.15 allocates it.
+///
+/// Geometry (xfsprogs of the period, `mkfs/xfs_mkfs.c`):
+/// `calc_default_ag_geometry()` makes `dblocks >> 5` AGs' worth of blocks
+/// per AG above 512 GiB (`>> 4` above 8 GiB, `>> 3` from 128 MiB; the
+/// 1 TiB maximum from 32 TiB), `main()` rounds the AG size up to the stripe
+/// unit and, when it is then a multiple of the stripe width, takes one
+/// stripe unit off ("all AGs start on the same disk in the stripe.
+/// Changing the AG size by one sunit will guarantee that this does not
+/// happen"), so AG `k` starts `k` units before disk 0 of its stripe row.
+/// Each AG opens with its headers and free-space btree roots; AG 0 holds
+/// the root directory's inode chunk and AG `agcount / 2` the internal log,
+/// each aligned to the stripe unit (`xfs_ialloc_ag_alloc()` with
+/// `m_sinoalign`, mkfs's `fixup_internal_log_stripe()`).
+///
+/// Allocation (2.6.15 `fs/xfs/xfs_bmap.c` `xfs_bmap_alloc()`,
+/// `fs/xfs/xfs_alloc.c` `xfs_alloc_vextent()`): a file's first extent
+/// (file offset 0, `XFS_ALLOC_INITIAL_USER_DATA`) on a filesystem mounted
+/// with 32-bit inodes (the default; on this volume inode numbers would
+/// pass 32 bits) goes to AG `m_agfrotor % agcount`, and the rotor steps by
+/// one (`xfs_rotorstep` = 1) per such extent, so files take the AGs in the
+/// order their first extents are allocated; it is aligned to the stripe
+/// unit (`args.alignment = m_dalign` at offset 0 with `aeof`). Later
+/// extents try the block after the file's last (`xfs_bmap_adjacent()`,
+/// `XFS_ALLOCTYPE_THIS_BNO`), else the nearest free space in that AG,
+/// stripe-aligned, else the next AGs in turn.
 #[derive(Debug, Clone)]
 pub struct XfsAlloc {
     pub ags: Vec<VolumeAlloc>,
     pub ag_bytes: u64,
+    /// `m_agfrotor`: the AG of the next file's first extent.
+    pub rotor: usize,
 }
 
 /// Largest XFS allocation group (mkfs.xfs: 1 TiB).
 pub const XFS_AG_MAX_BYTES: u64 = 1 << 40;
+/// Smallest XFS allocation group (`XFS_AG_MIN_BYTES`, 16 MiB).
+pub const XFS_AG_MIN_BYTES: u64 = 1 << 24;
+/// The block size the geometry is computed in (mkfs works in filesystem
+/// blocks; 4 KiB, the experiments' default).
+pub const XFS_GEOMETRY_BLOCK: u64 = 4096;
+/// What opens every AG: superblock, AGF, AGI and AGFL in block 0, the
+/// free-space and inode btree roots in blocks 1-3
+/// (`XFS_PREALLOC_BLOCKS`), and the AGFL's initial free blocks (choice:
+/// 4, `xfs_alloc_fix_freelist()` for one-level btrees).
+pub const XFS_AG_HEADER_BYTES: u64 = 8 * XFS_GEOMETRY_BLOCK;
+/// The root directory's inode chunk that mkfs allocates in AG 0: 64
+/// inodes (`XFS_INODES_PER_CHUNK`) of 256 bytes.
+pub const XFS_ROOT_CHUNK_BYTES: u64 = 64 * 256;
+/// The internal log in AG `agcount / 2` (choice: 128 MiB, the period's
+/// largest default log; any multiple of the stripe width leaves every
+/// file's starting disk where it is).
+pub const XFS_LOG_BYTES: u64 = 128 << 20;
 
 impl XfsAlloc {
-    pub fn new(capacity: u64, align: u64) -> XfsAlloc {
-        let n = capacity.div_ceil(XFS_AG_MAX_BYTES).max(1);
-        let ag_bytes = (capacity / n) / align.max(1) * align.max(1);
+    /// The AGs `mkfs.xfs` makes on a volume of `capacity` bytes striped in
+    /// units of `sunit` over a width of `swidth` bytes (0: no stripe).
+    pub fn new(capacity: u64, sunit: u64, swidth: u64) -> XfsAlloc {
+        let blk = XFS_GEOMETRY_BLOCK;
+        let (agsize, agcount) = mkfs_ag_geometry(capacity / blk, sunit / blk, swidth / blk);
+        let ag_bytes = agsize * blk;
+        let dbytes = (capacity / blk).min(agsize * agcount) * blk;
+        let mut ags: Vec<VolumeAlloc> = (0..agcount)
+            .map(|k| {
+                let mut a = VolumeAlloc::new(ag_bytes.min(dbytes - k * ag_bytes));
+                a.frontier = XFS_AG_HEADER_BYTES.min(a.capacity);
+                a
+            })
+            .collect();
+        let align = sunit.max(1);
+        // mkfs's own allocations; a volume too small for them simply has
+        // less free space.
+        if let Some(ag0) = ags.first_mut() {
+            let _ = ag0.alloc(None, XFS_ROOT_CHUNK_BYTES, align);
+        }
+        if agcount > 1 {
+            let _ = ags[(agcount / 2) as usize].alloc(None, XFS_LOG_BYTES, align);
+        }
         XfsAlloc {
-            ags: (0..n).map(|_| VolumeAlloc::new(ag_bytes)).collect(),
+            ags,
             ag_bytes,
+            rotor: 0,
         }
     }
-    /// `len` bytes for file number `file` (its AG by the rotor).
-    pub fn alloc(
-        &mut self,
-        file: usize,
-        f: &FileLayout,
-        len: u64,
-        align: u64,
-    ) -> Result<u64, Enospc> {
-        let ag = file % self.ags.len();
-        let base = ag as u64 * self.ag_bytes;
-        let goal = f.goal().and_then(|g| g.checked_sub(base));
-        self.ags[ag].alloc(goal, len, align).map(|v| v + base)
+
+    /// `len` bytes at the end of file `f`, aligned to `align` when they
+    /// cannot follow its last extent.
+    pub fn alloc(&mut self, f: &FileLayout, len: u64, align: u64) -> Result<u64, Enospc> {
+        let n = self.ags.len();
+        if n == 0 || self.ag_bytes == 0 {
+            return Err(Enospc);
+        }
+        let (ag, goal) = match f.runs.last() {
+            None => {
+                // XFS_ALLOC_INITIAL_USER_DATA under 32-bit inodes.
+                let ag = self.rotor % n;
+                self.rotor = (self.rotor + 1) % n;
+                (ag, None)
+            }
+            Some(&(v, l)) => {
+                let ag = (((v + l - 1) / self.ag_bytes) as usize).min(n - 1);
+                (ag, Some(v + l - ag as u64 * self.ag_bytes))
+            }
+        };
+        // XFS_ALLOCTYPE_START_BNO: this AG first, then the others in turn.
+        for i in 0..n {
+            let a = (ag + i) % n;
+            let g = if i == 0 { goal } else { None };
+            if let Ok(v) = self.ags[a].alloc(g, len, align) {
+                return Ok(v + a as u64 * self.ag_bytes);
+            }
+        }
+        Err(Enospc)
     }
+}
+
+/// (agsize, agcount) in blocks for `dblocks` data blocks, a stripe unit of
+/// `su` and a width of `sw` blocks, as xfsprogs' `mkfs.xfs` of the period
+/// computes them with no `-d agcount/agsize` given.
+pub fn mkfs_ag_geometry(dblocks: u64, su: u64, sw: u64) -> (u64, u64) {
+    let blk = XFS_GEOMETRY_BLOCK;
+    let (mib, gib, tib) = ((1u64 << 20) / blk, (1u64 << 30) / blk, (1u64 << 40) / blk);
+    let (max_ag, min_ag) = (XFS_AG_MAX_BYTES / blk, XFS_AG_MIN_BYTES / blk);
+    if dblocks == 0 {
+        return (0, 0);
+    }
+    // calc_default_ag_geometry()
+    let mut agsize = if dblocks >= 32 * tib {
+        max_ag
+    } else if dblocks < 16 * mib {
+        dblocks
+    } else if dblocks < 128 * mib {
+        16 * mib
+    } else {
+        let shift = if dblocks > 512 * gib {
+            5
+        } else if dblocks > 8 * gib {
+            4
+        } else {
+            3
+        };
+        dblocks >> shift
+    };
+    let count = |a: u64| dblocks.div_ceil(a);
+    // main(): the AG size on a stripe-unit boundary...
+    if su > 0 && !agsize.is_multiple_of(su) {
+        let up = agsize.div_ceil(su) * su;
+        let a = if up > max_ag { agsize / su * su } else { up };
+        if (min_ag..=max_ag).contains(&a) {
+            agsize = a;
+        }
+    }
+    // ...and not a multiple of the stripe width.
+    if su > 0 && sw > 0 && agsize.is_multiple_of(sw) && count(agsize) > 1 {
+        let mut a = agsize - su;
+        if a < min_ag {
+            a = agsize + su;
+        }
+        agsize = a;
+    }
+    let mut agcount = count(agsize);
+    // A last AG under the minimum is dropped with its blocks.
+    if agcount > 1 && !dblocks.is_multiple_of(agsize) && dblocks % agsize < min_ag {
+        agcount -= 1;
+    }
+    (agsize, agcount)
 }
 
 #[cfg(test)]
@@ -134,6 +265,43 @@ mod tests {
         let mut got = Vec::new();
         f.map(90, 30, |v, l| got.push((v, l)));
         assert_eq!(got, vec![(90, 10), (500, 20)]);
+    }
+
+    #[test]
+    fn mkfs_geometry_keeps_ags_off_the_same_disk() {
+        // 256 disks of 36 GiB in 512 KiB units: 9 TiB, so 32 AGs of
+        // 288 GiB, a multiple of the 128 MiB width, less one unit.
+        let (unit, disks) = (512u64 << 10, 256u64);
+        let cap = 9u64 << 40;
+        let x = XfsAlloc::new(cap, unit, unit * disks);
+        assert_eq!(x.ag_bytes, (288u64 << 30) - unit);
+        assert_eq!(x.ags.len(), 33, "a 16 MiB last AG is kept");
+        let start_disk = |k: u64| (k * x.ag_bytes / unit) % disks;
+        let mut seen: Vec<u64> = (0..32).map(start_disk).collect();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 32, "no two AGs start on the same disk");
+        // Without a stripe the AG size is left alone.
+        assert_eq!(XfsAlloc::new(cap, 0, 0).ag_bytes, 288u64 << 30);
+    }
+
+    #[test]
+    fn files_take_the_ags_in_turn_and_extend_in_place() {
+        let unit = 512u64 << 10;
+        let mut x = XfsAlloc::new(9u64 << 40, unit, unit * 256);
+        let mut f = vec![FileLayout::default(); 3];
+        for (i, file) in f.iter_mut().enumerate() {
+            let v = x.alloc(file, 16 << 20, unit).unwrap();
+            assert_eq!(v / x.ag_bytes, i as u64, "the rotor's AG");
+            assert_eq!(v % unit, 0, "the first extent on a stripe unit");
+            file.push(v, 16 << 20);
+        }
+        // AG 0's first unit holds the root inode chunk.
+        assert_eq!(f[0].runs[0].0, 2 * unit);
+        assert_eq!(f[1].runs[0].0, x.ag_bytes + unit);
+        let v = x.alloc(&f[1], 1 << 20, unit).unwrap();
+        f[1].push(v, 1 << 20);
+        assert_eq!(f[1].runs.len(), 1, "the next extent follows on");
     }
 
     #[test]
