@@ -297,6 +297,11 @@ pub fn record_keys(case: &ResolvedCase) -> Vec<(String, Json)> {
         .collect()
 }
 
+/// Records that say a run covered only part of its work (cut short by its
+/// horizon, `workload/write.rs`; sampled by a window of calls,
+/// `workload/gettimeofday.rs`): kept whatever the step's `metrics` asks.
+const PARTIAL_RUN_METRICS: [&str; 3] = ["incomplete_at_s", "windowed_calls", "starved_callers"];
+
 /// Run every step of one case, in order.
 pub fn run_case(experiment: &str, case: &ResolvedCase) -> Result<Vec<Record>, Error> {
     run_case_with_artifacts(experiment, case, false).map(|(r, _)| r)
@@ -322,9 +327,7 @@ pub fn run_case_with_artifacts(
             step.metrics
                 .as_ref()
                 .is_none_or(|f| f.contains(&rec.metric))
-                || (rec.metric == "incomplete_at_s" && rec.value.is_some())
-                || rec.metric == "windowed_calls"
-                || rec.metric == "starved_callers"
+                || (PARTIAL_RUN_METRICS.contains(&rec.metric.as_str()) && rec.value.is_some())
         }));
     }
     Ok((out, sim.artifacts.unwrap_or_default()))

@@ -808,7 +808,9 @@ const ZEROING_ROUNDS: usize = 16;
 /// fault and the load is nearly the thread count; with today's 4 KiB pages
 /// at 13.7 GB/s (0.3 of a 3 µs fault) it is a tenth of it. Solved by
 /// iterating from every thread always zeroing ([`sharers`]) down to the
-/// largest fixed point.
+/// largest fixed point. A fault's lock waits are not in the duty (they are
+/// simulated later, from this work), so where locks bind the load is an
+/// upper bound.
 pub fn zeroing_ns(machine: &Machine, nodes: &[usize], placed: &[Placement], unit: u64) -> Vec<f64> {
     let mut load = sharers(machine, placed);
     let mut zero = Vec::new();
@@ -826,6 +828,7 @@ pub fn zeroing_ns(machine: &Machine, nodes: &[usize], placed: &[Placement], unit
                 next[m as usize] += duty * k as f64 / total;
             }
         }
+        // A load below one thread does not change a node's rate.
         let settled = next
             .iter()
             .zip(&load)
