@@ -167,6 +167,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         include_str!("../../../experiments/today-mlc-clx.toml"),
     ),
     (
+        "today-mlc-genoa",
+        include_str!("../../../experiments/today-mlc-genoa.toml"),
+    ),
+    (
+        "today-mlc-spr",
+        include_str!("../../../experiments/today-mlc-spr.toml"),
+    ),
+    (
         "today-stream-published",
         include_str!("../../../experiments/today-stream-published.toml"),
     ),

@@ -89,6 +89,7 @@ const CONTENTION_KEYS: &[&str] = &[
     "machine.timer.tick_phase",
     "machine.fault.fault_ns",
     "machine.fault.ptl_hold_ns",
+    "machine.fault.unmap_ns",
     "machine.fault.zero_gbps",
     "kernel.prof_cpu_mask",
     "kernel.timer_adjust",

@@ -64,6 +64,10 @@ pub struct FaultCosts {
     /// anonymous fault path other than shared lines (page-table walk,
     /// `set_pte`, the `struct page` flags), ns.
     pub ptl_hold_ns: f64,
+    /// CPU time of one page's share of `munmap()` other than locks and
+    /// shared lines (`zap_pte_range()`, the rmap, the TLB batch), ns; run
+    /// after a mapping's last fault, where a workload unmaps it.
+    pub unmap_ns: f64,
     /// One CPU zeroing (clearing) memory on its own node, GB/s; remote
     /// memory is slower by the distance ratio.
     pub zero_gbps: f64,
@@ -79,6 +83,8 @@ mod default {
     pub const SYSCALL_NS: f64 = 100.0;
     pub const FAULT_NS: f64 = 1000.0;
     pub const PTL_HOLD_NS: f64 = 100.0;
+    /// No unmap cost of its own: the 2004 paths model no `munmap()`.
+    pub const UNMAP_NS: f64 = 0.0;
     pub const ZERO_GBPS: f64 = 2.0;
 }
 
@@ -143,11 +149,13 @@ pub(super) fn read(r: &mut TableReader) -> Result<(Coherence, Timer, FaultCosts)
     let mut fault = FaultCosts {
         fault_ns: default::FAULT_NS,
         ptl_hold_ns: default::PTL_HOLD_NS,
+        unmap_ns: default::UNMAP_NS,
         zero_gbps: default::ZERO_GBPS,
     };
     if let Some(mut t) = r.table("fault")? {
         fault.fault_ns = nonneg(&mut t, "fault_ns", fault.fault_ns)?;
         fault.ptl_hold_ns = nonneg(&mut t, "ptl_hold_ns", fault.ptl_hold_ns)?;
+        fault.unmap_ns = nonneg(&mut t, "unmap_ns", fault.unmap_ns)?;
         fault.zero_gbps = positive(&mut t, "zero_gbps", fault.zero_gbps)?;
         t.finish()?;
     }
@@ -169,6 +177,7 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
     let mut f = Table::new();
     f.insert("fault_ns".into(), m.fault.fault_ns.into());
     f.insert("ptl_hold_ns".into(), m.fault.ptl_hold_ns.into());
+    f.insert("unmap_ns".into(), m.fault.unmap_ns.into());
     f.insert("zero_gbps".into(), m.fault.zero_gbps.into());
     t.insert("fault".into(), f.into());
 }

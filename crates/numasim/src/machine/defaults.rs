@@ -32,9 +32,9 @@ pub const TODAY_SOURCE: &str = "epyc-9004-nps4";
 /// link, the all-core boost clock, the line, the L2 DTLB's entries (its
 /// page sizes stay the arch's: a 64 KiB-page aarch64 has others), and the
 /// fault path: one CPU's 4 KiB clearing rate (Linux commit cb431accb36e,
-/// AMD Milan) and the rest of a minor fault's CPU time (will-it-scale
-/// page_fault2 on 4 x Xeon Platinum 8380H, the kernel test robot;
-/// `today-page-fault`). `docs/machine.md` "Presets for today".
+/// AMD Milan) and the rest of a minor fault's CPU time and of its page's
+/// munmap share (will-it-scale page_fault2 on 4 x Xeon Platinum 8380H, the
+/// kernel test robot, and its perf profile; `today-page-fault`). `docs/machine.md` "Presets for today".
 pub const TODAY_KEYS: &[&str] = &[
     "dram.bandwidth_gbps",
     "interconnect.link_gbps",
@@ -42,6 +42,7 @@ pub const TODAY_KEYS: &[&str] = &[
     "cpu.cache_line",
     "tlb.entries",
     "fault.fault_ns",
+    "fault.unmap_ns",
     "fault.zero_gbps",
 ];
 

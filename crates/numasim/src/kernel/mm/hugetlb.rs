@@ -39,6 +39,7 @@ pub struct HugetlbResult {
 /// to dequeue, zero, `page_table_lock` (1) to install, `mmap_sem` release.
 /// Dequeuing writes the free list and `free_huge_pages` (one line).
 const HUGETLB_FAULT: FaultPath = FaultPath {
+    teardown: &[],
     stages: &[
         Stage::Sem,
         Stage::Lock(0),
@@ -57,6 +58,7 @@ const HUGETLB_FAULT: FaultPath = FaultPath {
 /// `hugetlb_prefault()`: one thread zeroes every page under both locks,
 /// which nobody else asks for.
 const HUGETLB_PREFAULT: FaultPath = FaultPath {
+    teardown: &[],
     stages: &[Stage::Work],
     locks: &[],
     lines: &[],

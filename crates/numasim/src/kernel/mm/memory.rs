@@ -43,7 +43,9 @@
 //! pages from per-CPU lists refilled `pcp->batch` pages at a time under
 //! `zone->lock` (mm/page_alloc.c, 2.5.45); at `munmap()` the gathered pages
 //! leave the LRU a chunk at a time (`release_pages()`) and go back to the
-//! buddy lists `pcp->batch` at a time (`free_pages_bulk()`). A batched
+//! buddy lists `pcp->batch` at a time (`free_pages_bulk()`), after the
+//! mapping's last fault, as will-it-scale's page_fault2 does it (a path's
+//! `teardown`, with its own CPU time `fault.unmap_ns`). A batched
 //! path takes each lock once per batch, not once per page; the per-page
 //! list work stays under the lock ([`Stage::PageWrite`]). The 2.4 paths
 //! here do not batch (every batch is one page) and do not model the zone
@@ -55,7 +57,8 @@
 //! has done `sample` faults (threads keep faulting meanwhile, so contention
 //! stays realistic), then finishes each thread at the rate it achieved in
 //! that window. With `sample` ≥ the faults per thread it simulates every
-//! fault; `tests/contention.rs` checks the two agree at small scale and
+//! fault, and always with a teardown (its unmaps are a phase after the
+//! faults, which a window of faults alone would miss); `tests/contention.rs` checks the two agree at small scale and
 //! docs/contention.md discusses the limits.
 
 use crate::engine::{CostTable, Dur, EventQueue, Lock, Time};
@@ -79,6 +82,8 @@ pub enum Stage {
     Write(usize),
     PtlWork,
     Work,
+    /// A page's share of `munmap()` outside its locks (`fault.unmap_ns`).
+    UnmapWork,
     /// Run the next `.1` stages only on the fault that fills per-CPU batch
     /// `.0` (every `batch[.0]`-th fault of the thread: a pagevec drain).
     Drain(usize, usize),
@@ -150,6 +155,10 @@ pub enum Scope {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FaultPath {
     pub stages: &'static [Stage],
+    /// Stages run once a page after all of a thread's faults: will-it-scale's
+    /// page_fault2 touches its whole mapping, then `munmap()`s it, so the
+    /// frees come as a phase of their own, not one after each fault.
+    pub teardown: &'static [Stage],
     /// Scope of each lock index.
     pub locks: &'static [Scope],
     /// Scope of each line index.
@@ -249,7 +258,8 @@ const LRU_ADD_BATCHED: [Stage; 6] = [
 /// delete per page), and `free_hot_cold_page()` puts the page on the
 /// per-CPU list, which gives `pcp->batch` pages back to the buddy lists
 /// under `zone->lock` when it is full (`free_pages_bulk()`).
-const UNMAP_BATCHED: [Stage; 9] = [
+const UNMAP_BATCHED: [Stage; 10] = [
+    UnmapWork,
     Drain(batch::LRU_FREE, 4),
     Lock(LRU_LOCK),
     PageWrite(LRU_HEAD, batch::LRU_FREE),
@@ -262,18 +272,12 @@ const UNMAP_BATCHED: [Stage; 9] = [
 ];
 const DEVZERO_BATCHED_STAGES: [Stage; 14] =
     concat(&[DEVZERO_SETUP, &PCP_REFILL, &[Work], &LRU_ADD_BATCHED]);
-const DEVZERO_BATCHED_UNMAP_STAGES: [Stage; 23] = concat(&[
-    DEVZERO_SETUP,
-    &PCP_REFILL,
-    &[Work],
-    &LRU_ADD_BATCHED,
-    &UNMAP_BATCHED,
-]);
 
 /// Stock 2.4.21 anonymous write fault with `lru` LRU lists.
 pub fn anon_ptl(lru: Scope) -> FaultPath {
     FaultPath {
         stages: &ANON_PTL_STAGES,
+        teardown: &[],
         locks: lock_scopes(lru),
         lines: line_scopes(lru),
         batch: Batches::NONE,
@@ -284,6 +288,7 @@ pub fn anon_ptl(lru: Scope) -> FaultPath {
 pub fn anon_cmpxchg(lru: Scope) -> FaultPath {
     FaultPath {
         stages: &ANON_CMPXCHG_STAGES,
+        teardown: &[],
         locks: lock_scopes(lru),
         lines: line_scopes(lru),
         batch: Batches::NONE,
@@ -299,6 +304,7 @@ pub fn devzero_fault(locked: bool, lru: Scope) -> FaultPath {
         } else {
             &DEVZERO_LOCKED_STAGES[DEVZERO_SETUP.len()..]
         },
+        teardown: &[],
         locks: lock_scopes(lru),
         lines: line_scopes(lru),
         batch: Batches::NONE,
@@ -307,20 +313,18 @@ pub fn devzero_fault(locked: bool, lru: Scope) -> FaultPath {
 
 /// A private `/dev/zero` fault of 2.6 and later: with the superblock lock
 /// or without it, per-node LRU lists and zones, the per-CPU batches
-/// `batch`; with `unmap`, each page's share of the `munmap()` that frees
-/// it (will-it-scale's page_fault2 unmaps in its timed loop).
+/// `batch`; with `unmap`, the `munmap()` of the whole mapping after its
+/// last fault, each page's share of it in turn (will-it-scale's page_fault2
+/// touches its 128 MB, then unmaps it, in its timed loop).
 pub fn devzero_batched(locked: bool, unmap: bool, batch: Batches) -> FaultPath {
-    let all: &'static [Stage] = if unmap {
-        &DEVZERO_BATCHED_UNMAP_STAGES
-    } else {
-        &DEVZERO_BATCHED_STAGES
-    };
+    let all: &'static [Stage] = &DEVZERO_BATCHED_STAGES;
     FaultPath {
         stages: if locked {
             all
         } else {
             &all[DEVZERO_SETUP.len()..]
         },
+        teardown: if unmap { &UNMAP_BATCHED } else { &[] },
         locks: &[Scope::Global, Scope::PerNode, Scope::PerNode],
         lines: &[
             Scope::PerNode,
@@ -429,10 +433,14 @@ fn instance(base: &[usize], scope: &[Scope], i: usize, node: usize) -> usize {
 struct Progress<'a> {
     threads: &'a [FaultThread],
     sample: u64,
-    /// Index into the setup stages (while `in_setup`) or the fault's.
+    /// Index into the setup stages (while `in_setup`), the fault's or the
+    /// teardown's.
     stage: Vec<usize>,
     in_setup: Vec<bool>,
+    /// Units done: the faults, then (with a teardown) the same pages' unmaps.
     fault: Vec<u64>,
+    /// Whether the path has a teardown phase (units are twice the faults).
+    tears: bool,
     finish: Vec<Option<Time>>,
     /// Threads that have done their sample.
     reached: usize,
@@ -449,6 +457,7 @@ impl<'a> Progress<'a> {
             stage: vec![0; n],
             in_setup: threads.iter().map(|t| !t.setup.is_empty()).collect(),
             fault: vec![0; n],
+            tears: !path.teardown.is_empty(),
             finish: vec![None; n],
             reached: 0,
             simulated: 0,
@@ -462,16 +471,32 @@ impl<'a> Progress<'a> {
         p
     }
 
+    /// Thread `i`'s units: its faults, and as many unmaps with a teardown.
+    fn units(&self, i: usize) -> u64 {
+        self.threads[i].faults * if self.tears { 2 } else { 1 }
+    }
+
+    /// The stages of thread `i`'s current unit and the page it is on.
+    fn phase(&self, i: usize, path: &FaultPath) -> (&'static [Stage], u64) {
+        let f = self.threads[i].faults;
+        if self.fault[i] < f {
+            (path.stages, self.fault[i])
+        } else {
+            (path.teardown, self.fault[i] - f)
+        }
+    }
+
     /// Step over the batch markers at thread `i`'s stage: into the section
-    /// on the fault that drains or refills, past it on every other.
+    /// on the page that drains or refills, past it on every other.
     fn settle(&mut self, i: usize, path: &FaultPath) {
-        while let Some(&st) = path.stages.get(self.stage[i]) {
+        let (stages, page) = self.phase(i, path);
+        while let Some(&st) = stages.get(self.stage[i]) {
             let (len, runs) = match st {
                 Drain(b, len) => {
                     let k = path.batch.pages(b);
-                    (len, self.fault[i] % k == k - 1)
+                    (len, page % k == k - 1)
                 }
-                Refill(b, len) => (len, self.fault[i].is_multiple_of(path.batch.pages(b))),
+                Refill(b, len) => (len, page.is_multiple_of(path.batch.pages(b))),
                 _ => return,
             };
             self.stage[i] += if runs { 1 } else { len + 1 };
@@ -482,7 +507,7 @@ impl<'a> Progress<'a> {
         if self.in_setup[i] {
             self.threads[i].setup[self.stage[i]]
         } else {
-            path.stages[self.stage[i]]
+            self.phase(i, path).0[self.stage[i]]
         }
     }
 
@@ -497,7 +522,7 @@ impl<'a> Progress<'a> {
             let len = if self.in_setup[i] {
                 self.threads[i].setup.len()
             } else {
-                path.stages.len()
+                self.phase(i, path).0.len()
             };
             if self.stage[i] < len {
                 return true;
@@ -508,11 +533,11 @@ impl<'a> Progress<'a> {
             } else {
                 self.fault[i] += 1;
                 self.simulated += 1;
-                if self.fault[i] == self.sample.min(self.threads[i].faults) {
+                if self.fault[i] == self.sample.min(self.units(i)) {
                     self.reached += 1;
                 }
             }
-            if self.fault[i] >= self.threads[i].faults {
+            if self.fault[i] >= self.units(i) {
                 self.finish[i] = Some(now);
                 return false;
             }
@@ -578,8 +603,15 @@ pub fn simulate(
         .map(|home| line(machine, &cost, home))
         .collect();
     let hold_ns = machine.fault.ptl_hold_ns.round() as u64;
+    let unmap_ns = machine.fault.unmap_ns.round() as u64;
     let n = threads.len();
-    let sample = sample.max(1);
+    // With a teardown the window is the whole run: its faults and its
+    // unmaps are phases, and a window of faults alone would see only one.
+    let sample = if path.teardown.is_empty() {
+        sample.max(1)
+    } else {
+        u64::MAX
+    };
     let mut p = Progress::new(threads, sample, path);
     let mut wait = Dur(0);
     let mut asked = vec![Time::ZERO; n];
@@ -596,7 +628,7 @@ pub fn simulate(
     let mut t_end = Time::ZERO;
     // The window ends when every thread has done its sample or, if a lock
     // starves some, when the threads together have done as many faults.
-    let budget: u64 = threads.iter().map(|t| sample.min(t.faults)).sum();
+    let budget: u64 = (0..n).map(|i| sample.min(p.units(i))).sum();
     // The handled event stays on top until its thread's next replaces it
     // (one heap sift a stage, not two: the heap is every thread's).
     while let Some((now, i)) = q.peek_pending() {
@@ -614,6 +646,7 @@ pub fn simulate(
                 Some(d)
             }
             PtlWork => Some(now + Dur(hold_ns)),
+            UnmapWork => Some(now + Dur(unmap_ns)),
             Work => Some(now + Dur(threads[i].work_ns)),
             Write(l) => Some(lines[instance(&line_base, path.lines, l, node)].write(now, i, node)),
             PageWrite(l, b) => {
@@ -662,8 +695,9 @@ pub fn simulate(
     let mut total = 0.0f64;
     let mut active = 0.0f64;
     let (mut all_faults, mut done_faults) = (0u64, 0u64);
-    for (i, t) in threads.iter().enumerate() {
-        all_faults += t.faults;
+    for i in 0..n {
+        let units = p.units(i);
+        all_faults += units;
         done_faults += p.fault[i];
         let end = match p.finish[i] {
             Some(f) => {
@@ -672,8 +706,8 @@ pub fn simulate(
             }
             None => {
                 active += t_end.as_secs_f64();
-                if p.fault[i] >= sample.min(t.faults) {
-                    t_end.as_secs_f64() * t.faults as f64 / p.fault[i] as f64
+                if p.fault[i] >= sample.min(units) {
+                    t_end.as_secs_f64() * units as f64 / p.fault[i] as f64
                 } else {
                     0.0
                 }
@@ -697,7 +731,12 @@ pub fn simulate(
             0.0
         },
         max_hold_s: max_hold.as_secs_f64(),
-        simulated_faults: p.simulated,
+        // Faults, not units: a page's unmap is part of its fault's cost.
+        simulated_faults: threads
+            .iter()
+            .zip(&p.fault)
+            .map(|(t, &u)| u.min(t.faults))
+            .sum(),
         acquisitions: per_index(&lock_base, path.locks.len(), lk.len(), |j| {
             lk[j].stats().acquisitions
         }),
