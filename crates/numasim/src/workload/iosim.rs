@@ -278,7 +278,7 @@ fn complete_disk(layer: &mut BlockLayer, q: &mut Events, now: Time, disk: usize)
 }
 
 fn dur(ns: f64) -> Dur {
-    Dur(ns.max(0.0).round() as u64)
+    Dur(crate::kernel::block::round_u64(ns.max(0.0)))
 }
 
 /// The direct-I/O setting of one phase.

@@ -105,7 +105,7 @@ impl DiskModel {
         } else {
             self.bytes_per_ns
         };
-        (bytes as f64 / rate).ceil() as u64
+        super::ceil_u64(bytes as f64 / rate)
     }
 }
 
@@ -147,8 +147,9 @@ struct Queue {
     /// `merge_below`, by (direction, end offset) and (direction, offset):
     /// only those can take a merge (a request of `max_request` bytes can
     /// neither grow nor be added to).
-    by_end: HashMap<(bool, u64), Seqs, OffsetHash>,
-    by_start: HashMap<(bool, u64), Seqs, OffsetHash>,
+    /// Keys are `key(write, offset)`.
+    by_end: HashMap<u64, Seqs, OffsetHash>,
+    by_start: HashMap<u64, Seqs, OffsetHash>,
     merge_below: u64,
     /// (offset, arrival number): C-LOOK order, the earliest first on ties.
     /// Built at the first C-LOOK dispatch and kept from then on: noop
@@ -284,6 +285,32 @@ impl std::hash::Hasher for OffsetHasher {
     }
 }
 
+/// One hash key for a direction and an offset (disk offsets are below
+/// 2^63): one hashing round instead of two for a tuple.
+fn key(write: bool, off: u64) -> u64 {
+    off << 1 | u64::from(write)
+}
+
+/// Add `seq` under `k`; arrival numbers stay ascending (a re-indexed
+/// request keeps its number).
+fn idx_insert(map: &mut HashMap<u64, Seqs, OffsetHash>, k: u64, seq: u64) {
+    match map.entry(k) {
+        std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().insert(seq),
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(Seqs::One(seq));
+        }
+    }
+}
+
+/// Drop `seq` from under `k` (one lookup).
+fn idx_remove(map: &mut HashMap<u64, Seqs, OffsetHash>, k: u64, seq: u64) {
+    if let std::collections::hash_map::Entry::Occupied(mut e) = map.entry(k) {
+        if e.get_mut().remove(seq) {
+            e.remove();
+        }
+    }
+}
+
 impl Queue {
     fn index(&mut self, seq: u64) {
         let r = self.reqs.get(seq);
@@ -292,16 +319,8 @@ impl Queue {
             self.by_off.insert((off, seq));
         }
         if len < self.merge_below {
-            for (map, key) in [(&mut self.by_end, (w, end)), (&mut self.by_start, (w, off))] {
-                // Arrival numbers stay ascending (a re-indexed request keeps
-                // its number).
-                match map.entry(key) {
-                    std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().insert(seq),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(Seqs::One(seq));
-                    }
-                }
-            }
+            idx_insert(&mut self.by_end, key(w, end), seq);
+            idx_insert(&mut self.by_start, key(w, off), seq);
         }
     }
 
@@ -312,13 +331,37 @@ impl Queue {
             self.by_off.remove(&(off, seq));
         }
         if len < self.merge_below {
-            for (map, key) in [(&mut self.by_end, (w, end)), (&mut self.by_start, (w, off))] {
-                if let Some(v) = map.get_mut(&key) {
-                    if v.remove(seq) {
-                        map.remove(&key);
-                    }
-                }
-            }
+            idx_remove(&mut self.by_end, key(w, end), seq);
+            idx_remove(&mut self.by_start, key(w, off), seq);
+        }
+    }
+
+    /// Request `seq` now spans `[off, off + len)` (it took a merge): move
+    /// only the index entries whose key changed, as `unindex` then `index`
+    /// would leave them (a back merge keeps its start, a front merge its end).
+    fn reindex(&mut self, seq: u64, off: u64, len: u64) {
+        let mb = self.merge_below;
+        let r = self.reqs.get_mut(seq);
+        let (w, off0, len0) = (r.write, r.off, r.len);
+        r.off = off;
+        r.len = len;
+        let (end0, end) = (off0 + len0, off + len);
+        let (was, is) = (len0 < mb, len < mb);
+        if was && (!is || end0 != end) {
+            idx_remove(&mut self.by_end, key(w, end0), seq);
+        }
+        if was && (!is || off0 != off) {
+            idx_remove(&mut self.by_start, key(w, off0), seq);
+        }
+        if is && (!was || end0 != end) {
+            idx_insert(&mut self.by_end, key(w, end), seq);
+        }
+        if is && (!was || off0 != off) {
+            idx_insert(&mut self.by_start, key(w, off), seq);
+        }
+        if self.sorted && off0 != off {
+            self.by_off.remove(&(off0, seq));
+            self.by_off.insert((off, seq));
         }
     }
 
@@ -402,9 +445,9 @@ impl DiskState {
                 })
                 .map(|(s, _)| s)
         } else {
-            let back = q.first_fit(q.by_end.get(&(req.write, req.off)), req.len, max_request);
+            let back = q.first_fit(q.by_end.get(&key(req.write, req.off)), req.len, max_request);
             let front = q.first_fit(
-                q.by_start.get(&(req.write, req.off + req.len)),
+                q.by_start.get(&key(req.write, req.off + req.len)),
                 req.len,
                 max_request,
             );
@@ -414,19 +457,17 @@ impl DiskState {
             self.queue.push(req);
             return;
         };
-        self.queue.unindex(seq);
         let q = self.queue.reqs.get_mut(seq);
-        if q.off + q.len == req.off {
-            q.len += req.len;
+        let (off, len) = if q.off + q.len == req.off {
             q.parts.extend_from_slice(&req.parts);
+            (q.off, q.len + req.len)
         } else {
-            q.off = req.off;
-            q.len += req.len;
             // In place: the queued request's list keeps its capacity.
             q.parts.splice(0..0, req.parts.iter().copied());
-        }
+            (req.off, q.len + req.len)
+        };
+        self.queue.reindex(seq, off, len);
         self.spare.push(req.parts);
-        self.queue.index(seq);
         self.stats.merges += 1;
     }
     /// Take the next request (C-LOOK) and start it at `now`: returns it and
@@ -480,7 +521,7 @@ impl DiskState {
             }
         }
         t += m.transfer_ns(req.len, req.write) as f64;
-        let d = Dur(t.round() as u64);
+        let d = Dur(super::round_u64(t));
         self.busy = true;
         self.head = req.off + req.len;
         self.last_write = req.write;

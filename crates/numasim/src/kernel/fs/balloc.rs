@@ -158,12 +158,16 @@ impl Bitmap {
         let past = bits(len.clamp(lo, lo + 64) - lo, 64);
         meta | past
     }
-    /// Word `w` of group `g`.
-    fn word(&self, g: u64, w: u64) -> u64 {
-        match self.groups.get(&g) {
-            Some(x) => x.words[w as usize],
+    /// Word `w` of group `g`, whose bitmap is `words` (None: untouched).
+    fn word_of(&self, words: Option<&[u64]>, g: u64, w: u64) -> u64 {
+        match words {
+            Some(x) => x[w as usize],
             None => self.fresh_word(g, w),
         }
+    }
+    /// Word `w` of group `g`.
+    fn word(&self, g: u64, w: u64) -> u64 {
+        self.word_of(self.groups.get(&g).map(|x| &x.words[..]), g, w)
     }
     /// Group `g`'s bitmap, made on first touch.
     fn group_mut(&mut self, g: u64) -> &mut Group {
@@ -207,10 +211,11 @@ impl Bitmap {
                 b = gs + pg;
                 continue;
             }
+            let words = self.groups.get(&g).map(|x| &x.words[..]);
             let mut i = b - gs;
             while gs + i < stop {
                 let w = i / 64;
-                let mut x = self.word(g, w);
+                let mut x = self.word_of(words, g, w);
                 if want_free {
                     x = !x;
                 }
@@ -252,14 +257,21 @@ impl Bitmap {
                 b = gs + pg;
                 continue;
             }
-            // Octets from the first aligned one at or after `b`.
+            // Octets from the first aligned one at or after `b`, a word at
+            // a time: the lowest zero byte of a word (bytes before the
+            // start filled first, so that no borrow reaches past them).
+            let words = self.groups.get(&g).map(|x| &x.words[..]);
             let mut i = (b - gs).div_ceil(8) * 8;
             while i + 8 <= pg && gs + i + 8 <= to {
-                let x = self.word(g, i / 64) >> (i % 64);
-                if x & 0xff == 0 {
-                    return Some(gs + i);
+                let w = i / 64;
+                let x = self.word_of(words, g, w) | bits(0, i % 64);
+                const LO: u64 = 0x0101_0101_0101_0101;
+                let zero = x.wrapping_sub(LO) & !x & (LO << 7);
+                if zero != 0 {
+                    let at = w * 64 + zero.trailing_zeros() as u64 / 8 * 8;
+                    return (at + 8 <= pg && gs + at + 8 <= to).then_some(gs + at);
                 }
-                i += 8;
+                i = (w + 1) * 64;
             }
             b = gs + pg;
         }
