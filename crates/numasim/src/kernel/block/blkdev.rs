@@ -44,7 +44,10 @@ pub struct Req {
     pub off: u64,
     pub len: u64,
     pub write: bool,
-    pub parts: Vec<Part>,
+    /// In offset order. A ring, not a `Vec`: a front merge puts the new
+    /// part before the others without moving them (moving them was a
+    /// tenth of an Ext2 read, whose files interleave on the disks).
+    pub parts: VecDeque<Part>,
 }
 
 /// Physical constants of one drive, from `[block]`.
@@ -130,7 +133,7 @@ pub struct DiskState {
     rng: SimRng,
     pub stats: DiskStats,
     /// Part lists of requests merged away, for the block layer to reuse.
-    pub spare: Vec<Vec<Part>>,
+    pub spare: Vec<VecDeque<Part>>,
 }
 
 /// The request queue, in arrival order (a request keeps its place when
@@ -459,11 +462,13 @@ impl DiskState {
         };
         let q = self.queue.reqs.get_mut(seq);
         let (off, len) = if q.off + q.len == req.off {
-            q.parts.extend_from_slice(&req.parts);
+            q.parts.extend(req.parts.iter().copied());
             (q.off, q.len + req.len)
         } else {
             // In place: the queued request's list keeps its capacity.
-            q.parts.splice(0..0, req.parts.iter().copied());
+            for &p in req.parts.iter().rev() {
+                q.parts.push_front(p);
+            }
             (req.off, q.len + req.len)
         };
         self.queue.reindex(seq, off, len);
@@ -562,12 +567,12 @@ mod tests {
             off,
             len,
             write: false,
-            parts: vec![Part {
+            parts: VecDeque::from([Part {
                 owner: 0,
                 bytes: len,
                 tag: off,
                 dest: Dest::Node(0),
-            }],
+            }]),
         }
     }
 
@@ -597,7 +602,7 @@ mod tests {
                 }
                 if q.off + q.len == req.off {
                     q.len += req.len;
-                    q.parts.extend_from_slice(&req.parts);
+                    q.parts.extend(req.parts.iter().copied());
                     self.merges += 1;
                     return;
                 }
@@ -605,7 +610,7 @@ mod tests {
                     q.off = req.off;
                     q.len += req.len;
                     let mut parts = req.parts;
-                    parts.extend_from_slice(&q.parts);
+                    parts.extend(q.parts.iter().copied());
                     q.parts = parts;
                     self.merges += 1;
                     return;

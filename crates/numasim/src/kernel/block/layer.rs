@@ -10,6 +10,7 @@ use super::path::{Link, LinkSet};
 use super::stripe::Stripe;
 use crate::engine::{stream, Dur, Time};
 use crate::machine::Machine;
+use std::collections::VecDeque;
 
 /// A finished request: its parts and when its data has crossed every link.
 #[derive(Debug, Clone)]
@@ -34,7 +35,7 @@ pub struct BlockLayer {
     in_service: Vec<Option<(Req, Time)>>,
     /// Emptied part lists, reused so that a request allocates nothing
     /// (malloc and realloc were a tenth of a buffered read's time).
-    spare: Vec<Vec<Part>>,
+    spare: Vec<VecDeque<Part>>,
     /// Scratch of `enqueue_split`: the pieces of one range.
     pieces: Vec<(usize, u64, u64)>,
 }
@@ -152,7 +153,7 @@ impl BlockLayer {
         for &(d, off, n) in &pieces {
             let p = Part { bytes: n, ..part };
             let mut parts = self.spare.pop().unwrap_or_default();
-            parts.push(p);
+            parts.push_back(p);
             let disk = &mut self.disks[d];
             disk.enqueue(
                 Req {
@@ -176,7 +177,7 @@ impl BlockLayer {
     /// read, for a later request to reuse.
     pub fn recycle(&mut self, mut parts: Vec<Part>) {
         parts.clear();
-        self.spare.push(parts);
+        self.spare.push(VecDeque::from(parts));
     }
 
     /// Queue volume range `[v, v + len)` like `submit`, but on plugged
@@ -248,7 +249,8 @@ impl BlockLayer {
         });
         (
             Done {
-                parts: req.parts,
+                // In place: the ring's buffer becomes the list.
+                parts: Vec::from(req.parts),
                 at,
             },
             next,
