@@ -19,6 +19,8 @@ use numasim::kernel::fs::layout::{FileLayout, XfsAlloc};
 use numasim::kernel::fs::FsKind;
 use numasim::machine::presets::preset;
 use numasim::machine::Machine;
+use numasim::scenario::run::run;
+use numasim::scenario::Scenario;
 use numasim::workload::iosim::{direct_phase, Direct, DirectMode};
 use std::hint::black_box;
 
@@ -117,9 +119,28 @@ fn direct_read_60s(c: &mut Criterion) {
     g.finish();
 }
 
+/// fs-buffered-read's costliest case (issue 31, round 3): 32 `dd`s lay
+/// down Ext2 files of 1 GiB a block at a time (8 million blocks on the
+/// bitmap), then 32 readers read them back through the page cache,
+/// interleaved. The lay-down and the read-back of such fragmented files
+/// were most of `replay --all`.
+fn ext2_buffered_read(c: &mut Criterion) {
+    let text = "name = \"ext2-read\"\nseed = 1\n[machine]\npreset = \"altix-a3700\"\n\
+                [kernel]\nbuffer_policy = \"interleave\"\nversion = \"2.6.15\"\n\
+                [[run]]\nworkload = \"buffered-read\"\nfs = \"ext2\"\nthreads = 32\n\
+                stripe_unit = \"512 KiB\"\nfile_size = \"1 GiB\"\n";
+    let sc = Scenario::from_str(text, "ext2-read", None).expect("a valid scenario");
+    let mut g = c.benchmark_group("fsio");
+    g.sample_size(10);
+    g.bench_function("ext2 buffered read 32 threads 1 GiB files", |b| {
+        b.iter(|| black_box(run(&sc, &[]).expect("runs")))
+    });
+    g.finish();
+}
+
 fn replay(c: &mut Criterion) {
     common::replay_group(c, "fsio-replay", IDS);
 }
 
-criterion_group!(benches, direct_read_60s, replay);
+criterion_group!(benches, direct_read_60s, ext2_buffered_read, replay);
 criterion_main!(benches);

@@ -28,7 +28,7 @@
 //! copies each page from the page cache into its user buffer, and that copy
 //! crosses node ports too.
 
-use crate::engine::{Dur, EventQueue, Time};
+use crate::engine::{Dur, EventQueue, PastEvent, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
 use crate::kernel::fs::layout::FileLayout;
@@ -140,25 +140,126 @@ enum Ev {
         disk: usize,
         gen: u64,
     },
-    /// Part of a thread's I/O is in memory (tag: chunk sequence).
-    Arrived {
-        thread: usize,
-        tag: u64,
-        bytes: u64,
-    },
+    /// A finished request's data is in memory: its parts (each a thread's
+    /// share, tagged with its chunk sequence), kept in `Events::parts`.
+    /// One event for the request, not one per part: the parts were pushed
+    /// together at one time and popped one after another, so handling them
+    /// in one go, in order, changes nothing.
+    Arrived(usize),
+}
+
+/// The event queue as the handlers see it. The event being handled stays
+/// on top of the heap and the handler's first new event replaces it (one
+/// sift of the heap where a pop and a push take two; each event keeps the
+/// order pop then push gives it, `EventQueue::peek_pending`).
+struct Events {
+    q: EventQueue<Ev>,
+    top: bool,
+    /// Part lists of the `Arrived` events pending, by slot, and the free slots.
+    parts: Vec<Vec<Part>>,
+    free: Vec<usize>,
+}
+
+impl Events {
+    fn with_capacity(n: usize) -> Events {
+        Events {
+            q: EventQueue::with_capacity(n),
+            top: false,
+            parts: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+    /// The next event (the one handled before is dropped if it was not
+    /// replaced).
+    fn next(&mut self) -> Option<(Time, Ev)> {
+        if std::mem::take(&mut self.top) {
+            self.q.discard_top();
+        }
+        let e = self.q.peek_pending()?;
+        self.top = true;
+        Some(e)
+    }
+    fn push(&mut self, at: Time, ev: Ev) -> Result<(), PastEvent> {
+        if std::mem::take(&mut self.top) {
+            let r = self.q.replace_top(at, ev);
+            self.top = r.is_err();
+            r
+        } else {
+            self.q.push(at, ev)
+        }
+    }
+    /// Schedule the arrival of `parts` at `at` (nothing if there are none).
+    fn arrive(&mut self, at: Time, parts: Vec<Part>) {
+        if parts.is_empty() {
+            return;
+        }
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.parts[i] = parts;
+                i
+            }
+            None => {
+                self.parts.push(parts);
+                self.parts.len() - 1
+            }
+        };
+        self.push(at, Ev::Arrived(slot)).expect("future");
+    }
+    /// The parts of `Arrived(slot)`, handed over once.
+    fn take_parts(&mut self, slot: usize) -> Vec<Part> {
+        self.free.push(slot);
+        std::mem::take(&mut self.parts[slot])
+    }
+}
+
+/// `FileLayout::map` from where the thread's last lookup ended: readers
+/// and direct-I/O threads go through their files in order, so a lookup
+/// starts at the run holding the offset instead of the file's first run
+/// (a scan from the start made a file of n runs cost n² to read; Ext2's
+/// files of 1 GiB have tens of thousands). Same pieces as `map`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cursor {
+    /// A run of the file, and the file offset where it starts.
+    run: usize,
+    pos: u64,
+}
+
+fn map_from(f: &FileLayout, c: &mut Cursor, off: u64, len: u64, mut out: impl FnMut(u64, u64)) {
+    if off < c.pos || c.run > f.runs.len() {
+        *c = Cursor::default();
+    }
+    while let Some(&(_, l)) = f.runs.get(c.run) {
+        if c.pos + l > off {
+            break;
+        }
+        c.pos += l;
+        c.run += 1;
+    }
+    let end = off + len;
+    let mut pos = c.pos;
+    for &(v, l) in &f.runs[c.run..] {
+        if pos >= end {
+            break;
+        }
+        let (a, b) = (pos.max(off), (pos + l).min(end));
+        if a < b {
+            out(v + (a - pos), b - a);
+        }
+        pos += l;
+    }
 }
 
 /// Put a thread's prepared pieces into the disk queues now, and schedule
 /// the completion of every disk that started on one.
 fn submit_prepared(
     layer: &mut BlockLayer,
-    q: &mut EventQueue<Ev>,
+    q: &mut Events,
     now: Time,
-    pieces: Vec<(u64, u64, Part)>,
+    pieces: &mut Vec<(u64, u64, Part)>,
     write: bool,
     started: &mut Vec<(usize, Time)>,
 ) {
-    for (v, l, part) in pieces {
+    for (v, l, part) in pieces.drain(..) {
         layer.submit(now, v, l, write, part, started);
     }
     for (disk, at) in started.drain(..) {
@@ -168,26 +269,16 @@ fn submit_prepared(
 
 /// A disk finished its request: schedule its next one and the arrival in
 /// memory of every part the request carried.
-fn complete_disk(layer: &mut BlockLayer, q: &mut EventQueue<Ev>, now: Time, disk: usize) {
+fn complete_disk(layer: &mut BlockLayer, q: &mut Events, now: Time, disk: usize) {
     let (done, next) = layer.disk_done(now, disk);
     if let Some(at) = next {
         q.push(at, Ev::DiskDone(disk)).expect("future");
     }
-    for p in done.parts {
-        q.push(
-            done.at,
-            Ev::Arrived {
-                thread: p.owner as usize,
-                tag: p.tag,
-                bytes: p.bytes,
-            },
-        )
-        .expect("future");
-    }
+    q.arrive(done.at, done.parts);
 }
 
 fn dur(ns: f64) -> Dur {
-    Dur(ns.max(0.0).round() as u64)
+    Dur(crate::kernel::block::round_u64(ns.max(0.0)))
 }
 
 /// The direct-I/O setting of one phase.
@@ -215,8 +306,9 @@ pub fn direct_phase(
     xfs: &mut crate::kernel::fs::layout::XfsAlloc,
 ) -> Result<IoRun, crate::kernel::fs::layout::Enospc> {
     let n = d.dest.len();
-    let mut q: EventQueue<Ev> = EventQueue::with_capacity(n + layer.disks.len());
+    let mut q = Events::with_capacity(n + layer.disks.len());
     let mut pos = vec![0u64; n];
+    let mut cursor = vec![Cursor::default(); n];
     let mut pending = vec![0u64; n];
     // Each thread's bios of the call in flight, with the moment its CPU
     // has built each one.
@@ -236,7 +328,7 @@ pub fn direct_phase(
         q.push(Time::ZERO, Ev::Thread(t)).expect("start");
     }
     let write = d.mode != DirectMode::Read;
-    while let Some((now, ev)) = q.pop() {
+    while let Some((now, ev)) = q.next() {
         match ev {
             Ev::Thread(t) => {
                 if pos[t] >= d.file_bytes {
@@ -293,7 +385,9 @@ pub fn direct_phase(
                 // to its end and j + 1 requests. The last is built at
                 // `ready + fs + submit`.
                 let mut pieces = Vec::new();
-                files[t].map(pos[t], len, |v, l| pieces.push((v, l)));
+                map_from(&files[t], &mut cursor[t], pos[t], len, |v, l| {
+                    pieces.push((v, l))
+                });
                 let max = layer.model.max_request;
                 let mut runs = Vec::new();
                 for &(v, l) in &pieces {
@@ -392,22 +486,27 @@ pub fn direct_phase(
             }
             Ev::Submit(_) => {}
             Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
-            Ev::Arrived { thread, bytes, .. } => {
-                pending[thread] -= bytes;
-                // A synchronous read reaps each bio as it completes
-                // (dio_await_one(), dio_bio_complete()): it re-dirties the
-                // user pages that bio filled while other bios are still on
-                // the disks. The call returns when the last is reaped.
-                let mut at = now;
-                if !write {
-                    let work = bytes as f64 / d.page as f64 * d.b.dio_dirty_page_ns;
-                    cpu.submit_ns += work;
-                    reaped[thread] = reaped[thread].max(now) + dur(work);
-                    at = reaped[thread];
+            Ev::Arrived(slot) => {
+                let parts = q.take_parts(slot);
+                for p in &parts {
+                    let (thread, bytes) = (p.owner as usize, p.bytes);
+                    pending[thread] -= bytes;
+                    // A synchronous read reaps each bio as it completes
+                    // (dio_await_one(), dio_bio_complete()): it re-dirties the
+                    // user pages that bio filled while other bios are still on
+                    // the disks. The call returns when the last is reaped.
+                    let mut at = now;
+                    if !write {
+                        let work = bytes as f64 / d.page as f64 * d.b.dio_dirty_page_ns;
+                        cpu.submit_ns += work;
+                        reaped[thread] = reaped[thread].max(now) + dur(work);
+                        at = reaped[thread];
+                    }
+                    if pending[thread] == 0 {
+                        q.push(at, Ev::Thread(thread)).expect("now");
+                    }
                 }
-                if pending[thread] == 0 {
-                    q.push(at, Ev::Thread(thread)).expect("now");
-                }
+                layer.recycle(parts);
             }
         }
     }
@@ -462,8 +561,10 @@ struct Chunk {
 /// Every thread reads its whole file; returns the run.
 pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayout]) -> IoRun {
     let n = r.node.len();
-    let mut q: EventQueue<Ev> = EventQueue::with_capacity(n + layer.disks.len());
+    let mut q = Events::with_capacity(n + layer.disks.len());
     let mut issued = vec![0u64; n];
+    let mut cursor = vec![Cursor::default(); n];
+    let mut pieces = Vec::new();
     let mut consumed = vec![0u64; n];
     let mut seq = vec![0u64; n];
     let mut chunks: Vec<VecDeque<Chunk>> = (0..n).map(|_| VecDeque::new()).collect();
@@ -497,7 +598,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     for t in 0..n {
         wake(&mut q, &mut wake_at, t, Time::ZERO);
     }
-    while let Some((now, ev)) = q.pop() {
+    while let Some((now, ev)) = q.next() {
         match ev {
             Ev::Thread(t) => {
                 if wake_at[t] != Some(now) {
@@ -535,8 +636,10 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         &mut cpu_free,
                         &mut cpu,
                     );
-                    let mut pieces = Vec::new();
-                    files[t].map(issued[t], len, |v, l| pieces.push((v, l)));
+                    pieces.clear();
+                    map_from(&files[t], &mut cursor[t], issued[t], len, |v, l| {
+                        pieces.push((v, l))
+                    });
                     let mut reqs = 0u64;
                     for &(v, l) in &pieces {
                         layer
@@ -559,7 +662,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     // together), not once the whole window or a whole
                     // contiguous run is in.
                     let max = layer.model.max_request;
-                    for (v, l) in pieces {
+                    for &(v, l) in &pieces {
                         let mut at = v;
                         layer.stripe.split(v, l, |_, _, k| {
                             let mut o = 0;
@@ -653,25 +756,29 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
             Ev::Submit(t) => {
                 // Everything prepared up to now (the submits of one refill
                 // come due in order; later ones wait for their own event).
-                let due = std::mem::take(&mut prepared[t]);
-                submit_prepared(layer, &mut q, now, due, false, &mut started);
+                submit_prepared(layer, &mut q, now, &mut prepared[t], false, &mut started);
             }
             // Direct I/O's bio and plug events: never queued here.
             Ev::Bio(_) | Ev::Unplug { .. } => {}
             Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
-            Ev::Arrived { thread, tag, bytes } => {
-                // Chunks are numbered in order: the tag indexes them.
-                let first = chunks[thread].front().map_or(0, |c| c.seq);
-                if let Some(c) = tag
-                    .checked_sub(first)
-                    .and_then(|i| chunks[thread].get_mut(i as usize))
-                {
-                    c.left -= bytes;
+            Ev::Arrived(slot) => {
+                let parts = q.take_parts(slot);
+                for p in &parts {
+                    let (thread, tag, bytes) = (p.owner as usize, p.tag, p.bytes);
+                    // Chunks are numbered in order: the tag indexes them.
+                    let first = chunks[thread].front().map_or(0, |c| c.seq);
+                    if let Some(c) = tag
+                        .checked_sub(first)
+                        .and_then(|i| chunks[thread].get_mut(i as usize))
+                    {
+                        c.left -= bytes;
+                    }
+                    if waiting[thread] && chunks[thread].front().is_some_and(|c| c.left == 0) {
+                        waiting[thread] = false;
+                        wake(&mut q, &mut wake_at, thread, now);
+                    }
                 }
-                if waiting[thread] && chunks[thread].front().is_some_and(|c| c.left == 0) {
-                    waiting[thread] = false;
-                    wake(&mut q, &mut wake_at, thread, now);
-                }
+                layer.recycle(parts);
             }
         }
     }
@@ -687,7 +794,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
 }
 
 /// Arm reader `t`'s wake at `at` unless one is pending no later.
-fn wake(q: &mut EventQueue<Ev>, wake_at: &mut [Option<Time>], t: usize, at: Time) {
+fn wake(q: &mut Events, wake_at: &mut [Option<Time>], t: usize, at: Time) {
     if wake_at[t].is_some_and(|w| w <= at) {
         return;
     }
@@ -735,19 +842,22 @@ fn reclaim(
     cpu_free: &mut [Time],
     cpu: &mut CpuTime,
 ) -> Time {
-    let per_node: Vec<(usize, u64)> = match node {
+    // Interleaved: an equal share on every node, the first `extra` nodes
+    // one page more; only nodes that get a page reclaim (a batch smaller
+    // than the node count touches that many nodes, not all of them).
+    let (share, extra, span) = match node {
         None => {
             let share = pages / r.nodes as u64;
             let extra = pages % r.nodes as u64;
-            (0..r.nodes)
-                .map(|nd| (nd, share + u64::from((nd as u64) < extra)))
-                .filter(|&(_, k)| k > 0)
-                .collect()
+            let span = if share > 0 { r.nodes } else { extra as usize };
+            (share, extra, span)
         }
-        Some(nd) => vec![(nd, pages)],
+        Some(_) => (pages, 0, 1),
     };
     let mut ready = now;
-    for (nd, k) in per_node {
+    for i in 0..span {
+        let nd = node.unwrap_or(i);
+        let k = share + u64::from((i as u64) < extra);
         // Who reclaims: the node's kswapd, or (zone_reclaim) the reader.
         let start = if r.zone_reclaim {
             now.max(cpu_free[t % r.cpus.max(1)])

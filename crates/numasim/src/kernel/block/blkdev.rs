@@ -18,7 +18,7 @@
 
 use crate::engine::{Dur, SimRng, Time};
 use rand::RngExt;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// Where a request's data lands in (or comes from) memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,10 @@ pub struct Req {
     pub off: u64,
     pub len: u64,
     pub write: bool,
-    pub parts: Vec<Part>,
+    /// In offset order. A ring, not a `Vec`: a front merge puts the new
+    /// part before the others without moving them (moving them was a
+    /// tenth of an Ext2 read, whose files interleave on the disks).
+    pub parts: VecDeque<Part>,
 }
 
 /// Physical constants of one drive, from `[block]`.
@@ -105,7 +108,7 @@ impl DiskModel {
         } else {
             self.bytes_per_ns
         };
-        (bytes as f64 / rate).ceil() as u64
+        super::ceil_u64(bytes as f64 / rate)
     }
 }
 
@@ -129,6 +132,8 @@ pub struct DiskState {
     queue: Queue,
     rng: SimRng,
     pub stats: DiskStats,
+    /// Part lists of requests merged away, for the block layer to reuse.
+    pub spare: Vec<VecDeque<Part>>,
 }
 
 /// The request queue, in arrival order (a request keeps its place when
@@ -140,20 +145,76 @@ pub struct DiskState {
 #[derive(Debug, Default)]
 struct Queue {
     /// By arrival number.
-    reqs: BTreeMap<u64, Req>,
-    next: u64,
+    reqs: Slab,
     /// Arrival numbers (ascending) of the requests shorter than
     /// `merge_below`, by (direction, end offset) and (direction, offset):
     /// only those can take a merge (a request of `max_request` bytes can
     /// neither grow nor be added to).
-    by_end: HashMap<(bool, u64), Seqs, OffsetHash>,
-    by_start: HashMap<(bool, u64), Seqs, OffsetHash>,
+    /// Keys are `key(write, offset)`.
+    by_end: HashMap<u64, Seqs, OffsetHash>,
+    by_start: HashMap<u64, Seqs, OffsetHash>,
     merge_below: u64,
     /// (offset, arrival number): C-LOOK order, the earliest first on ties.
     /// Built at the first C-LOOK dispatch and kept from then on: noop
     /// never reads it, and its upkeep was a tenth of a noop read's time.
     by_off: BTreeSet<(u64, u64)>,
     sorted: bool,
+}
+
+/// Queued requests by arrival number: a ring from the oldest still queued
+/// to the newest, a hole where one left out of order (C-LOOK). Arrival
+/// numbers come in order and noop serves the oldest, so each lookup is an
+/// index, not a tree walk (the tree was a fifth of a buffered read's time).
+#[derive(Debug, Default)]
+struct Slab {
+    ring: VecDeque<Option<Req>>,
+    /// Arrival number of `ring[0]`.
+    base: u64,
+    len: usize,
+}
+
+impl Slab {
+    fn get(&self, seq: u64) -> &Req {
+        self.ring[(seq - self.base) as usize]
+            .as_ref()
+            .expect("queued")
+    }
+    fn get_mut(&mut self, seq: u64) -> &mut Req {
+        self.ring[(seq - self.base) as usize]
+            .as_mut()
+            .expect("queued")
+    }
+    /// Queue `req`; returns its arrival number.
+    fn push(&mut self, req: Req) -> u64 {
+        let seq = self.base + self.ring.len() as u64;
+        self.ring.push_back(Some(req));
+        self.len += 1;
+        seq
+    }
+    fn remove(&mut self, seq: u64) -> Req {
+        let req = self.ring[(seq - self.base) as usize]
+            .take()
+            .expect("queued");
+        self.len -= 1;
+        while matches!(self.ring.front(), Some(None)) {
+            self.ring.pop_front();
+            self.base += 1;
+        }
+        req
+    }
+    /// The oldest queued request's arrival number.
+    fn first(&self) -> Option<u64> {
+        // The ring never starts with a hole.
+        (!self.ring.is_empty()).then_some(self.base)
+    }
+    /// (arrival number, request), oldest first.
+    fn iter(&self) -> impl Iterator<Item = (u64, &Req)> {
+        let base = self.base;
+        self.ring
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, r)| r.as_ref().map(|r| (base + i as u64, r)))
+    }
 }
 
 /// Offsets are the simulator's own, not an adversary's: a multiply-xor
@@ -227,41 +288,83 @@ impl std::hash::Hasher for OffsetHasher {
     }
 }
 
+/// One hash key for a direction and an offset (disk offsets are below
+/// 2^63): one hashing round instead of two for a tuple.
+fn key(write: bool, off: u64) -> u64 {
+    off << 1 | u64::from(write)
+}
+
+/// Add `seq` under `k`; arrival numbers stay ascending (a re-indexed
+/// request keeps its number).
+fn idx_insert(map: &mut HashMap<u64, Seqs, OffsetHash>, k: u64, seq: u64) {
+    match map.entry(k) {
+        std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().insert(seq),
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(Seqs::One(seq));
+        }
+    }
+}
+
+/// Drop `seq` from under `k` (one lookup).
+fn idx_remove(map: &mut HashMap<u64, Seqs, OffsetHash>, k: u64, seq: u64) {
+    if let std::collections::hash_map::Entry::Occupied(mut e) = map.entry(k) {
+        if e.get_mut().remove(seq) {
+            e.remove();
+        }
+    }
+}
+
 impl Queue {
     fn index(&mut self, seq: u64) {
-        let r = &self.reqs[&seq];
+        let r = self.reqs.get(seq);
         let (w, off, end, len) = (r.write, r.off, r.off + r.len, r.len);
         if self.sorted {
             self.by_off.insert((off, seq));
         }
         if len < self.merge_below {
-            for (map, key) in [(&mut self.by_end, (w, end)), (&mut self.by_start, (w, off))] {
-                // Arrival numbers stay ascending (a re-indexed request keeps
-                // its number).
-                match map.entry(key) {
-                    std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().insert(seq),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(Seqs::One(seq));
-                    }
-                }
-            }
+            idx_insert(&mut self.by_end, key(w, end), seq);
+            idx_insert(&mut self.by_start, key(w, off), seq);
         }
     }
 
     fn unindex(&mut self, seq: u64) {
-        let r = &self.reqs[&seq];
+        let r = self.reqs.get(seq);
         let (w, off, end, len) = (r.write, r.off, r.off + r.len, r.len);
         if self.sorted {
             self.by_off.remove(&(off, seq));
         }
         if len < self.merge_below {
-            for (map, key) in [(&mut self.by_end, (w, end)), (&mut self.by_start, (w, off))] {
-                if let Some(v) = map.get_mut(&key) {
-                    if v.remove(seq) {
-                        map.remove(&key);
-                    }
-                }
-            }
+            idx_remove(&mut self.by_end, key(w, end), seq);
+            idx_remove(&mut self.by_start, key(w, off), seq);
+        }
+    }
+
+    /// Request `seq` now spans `[off, off + len)` (it took a merge): move
+    /// only the index entries whose key changed, as `unindex` then `index`
+    /// would leave them (a back merge keeps its start, a front merge its end).
+    fn reindex(&mut self, seq: u64, off: u64, len: u64) {
+        let mb = self.merge_below;
+        let r = self.reqs.get_mut(seq);
+        let (w, off0, len0) = (r.write, r.off, r.len);
+        r.off = off;
+        r.len = len;
+        let (end0, end) = (off0 + len0, off + len);
+        let (was, is) = (len0 < mb, len < mb);
+        if was && (!is || end0 != end) {
+            idx_remove(&mut self.by_end, key(w, end0), seq);
+        }
+        if was && (!is || off0 != off) {
+            idx_remove(&mut self.by_start, key(w, off0), seq);
+        }
+        if is && (!was || end0 != end) {
+            idx_insert(&mut self.by_end, key(w, end), seq);
+        }
+        if is && (!was || off0 != off) {
+            idx_insert(&mut self.by_start, key(w, off), seq);
+        }
+        if self.sorted && off0 != off {
+            self.by_off.remove(&(off0, seq));
+            self.by_off.insert((off, seq));
         }
     }
 
@@ -274,7 +377,7 @@ impl Queue {
             self.by_start.clear();
             self.by_off.clear();
             self.merge_below = max_request;
-            let seqs: Vec<u64> = self.reqs.keys().copied().collect();
+            let seqs: Vec<u64> = self.reqs.iter().map(|(s, _)| s).collect();
             for s in seqs {
                 self.index(s);
             }
@@ -286,28 +389,26 @@ impl Queue {
         set?.as_slice()
             .iter()
             .copied()
-            .find(|s| self.reqs[s].len + len <= max_request)
+            .find(|&s| self.reqs.get(s).len + len <= max_request)
     }
 
     /// The C-LOOK index, built from the queue the first time it is asked.
     fn by_off(&mut self) -> &BTreeSet<(u64, u64)> {
         if !self.sorted {
             self.sorted = true;
-            self.by_off = self.reqs.iter().map(|(&s, r)| (r.off, s)).collect();
+            self.by_off = self.reqs.iter().map(|(s, r)| (r.off, s)).collect();
         }
         &self.by_off
     }
 
     fn push(&mut self, req: Req) {
-        let seq = self.next;
-        self.next += 1;
-        self.reqs.insert(seq, req);
+        let seq = self.reqs.push(req);
         self.index(seq);
     }
 
     fn take(&mut self, seq: u64) -> Req {
         self.unindex(seq);
-        self.reqs.remove(&seq).expect("queued")
+        self.reqs.remove(seq)
     }
 }
 
@@ -321,10 +422,11 @@ impl DiskState {
             queue: Queue::default(),
             rng,
             stats: DiskStats::default(),
+            spare: Vec::new(),
         }
     }
     pub fn queued(&self) -> usize {
-        self.queue.reqs.len()
+        self.queue.reqs.len
     }
     /// Queue `req`, merging it into the earliest queued request it abuts
     /// (same direction, the two together within `max_request`): appended
@@ -344,11 +446,11 @@ impl DiskState {
                         && x.len <= max_request
                         && (x.off + x.len == req.off || req.off == x.off)
                 })
-                .map(|(&s, _)| s)
+                .map(|(s, _)| s)
         } else {
-            let back = q.first_fit(q.by_end.get(&(req.write, req.off)), req.len, max_request);
+            let back = q.first_fit(q.by_end.get(&key(req.write, req.off)), req.len, max_request);
             let front = q.first_fit(
-                q.by_start.get(&(req.write, req.off + req.len)),
+                q.by_start.get(&key(req.write, req.off + req.len)),
                 req.len,
                 max_request,
             );
@@ -358,19 +460,19 @@ impl DiskState {
             self.queue.push(req);
             return;
         };
-        self.queue.unindex(seq);
-        let q = self.queue.reqs.get_mut(&seq).expect("queued");
-        if q.off + q.len == req.off {
-            q.len += req.len;
-            q.parts.extend_from_slice(&req.parts);
+        let q = self.queue.reqs.get_mut(seq);
+        let (off, len) = if q.off + q.len == req.off {
+            q.parts.extend(req.parts.iter().copied());
+            (q.off, q.len + req.len)
         } else {
-            q.off = req.off;
-            q.len += req.len;
-            let mut parts = req.parts;
-            parts.extend_from_slice(&q.parts);
-            q.parts = parts;
-        }
-        self.queue.index(seq);
+            // In place: the queued request's list keeps its capacity.
+            for &p in req.parts.iter().rev() {
+                q.parts.push_front(p);
+            }
+            (req.off, q.len + req.len)
+        };
+        self.queue.reindex(seq, off, len);
+        self.spare.push(req.parts);
         self.stats.merges += 1;
     }
     /// Take the next request (C-LOOK) and start it at `now`: returns it and
@@ -378,7 +480,7 @@ impl DiskState {
     pub fn dispatch(&mut self, now: Time, m: &DiskModel) -> Option<(Req, Time)> {
         let head = self.head;
         let pick = if m.noop {
-            *self.queue.reqs.keys().next()?
+            self.queue.reqs.first()?
         } else {
             let by_off = self.queue.by_off();
             by_off
@@ -424,7 +526,7 @@ impl DiskState {
             }
         }
         t += m.transfer_ns(req.len, req.write) as f64;
-        let d = Dur(t.round() as u64);
+        let d = Dur(super::round_u64(t));
         self.busy = true;
         self.head = req.off + req.len;
         self.last_write = req.write;
@@ -465,12 +567,12 @@ mod tests {
             off,
             len,
             write: false,
-            parts: vec![Part {
+            parts: VecDeque::from([Part {
                 owner: 0,
                 bytes: len,
                 tag: off,
                 dest: Dest::Node(0),
-            }],
+            }]),
         }
     }
 
@@ -500,7 +602,7 @@ mod tests {
                 }
                 if q.off + q.len == req.off {
                     q.len += req.len;
-                    q.parts.extend_from_slice(&req.parts);
+                    q.parts.extend(req.parts.iter().copied());
                     self.merges += 1;
                     return;
                 }
@@ -508,7 +610,7 @@ mod tests {
                     q.off = req.off;
                     q.len += req.len;
                     let mut parts = req.parts;
-                    parts.extend_from_slice(&q.parts);
+                    parts.extend(q.parts.iter().copied());
                     q.parts = parts;
                     self.merges += 1;
                     return;

@@ -10,6 +10,7 @@ use super::path::{Link, LinkSet};
 use super::stripe::Stripe;
 use crate::engine::{stream, Dur, Time};
 use crate::machine::Machine;
+use std::collections::VecDeque;
 
 /// A finished request: its parts and when its data has crossed every link.
 #[derive(Debug, Clone)]
@@ -32,6 +33,11 @@ pub struct BlockLayer {
     pub node_out: LinkSet,
     /// The request each disk is serving and when it started.
     in_service: Vec<Option<(Req, Time)>>,
+    /// Emptied part lists, reused so that a request allocates nothing
+    /// (malloc and realloc were a tenth of a buffered read's time).
+    spare: Vec<VecDeque<Part>>,
+    /// Scratch of `enqueue_split`: the pieces of one range.
+    pieces: Vec<(usize, u64, u64)>,
 }
 
 /// Why a machine cannot run the request-level I/O stack.
@@ -92,6 +98,8 @@ impl BlockLayer {
             node_in: LinkSet::new(m.node_count(), m.interconnect.link_gbps * 1e9),
             node_out: LinkSet::new(m.node_count(), m.interconnect.link_gbps * 1e9),
             in_service: (0..ndisks).map(|_| None).collect(),
+            spare: Vec::new(),
+            pieces: Vec::new(),
         }
     }
 
@@ -132,7 +140,8 @@ impl BlockLayer {
         mut after: impl FnMut(&mut Self, usize),
     ) {
         let max = self.model.max_request;
-        let mut pieces: Vec<(usize, u64, u64)> = Vec::new();
+        let mut pieces = std::mem::take(&mut self.pieces);
+        pieces.clear();
         self.stripe.split(v, len, |d, off, n| {
             let mut o = 0;
             while o < n {
@@ -141,19 +150,34 @@ impl BlockLayer {
                 o += k;
             }
         });
-        for (d, off, n) in pieces {
+        for &(d, off, n) in &pieces {
             let p = Part { bytes: n, ..part };
-            self.disks[d].enqueue(
+            let mut parts = self.spare.pop().unwrap_or_default();
+            parts.push_back(p);
+            let disk = &mut self.disks[d];
+            disk.enqueue(
                 Req {
                     off,
                     len: n,
                     write,
-                    parts: vec![p],
+                    parts,
                 },
                 max,
             );
+            for mut v in disk.spare.drain(..) {
+                v.clear();
+                self.spare.push(v);
+            }
             after(self, d);
         }
+        self.pieces = pieces;
+    }
+
+    /// Give back the part list of a finished request (`Done::parts`) once
+    /// read, for a later request to reuse.
+    pub fn recycle(&mut self, mut parts: Vec<Part>) {
+        parts.clear();
+        self.spare.push(VecDeque::from(parts));
     }
 
     /// Queue volume range `[v, v + len)` like `submit`, but on plugged
@@ -225,7 +249,8 @@ impl BlockLayer {
         });
         (
             Done {
-                parts: req.parts,
+                // In place: the ring's buffer becomes the list.
+                parts: Vec::from(req.parts),
                 at,
             },
             next,

@@ -31,7 +31,7 @@ impl Link {
     /// Move `bytes` that are ready from `ready` on; returns when they are through.
     pub fn carry(&mut self, ready: Time, bytes: u64) -> Time {
         let start = ready.max(self.busy_until);
-        let d = Dur((bytes as f64 / self.bytes_per_ns).ceil() as u64);
+        let d = Dur(super::ceil_u64(bytes as f64 / self.bytes_per_ns));
         self.busy_until = start + d;
         self.busy += d;
         self.bytes += bytes;
@@ -88,7 +88,7 @@ impl LinkSet {
     }
 
     fn dur(&self, bytes: u64) -> Dur {
-        Dur((bytes as f64 / self.bytes_per_ns).ceil() as u64)
+        Dur(super::ceil_u64(bytes as f64 / self.bytes_per_ns))
     }
 
     /// When port `i` is free.

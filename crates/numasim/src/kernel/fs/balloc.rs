@@ -41,7 +41,7 @@
 
 use super::layout::Enospc;
 use super::FsKind;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// `EXT2_DEFAULT_PREALLOC_BLOCKS` (include/linux/ext2_fs.h, 2.6.15).
 pub const EXT2_PREALLOC_BLOCKS: u64 = 8;
@@ -54,15 +54,67 @@ pub const BYTES_PER_INODE: u64 = 8192;
 /// On-disk inode (`EXT2_GOOD_OLD_INODE_SIZE`).
 pub const INODE_SIZE: u64 = 128;
 
-/// The block bitmaps of every group, as merged runs of used blocks.
+/// The block bitmaps of every group, one bit a block as on disk: a group's
+/// bitmap block (`8 × block size` bits) is made when something first
+/// touches the group, so a volume of terabytes costs only the groups its
+/// files reach. A search scans 64 blocks a word, and a group with no free
+/// block is passed over by its count (`bg_free_blocks_count`): the run
+/// lists this replaced cost a tree walk per block laid down.
 #[derive(Debug, Clone)]
 pub struct Bitmap {
-    /// start -> end (exclusive), never adjacent or overlapping.
-    used: BTreeMap<u64, u64>,
+    /// Group -> its bitmap (bit set: used; metadata and blocks past the
+    /// volume's end set too) and free count. Absent: as mkfs left it.
+    groups: HashMap<u64, Group, GroupHash>,
+    /// Data blocks in use.
+    used: u64,
     pub blocks: u64,
     pub per_group: u64,
     /// Blocks at each group's start that hold its bitmaps and inode table.
     pub meta: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    words: Box<[u64]>,
+    free: u64,
+}
+
+/// Group numbers are the simulator's own: a multiply hash, not SipHash.
+#[derive(Debug, Clone, Copy, Default)]
+struct GroupHash;
+
+impl std::hash::BuildHasher for GroupHash {
+    type Hasher = GroupHasher;
+    fn build_hasher(&self) -> GroupHasher {
+        GroupHasher(0)
+    }
+}
+
+struct GroupHasher(u64);
+
+impl std::hash::Hasher for GroupHasher {
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// Bits `[lo, hi)` of a word (`lo <= hi <= 64`).
+fn bits(lo: u64, hi: u64) -> u64 {
+    if lo >= hi {
+        0
+    } else if hi - lo == 64 {
+        u64::MAX
+    } else {
+        ((1u64 << (hi - lo)) - 1) << lo
+    }
 }
 
 impl Bitmap {
@@ -72,7 +124,8 @@ impl Bitmap {
         let inodes = per_group * block / BYTES_PER_INODE;
         let meta = 2 + (inodes * INODE_SIZE).div_ceil(block);
         Bitmap {
-            used: BTreeMap::new(),
+            groups: HashMap::default(),
+            used: 0,
             blocks,
             per_group,
             meta: meta.min(per_group - 1),
@@ -92,34 +145,94 @@ impl Bitmap {
             (s + self.per_group).min(self.blocks),
         )
     }
-    fn covering(&self, b: u64) -> Option<(u64, u64)> {
-        self.used
-            .range(..=b)
-            .next_back()
-            .filter(|&(_, &e)| e > b)
-            .map(|(&s, &e)| (s, e))
+    fn words_per_group(&self) -> u64 {
+        self.per_group.div_ceil(64)
     }
-    fn in_meta(&self, b: u64) -> bool {
-        b % self.per_group < self.meta
+    /// Word `w` of group `g` as mkfs leaves it: the metadata blocks, and
+    /// bits past the group's or the volume's last block, set.
+    fn fresh_word(&self, g: u64, w: u64) -> u64 {
+        let gs = g * self.per_group;
+        let len = self.per_group.min(self.blocks.saturating_sub(gs));
+        let lo = w * 64;
+        let meta = bits(0, self.meta.clamp(lo, lo + 64) - lo);
+        let past = bits(len.clamp(lo, lo + 64) - lo, 64);
+        meta | past
     }
-    pub fn is_free(&self, b: u64) -> bool {
-        b < self.blocks && !self.in_meta(b) && self.covering(b).is_none()
+    /// Word `w` of group `g`, whose bitmap is `words` (None: untouched).
+    fn word_of(&self, words: Option<&[u64]>, g: u64, w: u64) -> u64 {
+        match words {
+            Some(x) => x[w as usize],
+            None => self.fresh_word(g, w),
+        }
     }
-    /// First free block in `[from, to)`.
-    pub fn next_free(&self, mut from: u64, to: u64) -> Option<u64> {
-        let to = to.min(self.blocks);
-        loop {
-            if self.in_meta(from) {
-                from = from / self.per_group * self.per_group + self.meta;
-            }
-            if from >= to {
-                return None;
-            }
-            match self.covering(from) {
-                Some((_, e)) => from = e,
-                None => return Some(from),
+    /// Word `w` of group `g`.
+    fn word(&self, g: u64, w: u64) -> u64 {
+        self.word_of(self.groups.get(&g).map(|x| &x.words[..]), g, w)
+    }
+    /// Group `g`'s bitmap, made on first touch.
+    fn group_mut(&mut self, g: u64) -> &mut Group {
+        if !self.groups.contains_key(&g) {
+            let words: Box<[u64]> = (0..self.words_per_group())
+                .map(|w| self.fresh_word(g, w))
+                .collect();
+            let (gs, ge) = self.group_range(g);
+            let free = ge.saturating_sub(gs);
+            self.groups.insert(g, Group { words, free });
+        }
+        self.groups.get_mut(&g).expect("made above")
+    }
+    /// True when group `g` has no free block (an untouched group has some
+    /// unless it is all metadata).
+    fn full(&self, g: u64) -> bool {
+        match self.groups.get(&g) {
+            Some(x) => x.free == 0,
+            None => {
+                let (gs, ge) = self.group_range(g);
+                gs >= ge
             }
         }
+    }
+    pub fn is_free(&self, b: u64) -> bool {
+        if b >= self.blocks {
+            return false;
+        }
+        let (g, i) = (b / self.per_group, b % self.per_group);
+        self.word(g, i / 64) & (1 << (i % 64)) == 0
+    }
+    /// First block in `[from, to)` whose bit is clear (`want_free`) or set.
+    fn scan(&self, from: u64, to: u64, want_free: bool) -> Option<u64> {
+        let pg = self.per_group;
+        let mut b = from;
+        while b < to {
+            let g = b / pg;
+            let gs = g * pg;
+            let stop = to.min(gs + pg);
+            if want_free && self.full(g) {
+                b = gs + pg;
+                continue;
+            }
+            let words = self.groups.get(&g).map(|x| &x.words[..]);
+            let mut i = b - gs;
+            while gs + i < stop {
+                let w = i / 64;
+                let mut x = self.word_of(words, g, w);
+                if want_free {
+                    x = !x;
+                }
+                x &= !bits(0, i % 64);
+                if x != 0 {
+                    let at = gs + w * 64 + x.trailing_zeros() as u64;
+                    return (at < stop).then_some(at);
+                }
+                i = (w + 1) * 64;
+            }
+            b = gs + pg;
+        }
+        None
+    }
+    /// First free block in `[from, to)`.
+    pub fn next_free(&self, from: u64, to: u64) -> Option<u64> {
+        self.scan(from, to.min(self.blocks), true)
     }
     /// Free blocks from `b` on, up to `to` and the group's end (none if `b`
     /// itself is used: the block after a new one may belong to another file).
@@ -127,70 +240,89 @@ impl Bitmap {
         if !self.is_free(b) {
             return 0;
         }
-        let end = to.min(self.group_range(self.group_of(b)).1).min(
-            self.used
-                .range(b + 1..)
-                .next()
-                .map_or(u64::MAX, |(&s, _)| s),
-        );
-        end.saturating_sub(b)
+        let end = to.min(self.group_range(self.group_of(b)).1);
+        let used = self.scan(b + 1, end, false).unwrap_or(end);
+        used.min(end).saturating_sub(b)
     }
     /// First wholly free bitmap byte (8 blocks, aligned in the group) in
     /// `[from, to)`: `grab_block()`'s `memscan()`.
     fn free_octet(&self, from: u64, to: u64) -> Option<u64> {
-        let gs = self.group_of(from) * self.per_group;
-        let mut p = from;
-        loop {
-            let a = self.next_free(p, to)?;
-            let run = self.free_run(a, to);
-            let q = gs + (a - gs).div_ceil(8) * 8;
-            if q + 8 <= a + run {
-                return Some(q);
+        let pg = self.per_group;
+        let to = to.min(self.blocks);
+        let mut b = from;
+        while b < to {
+            let g = b / pg;
+            let gs = g * pg;
+            if self.full(g) {
+                b = gs + pg;
+                continue;
             }
-            p = a + run.max(1);
+            // Octets from the first aligned one at or after `b`, a word at
+            // a time: the lowest zero byte of a word (bytes before the
+            // start filled first, so that no borrow reaches past them).
+            let words = self.groups.get(&g).map(|x| &x.words[..]);
+            let mut i = (b - gs).div_ceil(8) * 8;
+            while i + 8 <= pg && gs + i + 8 <= to {
+                let w = i / 64;
+                let x = self.word_of(words, g, w) | bits(0, i % 64);
+                const LO: u64 = 0x0101_0101_0101_0101;
+                let zero = x.wrapping_sub(LO) & !x & (LO << 7);
+                if zero != 0 {
+                    let at = w * 64 + zero.trailing_zeros() as u64 / 8 * 8;
+                    return (at + 8 <= pg && gs + at + 8 <= to).then_some(gs + at);
+                }
+                i = (w + 1) * 64;
+            }
+            b = gs + pg;
+        }
+        None
+    }
+    /// Set or clear `[b, b + n)`, group by group.
+    fn mark(&mut self, b: u64, n: u64, used: bool) {
+        let pg = self.per_group;
+        let end = b + n;
+        let mut at = b;
+        while at < end {
+            let g = at / pg;
+            let gs = g * pg;
+            let stop = end.min(gs + pg);
+            let x = self.group_mut(g);
+            let mut i = at - gs;
+            while gs + i < stop {
+                let w = i / 64;
+                let hi = (stop - gs - w * 64).min(64);
+                let m = bits(i % 64, hi);
+                if used {
+                    debug_assert_eq!(x.words[w as usize] & m, 0, "block allocated twice");
+                    x.words[w as usize] |= m;
+                } else {
+                    debug_assert_eq!(x.words[w as usize] & m, m, "freeing a free block");
+                    x.words[w as usize] &= !m;
+                }
+                i = (w + 1) * 64;
+            }
+            let k = stop - at;
+            if used {
+                x.free -= k;
+            } else {
+                x.free += k;
+            }
+            at = stop;
         }
     }
     /// Mark `[b, b + n)` used (every block free).
     pub fn take(&mut self, b: u64, n: u64) {
-        if n == 0 {
-            return;
-        }
-        debug_assert!(
-            (b..b + n).all(|x| self.is_free(x)),
-            "block {b} allocated twice"
-        );
-        let mut s = b;
-        let mut e = b + n;
-        if let Some((ps, pe)) = self.used.range(..b).next_back().map(|(&s, &e)| (s, e)) {
-            if pe == b {
-                s = ps;
-                self.used.remove(&ps);
-            }
-        }
-        if let Some(ne) = self.used.get(&e).copied() {
-            self.used.remove(&e);
-            e = ne;
-        }
-        self.used.insert(s, e);
+        self.mark(b, n, true);
+        self.used += n;
     }
     /// Mark `[b, b + n)` free again (all used).
     pub fn free(&mut self, b: u64, n: u64) {
-        if n == 0 {
-            return;
-        }
-        let (s, e) = self.covering(b).expect("freeing a used run");
-        debug_assert!(b + n <= e);
-        self.used.remove(&s);
-        if s < b {
-            self.used.insert(s, b);
-        }
-        if b + n < e {
-            self.used.insert(b + n, e);
-        }
+        self.mark(b, n, false);
+        self.used -= n;
     }
     /// Blocks in use (group metadata not counted).
     pub fn used_blocks(&self) -> u64 {
-        self.used.iter().map(|(s, e)| e - s).sum()
+        self.used
     }
 }
 
@@ -552,6 +684,166 @@ mod tests {
         // once took that neighbour twice.
         assert_eq!(m.free_run(gs + 6, 1 << 20), 0);
         assert_eq!(m.free_run(0, 1 << 20), 0);
+    }
+
+    /// The bitmap as it was, merged runs of used blocks in a tree: the
+    /// bit-per-block bitmap must answer every query as it does.
+    struct Runs {
+        used: BTreeMap<u64, u64>,
+        m: Bitmap,
+    }
+
+    impl Runs {
+        fn covering(&self, b: u64) -> Option<(u64, u64)> {
+            self.used
+                .range(..=b)
+                .next_back()
+                .filter(|&(_, &e)| e > b)
+                .map(|(&s, &e)| (s, e))
+        }
+        fn in_meta(&self, b: u64) -> bool {
+            b % self.m.per_group < self.m.meta
+        }
+        fn is_free(&self, b: u64) -> bool {
+            b < self.m.blocks && !self.in_meta(b) && self.covering(b).is_none()
+        }
+        fn next_free(&self, mut from: u64, to: u64) -> Option<u64> {
+            let to = to.min(self.m.blocks);
+            loop {
+                if self.in_meta(from) {
+                    from = from / self.m.per_group * self.m.per_group + self.m.meta;
+                }
+                if from >= to {
+                    return None;
+                }
+                match self.covering(from) {
+                    Some((_, e)) => from = e,
+                    None => return Some(from),
+                }
+            }
+        }
+        fn free_run(&self, b: u64, to: u64) -> u64 {
+            if !self.is_free(b) {
+                return 0;
+            }
+            let end = to.min(self.m.group_range(self.m.group_of(b)).1).min(
+                self.used
+                    .range(b + 1..)
+                    .next()
+                    .map_or(u64::MAX, |(&s, _)| s),
+            );
+            end.saturating_sub(b)
+        }
+        fn free_octet(&self, from: u64, to: u64) -> Option<u64> {
+            let gs = self.m.group_of(from) * self.m.per_group;
+            let mut p = from;
+            loop {
+                let a = self.next_free(p, to)?;
+                let run = self.free_run(a, to);
+                let q = gs + (a - gs).div_ceil(8) * 8;
+                if q + 8 <= a + run {
+                    return Some(q);
+                }
+                p = a + run.max(1);
+            }
+        }
+        fn take(&mut self, b: u64, n: u64) {
+            let mut s = b;
+            let mut e = b + n;
+            if let Some((ps, pe)) = self.used.range(..b).next_back().map(|(&s, &e)| (s, e)) {
+                if pe == b {
+                    s = ps;
+                    self.used.remove(&ps);
+                }
+            }
+            if let Some(ne) = self.used.get(&e).copied() {
+                self.used.remove(&e);
+                e = ne;
+            }
+            self.used.insert(s, e);
+        }
+        fn free(&mut self, b: u64, n: u64) {
+            let (s, e) = self.covering(b).expect("used");
+            self.used.remove(&s);
+            if s < b {
+                self.used.insert(s, b);
+            }
+            if b + n < e {
+                self.used.insert(b + n, e);
+            }
+        }
+    }
+
+    #[test]
+    fn the_bitmap_answers_as_the_run_list_did() {
+        // 512-byte blocks: groups of 4,096 with 34 metadata blocks; a
+        // volume that ends inside a word of its last group.
+        let blocks = 3 * 4096 + 1000 + 37;
+        let mut m = Bitmap::new(blocks, 512);
+        let mut r = Runs {
+            used: BTreeMap::new(),
+            m: m.clone(),
+        };
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut taken: Vec<(u64, u64)> = Vec::new();
+        for step in 0..40_000 {
+            let a = rnd(blocks + 100);
+            let span = if rnd(4) == 0 { 9000 } else { 300 };
+            let to = a + rnd(span);
+            assert_eq!(m.is_free(a), r.is_free(a), "step {step}: is_free({a})");
+            assert_eq!(
+                m.next_free(a, to),
+                r.next_free(a, to),
+                "step {step}: next_free({a}, {to})"
+            );
+            assert_eq!(
+                m.free_run(a, to),
+                r.free_run(a, to),
+                "step {step}: free_run({a}, {to})"
+            );
+            if a < blocks {
+                let g = m.group_of(a);
+                let ge = m.group_range(g).1;
+                assert_eq!(
+                    m.free_octet(a, ge),
+                    r.free_octet(a, ge),
+                    "step {step}: octet({a})"
+                );
+            }
+            if rnd(3) > 0 || taken.is_empty() {
+                // Take a free run's head, as the allocator does.
+                if let Some(b) = m.next_free(a, blocks) {
+                    let want = 1 + rnd(80);
+                    let n = m.free_run(b, b + want).max(1);
+                    m.take(b, n);
+                    r.take(b, n);
+                    taken.push((b, n));
+                }
+            } else {
+                // Free the middle of a run taken before; its ends stay.
+                let (b0, n0) = taken.swap_remove(rnd(taken.len() as u64) as usize);
+                let (b, n) = (b0 + n0 / 3, n0 - n0 / 3 - n0 / 4);
+                if n > 0 {
+                    m.free(b, n);
+                    r.free(b, n);
+                    for (s, k) in [(b0, b - b0), (b + n, b0 + n0 - b - n)] {
+                        if k > 0 {
+                            taken.push((s, k));
+                        }
+                    }
+                } else {
+                    taken.push((b0, n0));
+                }
+            }
+            let want: u64 = r.used.iter().map(|(s, e)| e - s).sum();
+            assert_eq!(m.used_blocks(), want, "step {step}");
+        }
     }
 
     #[test]
