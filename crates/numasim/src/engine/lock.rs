@@ -180,6 +180,10 @@ struct Retry {
     /// Mean transfer time of the waiters of the last race, and how many
     /// (kept only with `stampede`, its only reader).
     last_race: (u64, u64),
+    /// Spinners read-spin on shared copies of the word
+    /// ([`Lock::with_read_spin`]): the release store and the winner's
+    /// `cmpxchg` are upgrades that invalidate them.
+    read_spin: bool,
 }
 
 /// A lock resource; see the module documentation for the model.
@@ -273,6 +277,37 @@ impl<C: TransferCost> Lock<C> {
         let r = self.retry.get_or_insert_with(Box::default);
         r.nack_retry = Some(rt_per_transfer.max(0.0));
         r.stampede = None;
+        r.read_spin = false;
+        self
+    }
+
+    /// Spinners hold shared copies of the lock word (test-and-test-and-set:
+    /// ia64's `ia64_spinlock_contention` spins on `ld4`, `arch/ia64/kernel/head.S`;
+    /// alpha's `spin_lock` on `ldl` before `ldl_l`/`stl_c`), so a contended
+    /// hand-off is three directory transactions in a row, not one:
+    /// 1. the release store (`st4.rel`) finds its own copy shared by the
+    ///    spinners and upgrades it: request to the home, invalidations to
+    ///    every sharer in parallel, acks back to the releaser,
+    ///    `(t(r, home) + max_s t(home, s) + max_s t(s, r)) / 2`;
+    /// 2. the winner's re-read starts when the invalidation reaches it
+    ///    (`(t(r, home) + t(home, w)) / 2` after the release) and misses to
+    ///    the releaser through the home (the three-hop miss every hand-off
+    ///    already pays), which answers only once its upgrade has all its
+    ///    acks;
+    /// 3. the winner's `cmpxchg4.acq` upgrades the copy it just read,
+    ///    invalidating the releaser's and those of the other spinners, which
+    ///    re-read at once: the same form from the winner.
+    ///
+    /// Each `max_s` is taken over distance classes, so the cost is per class,
+    /// not per waiter; taking the two maxima apart is an upper bound of the
+    /// maximum of their sum (equal when the farthest sharer is farthest from
+    /// both). Needs [`with_home`](Self::with_home); ignored with
+    /// [`with_nack_retry`](Self::with_nack_retry) (no copies are cached) and by
+    /// [`LockPolicy::Fifo`] (each waiter spins on its own line).
+    pub fn with_read_spin(mut self) -> Self {
+        if self.nack_retry().is_none() {
+            self.retry.get_or_insert_with(Box::default).read_spin = true;
+        }
         self
     }
 
@@ -313,6 +348,41 @@ impl<C: TransferCost> Lock<C> {
     }
     fn home(&self) -> Option<usize> {
         (self.home != NO_NODE).then_some(self.home as usize)
+    }
+    fn read_spin(&self) -> bool {
+        self.retry.as_ref().is_some_and(|r| r.read_spin)
+    }
+
+    /// The longest transfer between `from` and any waiting spinner (0 if none
+    /// waits): one value per distance class.
+    fn farthest_spinner_ns(&self, from: usize) -> u64 {
+        let mut classes = SCRATCH.take();
+        self.spinners.classes(from, &self.cost, &mut classes);
+        let far = classes.iter().map(|c| c.ns).max().unwrap_or(0);
+        SCRATCH.set(classes);
+        far
+    }
+
+    /// A store by a CPU on `n` to the lock word while the spinners (and
+    /// `other`, a node that also holds a copy) share it: the upgrade's
+    /// request to the home, the invalidations in parallel, the last ack
+    /// back to `n` (`CacheLine`'s write to a shared line). At least the
+    /// round trip to the home when no other copy exists.
+    fn upgrade_ns(&self, n: usize, home: usize, other: Option<usize>) -> u64 {
+        let to_home = self.cost.transfer_ns(n, home);
+        let far_home = self.farthest_spinner_ns(home);
+        let far_n = self.farthest_spinner_ns(n);
+        let (far_home, far_n) = match other {
+            Some(o) => (
+                far_home.max(self.cost.transfer_ns(home, o)),
+                far_n.max(self.cost.transfer_ns(o, n)),
+            ),
+            None => (far_home, far_n),
+        };
+        if far_home == 0 && far_n == 0 {
+            return to_home;
+        }
+        ((to_home + far_home + far_n) / 2).max(to_home)
     }
 
     /// Time for the lock's line to move from a cache on `from` to `to`.
@@ -396,6 +466,13 @@ impl<C: TransferCost> Lock<C> {
         // long after the release reaches it) and one NACK served per
         // other spinner.
         let n_waiting = self.waiters() as u64;
+        // Read-spinning: the release store upgrades the copy the spinners
+        // share before anyone can see the word free.
+        let tatas_home = self
+            .home()
+            .filter(|_| self.read_spin() && self.policy == LockPolicy::Unfair && n_waiting > 0);
+        let release_upgrade = tatas_home.map_or(0, |home| self.upgrade_ns(h.node(), home, None));
+        let releaser = h.node();
         let (w, extra) = match self.policy {
             _ if n_waiting == 0 => return None,
             LockPolicy::Fifo => (
@@ -410,6 +487,21 @@ impl<C: TransferCost> Lock<C> {
             }
         };
         let hop = self.hop_ns(h.node(), w.node());
+        // ... and the winner's cmpxchg upgrades the copy it read, which the
+        // releaser and the spinners still waiting share.
+        let extra = extra
+            + tatas_home.map_or(0, |home| {
+                // The winner's re-read starts when the invalidation reaches
+                // it, and the releaser answers the forwarded read only once
+                // its own upgrade has all its acks; of that, the read's own
+                // request and forward are already in `hop`.
+                let t = |a: usize, b: usize| self.cost.transfer_ns(a, b);
+                let (r, wn) = (releaser, w.node());
+                let inval = (t(r, home) + t(home, wn)) / 2;
+                let read_legs = (t(wn, home) + t(home, r)) / 2;
+                let acked = release_upgrade.saturating_sub(read_legs);
+                inval.max(acked) + self.upgrade_ns(wn, home, Some(r))
+            });
         // The release store is one more request among the last race's
         // pending cmpxchgs, served in no particular order (NACK and
         // retry): on average it waits for half of those still pending.
@@ -1224,6 +1316,51 @@ mod tests {
             ttas >= plain + 11 * 100 / 2,
             "plain {plain} ns, stampede {ttas} ns"
         );
+    }
+
+    /// Read-spinning ([`Lock::with_read_spin`]): a contended hand-off is
+    /// the release store's upgrade, the winner's three-hop read and the
+    /// winner's `cmpxchg` upgrade; an uncontended release costs nothing
+    /// more, and nearer sharers make the upgrades cheaper.
+    #[test]
+    fn read_spin_hand_off_waits_for_both_upgrades() {
+        use super::super::cost::CostTable;
+        // Nodes 0-1 and 2-3 in pairs: 100 ns within a node, 400 across.
+        let cost = CostTable::from_groups(4, vec![2], vec![100, 400, 400]);
+        let hand_off = |read_spin: bool, holder: usize, waiter: usize| {
+            let mut l = Lock::new(LockPolicy::Unfair, &cost, stream(7, "rs", 0))
+                .with_spinning(0, 0)
+                .with_home(0);
+            if read_spin {
+                l = l.with_read_spin();
+            }
+            l.acquire(Time(0), 0, holder).unwrap();
+            assert_eq!(l.acquire(Time(0), 1, waiter), None);
+            let g = l.release(Time(10_000), 0).unwrap();
+            // Nobody waits now: the winner's release is free of upgrades.
+            assert_eq!(l.release(g.at + Dur(10), 1), None);
+            (g.at - Time(10_000)).as_ns()
+        };
+        // Holder on node 1, waiter on node 2, home 0: every leg 400 ns, so
+        // each of the three transactions is (400 + 400 + 400) / 2.
+        assert_eq!(hand_off(false, 1, 2), 600);
+        // The read starts when the invalidation reaches the waiter (400)
+        // and the releaser's acks are back before the read's forward
+        // arrives; then the winner's upgrade (600).
+        assert_eq!(hand_off(true, 1, 2), 600 + 400 + 600);
+        // All on the home's node: three local transactions.
+        assert_eq!(hand_off(false, 0, 0), 100);
+        assert_eq!(hand_off(true, 0, 0), 100 + 100 + 150);
+        // A NACK-retry word caches no copies: no upgrades.
+        let mut l = Lock::new(LockPolicy::Unfair, &cost, stream(7, "rs", 0))
+            .with_spinning(0, 0)
+            .with_home(0)
+            .with_read_spin()
+            .with_nack_retry(1.0);
+        assert!(!l.read_spin());
+        l.acquire(Time(0), 0, 1).unwrap();
+        assert_eq!(l.acquire(Time(0), 1, 2), None);
+        assert!(l.release(Time(10_000), 0).is_some());
     }
 
     /// NACK-and-retry arbitration ([`Lock::with_nack_retry`]): the race is
