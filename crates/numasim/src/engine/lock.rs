@@ -482,8 +482,19 @@ impl<C: TransferCost> Lock<C> {
                 0,
             ),
             LockPolicy::Unfair => {
-                let (w, phase) = self.first_to_see(h.node());
-                (w, phase + self.directory_ns * (n_waiting - 1))
+                let (w, phase, retry_rate) = self.first_to_see(h.node());
+                let others = n_waiting - 1;
+                let nacks = match retry_rate {
+                    // NACK-retry: the other waiters' requests reach the
+                    // directory at their own pace, one per round trip each,
+                    // so the winner's request finds a queue only as deep as
+                    // that load makes it.
+                    Some(rate) => nack_queue_wait(self.directory_ns, rate, others),
+                    // Spinners all re-fetch at once after the invalidation:
+                    // the directory serves them in a burst.
+                    None => self.directory_ns * others,
+                };
+                (w, phase + nacks)
             }
         };
         let hop = self.hop_ns(h.node(), w.node());
@@ -542,7 +553,11 @@ impl<C: TransferCost> Lock<C> {
     /// times as one draw per waiter (the tests below compare the two), at
     /// a cost per distance class (a handful on a nested-group machine), not
     /// per waiter. Exact ties between classes go to the nearer class.
-    fn first_to_see(&mut self, from: usize) -> (Waiter, u64) {
+    ///
+    /// With NACK retry, also the rate at which the waiters other than the
+    /// winner send requests to the home: the sum of their reciprocal round
+    /// trips, per class, per ns.
+    fn first_to_see(&mut self, from: usize) -> (Waiter, u64, Option<f64>) {
         let mut classes = SCRATCH.take();
         let nack_home = self.home().zip(self.nack_retry());
         // NACKed waiters race to the home, so they are classed by their
@@ -593,6 +608,12 @@ impl<C: TransferCost> Lock<C> {
             a = b;
         }
         let (_, a, b, phase) = best.expect("a non-empty queue has a class");
+        let retry_rate = nack_home.map(|(h, scale)| {
+            let rt =
+                |c: &Class| ((self.cost.transfer_ns(c.node, h) as f64 * scale).round()).max(1.0);
+            let all: f64 = classes.iter().map(|c| c.count as f64 / rt(c)).sum();
+            (all - 1.0 / rt(&classes[a])).max(0.0)
+        });
         let k: u64 = classes[a..b].iter().map(|c| c.count).sum();
         // Draw only when there is a real choice, so a race without ties
         // and without jitter consumes no random numbers.
@@ -605,7 +626,7 @@ impl<C: TransferCost> Lock<C> {
             .spinners
             .take(classes[a..b].iter().flat_map(|c| c.ranges), pick);
         SCRATCH.set(classes);
-        (w, phase)
+        (w, phase, retry_rate)
     }
 
     fn grant(
@@ -658,6 +679,24 @@ impl<C: TransferCost> Lock<C> {
     pub fn cost(&self) -> &C {
         &self.cost
     }
+}
+
+/// How long the winner's request waits at the home's directory behind the
+/// other waiters' NACKed retries (issue 34): they arrive at `rate` per ns
+/// (one per round trip each) and each occupies the directory
+/// `directory_ns`, a utilisation `rho`; the mean queueing delay of a
+/// deterministic server under such load, `d·rho / (2(1 − rho))` (M/D/1).
+/// The retries are a closed loop, one outstanding request per waiter, so
+/// the queue never holds more than the `others` waiting: that bound,
+/// `others × directory_ns`, applies at and past saturation.
+fn nack_queue_wait(directory_ns: u64, rate: f64, others: u64) -> u64 {
+    let d = directory_ns as f64;
+    let bound = directory_ns * others;
+    let rho = d * rate;
+    if rho >= 1.0 {
+        return bound;
+    }
+    ((d * rho / (2.0 * (1.0 - rho))).round() as u64).min(bound)
 }
 
 /// The earliest of `k` independent uniform phases in `[0, jitter)`, drawn
@@ -1316,6 +1355,31 @@ mod tests {
             ttas >= plain + 11 * 100 / 2,
             "plain {plain} ns, stampede {ttas} ns"
         );
+    }
+
+    /// NACKed retries queue at the directory only as deep as their load
+    /// makes it: nothing when nobody else waits, rising with the retry rate,
+    /// never above one request per other waiter, and that bound once the
+    /// directory is saturated.
+    #[test]
+    fn nack_queue_wait_grows_with_load_up_to_one_request_per_waiter() {
+        assert_eq!(nack_queue_wait(10, 0.0, 0), 0);
+        // 7 waiters retrying every 300 ns: rho = 0.23, well under 1 ns.
+        let light = nack_queue_wait(10, 7.0 / 300.0, 7);
+        // 31 waiters every 400 ns: rho = 0.78.
+        let heavy = nack_queue_wait(10, 31.0 / 400.0, 31);
+        assert!(light < heavy && heavy < 31 * 10, "{light} {heavy}");
+        assert_eq!(light, 2);
+        assert_eq!(heavy, 17);
+        // Saturated (rho >= 1): every other waiter's request is ahead.
+        assert_eq!(nack_queue_wait(30, 31.0 / 400.0, 31), 31 * 30);
+        // Monotone in the rate.
+        let mut last = 0;
+        for k in 0..40u64 {
+            let w = nack_queue_wait(10, k as f64 / 400.0, 40);
+            assert!(w >= last);
+            last = w;
+        }
     }
 
     /// Read-spinning ([`Lock::with_read_spin`]): a contended hand-off is
