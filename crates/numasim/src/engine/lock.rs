@@ -463,8 +463,9 @@ impl<C: TransferCost> Lock<C> {
         self.stats.max_hold = self.stats.max_hold.max(hold);
 
         // `extra`: the winner's own retry phase (it asks again only that
-        // long after the release reaches it) and one NACK served per
-        // other spinner.
+        // long after the release reaches it), the directory's NACKs of the
+        // others (one per spinner; by load with NACK retry) and, with
+        // read-spinning, the two upgrades.
         let n_waiting = self.waiters() as u64;
         // Read-spinning: the release store upgrades the copy the spinners
         // share before anyone can see the word free.
