@@ -180,6 +180,10 @@ struct Retry {
     /// Mean transfer time of the waiters of the last race, and how many
     /// (kept only with `stampede`, its only reader).
     last_race: (u64, u64),
+    /// Spinners read-spin on shared copies of the word
+    /// ([`Lock::with_read_spin`]): the release store and the winner's
+    /// `cmpxchg` are upgrades that invalidate them.
+    read_spin: bool,
 }
 
 /// A lock resource; see the module documentation for the model.
@@ -273,6 +277,37 @@ impl<C: TransferCost> Lock<C> {
         let r = self.retry.get_or_insert_with(Box::default);
         r.nack_retry = Some(rt_per_transfer.max(0.0));
         r.stampede = None;
+        r.read_spin = false;
+        self
+    }
+
+    /// Spinners hold shared copies of the lock word (test-and-test-and-set:
+    /// ia64's `ia64_spinlock_contention` spins on `ld4`, `arch/ia64/kernel/head.S`;
+    /// alpha's `spin_lock` on `ldl` before `ldl_l`/`stl_c`), so a contended
+    /// hand-off is three directory transactions in a row, not one:
+    /// 1. the release store (`st4.rel`) finds its own copy shared by the
+    ///    spinners and upgrades it: request to the home, invalidations to
+    ///    every sharer in parallel, acks back to the releaser,
+    ///    `(t(r, home) + max_s t(home, s) + max_s t(s, r)) / 2`;
+    /// 2. the winner's re-read starts when the invalidation reaches it
+    ///    (`(t(r, home) + t(home, w)) / 2` after the release) and misses to
+    ///    the releaser through the home (the three-hop miss every hand-off
+    ///    already pays), which answers only once its upgrade has all its
+    ///    acks;
+    /// 3. the winner's `cmpxchg4.acq` upgrades the copy it just read,
+    ///    invalidating the releaser's and those of the other spinners, which
+    ///    re-read at once: the same form from the winner.
+    ///
+    /// Each `max_s` is taken over distance classes, so the cost is per class,
+    /// not per waiter; taking the two maxima apart is an upper bound of the
+    /// maximum of their sum (equal when the farthest sharer is farthest from
+    /// both). Needs [`with_home`](Self::with_home); ignored with
+    /// [`with_nack_retry`](Self::with_nack_retry) (no copies are cached) and by
+    /// [`LockPolicy::Fifo`] (each waiter spins on its own line).
+    pub fn with_read_spin(mut self) -> Self {
+        if self.nack_retry().is_none() {
+            self.retry.get_or_insert_with(Box::default).read_spin = true;
+        }
         self
     }
 
@@ -313,6 +348,41 @@ impl<C: TransferCost> Lock<C> {
     }
     fn home(&self) -> Option<usize> {
         (self.home != NO_NODE).then_some(self.home as usize)
+    }
+    fn read_spin(&self) -> bool {
+        self.retry.as_ref().is_some_and(|r| r.read_spin)
+    }
+
+    /// The longest transfer between `from` and any waiting spinner (0 if none
+    /// waits): one value per distance class.
+    fn farthest_spinner_ns(&self, from: usize) -> u64 {
+        let mut classes = SCRATCH.take();
+        self.spinners.classes(from, &self.cost, &mut classes);
+        let far = classes.iter().map(|c| c.ns).max().unwrap_or(0);
+        SCRATCH.set(classes);
+        far
+    }
+
+    /// A store by a CPU on `n` to the lock word while the spinners (and
+    /// `other`, a node that also holds a copy) share it: the upgrade's
+    /// request to the home, the invalidations in parallel, the last ack
+    /// back to `n` (`CacheLine`'s write to a shared line). At least the
+    /// round trip to the home when no other copy exists.
+    fn upgrade_ns(&self, n: usize, home: usize, other: Option<usize>) -> u64 {
+        let to_home = self.cost.transfer_ns(n, home);
+        let far_home = self.farthest_spinner_ns(home);
+        let far_n = self.farthest_spinner_ns(n);
+        let (far_home, far_n) = match other {
+            Some(o) => (
+                far_home.max(self.cost.transfer_ns(home, o)),
+                far_n.max(self.cost.transfer_ns(o, n)),
+            ),
+            None => (far_home, far_n),
+        };
+        if far_home == 0 && far_n == 0 {
+            return to_home;
+        }
+        ((to_home + far_home + far_n) / 2).max(to_home)
     }
 
     /// Time for the lock's line to move from a cache on `from` to `to`.
@@ -393,9 +463,17 @@ impl<C: TransferCost> Lock<C> {
         self.stats.max_hold = self.stats.max_hold.max(hold);
 
         // `extra`: the winner's own retry phase (it asks again only that
-        // long after the release reaches it) and one NACK served per
-        // other spinner.
+        // long after the release reaches it), the directory's NACKs of the
+        // others (one per spinner; by load with NACK retry) and, with
+        // read-spinning, the two upgrades.
         let n_waiting = self.waiters() as u64;
+        // Read-spinning: the release store upgrades the copy the spinners
+        // share before anyone can see the word free.
+        let tatas_home = self
+            .home()
+            .filter(|_| self.read_spin() && self.policy == LockPolicy::Unfair && n_waiting > 0);
+        let release_upgrade = tatas_home.map_or(0, |home| self.upgrade_ns(h.node(), home, None));
+        let releaser = h.node();
         let (w, extra) = match self.policy {
             _ if n_waiting == 0 => return None,
             LockPolicy::Fifo => (
@@ -405,11 +483,37 @@ impl<C: TransferCost> Lock<C> {
                 0,
             ),
             LockPolicy::Unfair => {
-                let (w, phase) = self.first_to_see(h.node());
-                (w, phase + self.directory_ns * (n_waiting - 1))
+                let (w, phase, retry_rate) = self.first_to_see(h.node());
+                let others = n_waiting - 1;
+                let nacks = match retry_rate {
+                    // NACK-retry: the other waiters' requests reach the
+                    // directory at their own pace, one per round trip each,
+                    // so the winner's request finds a queue only as deep as
+                    // that load makes it.
+                    Some(rate) => nack_queue_wait(self.directory_ns, rate, others),
+                    // Spinners all re-fetch at once after the invalidation:
+                    // the directory serves them in a burst.
+                    None => self.directory_ns * others,
+                };
+                (w, phase + nacks)
             }
         };
         let hop = self.hop_ns(h.node(), w.node());
+        // ... and the winner's cmpxchg upgrades the copy it read, which the
+        // releaser and the spinners still waiting share.
+        let extra = extra
+            + tatas_home.map_or(0, |home| {
+                // The winner's re-read starts when the invalidation reaches
+                // it, and the releaser answers the forwarded read only once
+                // its own upgrade has all its acks; of that, the read's own
+                // request and forward are already in `hop`.
+                let t = |a: usize, b: usize| self.cost.transfer_ns(a, b);
+                let (r, wn) = (releaser, w.node());
+                let inval = (t(r, home) + t(home, wn)) / 2;
+                let read_legs = (t(wn, home) + t(home, r)) / 2;
+                let acked = release_upgrade.saturating_sub(read_legs);
+                inval.max(acked) + self.upgrade_ns(wn, home, Some(r))
+            });
         // The release store is one more request among the last race's
         // pending cmpxchgs, served in no particular order (NACK and
         // retry): on average it waits for half of those still pending.
@@ -450,7 +554,11 @@ impl<C: TransferCost> Lock<C> {
     /// times as one draw per waiter (the tests below compare the two), at
     /// a cost per distance class (a handful on a nested-group machine), not
     /// per waiter. Exact ties between classes go to the nearer class.
-    fn first_to_see(&mut self, from: usize) -> (Waiter, u64) {
+    ///
+    /// With NACK retry, also the rate at which the waiters other than the
+    /// winner send requests to the home: the sum of their reciprocal round
+    /// trips, per class, per ns.
+    fn first_to_see(&mut self, from: usize) -> (Waiter, u64, Option<f64>) {
         let mut classes = SCRATCH.take();
         let nack_home = self.home().zip(self.nack_retry());
         // NACKed waiters race to the home, so they are classed by their
@@ -501,6 +609,12 @@ impl<C: TransferCost> Lock<C> {
             a = b;
         }
         let (_, a, b, phase) = best.expect("a non-empty queue has a class");
+        let retry_rate = nack_home.map(|(h, scale)| {
+            let rt =
+                |c: &Class| ((self.cost.transfer_ns(c.node, h) as f64 * scale).round()).max(1.0);
+            let all: f64 = classes.iter().map(|c| c.count as f64 / rt(c)).sum();
+            (all - 1.0 / rt(&classes[a])).max(0.0)
+        });
         let k: u64 = classes[a..b].iter().map(|c| c.count).sum();
         // Draw only when there is a real choice, so a race without ties
         // and without jitter consumes no random numbers.
@@ -513,7 +627,7 @@ impl<C: TransferCost> Lock<C> {
             .spinners
             .take(classes[a..b].iter().flat_map(|c| c.ranges), pick);
         SCRATCH.set(classes);
-        (w, phase)
+        (w, phase, retry_rate)
     }
 
     fn grant(
@@ -566,6 +680,24 @@ impl<C: TransferCost> Lock<C> {
     pub fn cost(&self) -> &C {
         &self.cost
     }
+}
+
+/// How long the winner's request waits at the home's directory behind the
+/// other waiters' NACKed retries (issue 34): they arrive at `rate` per ns
+/// (one per round trip each) and each occupies the directory
+/// `directory_ns`, a utilisation `rho`; the mean queueing delay of a
+/// deterministic server under such load, `d·rho / (2(1 − rho))` (M/D/1).
+/// The retries are a closed loop, one outstanding request per waiter, so
+/// the queue never holds more than the `others` waiting: that bound,
+/// `others × directory_ns`, applies at and past saturation.
+fn nack_queue_wait(directory_ns: u64, rate: f64, others: u64) -> u64 {
+    let d = directory_ns as f64;
+    let bound = directory_ns * others;
+    let rho = d * rate;
+    if rho >= 1.0 {
+        return bound;
+    }
+    ((d * rho / (2.0 * (1.0 - rho))).round() as u64).min(bound)
 }
 
 /// The earliest of `k` independent uniform phases in `[0, jitter)`, drawn
@@ -1224,6 +1356,76 @@ mod tests {
             ttas >= plain + 11 * 100 / 2,
             "plain {plain} ns, stampede {ttas} ns"
         );
+    }
+
+    /// NACKed retries queue at the directory only as deep as their load
+    /// makes it: nothing when nobody else waits, rising with the retry rate,
+    /// never above one request per other waiter, and that bound once the
+    /// directory is saturated.
+    #[test]
+    fn nack_queue_wait_grows_with_load_up_to_one_request_per_waiter() {
+        assert_eq!(nack_queue_wait(10, 0.0, 0), 0);
+        // 7 waiters retrying every 300 ns: rho = 0.23, well under 1 ns.
+        let light = nack_queue_wait(10, 7.0 / 300.0, 7);
+        // 31 waiters every 400 ns: rho = 0.78.
+        let heavy = nack_queue_wait(10, 31.0 / 400.0, 31);
+        assert!(light < heavy && heavy < 31 * 10, "{light} {heavy}");
+        assert_eq!(light, 2);
+        assert_eq!(heavy, 17);
+        // Saturated (rho >= 1): every other waiter's request is ahead.
+        assert_eq!(nack_queue_wait(30, 31.0 / 400.0, 31), 31 * 30);
+        // Monotone in the rate.
+        let mut last = 0;
+        for k in 0..40u64 {
+            let w = nack_queue_wait(10, k as f64 / 400.0, 40);
+            assert!(w >= last);
+            last = w;
+        }
+    }
+
+    /// Read-spinning ([`Lock::with_read_spin`]): a contended hand-off is
+    /// the release store's upgrade, the winner's three-hop read and the
+    /// winner's `cmpxchg` upgrade; an uncontended release costs nothing
+    /// more, and nearer sharers make the upgrades cheaper.
+    #[test]
+    fn read_spin_hand_off_waits_for_both_upgrades() {
+        use super::super::cost::CostTable;
+        // Nodes 0-1 and 2-3 in pairs: 100 ns within a node, 400 across.
+        let cost = CostTable::from_groups(4, vec![2], vec![100, 400, 400]);
+        let hand_off = |read_spin: bool, holder: usize, waiter: usize| {
+            let mut l = Lock::new(LockPolicy::Unfair, &cost, stream(7, "rs", 0))
+                .with_spinning(0, 0)
+                .with_home(0);
+            if read_spin {
+                l = l.with_read_spin();
+            }
+            l.acquire(Time(0), 0, holder).unwrap();
+            assert_eq!(l.acquire(Time(0), 1, waiter), None);
+            let g = l.release(Time(10_000), 0).unwrap();
+            // Nobody waits now: the winner's release is free of upgrades.
+            assert_eq!(l.release(g.at + Dur(10), 1), None);
+            (g.at - Time(10_000)).as_ns()
+        };
+        // Holder on node 1, waiter on node 2, home 0: every leg 400 ns, so
+        // each of the three transactions is (400 + 400 + 400) / 2.
+        assert_eq!(hand_off(false, 1, 2), 600);
+        // The read starts when the invalidation reaches the waiter (400)
+        // and the releaser's acks are back before the read's forward
+        // arrives; then the winner's upgrade (600).
+        assert_eq!(hand_off(true, 1, 2), 600 + 400 + 600);
+        // All on the home's node: three local transactions.
+        assert_eq!(hand_off(false, 0, 0), 100);
+        assert_eq!(hand_off(true, 0, 0), 100 + 100 + 150);
+        // A NACK-retry word caches no copies: no upgrades.
+        let mut l = Lock::new(LockPolicy::Unfair, &cost, stream(7, "rs", 0))
+            .with_spinning(0, 0)
+            .with_home(0)
+            .with_read_spin()
+            .with_nack_retry(1.0);
+        assert!(!l.read_spin());
+        l.acquire(Time(0), 0, 1).unwrap();
+        assert_eq!(l.acquire(Time(0), 1, 2), None);
+        assert!(l.release(Time(10_000), 0).is_some());
     }
 
     /// NACK-and-retry arbitration ([`Lock::with_nack_retry`]): the race is

@@ -22,10 +22,15 @@ pub fn spinlock<'a>(
 ) -> Lock<&'a CostTable> {
     let rng = stream(seed, name, 0);
     match kind {
-        Spinlock::Tas => Lock::new(LockPolicy::Unfair, cost, rng).with_spinning(
-            machine.coherence.spin_jitter_ns.round() as u64,
-            machine.coherence.directory_ns.round() as u64,
-        ),
+        Spinlock::Tas => Lock::new(LockPolicy::Unfair, cost, rng)
+            .with_spinning(
+                machine.coherence.spin_jitter_ns.round() as u64,
+                machine.coherence.directory_ns.round() as u64,
+            )
+            // Spinners wait on shared copies of the word (ia64 `ld4` in
+            // `ia64_spinlock_contention`, alpha `ldl` before `ldl_l`), so the
+            // release store and the winner's atomic are upgrades (issue 34).
+            .with_read_spin(),
         // ia64's ld4-then-cmpxchg4.acq retry (`Lock::with_cmpxchg_stampede`)
         // is not switched on: with it the progressive back-off of
         // altix-loadbalance-livelock live-locks from 384 CPUs, against

@@ -30,9 +30,9 @@ use crate::machine::Machine;
 /// NACKs while the line is in transit) but re-sends on each NACK, so it
 /// reaches the home once per round trip to it; the first retry to arrive
 /// once the line is free wins (`Lock::with_nack_retry`: far callers retry
-/// less often and win less), and each hand-off serves one NACK per other
-/// waiter
-/// (`coherence.directory_ns`). That is the arbitration of a test-and-set
+/// less often and win less), and the winner's request waits at the
+/// directory behind the other waiters' retries as deep as their load makes
+/// the queue (`coherence.directory_ns` each; issue 34). That is the arbitration of a test-and-set
 /// lock held for no time, so the engine's unfair [`Lock`] carries it. A CPU
 /// that still holds the line (nobody asked for it since) accesses it as a
 /// cache hit.
