@@ -300,6 +300,32 @@ fn a_writer_bound_to_its_node_leaves_its_pages_to_kswapd_and_pdflush_to_its_peri
 }
 
 #[test]
+fn a_page_kswapd_writes_from_the_tail_costs_it_two_scans_that_free_nothing() {
+    // 2.6.15 shrink_list(): the writer's page carries PG_referenced, so
+    // met dirty it is kept for another lap; met dirty again it is written
+    // (pageout(), PG_reclaim) and kept under writeback; rotated back to
+    // the tail when the write ends, it is freed. Per MiB written, the
+    // bound writer's kswapd (every page written from its tail) costs the
+    // reclaim of a clean page (what each kswapd pays per MiB when the pages
+    // are spread and written by pdflush) plus ->writepage and two page
+    // scans (page_op_ns each).
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1]\n";
+    let bound = scenario("version = \"2.6.15\"\nbuffer_policy = \"bind\"", step).unwrap();
+    let spread = scenario("version = \"2.6.15\"\nbuffer_policy = \"interleave\"", step).unwrap();
+    assert!(get(&bound, "reclaim_write_pct", 1) > 99.0);
+    assert_eq!(get(&spread, "reclaim_write_pct", 1), 0.0);
+    let m = machine();
+    let b = m.block.as_ref().unwrap();
+    let nodes = m.node_count() as f64;
+    let clean = get(&spread, "kswapd_cpu_pct_per_node", 1) * nodes / get(&spread, "write_mibps", 1);
+    let written = get(&bound, "kswapd_cpu_pct_max", 1) / get(&bound, "write_mibps", 1);
+    let reclaim_ns = b.reclaim_page_ns + b.tlb_purge_fast_us * 1e3 / 32.0;
+    let want = (reclaim_ns + b.writeback_page_ns + 2.0 * b.page_op_ns) / reclaim_ns;
+    let got = written / clean;
+    assert!((got - want).abs() < 0.01 * want, "{got} vs {want}");
+}
+
+#[test]
 fn a_local_writer_faster_than_its_kswapd_spills_and_loads_its_own_node_most() {
     // Two XFS writers on node 0, local first: more than node 0's kswapd
     // frees, so it runs flat out and the rest cycles over the other nodes.

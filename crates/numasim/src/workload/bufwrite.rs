@@ -52,7 +52,7 @@ use crate::kernel::locking::xfs_counter::XfsCounter;
 use crate::kernel::mm::kswapd::{self, NodeReclaim, Stream, Supply};
 use crate::kernel::mm::page_writeback::{
     age_for_dirty, sync_writeback_pages, tail_writeback, throttled_rate, DirtyLimits, NodeLru,
-    TailWriteback,
+    TailWriteback, KEPT_SCANS_PER_TAIL_WRITE,
 };
 use crate::kernel::mm::swap::SWAP_CLUSTER_MAX;
 use crate::kernel::mm::PageAlloc;
@@ -426,6 +426,8 @@ impl BufferedWrite<'_> {
         let page = self.m.page_size as f64;
         let reclaim_ns = self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64;
         let pdflush_max = page / self.b.writeback_page_ns.max(1e-12);
+        // kswapd's time per page it writes from the tail (`run`).
+        let tail_ns = self.b.writeback_page_ns + KEPT_SCANS_PER_TAIL_WRITE * self.b.page_op_ns;
         let memory = self.m.mem_bytes() as f64;
         let n = self.writers.max(1) as f64;
         let streams: Vec<Stream> = map
@@ -447,7 +449,7 @@ impl BufferedWrite<'_> {
             let reclaim: Vec<NodeReclaim> = (0..nodes)
                 .map(|j| NodeReclaim {
                     capacity: if map.bytes[j] > 0.0 {
-                        page / (reclaim_ns + met[j] * self.b.writeback_page_ns)
+                        page / (reclaim_ns + met[j] * tail_ns)
                     } else {
                         0.0
                     },
@@ -510,13 +512,20 @@ impl BufferedWrite<'_> {
         let per_byte = self.b.writeback_page_ns / page as f64;
         let reclaim_per_byte =
             (self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64) / page as f64;
+        // A page written from the tail: `->writepage` at pdflush's cost per
+        // page, and the two scans of it that free nothing (the referenced
+        // lap, and the pageout() visit before rotate_reclaimable_page()
+        // brings it back), each a page of page-cache work
+        // (`KEPT_SCANS_PER_TAIL_WRITE`); its freeing scan, TLB purge
+        // included, is reclaim's own.
+        let tail_per_byte = per_byte + KEPT_SCANS_PER_TAIL_WRITE * self.b.page_op_ns / page as f64;
         let mut wb_rate = demand;
         for round in 0..64 {
             let st = self.steady(&map, wb_rate);
             let r = wb_rate.max(1e-300);
             let tails = (st.kswapd_writes + st.direct_writes) / r;
             // What the writers reclaim (and write) themselves per byte.
-            let own = (st.supply.direct * reclaim_per_byte + st.direct_writes * per_byte) / r;
+            let own = (st.supply.direct * reclaim_per_byte + st.direct_writes * tail_per_byte) / r;
             let next = throttled_rate(
                 demand,
                 writer_cpus,
@@ -576,12 +585,13 @@ impl BufferedWrite<'_> {
         let cpus_busy = |rate: f64| {
             let st = self.steady(&map, rate);
             let kswapd: Vec<f64> = (0..st.lrus.len())
-                .map(|j| st.supply.from[j] * (reclaim_per_byte + st.pageout[j] * per_byte))
+                .map(|j| st.supply.from[j] * (reclaim_per_byte + st.pageout[j] * tail_per_byte))
                 .collect();
             let dirtying = writer_cpus * (rate / demand.max(1e-12)).min(1.0);
             (
                 dirtying * working
-                    + (st.tw.writers + st.direct_writes) * per_byte
+                    + st.tw.writers * per_byte
+                    + st.direct_writes * tail_per_byte
                     + st.supply.direct * reclaim_per_byte,
                 dirtying * (1.0 - working),
                 st.pdflush * per_byte,
