@@ -39,7 +39,7 @@ use crate::engine::{CacheLine, Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
 use crate::kernel::fs::laydown::{LayDown, MAX_WRITEBACK_PAGES};
-use crate::kernel::fs::layout::{Enospc, FileLayout};
+use crate::kernel::fs::layout::{Delalloc, Enospc, FileLayout, XfsAlloc};
 use crate::kernel::fs::writeback::{WritebackWalk, BH_MAX_BLOCKS, BIO_MAX_PAGES};
 use crate::kernel::fs::{
     DirtyThrottle, Ext3Data, FsKind, IoKnobs, ReclaimWriteback, SbCounters, WriteBegin,
@@ -102,6 +102,25 @@ pub struct WriteRun {
     /// Each stage's rate alone, MiB/s (writers, pdflush+kswapd, disks).
     pub writers_mibps: f64,
     pub disks_mibps: f64,
+}
+
+/// Where the disk stage's files lie.
+enum Files {
+    /// Laid down in the write path (Ext2/Ext3 allocate as the writers copy).
+    Laid(Vec<FileLayout>),
+    /// XFS: allocated as writeback reaches each delalloc extent, which
+    /// runs `backlog` bytes ahead of the page written (what the writer
+    /// has dirtied since).
+    Delalloc { d: Delalloc, backlog: u64 },
+}
+
+impl Files {
+    fn layout(&self, f: usize) -> &FileLayout {
+        match self {
+            Files::Laid(v) => &v[f],
+            Files::Delalloc { d, .. } => &d.files[f],
+        }
+    }
 }
 
 /// The machine's nodes as the writers' page cache meets them.
@@ -292,16 +311,19 @@ impl BufferedWrite<'_> {
     /// Stage 3: the disks writing back `files`, `writer_share` of the bytes
     /// by throttled writers `sync_chunk` bytes a pass, `reclaim_share` by
     /// reclaim at the LRU tails `reclaim_chunk` bytes a pass, the rest by
-    /// pdflush. Returns (bytes/ns, ios, bytes, busy %).
+    /// pdflush; XFS allocates each delalloc extent as the walk reaches it.
+    /// Returns (bytes/ns, ios, bytes, busy %).
+    #[allow(clippy::too_many_arguments)]
     fn disks(
         &self,
         layer: &mut BlockLayer,
-        files: &[FileLayout],
+        files: &mut Files,
+        sizes: &[u64],
         writer_share: f64,
         sync_chunk: u64,
         reclaim_share: f64,
         reclaim_chunk: u64,
-    ) -> (f64, u64, u64, f64) {
+    ) -> Result<(f64, u64, u64, f64), Enospc> {
         let page = self.m.page_size;
         let cluster = match (self.fs, self.knobs.xfs_write_clustering) {
             (FsKind::Xfs, WriteClustering::BufferHead) => BH_MAX_BLOCKS * self.block,
@@ -319,7 +341,7 @@ impl BufferedWrite<'_> {
         }
         let mut q: EventQueue<Ev> = EventQueue::with_capacity(layer.disks.len() + 2);
         let mut wb = WritebackWalk::new(
-            files,
+            sizes,
             chunk,
             cluster,
             page,
@@ -338,11 +360,14 @@ impl BufferedWrite<'_> {
                 Ev::Issue => {
                     issuing = false;
                     while in_flight < cap && wb.dirty() {
-                        let Some((f, off, len)) = wb.next_io(files) else {
+                        let Some((f, off, len)) = wb.next_io() else {
                             break;
                         };
+                        if let Files::Delalloc { d, backlog } = files {
+                            d.writeback(f, off, len, off.saturating_add(*backlog))?;
+                        }
                         let mut pieces = Vec::new();
-                        files[f].map(off, len, |v, l| pieces.push((v, l)));
+                        files.layout(f).map(off, len, |v, l| pieces.push((v, l)));
                         for (v, l) in pieces {
                             in_flight += 1;
                             let part = Part {
@@ -377,12 +402,12 @@ impl BufferedWrite<'_> {
         }
         let (ios, bytes) = layer.totals();
         let elapsed = (end - Time::ZERO).as_ns().max(1) as f64;
-        (
+        Ok((
             bytes as f64 / elapsed,
             ios,
             bytes,
             layer.disk_busy_pct(end - Time::ZERO),
-        )
+        ))
     }
 
     /// The nodes as the writers' page cache meets them.
@@ -550,28 +575,64 @@ impl BufferedWrite<'_> {
         let share = |x: f64| x / wb_rate.max(1e-12);
         let sync_chunk = sync_writeback_pages(memory, page, cpus) * page;
         let reclaim_chunk = self.knobs.reclaim_write_pages(self.fs) * page;
-        let files = LayDown {
-            fs: self.fs,
-            writers: n as u64,
-            file_bytes: self.sim_file_bytes,
-            block: self.block,
-            page,
-            stripe_unit: layer.stripe.unit,
-            stripe_width: layer.stripe.unit * layer.stripe.disks,
-            copy_bytes_per_ns: self.b.copy_gbps,
-            drain_bytes_per_ns: demand.max(1e-9),
-            capacity: layer.volume_bytes() / if self.fs == FsKind::Xfs { 1 } else { 2 },
-            seed: self.seed,
-        }
-        .run()?;
+        let sizes = vec![self.sim_file_bytes; n];
+        let mut files = match self.fs {
+            FsKind::Xfs => {
+                // A page is written back `age` after it was dirtied (at
+                // pdflush's age, or at its node's LRU tail where reclaim
+                // meets it dirty), and its writer has dirtied `age` × its
+                // rate more of the file since: the delalloc extent the
+                // page sits on reaches that far.
+                let age = st
+                    .lrus
+                    .iter()
+                    .zip(&st.pageout)
+                    .map(|(l, f)| l.inflow * (f * l.tail_age() + (1.0 - f) * st.tw.dirty_age_ns))
+                    .sum::<f64>()
+                    / st.lrus.iter().map(|l| l.inflow).sum::<f64>().max(1e-300);
+                let backlog = (age * wb_rate / n.max(1) as f64).min(self.sim_file_bytes as f64);
+                let vol = XfsAlloc::new(
+                    layer.volume_bytes(),
+                    layer.stripe.unit,
+                    layer.stripe.unit * layer.stripe.disks,
+                );
+                Files::Delalloc {
+                    d: Delalloc::new(vol, sizes.clone(), layer.stripe.unit),
+                    backlog: if backlog.is_finite() {
+                        backlog.max(0.0) as u64
+                    } else {
+                        self.sim_file_bytes
+                    },
+                }
+            }
+            FsKind::Ext2 | FsKind::Ext3 => Files::Laid(
+                LayDown {
+                    fs: self.fs,
+                    writers: n as u64,
+                    file_bytes: self.sim_file_bytes,
+                    block: self.block,
+                    page,
+                    stripe_unit: layer.stripe.unit,
+                    stripe_width: layer.stripe.unit * layer.stripe.disks,
+                    copy_bytes_per_ns: self.b.copy_gbps,
+                    drain_bytes_per_ns: demand.max(1e-9),
+                    // Ext2/Ext3 allocate in the write path: unused.
+                    dirty_bytes: 0,
+                    capacity: layer.volume_bytes() / 2,
+                    seed: self.seed,
+                }
+                .run()?,
+            ),
+        };
         let (disk_rate, ios, bytes, busy) = self.disks(
             layer,
-            &files,
+            &mut files,
+            &sizes,
             share(st.tw.writers),
             sync_chunk,
             share(st.kswapd_writes + st.direct_writes),
             reclaim_chunk,
-        );
+        )?;
         // The global TLB purge lock bounds reclaim machine-wide (D19).
         let purge_rate = (SWAP_CLUSTER_MAX * page) as f64 / self.purge_ns.max(1e-9);
         // CPUs busy at a dirtying rate (bytes/ns): the writers dirty (their
