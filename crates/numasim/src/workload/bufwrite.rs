@@ -583,11 +583,21 @@ impl BufferedWrite<'_> {
                 // meets it dirty), and its writer has dirtied `age` × its
                 // rate more of the file since: the delalloc extent the
                 // page sits on reaches that far.
+                // (Nodes taking no pages, or tails never met dirty, have
+                // infinite tail ages: they are left out, not multiplied.)
+                let at = |l: &NodeLru, f: f64| {
+                    if f > 0.0 {
+                        f * l.tail_age() + (1.0 - f) * st.tw.dirty_age_ns
+                    } else {
+                        st.tw.dirty_age_ns
+                    }
+                };
                 let age = st
                     .lrus
                     .iter()
                     .zip(&st.pageout)
-                    .map(|(l, f)| l.inflow * (f * l.tail_age() + (1.0 - f) * st.tw.dirty_age_ns))
+                    .filter(|(l, _)| l.inflow > 0.0)
+                    .map(|(l, &f)| l.inflow * at(l, f))
                     .sum::<f64>()
                     / st.lrus.iter().map(|l| l.inflow).sum::<f64>().max(1e-300);
                 let backlog = (age * wb_rate / n.max(1) as f64).min(self.sim_file_bytes as f64);
