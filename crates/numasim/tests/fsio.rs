@@ -40,6 +40,7 @@ fn lay(fs: FsKind, writers: u64, seed: u64) -> Vec<numasim::kernel::fs::layout::
         stripe_width: 256 * (512 << 10),
         copy_bytes_per_ns: 1.2,
         drain_bytes_per_ns: 12.0,
+        dirty_bytes: 9 << 30,
         capacity: 4 << 40,
         seed,
     }
@@ -90,6 +91,54 @@ fn xfs_keeps_files_contiguous_where_ext2_interleaves_them() {
     // ramp-dominated reads the Ext2 files, spread over every disk, read
     // faster: docs/io.md.)
     assert_eq!(get(&x, "avg_io_kib", 8), 512.0, "the stripe unit");
+}
+
+#[test]
+fn xfs_files_sharing_an_ag_interleave_in_extents_of_their_dirty_backlog() {
+    // Delayed allocation at writeback: pdflush reaching a file allocates
+    // the whole delalloc extent, what its writer has dirtied by then. A
+    // 4 GiB volume has 8 AGs of 512 MiB, so 16 writers share them two by
+    // two and their extents alternate: the smaller the dirty backlog, the
+    // more extents. Every byte still has one place, and a seed gives one
+    // layout.
+    let lay = |dirty: u64, seed: u64| {
+        LayDown {
+            fs: FsKind::Xfs,
+            writers: 16,
+            file_bytes: 48 << 20,
+            block: 4096,
+            page: 16384,
+            stripe_unit: 512 << 10,
+            stripe_width: 8 * (512 << 10),
+            copy_bytes_per_ns: 1.2,
+            drain_bytes_per_ns: 12.0,
+            dirty_bytes: dirty,
+            capacity: 4 << 30,
+            seed,
+        }
+        .run()
+        .unwrap()
+    };
+    let runs = |f: &[numasim::kernel::fs::layout::FileLayout]| {
+        f.iter().map(|f| f.runs.len()).sum::<usize>()
+    };
+    let (small, large) = (lay(256 << 20, 1), lay(4 << 30, 1));
+    for files in [&small, &large] {
+        let mut all: Vec<(u64, u64)> = files.iter().flat_map(|f| f.runs.clone()).collect();
+        assert!(files.iter().all(|f| f.bytes == 48 << 20));
+        all.sort();
+        assert!(all.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0), "overlap");
+    }
+    // 16 MiB of backlog a file: three extents each, where a backlog of
+    // the whole file makes one.
+    assert_eq!(runs(&large), 16);
+    assert!(
+        runs(&small) >= 2 * runs(&large),
+        "{} vs {}",
+        runs(&small),
+        runs(&large)
+    );
+    assert_eq!(small, lay(256 << 20, 1));
 }
 
 #[test]
@@ -300,6 +349,32 @@ fn a_writer_bound_to_its_node_leaves_its_pages_to_kswapd_and_pdflush_to_its_peri
 }
 
 #[test]
+fn a_page_kswapd_writes_from_the_tail_costs_it_two_scans_that_free_nothing() {
+    // 2.6.15 shrink_list(): the writer's page carries PG_referenced, so
+    // met dirty it is kept for another lap; met dirty again it is written
+    // (pageout(), PG_reclaim) and kept under writeback; rotated back to
+    // the tail when the write ends, it is freed. Per MiB written, the
+    // bound writer's kswapd (every page written from its tail) costs the
+    // reclaim of a clean page (what each kswapd pays per MiB when the pages
+    // are spread and written by pdflush) plus ->writepage and two page
+    // scans (page_op_ns each).
+    let step = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1]\n";
+    let bound = scenario("version = \"2.6.15\"\nbuffer_policy = \"bind\"", step).unwrap();
+    let spread = scenario("version = \"2.6.15\"\nbuffer_policy = \"interleave\"", step).unwrap();
+    assert!(get(&bound, "reclaim_write_pct", 1) > 99.0);
+    assert_eq!(get(&spread, "reclaim_write_pct", 1), 0.0);
+    let m = machine();
+    let b = m.block.as_ref().unwrap();
+    let nodes = m.node_count() as f64;
+    let clean = get(&spread, "kswapd_cpu_pct_per_node", 1) * nodes / get(&spread, "write_mibps", 1);
+    let written = get(&bound, "kswapd_cpu_pct_max", 1) / get(&bound, "write_mibps", 1);
+    let reclaim_ns = b.reclaim_page_ns + b.tlb_purge_fast_us * 1e3 / 32.0;
+    let want = (reclaim_ns + b.writeback_page_ns + 2.0 * b.page_op_ns) / reclaim_ns;
+    let got = written / clean;
+    assert!((got - want).abs() < 0.01 * want, "{got} vs {want}");
+}
+
+#[test]
 fn a_local_writer_faster_than_its_kswapd_spills_and_loads_its_own_node_most() {
     // Two XFS writers on node 0, local first: more than node 0's kswapd
     // frees, so it runs flat out and the rest cycles over the other nodes.
@@ -461,6 +536,7 @@ fn a_file_set_larger_than_the_volume_is_enospc_not_a_crash() {
         stripe_width: 256 * (512 << 10),
         copy_bytes_per_ns: 1.2,
         drain_bytes_per_ns: 12.0,
+        dirty_bytes: 9 << 30,
         capacity: 100 << 20,
         seed: 1,
     }

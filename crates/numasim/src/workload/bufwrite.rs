@@ -39,7 +39,7 @@ use crate::engine::{CacheLine, Dur, EventQueue, Time};
 use crate::kernel::block::blkdev::{Dest, Part};
 use crate::kernel::block::BlockLayer;
 use crate::kernel::fs::laydown::{LayDown, MAX_WRITEBACK_PAGES};
-use crate::kernel::fs::layout::{Enospc, FileLayout};
+use crate::kernel::fs::layout::{Delalloc, Enospc, FileLayout, XfsAlloc};
 use crate::kernel::fs::writeback::{WritebackWalk, BH_MAX_BLOCKS, BIO_MAX_PAGES};
 use crate::kernel::fs::{
     DirtyThrottle, Ext3Data, FsKind, IoKnobs, ReclaimWriteback, SbCounters, WriteBegin,
@@ -52,7 +52,7 @@ use crate::kernel::locking::xfs_counter::XfsCounter;
 use crate::kernel::mm::kswapd::{self, NodeReclaim, Stream, Supply};
 use crate::kernel::mm::page_writeback::{
     age_for_dirty, sync_writeback_pages, tail_writeback, throttled_rate, DirtyLimits, NodeLru,
-    TailWriteback,
+    TailWriteback, KEPT_SCANS_PER_TAIL_WRITE,
 };
 use crate::kernel::mm::swap::SWAP_CLUSTER_MAX;
 use crate::kernel::mm::PageAlloc;
@@ -102,6 +102,25 @@ pub struct WriteRun {
     /// Each stage's rate alone, MiB/s (writers, pdflush+kswapd, disks).
     pub writers_mibps: f64,
     pub disks_mibps: f64,
+}
+
+/// Where the disk stage's files lie.
+enum Files {
+    /// Laid down in the write path (Ext2/Ext3 allocate as the writers copy).
+    Laid(Vec<FileLayout>),
+    /// XFS: allocated as writeback reaches each delalloc extent, which
+    /// runs `backlog` bytes ahead of the page written (what the writer
+    /// has dirtied since).
+    Delalloc { d: Delalloc, backlog: u64 },
+}
+
+impl Files {
+    fn layout(&self, f: usize) -> &FileLayout {
+        match self {
+            Files::Laid(v) => &v[f],
+            Files::Delalloc { d, .. } => &d.files[f],
+        }
+    }
 }
 
 /// The machine's nodes as the writers' page cache meets them.
@@ -292,16 +311,19 @@ impl BufferedWrite<'_> {
     /// Stage 3: the disks writing back `files`, `writer_share` of the bytes
     /// by throttled writers `sync_chunk` bytes a pass, `reclaim_share` by
     /// reclaim at the LRU tails `reclaim_chunk` bytes a pass, the rest by
-    /// pdflush. Returns (bytes/ns, ios, bytes, busy %).
+    /// pdflush; XFS allocates each delalloc extent as the walk reaches it.
+    /// Returns (bytes/ns, ios, bytes, busy %).
+    #[allow(clippy::too_many_arguments)]
     fn disks(
         &self,
         layer: &mut BlockLayer,
-        files: &[FileLayout],
+        files: &mut Files,
+        sizes: &[u64],
         writer_share: f64,
         sync_chunk: u64,
         reclaim_share: f64,
         reclaim_chunk: u64,
-    ) -> (f64, u64, u64, f64) {
+    ) -> Result<(f64, u64, u64, f64), Enospc> {
         let page = self.m.page_size;
         let cluster = match (self.fs, self.knobs.xfs_write_clustering) {
             (FsKind::Xfs, WriteClustering::BufferHead) => BH_MAX_BLOCKS * self.block,
@@ -319,7 +341,7 @@ impl BufferedWrite<'_> {
         }
         let mut q: EventQueue<Ev> = EventQueue::with_capacity(layer.disks.len() + 2);
         let mut wb = WritebackWalk::new(
-            files,
+            sizes,
             chunk,
             cluster,
             page,
@@ -338,11 +360,14 @@ impl BufferedWrite<'_> {
                 Ev::Issue => {
                     issuing = false;
                     while in_flight < cap && wb.dirty() {
-                        let Some((f, off, len)) = wb.next_io(files) else {
+                        let Some((f, off, len)) = wb.next_io() else {
                             break;
                         };
+                        if let Files::Delalloc { d, backlog } = files {
+                            d.writeback(f, off, len, off.saturating_add(*backlog))?;
+                        }
                         let mut pieces = Vec::new();
-                        files[f].map(off, len, |v, l| pieces.push((v, l)));
+                        files.layout(f).map(off, len, |v, l| pieces.push((v, l)));
                         for (v, l) in pieces {
                             in_flight += 1;
                             let part = Part {
@@ -377,12 +402,12 @@ impl BufferedWrite<'_> {
         }
         let (ios, bytes) = layer.totals();
         let elapsed = (end - Time::ZERO).as_ns().max(1) as f64;
-        (
+        Ok((
             bytes as f64 / elapsed,
             ios,
             bytes,
             layer.disk_busy_pct(end - Time::ZERO),
-        )
+        ))
     }
 
     /// The nodes as the writers' page cache meets them.
@@ -426,6 +451,8 @@ impl BufferedWrite<'_> {
         let page = self.m.page_size as f64;
         let reclaim_ns = self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64;
         let pdflush_max = page / self.b.writeback_page_ns.max(1e-12);
+        // kswapd's time per page it writes from the tail (`run`).
+        let tail_ns = self.b.writeback_page_ns + KEPT_SCANS_PER_TAIL_WRITE * self.b.page_op_ns;
         let memory = self.m.mem_bytes() as f64;
         let n = self.writers.max(1) as f64;
         let streams: Vec<Stream> = map
@@ -447,7 +474,7 @@ impl BufferedWrite<'_> {
             let reclaim: Vec<NodeReclaim> = (0..nodes)
                 .map(|j| NodeReclaim {
                     capacity: if map.bytes[j] > 0.0 {
-                        page / (reclaim_ns + met[j] * self.b.writeback_page_ns)
+                        page / (reclaim_ns + met[j] * tail_ns)
                     } else {
                         0.0
                     },
@@ -510,13 +537,20 @@ impl BufferedWrite<'_> {
         let per_byte = self.b.writeback_page_ns / page as f64;
         let reclaim_per_byte =
             (self.b.reclaim_page_ns + self.purge_ns / SWAP_CLUSTER_MAX as f64) / page as f64;
+        // A page written from the tail: `->writepage` at pdflush's cost per
+        // page, and the two scans of it that free nothing (the referenced
+        // lap, and the pageout() visit before rotate_reclaimable_page()
+        // brings it back), each a page of page-cache work
+        // (`KEPT_SCANS_PER_TAIL_WRITE`); its freeing scan, TLB purge
+        // included, is reclaim's own.
+        let tail_per_byte = per_byte + KEPT_SCANS_PER_TAIL_WRITE * self.b.page_op_ns / page as f64;
         let mut wb_rate = demand;
         for round in 0..64 {
             let st = self.steady(&map, wb_rate);
             let r = wb_rate.max(1e-300);
             let tails = (st.kswapd_writes + st.direct_writes) / r;
             // What the writers reclaim (and write) themselves per byte.
-            let own = (st.supply.direct * reclaim_per_byte + st.direct_writes * per_byte) / r;
+            let own = (st.supply.direct * reclaim_per_byte + st.direct_writes * tail_per_byte) / r;
             let next = throttled_rate(
                 demand,
                 writer_cpus,
@@ -541,28 +575,74 @@ impl BufferedWrite<'_> {
         let share = |x: f64| x / wb_rate.max(1e-12);
         let sync_chunk = sync_writeback_pages(memory, page, cpus) * page;
         let reclaim_chunk = self.knobs.reclaim_write_pages(self.fs) * page;
-        let files = LayDown {
-            fs: self.fs,
-            writers: n as u64,
-            file_bytes: self.sim_file_bytes,
-            block: self.block,
-            page,
-            stripe_unit: layer.stripe.unit,
-            stripe_width: layer.stripe.unit * layer.stripe.disks,
-            copy_bytes_per_ns: self.b.copy_gbps,
-            drain_bytes_per_ns: demand.max(1e-9),
-            capacity: layer.volume_bytes() / if self.fs == FsKind::Xfs { 1 } else { 2 },
-            seed: self.seed,
-        }
-        .run()?;
+        let sizes = vec![self.sim_file_bytes; n];
+        let mut files = match self.fs {
+            FsKind::Xfs => {
+                // A page is written back `age` after it was dirtied (at
+                // pdflush's age, or at its node's LRU tail where reclaim
+                // meets it dirty), and its writer has dirtied `age` × its
+                // rate more of the file since: the delalloc extent the
+                // page sits on reaches that far.
+                // (Nodes taking no pages, or tails never met dirty, have
+                // infinite tail ages: they are left out, not multiplied.)
+                let at = |l: &NodeLru, f: f64| {
+                    if f > 0.0 {
+                        f * l.tail_age() + (1.0 - f) * st.tw.dirty_age_ns
+                    } else {
+                        st.tw.dirty_age_ns
+                    }
+                };
+                let age = st
+                    .lrus
+                    .iter()
+                    .zip(&st.pageout)
+                    .filter(|(l, _)| l.inflow > 0.0)
+                    .map(|(l, &f)| l.inflow * at(l, f))
+                    .sum::<f64>()
+                    / st.lrus.iter().map(|l| l.inflow).sum::<f64>().max(1e-300);
+                let backlog = (age * wb_rate / n.max(1) as f64).min(self.sim_file_bytes as f64);
+                let vol = XfsAlloc::new(
+                    layer.volume_bytes(),
+                    layer.stripe.unit,
+                    layer.stripe.unit * layer.stripe.disks,
+                );
+                Files::Delalloc {
+                    d: Delalloc::new(vol, sizes.clone(), layer.stripe.unit),
+                    backlog: if backlog.is_finite() {
+                        backlog.max(0.0) as u64
+                    } else {
+                        self.sim_file_bytes
+                    },
+                }
+            }
+            FsKind::Ext2 | FsKind::Ext3 => Files::Laid(
+                LayDown {
+                    fs: self.fs,
+                    writers: n as u64,
+                    file_bytes: self.sim_file_bytes,
+                    block: self.block,
+                    page,
+                    stripe_unit: layer.stripe.unit,
+                    stripe_width: layer.stripe.unit * layer.stripe.disks,
+                    copy_bytes_per_ns: self.b.copy_gbps,
+                    drain_bytes_per_ns: demand.max(1e-9),
+                    // Ext2/Ext3 allocate in the write path: unused.
+                    dirty_bytes: 0,
+                    capacity: layer.volume_bytes() / 2,
+                    seed: self.seed,
+                }
+                .run()?,
+            ),
+        };
         let (disk_rate, ios, bytes, busy) = self.disks(
             layer,
-            &files,
+            &mut files,
+            &sizes,
             share(st.tw.writers),
             sync_chunk,
             share(st.kswapd_writes + st.direct_writes),
             reclaim_chunk,
-        );
+        )?;
         // The global TLB purge lock bounds reclaim machine-wide (D19).
         let purge_rate = (SWAP_CLUSTER_MAX * page) as f64 / self.purge_ns.max(1e-9);
         // CPUs busy at a dirtying rate (bytes/ns): the writers dirty (their
@@ -576,12 +656,13 @@ impl BufferedWrite<'_> {
         let cpus_busy = |rate: f64| {
             let st = self.steady(&map, rate);
             let kswapd: Vec<f64> = (0..st.lrus.len())
-                .map(|j| st.supply.from[j] * (reclaim_per_byte + st.pageout[j] * per_byte))
+                .map(|j| st.supply.from[j] * (reclaim_per_byte + st.pageout[j] * tail_per_byte))
                 .collect();
             let dirtying = writer_cpus * (rate / demand.max(1e-12)).min(1.0);
             (
                 dirtying * working
-                    + (st.tw.writers + st.direct_writes) * per_byte
+                    + st.tw.writers * per_byte
+                    + st.direct_writes * tail_per_byte
                     + st.supply.direct * reclaim_per_byte,
                 dirtying * (1.0 - working),
                 st.pdflush * per_byte,

@@ -332,6 +332,11 @@ impl Step {
             copy_bytes_per_ns: b.copy_gbps,
             // The writers' data drains at the drives' write rate.
             drain_bytes_per_ns: m.disk_write_bytes_per_s() / 1e9,
+            // The dd writers run at the disks' pace, held at the dirty
+            // threshold (balance_dirty_pages()).
+            dirty_bytes: DirtyLimits::from_sysctl(&k.vm)
+                .thresholds(m.mem_bytes() as f64)
+                .1 as u64,
             capacity: self.capacity(&layer),
             seed,
         }

@@ -17,15 +17,20 @@
 //!   or window no longer covers: which file asks next depends on the
 //!   writers' timing, so files interleave differently seed by seed.
 //!   Indirect blocks are allocated inline (`ext2_alloc_branch()`).
-//! - XFS allocates at writeback: `pdflush` walks the dirty inodes in the
-//!   order they were first dirtied and writes up to `MAX_WRITEBACK_PAGES`
-//!   pages of each per pass, allocating one extent for them, aligned to
-//!   the stripe unit when it cannot extend the file's last; a file's
+//! - XFS allocates at writeback (`layout::Delalloc`): `pdflush` walks the
+//!   dirty inodes in the order they were first dirtied and writes up to
+//!   `MAX_WRITEBACK_PAGES` pages of each per pass (`WritebackWalk`); where
+//!   a pass reaches unallocated data it allocates the whole delalloc
+//!   extent, from the file's allocated end through what the writer has
+//!   dirtied by then: the writers, throttled at the dirty threshold, hold
+//!   `dirty_bytes` between them. An extent extends the file's last when
+//!   it can, else goes to the nearest stripe-aligned free space; a file's
 //!   first extent takes the next AG of the rotor (`layout::XfsAlloc`), so
 //!   files take the AGs in the order pdflush first writes them.
 
 use super::balloc::ExtAlloc;
-use super::layout::{Enospc, FileLayout, XfsAlloc};
+use super::layout::{Delalloc, Enospc, FileLayout, XfsAlloc};
+use super::writeback::WritebackWalk;
 use super::FsKind;
 use crate::engine::{stream, EventQueue, Time};
 use rand::RngExt;
@@ -50,6 +55,10 @@ pub struct LayDown {
     pub copy_bytes_per_ns: f64,
     /// What the disks take, bytes/ns: the throttled writers' total rate.
     pub drain_bytes_per_ns: f64,
+    /// Dirty bytes the throttled writers hold between them when writeback
+    /// reaches their pages (the dirty threshold): XFS's delalloc extents
+    /// run that far ahead of pdflush.
+    pub dirty_bytes: u64,
     pub capacity: u64,
     pub seed: u64,
 }
@@ -57,7 +66,7 @@ pub struct LayDown {
 impl LayDown {
     pub fn run(&self) -> Result<Vec<FileLayout>, Enospc> {
         match self.fs {
-            FsKind::Xfs => self.xfs(&mut XfsAlloc::new(
+            FsKind::Xfs => self.xfs(XfsAlloc::new(
                 self.capacity,
                 self.stripe_unit,
                 self.stripe_width,
@@ -80,28 +89,22 @@ impl LayDown {
             .collect()
     }
 
-    fn xfs(&self, vol: &mut XfsAlloc) -> Result<Vec<FileLayout>, Enospc> {
+    fn xfs(&self, vol: XfsAlloc) -> Result<Vec<FileLayout>, Enospc> {
         let n = self.writers as usize;
         let mut order: Vec<usize> = (0..n).collect();
         let starts = self.start_times();
         order.sort_by_key(|&w| (starts[w], w));
-        let mut files = vec![FileLayout::default(); n];
+        let sizes = vec![self.file_bytes; n];
+        let mut d = Delalloc::new(vol, sizes.clone(), self.stripe_unit);
+        // pdflush's passes over the inodes in dirtied order (the walk's
+        // file i is the i-th writer to start).
         let chunk = MAX_WRITEBACK_PAGES * self.page;
-        let mut left = true;
-        while left {
-            left = false;
-            for &w in &order {
-                let f = &files[w];
-                let k = chunk.min(self.file_bytes - f.bytes);
-                if k == 0 {
-                    continue;
-                }
-                left = true;
-                let v = vol.alloc(f, k, self.stripe_unit)?;
-                files[w].push(v, k);
-            }
+        let mut walk = WritebackWalk::new(&sizes, chunk, chunk, self.page, 0.0, 0, 0.0, 0);
+        let backlog = self.dirty_bytes / self.writers.max(1);
+        while let Some((i, off, len)) = walk.next_io() {
+            d.writeback(order[i], off, len, off.saturating_add(backlog))?;
         }
-        Ok(files)
+        Ok(d.files)
     }
 
     fn ext(&self, vol: &mut ExtAlloc) -> Result<Vec<FileLayout>, Enospc> {

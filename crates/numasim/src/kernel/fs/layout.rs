@@ -199,6 +199,69 @@ impl XfsAlloc {
     }
 }
 
+/// XFS delayed allocation at writeback (F1), as 2.6.15 does it: `write()`
+/// only reserves space (`xfs_iomap_write_delay()`), and the blocks are
+/// allocated when writeback first reaches a page of a delalloc extent,
+/// whoever writes it: pdflush in inode order, a throttled writer in
+/// `balance_dirty_pages()`, or reclaim in LRU order (`pageout()` ->
+/// `xfs_vm_writepage()`; 2.6.15 refuses only a caller already inside a
+/// transaction, `PFLAGS_TEST_FSTRANS()`, not kswapd). There
+/// `xfs_page_state_convert()` maps the page with `BMAPI_ALLOCATE`;
+/// `xfs_iomap()` looks the delalloc extent up whole (`XFS_BMAPI_ENTIRE`)
+/// and `xfs_iomap_write_allocate()` allocates it from its start, the
+/// file's allocated end, through what the writer has dirtied so far, in
+/// one transaction, looping until the page is covered. So an extent is the
+/// file's dirty backlog at the moment writeback reaches it, placed by
+/// `XfsAlloc` (first extent by the AG rotor, later ones after the file's
+/// last), and the order in which writeback reaches the files decides
+/// which AG each takes.
+#[derive(Debug, Clone)]
+pub struct Delalloc {
+    pub vol: XfsAlloc,
+    /// The allocated part of each file, from its front.
+    pub files: Vec<FileLayout>,
+    /// Each file's size: what its writer dirties in all.
+    pub sizes: Vec<u64>,
+    /// Stripe unit: a new extent's alignment.
+    pub align: u64,
+    /// Allocation transactions made (extents allocated).
+    pub allocations: u64,
+}
+
+impl Delalloc {
+    pub fn new(vol: XfsAlloc, sizes: Vec<u64>, align: u64) -> Delalloc {
+        Delalloc {
+            vol,
+            files: vec![FileLayout::default(); sizes.len()],
+            sizes,
+            align,
+            allocations: 0,
+        }
+    }
+
+    /// Writeback reaches file `f`'s bytes `[off, off + len)` while its
+    /// writer has dirtied it up to `dirty_end`: allocate the delalloc
+    /// extent those bytes sit on, if they are not yet allocated.
+    pub fn writeback(
+        &mut self,
+        f: usize,
+        off: u64,
+        len: u64,
+        dirty_end: u64,
+    ) -> Result<(), Enospc> {
+        let have = self.files[f].bytes;
+        let need = (off + len).min(self.sizes[f]);
+        if need <= have {
+            return Ok(());
+        }
+        let end = dirty_end.clamp(need, self.sizes[f]);
+        let v = self.vol.alloc(&self.files[f], end - have, self.align)?;
+        self.files[f].push(v, end - have);
+        self.allocations += 1;
+        Ok(())
+    }
+}
+
 /// (agsize, agcount) in blocks for `dblocks` data blocks, a stripe unit of
 /// `su` and a width of `sw` blocks, as xfsprogs' `mkfs.xfs` of the period
 /// computes them with no `-d agcount/agsize` given.
@@ -302,6 +365,32 @@ mod tests {
         let v = x.alloc(&f[1], 1 << 20, unit).unwrap();
         f[1].push(v, 1 << 20);
         assert_eq!(f[1].runs.len(), 1, "the next extent follows on");
+    }
+
+    #[test]
+    fn delalloc_allocates_the_dirty_backlog_from_the_files_allocated_end() {
+        let unit = 512u64 << 10;
+        let sizes = vec![64 << 20, 64 << 20];
+        let mut d = Delalloc::new(XfsAlloc::new(9u64 << 40, unit, unit * 256), sizes, unit);
+        // Writeback reaches file 1 first: it takes the rotor's first AG.
+        d.writeback(1, 0, 1 << 20, 40 << 20).unwrap();
+        assert_eq!(
+            d.files[1].bytes,
+            40 << 20,
+            "the whole backlog in one extent"
+        );
+        assert_eq!(d.files[1].runs[0].0 / d.vol.ag_bytes, 0);
+        // Pages inside the allocated extent allocate nothing more.
+        d.writeback(1, 20 << 20, 1 << 20, 60 << 20).unwrap();
+        assert_eq!((d.files[1].bytes, d.allocations), (40 << 20, 1));
+        // Reclaim meeting a page past it allocates from the allocated end,
+        // not from the page, and never past the file.
+        d.writeback(1, 50 << 20, 1 << 20, 100 << 20).unwrap();
+        assert_eq!(d.files[1].bytes, 64 << 20);
+        assert_eq!(d.files[1].runs.len(), 1, "its own AG: still contiguous");
+        d.writeback(0, 0, 1 << 20, 0).unwrap();
+        assert_eq!(d.files[0].bytes, 1 << 20, "at least the page written");
+        assert_eq!(d.files[0].runs[0].0 / d.vol.ag_bytes, 1);
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! a reclaim cluster while reclaim owes its share (file after file, as the
 //! LRU tail holds the writers' pages in the order they were dirtied). With
 //! nothing left to pdflush, reclaim's clusters are the passes. Each pass
-//! goes out in I/Os of at most the write clustering's size.
-
-use super::layout::FileLayout;
+//! goes out in I/Os of at most the write clustering's size. The walk
+//! knows the files by size only: where their bytes lie is the
+//! filesystem's (XFS allocates them as the walk reaches them,
+//! `layout::Delalloc`).
 
 /// Mainline `BIO_MAX_PAGES`.
 pub const BIO_MAX_PAGES: u64 = 256;
@@ -20,6 +21,8 @@ pub const BH_MAX_BLOCKS: u64 = 64;
 pub struct WritebackWalk {
     /// Bytes written back of each file, from its front.
     done: Vec<u64>,
+    /// Each file's dirty bytes.
+    sizes: Vec<u64>,
     cur: usize,
     /// Bytes left of the current pass.
     pass_left: u64,
@@ -43,7 +46,7 @@ impl WritebackWalk {
     /// by pdflush `chunk` a pass; I/Os of at most `cluster` bytes.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        files: &[FileLayout],
+        sizes: &[u64],
         chunk: u64,
         cluster: u64,
         page: u64,
@@ -67,7 +70,8 @@ impl WritebackWalk {
         };
         let reclaim_owed = if base == chunk { reclaim_share } else { 0.0 };
         WritebackWalk {
-            done: vec![0; files.len()],
+            done: vec![0; sizes.len()],
+            sizes: sizes.to_vec(),
             cur: 0,
             pass_left: 0,
             writer_debt: 0.0,
@@ -79,7 +83,7 @@ impl WritebackWalk {
             reclaim_chunk,
             cluster,
             written: 0,
-            total: files.iter().map(|f| f.bytes).sum(),
+            total: sizes.iter().sum(),
         }
     }
 
@@ -89,22 +93,27 @@ impl WritebackWalk {
     }
 
     /// The next I/O, (file, offset, bytes); None when no file has dirty data.
-    pub fn next_io(&mut self, files: &[FileLayout]) -> Option<(usize, u64, u64)> {
+    pub fn next_io(&mut self) -> Option<(usize, u64, u64)> {
+        let files = &self.sizes;
+        if files.is_empty() {
+            return None;
+        }
         // Find a file with dirty data.
         let mut tries = 0;
-        while self.done[self.cur] >= files[self.cur].bytes && tries < files.len() {
+        while self.done[self.cur] >= files[self.cur] && tries < files.len() {
             self.cur = (self.cur + 1) % files.len();
             self.pass_left = 0;
             tries += 1;
         }
-        if self.done[self.cur] >= files[self.cur].bytes {
+        if self.done[self.cur] >= files[self.cur] {
             return None;
         }
         if self.pass_left == 0 {
-            self.pass_left = if self.writer_debt >= self.sync_chunk as f64 {
+            // A chunk of 0 is a writer (or reclaim) that owes nothing.
+            self.pass_left = if self.sync_chunk > 0 && self.writer_debt >= self.sync_chunk as f64 {
                 self.writer_debt -= self.sync_chunk as f64;
                 self.sync_chunk
-            } else if self.reclaim_debt >= self.reclaim_chunk as f64 {
+            } else if self.reclaim_chunk > 0 && self.reclaim_debt >= self.reclaim_chunk as f64 {
                 self.reclaim_debt -= self.reclaim_chunk as f64;
                 self.reclaim_chunk
             } else {
@@ -115,13 +124,78 @@ impl WritebackWalk {
         }
         let f = self.cur;
         let off = self.done[f];
-        let len = self.cluster.min(self.pass_left).min(files[f].bytes - off);
+        let len = self.cluster.min(self.pass_left).min(files[f] - off);
         self.done[f] += len;
         self.pass_left -= len;
         if self.pass_left == 0 {
-            self.cur = (self.cur + 1) % files.len();
+            self.cur = (self.cur + 1) % self.sizes.len();
         }
         self.written += len;
         Some((f, off, len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a walk to the end: bytes written per file, in the order taken.
+    fn drain(w: &mut WritebackWalk, files: usize) -> (Vec<u64>, Vec<(usize, u64, u64)>) {
+        let mut done = vec![0u64; files];
+        let mut ios = Vec::new();
+        while let Some((f, off, len)) = w.next_io() {
+            // Each file is written from its front, once.
+            assert_eq!(off, done[f], "file {f}");
+            assert!(len > 0);
+            done[f] += len;
+            ios.push((f, off, len));
+        }
+        (done, ios)
+    }
+
+    #[test]
+    fn every_dirty_byte_is_written_once_whoever_writes_it() {
+        let page = 16384;
+        let sizes = [64 << 20, 3 * page + 5, 0, 17 << 20];
+        for (writers, reclaim) in [(0.0, 0.0), (0.3, 0.0), (0.0, 0.4), (0.2, 0.5), (0.0, 1.0)] {
+            let mut w = WritebackWalk::new(
+                &sizes,
+                1024 * page,
+                256 * page,
+                page,
+                writers,
+                384 * page,
+                reclaim,
+                32 * page,
+            );
+            let (done, ios) = drain(&mut w, sizes.len());
+            assert_eq!(done, sizes, "{writers} {reclaim}");
+            assert!(!w.dirty());
+            assert!(ios.iter().all(|&(_, _, l)| l <= 256 * page));
+        }
+        assert!(WritebackWalk::new(&[], 1, 1, 1, 0.0, 1, 0.0, 1)
+            .next_io()
+            .is_none());
+    }
+
+    #[test]
+    fn reclaim_clusters_take_the_files_in_turn_as_the_lru_holds_them() {
+        // Everything written from the tails, 32 pages a cluster: file
+        // after file, each cluster one I/O.
+        let page = 16384;
+        let mut w = WritebackWalk::new(
+            &[1 << 20; 3],
+            1024 * page,
+            256 * page,
+            page,
+            0.0,
+            0,
+            1.0,
+            32 * page,
+        );
+        let (_, ios) = drain(&mut w, 3);
+        let files: Vec<usize> = ios.iter().take(6).map(|&(f, _, _)| f).collect();
+        assert_eq!(files, vec![0, 1, 2, 0, 1, 2]);
+        assert!(ios.iter().all(|&(_, _, l)| l == 32 * page));
     }
 }

@@ -134,6 +134,26 @@ pub fn throttled_rate(
     }
 }
 
+/// What reclaim does with a page it meets dirty at the LRU tail (2.6.15
+/// `mm/vmscan.c` `shrink_list()`), in scans of the page that free
+/// nothing, besides the scan that frees it. A page a writer dirtied
+/// carries `PG_referenced` (`generic_file_buffered_write()` calls
+/// `mark_page_accessed()` after each copy), and `page_referenced()` clears
+/// it at the first meeting: a dirty page then goes back to the head for
+/// another lap (`if (referenced) goto keep_locked`). Met dirty again,
+/// `pageout()` sets `PG_reclaim` and calls `->writepage` (kswapd always
+/// may write, `may_write_to_queue()`; a writer in direct reclaim may, as
+/// the queue is its own `current->backing_dev_info`), and the page stays
+/// on the list under writeback; `end_page_writeback()` then moves it to
+/// the tail (`rotate_reclaimable_page()`), where the next scan frees it.
+/// So each page written from the tail costs two scans that free nothing.
+/// The list holds such a page for two laps, each of half the node's
+/// turnover, so it is still written at the age of one turnover (the age
+/// `tail_writeback` compares with pdflush's). From 3.2 reclaim keeps a
+/// dirty file page with `PG_reclaim` for the flusher (one such scan); the
+/// model then has no tail met dirty.
+pub const KEPT_SCANS_PER_TAIL_WRITE: f64 = 2.0;
+
 /// One node's page-cache LRU in the steady state of a long buffered
 /// write: memory full of page cache, the writers' freshly dirtied pages
 /// entering at `inflow` bytes/ns and reaching the tail `bytes / inflow`
