@@ -9,7 +9,8 @@
 //! |-------------------------------|------------------------------------------------|
 //! | `hierarchy.read_ns`           | random read at the smallest size               |
 //! | `hierarchy.llc_reach`         | where random reads leave cache speed           |
-//! | `cpu.cache.latency_cycles`    | chase at the largest size within half the level |
+//! | `cpu.cache.latency_cycles`    | chase where the level holds the most of it     |
+//! | `hierarchy.reach`, `cyclic_retain` | chase below the largest size (χ², per cache) |
 //! | `dram.latency_ns`             | chase at the largest size                      |
 //! | `tlb.entries` (checked)       | 4k − huge-page chase below the largest size    |
 //! | `tlb.miss_ns`                 | chase with 4 KiB pages at the largest size     |
@@ -17,6 +18,7 @@
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
 //! | `cpu.cache.copy_mbps`         | copy at the largest size within half the level |
 //! | `hierarchy.stream_mbps`       | copy at the largest size                       |
+//! | `hierarchy.prefetch_depth_lines` | copy at the largest size with 4 KiB pages   |
 
 use crate::calibrate::{random_reach, Measurements};
 use crate::mem::SizeResult;
@@ -409,7 +411,11 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             if m.cpu.caches[i].level <= 1 {
                 continue;
             }
-            let found = within(m, i, cap(m, i)).filter(|(s, _)| *s > l1);
+            // Where no size within half the reach is mostly this level's (a
+            // reach fitted small), the size where it holds the most.
+            let found = within(m, i, cap(m, i))
+                .or_else(|| own_most(m, i))
+                .filter(|(s, _)| *s > l1);
             if let Some((size, r)) = found {
                 // Start from the memory rate: the cache is at least that fast.
                 m.cpu.caches[i].copy_mbps = Some(m.hierarchy.stream_mbps);
