@@ -563,6 +563,11 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "walk_cache_levels",
             "the walk's upper levels, held by the page-structure caches (Intel SDM Vol. 3A 4.10.3; AMD's page walk cache): a miss loads the leaf PTE".into(),
         ),
+        (
+            "hierarchy",
+            "ways",
+            "ways_of_associativity in /sys/devices/system/cpu/cpu0/cache (16 where absent)".into(),
+        ),
         ("cpu", "model", "/proc/cpuinfo".into()),
         (
             "cpu",
@@ -761,6 +766,10 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                 size: num(metric)? as u64,
                 line: case["line"].as_u64().unwrap_or(64) as u32,
                 shared_by: case["shared_by"].as_u64().unwrap_or(1).max(1) as u32,
+                ways: case["ways"]
+                    .as_u64()
+                    .filter(|w| (1..=1024).contains(w))
+                    .map(|w| w as u32),
             }),
             "mem_total_kb" => {
                 let i = node_mut(&mut base.topo.nodes, node()?);

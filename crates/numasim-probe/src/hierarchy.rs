@@ -9,7 +9,8 @@
 //! |-------------------------------|------------------------------------------------|
 //! | `hierarchy.read_ns`           | random read at the smallest size               |
 //! | `hierarchy.llc_reach`         | where random reads leave cache speed           |
-//! | `cpu.cache.latency_cycles`    | chase at the largest size within half the level |
+//! | `cpu.cache.latency_cycles`    | chase where the level holds the most of it     |
+//! | `hierarchy.reach`, `cyclic_retain` | chase below the largest size (χ², per cache) |
 //! | `dram.latency_ns`             | chase at the largest size                      |
 //! | `tlb.entries` (checked)       | 4k − huge-page chase below the largest size    |
 //! | `tlb.miss_ns`                 | chase with 4 KiB pages at the largest size     |
@@ -17,6 +18,7 @@
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
 //! | `cpu.cache.copy_mbps`         | copy at the largest size within half the level |
 //! | `hierarchy.stream_mbps`       | copy at the largest size                       |
+//! | `hierarchy.prefetch_depth_lines` | copy at the largest size with 4 KiB pages   |
 
 use crate::calibrate::{random_reach, Measurements};
 use crate::mem::SizeResult;
@@ -24,7 +26,7 @@ use crate::sys::PageKind;
 use numasim::engine::rng::stream;
 use numasim::kernel::mm::memcost;
 use numasim::kernel::KernelConfig;
-use numasim::machine::Machine;
+use numasim::machine::{Access, Machine};
 
 /// TLB samples per simulated chase or random read: the sampled miss rate
 /// is steady to well under 1%.
@@ -175,20 +177,46 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
     // Caches sorted as the model walks them.
     m.cpu.caches.sort_by_key(|c| (c.level, c.size));
     let ncache = m.cpu.caches.len();
-    // Caches are sorted as `memcost::cache_capacities` walks them.
-    let cap = |m: &Machine, i: usize| memcost::cache_capacities(m)[i].0;
+    // Per-pattern residency (issue 36): each cache's reach, ways and
+    // replacement, fitted below from the chase; sysfs sizes to start.
+    init_reach(meas, m);
+    let page_bytes = page_bytes(page, meas.page_size);
+    // Caches are sorted as `memcost::cache_capacities` walks them; a
+    // cache's capacity is its reach where one is given.
+    let cap = |m: &Machine, i: usize| {
+        m.hierarchy
+            .reach
+            .get(i)
+            .copied()
+            .unwrap_or_else(|| memcost::cache_capacities(m)[i].0)
+    };
+    // Both the chase and the copy walk their buffer in one cyclic order.
+    let own = |m: &Machine, i: usize, s: u64| {
+        let (shares, _) = memcost::residency_of(m, Access::Cyclic, s, page_bytes);
+        shares.get(i).map_or(0.0, |x| x.0)
+    };
     // The largest size at most half of `limit` where cache `i` holds at
-    // least MIN_SHARE of the buffer on its own.
+    // least MIN_SHARE of the buffer on its own (the copy rates).
     let within = |m: &Machine, i: usize, limit: u64| {
         curve
             .iter()
             .filter(|(s, _)| *s <= limit / 2)
-            .filter(|(s, _)| {
-                let (shares, _) = memcost::residency(m, *s);
-                shares.get(i).is_some_and(|x| x.0 >= MIN_SHARE)
-            })
+            .filter(|(s, _)| own(m, i, *s) >= MIN_SHARE)
             .max_by_key(|x| x.0)
             .copied()
+    };
+    // For a latency: the size where cache `i` holds the most of the chase
+    // on its own (the smallest of equals: the fewest lines its neighbours
+    // in the sweep can take), at least MIN_SHARE.
+    let own_most = |m: &Machine, i: usize| {
+        let mut best: Option<(u64, &SizeResult, f64)> = None;
+        for &(s, r) in &curve {
+            let x = own(m, i, s);
+            if x >= MIN_SHARE && best.is_none_or(|b| x > b.2 + 1e-9) {
+                best = Some((s, r, x));
+            }
+        }
+        best.map(|(s, r, _)| (s, r))
     };
     if reach_fitted {
         out.push(Fitted {
@@ -232,34 +260,6 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             ok
         };
     let _ = fit_steps(m, steps, &mut out, &mut notes);
-    // Latencies, level by level.
-    for i in 0..ncache {
-        match within(m, i, cap(m, i)) {
-            Some((size, r)) => {
-                let _ = fit_steps(
-                    m,
-                    vec![Step {
-                        table: "cpu.cache",
-                        key: "latency_cycles",
-                        cache: Some(i),
-                        set: |m, i, x| m.cpu.caches[i.expect("a cache")].latency_cycles = x,
-                        param: |x| x,
-                        metric: "mem_latency_ns",
-                        page,
-                        size,
-                        r,
-                        why: format!("mem_latency_ns at {} ({pl})", label(size)),
-                    }],
-                    &mut out,
-                    &mut notes,
-                );
-            }
-            None => notes.push(format!(
-                "machine: cpu.cache L{} latency_cycles not fitted: no chase size within half of it",
-                m.cpu.caches[i].level
-            )),
-        }
-    }
     // The chase stops at a smaller size than the other curves.
     fn chased<'a>(c: &[(u64, &'a SizeResult)]) -> Option<(u64, &'a SizeResult)> {
         c.iter()
@@ -267,26 +267,77 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             .find(|(_, r)| r.latency_ns.is_some())
             .copied()
     }
-    let mut tail = Vec::new();
-    if let Some((size, r)) = chased(&curve) {
-        tail.push(Step {
-            table: "dram",
-            key: "latency_ns",
-            cache: None,
-            set: |m, _, x| m.memory.latency_ns = x,
-            param: |x| x,
-            metric: "mem_latency_ns",
-            page,
-            size,
-            r,
-            why: format!(
-                "mem_latency_ns at {} ({pl}), less the caches' share",
-                label(size)
-            ),
-        });
+    // Latencies, level by level, then memory; then each cache's reach
+    // and replacement from the chase, and the latencies again on them
+    // (they depend on each other; REACH_PASSES rounds, the last kept).
+    for pass in 0..=REACH_PASSES {
+        let last = pass == REACH_PASSES;
+        let (mut o, mut n) = (Vec::new(), Vec::new());
+        if pass > 0 {
+            fit_reach(meas, m, page, &mut o, &mut n);
+        }
+        for i in 0..ncache {
+            match own_most(m, i) {
+                Some((size, r)) => {
+                    let _ = fit_steps(
+                        m,
+                        vec![Step {
+                            table: "cpu.cache",
+                            key: "latency_cycles",
+                            cache: Some(i),
+                            set: |m, i, x| m.cpu.caches[i.expect("a cache")].latency_cycles = x,
+                            param: |x| x,
+                            metric: "mem_latency_ns",
+                            page,
+                            size,
+                            r,
+                            why: format!("mem_latency_ns at {} ({pl})", label(size)),
+                        }],
+                        &mut o,
+                        &mut n,
+                    );
+                }
+                None => n.push(format!(
+                    "machine: cpu.cache L{} latency_cycles not fitted: no chase size where it holds half the buffer",
+                    m.cpu.caches[i].level
+                )),
+            }
+        }
+        if let Some((size, r)) = chased(&curve) {
+            let _ = fit_steps(
+                m,
+                vec![Step {
+                    table: "dram",
+                    key: "latency_ns",
+                    cache: None,
+                    set: |m, _, x| m.memory.latency_ns = x,
+                    param: |x| x,
+                    metric: "mem_latency_ns",
+                    page,
+                    size,
+                    r,
+                    why: format!(
+                        "mem_latency_ns at {} ({pl}), less the caches' share",
+                        label(size)
+                    ),
+                }],
+                &mut o,
+                &mut n,
+            );
+        }
+        if last {
+            out.extend(o);
+            notes.extend(n);
+        }
     }
-    // The memory latency first: the TLB's check below chases with it.
-    let _ = fit_steps(m, std::mem::take(&mut tail), &mut out, &mut notes);
+    // The reach fit rewrites llc_reach: keep its entry, not the first.
+    if out.iter().filter(|x| x.key == "llc_reach").count() > 1 {
+        let first = out.iter().position(|x| x.key == "llc_reach").expect("one");
+        out.remove(first);
+    }
+    // The memory latency is fitted above: the TLB's check below chases
+    // with it.
+    let mut tail = Vec::new();
     if huge.is_some() {
         if let Some((size, r)) = chased(&self::curve(meas, PageKind::Base)) {
             fit_tlb_entries(meas, m, page, size, &mut out, &mut notes);
@@ -352,60 +403,155 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             &mut notes,
         );
     }
-    for i in 0..ncache {
-        if m.cpu.caches[i].level <= 1 {
-            continue;
-        }
-        let found = within(m, i, cap(m, i)).filter(|(s, _)| *s > l1);
-        if let Some((size, r)) = found {
-            // Start from the memory rate: the cache is at least that fast.
-            m.cpu.caches[i].copy_mbps = Some(m.hierarchy.stream_mbps);
-            let ok = fit_steps(
-                m,
-                vec![Step {
-                    table: "cpu.cache",
-                    key: "copy_mbps",
-                    cache: Some(i),
-                    set: |m, i, x| m.cpu.caches[i.expect("a cache")].copy_mbps = Some(1.0 / x),
-                    param: |x| 1.0 / x,
-                    metric: "copy_mbps",
-                    page,
-                    size,
-                    r,
-                    why: format!(
-                        "2 x copy_mbps at {} ({pl}), less the other levels' share",
-                        label(size)
-                    ),
-                }],
-                &mut out,
-                &mut notes,
-            );
-            if !ok {
-                m.cpu.caches[i].copy_mbps = None;
+    // The caches' rates and memory's depend on each other wherever a
+    // level keeps part of a buffer (the largest size too): a second
+    // round settles them; only the last one's entries are kept.
+    for pass in 0..2 {
+        let (mut o, mut n) = (Vec::new(), Vec::new());
+        for i in 0..ncache {
+            if m.cpu.caches[i].level <= 1 {
+                continue;
+            }
+            // Where no size within half the reach is mostly this level's (a
+            // reach fitted small), the size where it holds the most.
+            let found = within(m, i, cap(m, i))
+                .or_else(|| own_most(m, i))
+                .filter(|(s, _)| *s > l1);
+            if let Some((size, r)) = found {
+                // Start from the memory rate: the cache is at least that fast.
+                m.cpu.caches[i].copy_mbps = Some(m.hierarchy.stream_mbps);
+                let ok = fit_steps(
+                    m,
+                    vec![Step {
+                        table: "cpu.cache",
+                        key: "copy_mbps",
+                        cache: Some(i),
+                        set: |m, i, x| m.cpu.caches[i.expect("a cache")].copy_mbps = Some(1.0 / x),
+                        param: |x| 1.0 / x,
+                        metric: "copy_mbps",
+                        page,
+                        size,
+                        r,
+                        why: format!(
+                            "2 x copy_mbps at {} ({pl}), less the other levels' share",
+                            label(size)
+                        ),
+                    }],
+                    &mut o,
+                    &mut n,
+                );
+                if !ok {
+                    m.cpu.caches[i].copy_mbps = None;
+                }
             }
         }
-    }
-    let _ = fit_steps(
-        m,
-        vec![Step {
-            table: "hierarchy",
-            key: "stream_mbps",
-            cache: None,
-            set: |m, _, x| m.hierarchy.stream_mbps = 1.0 / x,
-            param: |x| 1.0 / x,
-            metric: "copy_mbps",
-            page,
-            size: largest.0,
-            r: largest.1,
-            why: format!(
+        let _ = fit_steps(
+            m,
+            vec![Step {
+                table: "hierarchy",
+                key: "stream_mbps",
+                cache: None,
+                set: |m, _, x| m.hierarchy.stream_mbps = 1.0 / x,
+                param: |x| 1.0 / x,
+                metric: "copy_mbps",
+                page,
+                size: largest.0,
+                r: largest.1,
+                why: format!(
                 "2 x copy_mbps at {} ({pl}), less the caches' share: the model counts both halves",
                 label(largest.0)
             ),
-        }],
-        &mut out,
-        &mut notes,
-    );
+            }],
+            &mut o,
+            &mut n,
+        );
+        if pass == 1 {
+            out.extend(o);
+            notes.extend(n);
+        }
+    }
+    if huge.is_some() {
+        fit_prefetch_depth(meas, m, &mut out, &mut notes);
+    }
     (out, notes)
+}
+
+/// `hierarchy.prefetch_depth_lines` from the copy at the largest size with
+/// 4 KiB pages against the same copy simulated: a stream's TLB misses are
+/// served while the lines already in flight arrive (the walker runs
+/// beside the prefetcher), so they cost less than the chase's `miss_ns`.
+/// Bisection on the depth between 0 and every miss hidden; where even
+/// that leaves the copy slower than measured, every miss is hidden.
+fn fit_prefetch_depth(
+    meas: &Measurements,
+    m: &mut Machine,
+    out: &mut Vec<Fitted>,
+    notes: &mut Vec<String>,
+) {
+    let base = curve(meas, PageKind::Base);
+    let Some(&(size, r)) = base.iter().rev().find(|(_, r)| r.copy_bps > 0.0) else {
+        return;
+    };
+    let Some((target, sp)) = measured(r, "copy_mbps") else {
+        return;
+    };
+    let k = kernel_for(m, PageKind::Base, meas.page_size);
+    let at = |d: f64| {
+        let mut t = m.clone();
+        t.hierarchy.prefetch_depth_lines = d;
+        simulate(&t, &k, "copy_mbps", size, 1)
+    };
+    // Every miss hidden: the depth whose line times cover a whole miss.
+    let line_ns = m.cpu.cache_line as f64 / m.hierarchy.stream_mbps * 1e3;
+    let most = (m.tlb.miss_ns + 4.0 * m.llc_latency_ns()) / line_ns.max(1e-9);
+    let label = crate::bench::size_label(size);
+    let solve_depth = |target: f64| {
+        if at(0.0) <= target {
+            0.0
+        } else if at(most) >= target {
+            most
+        } else {
+            let (mut lo, mut hi) = (0.0, most);
+            for _ in 0..60 {
+                let mid = 0.5 * (lo + hi);
+                if at(mid) > target {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            0.5 * (lo + hi)
+        }
+    };
+    let depth = solve_depth(target);
+    // Propagated as the other values are: the same solve with the
+    // measurement moved by its spread (a difference of two close
+    // figures, so a large one).
+    let moved = solve_depth(target * (1.0 + sp));
+    let sp = if depth > 0.0 {
+        ((moved - depth) / depth).abs().max(sp)
+    } else {
+        sp
+    };
+    m.hierarchy.prefetch_depth_lines = depth;
+    notes.push(format!(
+        "machine: hierarchy.prefetch_depth_lines {depth:.1}: the 4k copy at {label} hides that many line times of each TLB miss"
+    ));
+    out.push(Fitted {
+        table: "hierarchy",
+        key: "prefetch_depth_lines",
+        cache: None,
+        value: depth,
+        from: format!(
+            "2 x copy_mbps at {label} (4k) against the huge-page fit: line times of a TLB miss hidden behind the lines in flight"
+        ),
+        spread: sp,
+        used: Used {
+            metric: "copy_mbps",
+            bytes: size,
+            page: PageKind::Base,
+        },
+    });
 }
 
 /// Check `tlb.entries` (from /proc/cpuinfo's `TLB size`, or the 15% rule)
@@ -557,6 +703,220 @@ fn fit_tlb_entries(
             page: PageKind::Base,
         },
     });
+}
+
+/// Rounds of fitting the caches' reach and then their latencies again:
+/// each depends on the other; two rounds settle to well within a
+/// measurement's spread on the fixture runs.
+const REACH_PASSES: usize = 2;
+
+/// Reach candidates per octave: the chase sizes are 4x apart, so finer
+/// steps would only fit the noise.
+const REACH_STEPS_PER_OCTAVE: f64 = 8.0;
+
+/// Bytes of one page of `kind`.
+fn page_bytes(kind: PageKind, base: u64) -> u64 {
+    match kind {
+        PageKind::Base => base,
+        _ => 2 << 20,
+    }
+}
+
+/// Start the per-pattern residency from sysfs: each cache's reach its
+/// size (the last level at most `llc_reach`, the random reads' step),
+/// its ways, and its replacement as a cyclic walk finds it: a private
+/// cache LRU-like (tree-PLRU or QLRU without set dueling: 0 kept), a
+/// shared one thrash-resistant (Intel's LLC set-dueling insertion
+/// since Ivy Bridge; other cores' misses evicting at random anywhere).
+/// `fit_reach` then chooses both from the chase.
+fn init_reach(meas: &Measurements, m: &mut Machine) {
+    let n = m.cpu.caches.len();
+    let last = n.saturating_sub(1);
+    let llc = m.hierarchy.llc_reach;
+    m.hierarchy.reach = (0..n)
+        .map(|i| {
+            let c = &m.cpu.caches[i];
+            if i == last {
+                c.size.min(llc)
+            } else {
+                c.size
+            }
+        })
+        .collect();
+    m.hierarchy.ways = m
+        .cpu
+        .caches
+        .iter()
+        .map(|c| {
+            meas.caches
+                .iter()
+                .find(|x| x.level == c.level && x.size == c.size)
+                .and_then(|x| x.ways)
+                .unwrap_or(DEFAULT_WAYS)
+        })
+        .collect();
+    m.hierarchy.cyclic_retain = m
+        .cpu
+        .caches
+        .iter()
+        .map(|c| if c.shared_by > 1 { 1.0 } else { 0.0 })
+        .collect();
+    // Reaches never shrink going out: a level keeps what those before it do.
+    for i in 1..n {
+        m.hierarchy.reach[i] = m.hierarchy.reach[i].max(m.hierarchy.reach[i - 1]);
+    }
+}
+
+/// Ways where sysfs has no `ways_of_associativity` (a run saved before
+/// the probe recorded them): only the width of the step depends on it.
+const DEFAULT_WAYS: u32 = 16;
+
+/// Fit each cache's reach (all but the first, whose sysfs size its
+/// virtual index makes exact) and its cyclic retention (0: LRU-like, 1:
+/// thrash-resistant) to the chase below the largest size: per cache,
+/// every reach on a grid of REACH_STEPS_PER_OCTAVE from the previous
+/// cache's reach to 4x the cache's size (an exclusive victim L3 reaches
+/// past its own size), with both retentions, scored by χ² = Σ ((simulated
+/// − measured) / max(spread, 5%)·measured)²; the least kept. Its spread
+/// is the width of the reaches within 1 of the least (68%).
+fn fit_reach(
+    meas: &Measurements,
+    m: &mut Machine,
+    page: PageKind,
+    out: &mut Vec<Fitted>,
+    notes: &mut Vec<String>,
+) {
+    let k = kernel_for(m, page, meas.page_size);
+    let c = curve(meas, page);
+    let mut rows: Vec<(u64, f64, f64)> = c
+        .iter()
+        .filter_map(|(s, r)| {
+            let (v, sp) = measured(r, "mem_latency_ns")?;
+            Some((*s, v, sp.max(crate::validate::TOLERANCE) * v))
+        })
+        .collect();
+    // The largest is where the memory latency is solved afterwards.
+    rows.pop();
+    if rows.len() < 2 || m.hierarchy.reach.is_empty() {
+        return;
+    }
+    let chi2 = |t: &Machine| -> f64 {
+        rows.iter()
+            .map(|(s, v, b)| ((simulate(t, &k, "mem_latency_ns", *s, 1) - v) / b).powi(2))
+            .sum()
+    };
+    let n = m.cpu.caches.len();
+    let mut text = Vec::new();
+    let mut worst_spread: f64 = 0.0;
+    for i in 0..n {
+        let size = m.cpu.caches[i].size;
+        let lo = if i == 0 {
+            size
+        } else {
+            m.hierarchy.reach[i - 1]
+        };
+        let hi = if i == 0 {
+            size
+        } else {
+            size.saturating_mul(4).max(lo)
+        };
+        let steps = ((hi as f64 / lo as f64).log2() * REACH_STEPS_PER_OCTAVE).ceil() as i32;
+        let mut scored: Vec<(f64, u64, f64)> = Vec::new();
+        for rho in [0.0, 1.0] {
+            for j in 0..=steps {
+                // Whole KiB: the machine file prints it as a size.
+                let r = ((lo as f64 * 2f64.powf(j as f64 / REACH_STEPS_PER_OCTAVE)).min(hi as f64)
+                    as u64
+                    / 1024
+                    * 1024)
+                    .max(lo);
+                let mut t = m.clone();
+                t.hierarchy.reach[i] = r;
+                t.hierarchy.cyclic_retain[i] = rho;
+                for x in t.hierarchy.reach.iter_mut().skip(i + 1) {
+                    *x = (*x).max(r);
+                }
+                scored.push((rho, r, chi2(&t)));
+            }
+        }
+        // Of the candidates with the least χ² (a range of reaches between
+        // two sizes of the sweep scores alike), the one nearest the size
+        // sysfs gives (in octaves): where the sweep says nothing, the
+        // cache's own size is the better guess.
+        let least = scored.iter().map(|x| x.2).fold(f64::INFINITY, f64::min);
+        let nominal = m.cpu.caches[i].size as f64;
+        let best = scored
+            .iter()
+            .filter(|x| x.2 <= least + 1e-9 * (1.0 + least))
+            .min_by(|a, b| {
+                let d = |x: &(f64, u64, f64)| (x.1 as f64 / nominal).log2().abs();
+                d(a).total_cmp(&d(b)).then(a.2.total_cmp(&b.2))
+            })
+            .copied()
+            .expect("candidates");
+        m.hierarchy.reach[i] = best.1;
+        m.hierarchy.cyclic_retain[i] = best.0;
+        for x in m.hierarchy.reach.iter_mut().skip(i + 1) {
+            *x = (*x).max(best.1);
+        }
+        let near: Vec<u64> = scored
+            .iter()
+            .filter(|x| x.0 == best.0 && x.2 <= best.2 + 1.0)
+            .map(|x| x.1)
+            .collect();
+        let (a, b) = (
+            near.iter().min().copied().unwrap_or(best.1),
+            near.iter().max().copied().unwrap_or(best.1),
+        );
+        let spread = if i == 0 {
+            0.0
+        } else {
+            (b - a) as f64 / best.1 as f64
+        };
+        worst_spread = worst_spread.max(spread);
+        let lvl = m.cpu.caches[i].level;
+        text.push(if i == 0 {
+            format!(
+                "L{lvl} {} (sysfs), {}",
+                crate::bench::size_label(best.1),
+                if best.0 > 0.0 { "keeps" } else { "LRU-like" }
+            )
+        } else {
+            format!(
+                "L{lvl} {} ({}..{}), {}",
+                crate::bench::size_label(best.1),
+                crate::bench::size_label(a),
+                crate::bench::size_label(b),
+                if best.0 > 0.0 {
+                    "keeps reach/W"
+                } else {
+                    "LRU-like"
+                }
+            )
+        });
+    }
+    m.hierarchy.llc_reach = *m.hierarchy.reach.last().expect("caches");
+    let pl = page.label();
+    let from = format!(
+        "fitted to the chase ({pl}) below its largest size, chi-square over reach and retention per cache: {}",
+        text.join("; ")
+    );
+    notes.push(format!("machine: hierarchy.reach {from}"));
+    for key in ["reach", "cyclic_retain", "llc_reach"] {
+        out.push(Fitted {
+            table: "hierarchy",
+            key,
+            cache: None,
+            value: *m.hierarchy.reach.last().expect("caches") as f64,
+            from: from.clone(),
+            spread: worst_spread,
+            used: Used {
+                metric: "mem_latency_ns",
+                bytes: 0,
+                page,
+            },
+        });
+    }
 }
 
 fn curve(meas: &Measurements, page: PageKind) -> Vec<(u64, &SizeResult)> {

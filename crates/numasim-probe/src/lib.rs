@@ -491,17 +491,16 @@ fn host_records(m: &Measurements) -> Vec<Record> {
         ));
     }
     for c in &m.caches {
-        v.push(rec(
-            vec![
-                ("level", json!(c.level)),
-                ("kind", json!(c.kind)),
-                ("line", json!(c.line)),
-                ("shared_by", json!(c.shared_by)),
-            ],
-            "cache_bytes",
-            "B",
-            c.size as f64,
-        ));
+        let mut case = vec![
+            ("level", json!(c.level)),
+            ("kind", json!(c.kind)),
+            ("line", json!(c.line)),
+            ("shared_by", json!(c.shared_by)),
+        ];
+        if let Some(w) = c.ways {
+            case.push(("ways", json!(w)));
+        }
+        v.push(rec(case, "cache_bytes", "B", c.size as f64));
     }
     v
 }

@@ -160,6 +160,9 @@ pub struct CacheInfo {
     pub size: u64,
     pub line: u32,
     pub shared_by: u32,
+    /// `ways_of_associativity` (None where sysfs lacks it): the width of
+    /// the step at the cache's reach (machine/hierarchy.rs `level_hit`).
+    pub ways: Option<u32>,
 }
 
 /// Data and unified caches of one CPU, from `<cpu_dir>/cache/index*`.
@@ -186,12 +189,16 @@ pub fn read_caches(cpu_dir: &Path) -> Vec<CacheInfo> {
                 .and_then(|s| parse_cpulist(s.trim()).ok())
                 .map(|l| l.len().max(1) as u32)
                 .unwrap_or(1);
+            let ways = r("ways_of_associativity")
+                .and_then(|s| s.trim().parse().ok())
+                .filter(|w| (1..=1024).contains(w));
             Some(CacheInfo {
                 level,
                 kind,
                 size,
                 line,
                 shared_by,
+                ways,
             })
         })
         .collect();

@@ -49,6 +49,98 @@ pub struct Hierarchy {
     pub walk_cache_levels: u32,
     /// Peak floating-point operations per cycle of one core.
     pub flops_per_cycle: f64,
+    /// Effective reach of each cache for one core's buffer, bytes, the
+    /// caches sorted by level then size (as `memcost::cache_capacities`
+    /// walks them): what the cache and those before it keep together
+    /// (an exclusive victim L3 adds the L2's lines; sharing, the other
+    /// cores' and tenants' lines, takes some away). Empty: every access
+    /// pattern gets the capacity rule (`memcost::residency`), as before.
+    pub reach: Vec<u64>,
+    /// Per cache (same order, with `reach`): the share of its reach the
+    /// replacement policy keeps of a cyclic walk larger than it. 0: LRU
+    /// and tree-PLRU, which evict each line just before its reuse, so a
+    /// cycle past the reach misses everything; 1: a thrash-resistant
+    /// (adaptive, set-dueling) policy, or eviction by other cores, which
+    /// keeps a fixed part of the cycle (reach / W hits).
+    pub cyclic_retain: Vec<f64>,
+    /// Per cache (same order): ways of associativity. Where a cache's
+    /// sets span more than a page, physical placement gives each set a
+    /// Poisson load of lines, which widens the step at the reach.
+    pub ways: Vec<u32>,
+}
+
+/// How a buffer is walked, which decides what a cache keeps of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Independent uniformly random lines: a set with k lines of the
+    /// buffer and A ways hits A/k under any policy (the capacity share).
+    Random,
+    /// The same order pass after pass (a pointer chase's cycle, a
+    /// stream copy): a set within its ways hits everything, a set past
+    /// them only what `cyclic_retain` keeps.
+    Cyclic,
+}
+
+/// Share of a buffer of `w` bytes that one cache of `size` bytes and
+/// `ways` keeps under `access`, when this core's effective reach in it is
+/// `reach` bytes, `retain` being what it keeps of a cyclic walk past its
+/// reach. Two limits, the tighter one holding:
+/// - a reach below the size (what the other cores and tenants leave this
+///   core): all of a buffer within it, past it `reach / w` for random
+///   reads and `retain · reach / w` for a cycle;
+/// - the sets: where the cache's sets span more than a page (`uniform`
+///   false: physically indexed, pages smaller than the span), random
+///   physical frames give a line's set Poisson(μ = ways·w/capacity)
+///   other lines, and a set past its ways keeps `ways/k` of its k lines
+///   for random reads, `retain · ways/k` of a cycle: the hit share is
+///   Σ_j P(j)·(1 if 1+j ≤ ways else ρ·ways/(1+j)), which widens the step
+///   (an L1 indexed within the page offset, or huge pages, keeps it
+///   sharp); an exclusive victim cache's reach past its size (it holds
+///   the lines of the levels before it too) is its capacity here.
+pub fn level_hit(
+    access: Access,
+    w: f64,
+    reach: f64,
+    size: f64,
+    ways: u32,
+    retain: f64,
+    uniform: bool,
+) -> f64 {
+    let rho = match access {
+        Access::Random => 1.0,
+        Access::Cyclic => retain,
+    };
+    let w = w.max(1.0);
+    let reach = reach.max(1.0);
+    let share = if w <= reach { 1.0 } else { rho * reach / w };
+    if uniform {
+        return share;
+    }
+    let cap = size.max(reach);
+    let a = ways.max(1) as f64;
+    let mu = a * w / cap;
+    // E[a/(1+J)] over all j is a(1 - e^-μ)/μ; the sets within their
+    // ways (j < a: at most `ways` terms) are summed directly.
+    let mut p = (-mu).exp();
+    let (mut within, mut within_share) = (0.0, 0.0);
+    for j in 0..ways.max(1) {
+        within += p;
+        within_share += p * a / (1.0 + j as f64);
+        p *= mu / (j as f64 + 1.0);
+    }
+    let all_share = if mu > 1e-12 {
+        a * (1.0 - (-mu).exp()) / mu
+    } else {
+        a
+    };
+    let sets = (within + rho * (all_share - within_share).max(0.0)).clamp(0.0, 1.0);
+    // A reach of the whole cache or more is the sets' limit alone (their
+    // loads already say what fits); a smaller one caps them.
+    if reach >= size {
+        sets
+    } else {
+        share.min(sets)
+    }
 }
 
 /// System-call costs in CPU cycles ([BGP-BIGMEM] D1, D2, D15).
@@ -139,6 +231,9 @@ fn hierarchy_defaults(cpu: &super::Cpu, mem: &super::Memory) -> Hierarchy {
         pte_bytes: default::PTE_BYTES,
         walk_cache_levels: 0,
         flops_per_cycle: default::FLOPS_PER_CYCLE,
+        reach: Vec::new(),
+        cyclic_retain: Vec::new(),
+        ways: Vec::new(),
     }
 }
 
@@ -180,6 +275,7 @@ pub(super) fn read(
             h.walk_cache_levels = l;
         }
         h.flops_per_cycle = num(&mut t, "flops_per_cycle", h.flops_per_cycle, 1e-3)?;
+        read_reach(&mut t, cpu, &mut h)?;
         t.finish()?;
     }
     let mut s = SyscallCosts {
@@ -219,6 +315,54 @@ pub(super) fn read(
     Ok((h, s, n))
 }
 
+/// `reach`, `cyclic_retain` and `ways`: one entry per `[[cpu.cache]]`,
+/// all three or none.
+fn read_reach(t: &mut TableReader, cpu: &super::Cpu, h: &mut Hierarchy) -> Result<(), InputError> {
+    let n = cpu.caches.len();
+    let reach = t.size_list("reach")?;
+    let retain = t.list("cyclic_retain", crate::input::table::value_f64)?;
+    let ways = t.list("ways", |v| crate::input::table::value_u32_in(v, 1, 1024))?;
+    let (Some(reach), Some(retain), Some(ways)) = (reach, retain, ways) else {
+        for key in ["reach", "cyclic_retain", "ways"] {
+            if t.has(key) {
+                return Err(InputError::at(
+                    t.key(key),
+                    "needs all of reach, cyclic_retain and ways (one entry per [[cpu.cache]])",
+                ));
+            }
+        }
+        return Ok(());
+    };
+    for (key, len) in [
+        ("reach", reach.len()),
+        ("cyclic_retain", retain.len()),
+        ("ways", ways.len()),
+    ] {
+        if len != n {
+            return Err(InputError::at(
+                t.key(key),
+                format!("{len} entries: allowed one per [[cpu.cache]] ({n})"),
+            ));
+        }
+    }
+    if reach.contains(&0) {
+        return Err(InputError::at(
+            t.key("reach"),
+            "every reach must be more than 0 bytes",
+        ));
+    }
+    if let Some(x) = retain.iter().find(|x| !(0.0..=1.0).contains(*x)) {
+        return Err(InputError::at(
+            t.key("cyclic_retain"),
+            format!("{x}: allowed 0 .. 1"),
+        ));
+    }
+    h.reach = reach;
+    h.cyclic_retain = retain;
+    h.ways = ways;
+    Ok(())
+}
+
 /// Write the three tables into a machine document.
 pub(super) fn write(m: &Machine, t: &mut Table) {
     let h = &m.hierarchy;
@@ -243,6 +387,19 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
         );
     }
     ht.insert("flops_per_cycle".into(), h.flops_per_cycle.into());
+    // Written only where set: machines without them keep the capacity rule.
+    if !h.reach.is_empty() {
+        let sizes: Vec<toml::Value> = h
+            .reach
+            .iter()
+            .map(|&b| crate::input::size::format_size(b).into())
+            .collect();
+        ht.insert("reach".into(), sizes.into());
+        let r: Vec<toml::Value> = h.cyclic_retain.iter().map(|&x| x.into()).collect();
+        ht.insert("cyclic_retain".into(), r.into());
+        let w: Vec<toml::Value> = h.ways.iter().map(|&x| (x as i64).into()).collect();
+        ht.insert("ways".into(), w.into());
+    }
     t.insert("hierarchy".into(), ht.into());
     let s = &m.syscall;
     let mut st = Table::new();
@@ -287,6 +444,40 @@ impl Machine {
             .max_by_key(|c| c.level)
             .map_or(0.0, |c| c.latency_cycles * self.cycle_ns())
     }
+    /// The cumulative share of a buffer of `bytes` that each cache (sorted
+    /// by level, then size) and those before it keep under `access`, with
+    /// pages of `page` bytes; `None` where `[hierarchy] reach` is not
+    /// given (the capacity rule applies). A cache whose sets span at most
+    /// a page (an L1 indexed within the page offset, or any cache on
+    /// pages larger than its set span) gets every set the same load.
+    pub fn reach_hits(&self, access: Access, bytes: u64, page: u64) -> Option<Vec<f64>> {
+        let h = &self.hierarchy;
+        if h.reach.is_empty() || h.reach.len() != self.cpu.caches.len() {
+            return None;
+        }
+        let mut sizes: Vec<(u8, u64)> = self.cpu.caches.iter().map(|c| (c.level, c.size)).collect();
+        sizes.sort_unstable();
+        let mut held: f64 = 0.0;
+        Some(
+            (0..h.reach.len())
+                .map(|k| {
+                    let (r, a, size) = (h.reach[k], h.ways[k].max(1), sizes[k].1);
+                    let uniform = size / a as u64 <= page.max(1);
+                    let x = level_hit(
+                        access,
+                        bytes as f64,
+                        r as f64,
+                        size as f64,
+                        a,
+                        h.cyclic_retain[k],
+                        uniform,
+                    );
+                    held = held.max(x);
+                    held
+                })
+                .collect(),
+        )
+    }
     /// L1 data cache size, bytes (32 KiB without a description).
     pub fn l1_bytes(&self) -> u64 {
         self.cpu
@@ -294,5 +485,63 @@ impl Machine {
             .iter()
             .find(|c| c.level == 1)
             .map_or(32 << 10, |c| c.size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cyclic_walk_past_an_lru_cache_misses_it_and_random_reads_keep_their_share() {
+        // Uniform sets: a sharp step at the reach.
+        let hit = |a, w, rho| level_hit(a, w, 1e6, 1e6, 16, rho, true);
+        assert_eq!(hit(Access::Cyclic, 0.9e6, 0.0), 1.0);
+        assert_eq!(hit(Access::Cyclic, 2e6, 0.0), 0.0);
+        assert!((hit(Access::Cyclic, 2e6, 1.0) - 0.5).abs() < 1e-12);
+        assert!((hit(Access::Random, 4e6, 0.0) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn physical_placement_widens_the_step_at_the_reach() {
+        // Poisson set loads: some sets overflow below the reach, some
+        // stay within their ways above it.
+        let cyc = |w| level_hit(Access::Cyclic, w, 2e6, 2e6, 16, 0.0, false);
+        assert!(cyc(1e6) > 0.95 && cyc(1e6) < 1.0, "{}", cyc(1e6));
+        assert!(cyc(2e6) > 0.3 && cyc(2e6) < 0.7, "{}", cyc(2e6));
+        assert!(cyc(3e6) > 0.0 && cyc(3e6) < 0.2, "{}", cyc(3e6));
+        // Far past the reach, random reads and a retaining policy keep
+        // the capacity share.
+        let rnd = level_hit(Access::Random, 64e6, 2e6, 2e6, 16, 0.0, false);
+        assert!((rnd - 2.0 / 64.0).abs() < 1e-3, "{rnd}");
+        // A reach below the size (a shared cache) steps at the reach;
+        // the sets of the larger cache hardly overflow there.
+        let shared = |w| level_hit(Access::Cyclic, w, 2e6, 32e6, 16, 1.0, false);
+        assert!(shared(1.9e6) > 0.99, "{}", shared(1.9e6));
+        assert!((shared(8e6) - 0.25).abs() < 1e-3, "{}", shared(8e6));
+    }
+
+    #[test]
+    fn reach_reads_back_and_a_wrong_length_is_refused_by_name() {
+        let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
+        assert!(m.reach_hits(Access::Cyclic, 1 << 20, 4096).is_none());
+        let n = m.cpu.caches.len();
+        m.hierarchy.reach = (0..n as u64).map(|i| 64 << (10 + 4 * i)).collect();
+        m.hierarchy.cyclic_retain = vec![0.0; n];
+        m.hierarchy.ways = vec![8; n];
+        let text = m.to_toml_string();
+        let back = Machine::from_toml_str(&text, "t.toml").expect("reads back");
+        assert_eq!(back.hierarchy, m.hierarchy);
+        let hits = back.reach_hits(Access::Cyclic, 1 << 30, 4096).expect("set");
+        assert!(hits.windows(2).all(|w| w[0] <= w[1]));
+        let bad = text.replace("ways = [8, 8, 8]", "ways = [8, 8]");
+        assert_ne!(bad, text);
+        let e = Machine::from_toml_str(&bad, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hierarchy.ways") && e.contains("one per [[cpu.cache]]"),
+            "{e}"
+        );
     }
 }

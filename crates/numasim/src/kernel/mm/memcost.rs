@@ -10,7 +10,7 @@ use crate::kernel::mm::bigmem::TlbPartition;
 use crate::kernel::mm::flavour::{Flavour, L2Prefetch, SyscallModel};
 use crate::kernel::mm::tlb::{self, BufferKind};
 use crate::kernel::KernelConfig;
-use crate::machine::Machine;
+use crate::machine::{Access, Machine};
 
 /// How a buffer is translated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,11 +127,30 @@ pub fn memory_ns(m: &Machine) -> f64 {
 /// only its `llc_reach`): the linear hit model random reads already use
 /// (docs/tlb.md), applied to every level.
 pub fn residency(m: &Machine, bytes: u64) -> (Vec<(f64, &crate::machine::Cache)>, f64) {
+    residency_of(m, Access::Random, bytes, m.page_size)
+}
+
+/// [`residency`] for a buffer walked as `access` with pages of `page`
+/// bytes: where the machine gives each cache's reach (`[hierarchy]
+/// reach`), the share follows the pattern (machine/hierarchy.rs
+/// `reach_hits`: a cyclic walk past an LRU-like cache misses it); else
+/// the capacity rule, for every pattern.
+pub fn residency_of(
+    m: &Machine,
+    access: Access,
+    bytes: u64,
+    page: u64,
+) -> (Vec<(f64, &crate::machine::Cache)>, f64) {
     let mut held = 0.0;
     let caches = cache_capacities(m);
+    let hits = m.reach_hits(access, bytes, page);
     let mut out = Vec::with_capacity(caches.len());
-    for (cap, c) in caches {
-        let h = (cap as f64 / bytes.max(1) as f64).min(1.0).max(held);
+    for (i, (cap, c)) in caches.into_iter().enumerate() {
+        let h = match &hits {
+            Some(v) => v[i],
+            None => (cap as f64 / bytes.max(1) as f64).min(1.0),
+        }
+        .max(held);
         out.push((h - held, c));
         held = h;
     }
@@ -297,6 +316,19 @@ pub fn random_read(
     let map = Mapping::of(m, k, zcb, BufferKind::Anon, bytes);
     let h = &m.hierarchy;
     let p_mem = (1.0 - h.llc_reach as f64 / bytes.max(1) as f64).max(0.0);
+    // With each cache's reach given, the reads past L1 are priced where
+    // they hit (machine/hierarchy.rs `reach_hits`).
+    let levels = m
+        .reach_hits(Access::Random, bytes, k.mm.page_size)
+        .map(|_| {
+            let (shares, mem) = residency_of(m, Access::Random, bytes, k.mm.page_size);
+            let hit: f64 = shares
+                .iter()
+                .filter(|(_, c)| c.level > 1)
+                .map(|(x, c)| x * c.latency_cycles * m.cycle_ns())
+                .sum();
+            hit + mem * memory_ns(m)
+        });
     let reuse = random_l1_reuse(m, bytes);
     let mut refills = 0.0;
     let (rate, closed, cost) = match map {
@@ -324,8 +356,12 @@ pub fn random_read(
     };
     // Independent reads overlap their misses, page walks included (a
     // hardware walker runs beside the loads); `mlp` is 1 in order.
-    let ns = (h.read_ns + (p_mem * memory_ns(m) + rate * cost) / h.mlp)
-        * (1.0 + interruption_fraction(m, k, map, &d));
+    let ns = match levels {
+        // The index arithmetic and the loads' misses overlap (the loads
+        // are off its dependency chain): the slower of the two.
+        Some(miss) => h.read_ns.max((miss + rate * cost) / h.mlp),
+        None => h.read_ns + (p_mem * memory_ns(m) + rate * cost) / h.mlp,
+    } * (1.0 + interruption_fraction(m, k, map, &d));
     RandomRead {
         ns_per_read: ns,
         mbps: read_bytes as f64 / ns * 1e3,
@@ -356,7 +392,8 @@ pub fn pointer_chase(
     rng: SimRng,
 ) -> PointerChase {
     let map = Mapping::of(m, k, false, BufferKind::Anon, bytes);
-    let (shares, mem) = residency(m, bytes);
+    // The chase walks one random cycle: the same order every pass.
+    let (shares, mem) = residency_of(m, Access::Cyclic, bytes, k.mm.page_size);
     let cycle = m.cycle_ns();
     let hit: f64 = shares
         .iter()
@@ -421,7 +458,7 @@ pub fn stream_copy(
         // Beyond L1, each share of the buffer copies at the rate of the
         // cache holding it (L1's share counted with the next level, whose
         // rate was measured with it) and the rest streams from memory.
-        let (shares, mem) = residency(m, bytes);
+        let (shares, mem) = residency_of(m, Access::Cyclic, bytes, k.mm.page_size);
         let mut per_byte = 0.0;
         let mut streamed = mem;
         let mut carry = 0.0;
