@@ -296,7 +296,6 @@ fn the_scoreboard_holds_row_by_row() {
             "fs-buffered-write kswapd_cpu_pct_per_node",
             "fs-buffered-write pdflush_cpu_pct",
             "today-mlc-genoa loaded_latency_ns",
-            "today-mlc-genoa loaded_latency_ns",
             "wildfire-aim7 jobs_per_min",
         ]
     );

@@ -24,6 +24,10 @@
 //!   back keeps its misses in flight longer: its latency is its misses in
 //!   flight over its admitted rate (Little's law for a closed network, the
 //!   fixed point mean-value analysis solves; Reiser & Lavenberg 1980).
+//! - A node's threads are placed from its first CPU, so its flows share
+//!   its first last-level-cache domain and that domain's link into the
+//!   fabric (AMD's GMI, `llc_gbps`): MLC's latency thread waits there
+//!   behind the loaders of its CCD.
 //! - A miss to another socket's memory crosses the link between the two
 //!   sockets and both sockets' ports; interleaved pages spread the misses
 //!   over every node's controllers and the links to them.
@@ -204,6 +208,7 @@ pub fn solve(m: &Machine, flows: &[Flow]) -> Solution {
     let mut load = vec![0.0f64; resources];
     let mut lat = vec![0.0f64; flows.len()];
     let mut llc_rho = vec![0.0f64; flows.len()];
+    let mut llc_first = vec![0.0f64; n];
     let mut level = vec![f64::INFINITY; resources];
     let llc_bytes = |f: &Flow| line * (1.0 + f.writebacks);
     let llc_cap = |f: &Flow| s.llc_gbps * f.llc_domains.max(1.0);
@@ -217,13 +222,22 @@ pub fn solve(m: &Machine, flows: &[Flow]) -> Solution {
                 load[r] += y * c;
             }
         }
+        // Each node's first LLC domain carries its share of every flow of
+        // the node: threads are placed from the node's first CPU, so all
+        // of a node's flows share that domain's link (MLC's latency thread
+        // shares its CCD's GMI link with the loaders beside it).
+        llc_first.iter_mut().for_each(|v| *v = 0.0);
+        for (i, f) in flows.iter().enumerate() {
+            llc_first[f.node] +=
+                f.threads * x[i] * admit[i] * llc_bytes(f) / f.llc_domains.max(1.0);
+        }
         let mut moved = 0.0f64;
         for (i, f) in flows.iter().enumerate() {
             let fs = m.socket_of(f.node);
             // The flow's own LLC domains' links (GMI on AMD), shared by
             // all its misses wherever they go.
             let lc = llc_cap(f);
-            llc_rho[i] = f.threads * x[i] * admit[i] * llc_bytes(f) / lc;
+            llc_rho[i] = llc_first[f.node] / s.llc_gbps;
             let w_llc = w(llc_rho[i], lc);
             let mut l = 0.0;
             for (k, &(h, p)) in f.homes.iter().enumerate() {
@@ -399,6 +413,39 @@ llc_cpus = 8
         let f2 = [node_flow(&m, 0, 1.0, None, 12.0)];
         let half = solve(&m, &f2).total_gbps(&f2, 64.0);
         assert!(got > 1.8 * half, "{got} vs {half}");
+    }
+
+    /// A thread shares its LLC domain's link into the fabric with the
+    /// other flows of its node (MLC's latency thread on the loaders' CCD):
+    /// with loaders beside it reading another node, it still waits at that
+    /// link, though nothing else of its path is loaded.
+    #[test]
+    fn a_thread_waits_at_the_llc_link_its_node_s_loaders_share() {
+        let mut m = genoa_like();
+        m.memsys.llc_gbps = 20.0;
+        let one = |node: usize, threads: f64, home: usize, mlp: f64| Flow {
+            node,
+            threads,
+            homes: vec![(home, 1.0)],
+            mlp,
+            writebacks: 0.0,
+            delay_ns: 0.0,
+            llc_domains: 1.0,
+        };
+        let idle = m.idle_latency_ns(0, 0);
+        let beside = [one(0, 7.0, 1, 24.0), one(0, 1.0, 0, 1.0)];
+        let elsewhere = [one(1, 7.0, 1, 24.0), one(0, 1.0, 0, 1.0)];
+        let (b, e) = (solve(&m, &beside), solve(&m, &elsewhere));
+        assert!(
+            b.latency_ns[1] > 1.5 * idle,
+            "{} vs idle {idle}",
+            b.latency_ns[1]
+        );
+        assert!(
+            e.latency_ns[1] < 1.05 * idle,
+            "{} vs idle {idle}",
+            e.latency_ns[1]
+        );
     }
 
     /// Many threads saturate the controllers: the bandwidth approaches but
