@@ -151,6 +151,21 @@ struct Steady {
     pdflush: f64,
 }
 
+impl Steady {
+    /// Mean of `age(lru, pageout share)` over the nodes, weighted by the
+    /// pages each takes; nodes taking none are left out (their tails are
+    /// never met, and their infinite ages would poison the mean).
+    fn mean_by_inflow(&self, age: impl Fn(&NodeLru, f64) -> f64) -> f64 {
+        self.lrus
+            .iter()
+            .zip(&self.pageout)
+            .filter(|(l, _)| l.inflow > 0.0)
+            .map(|(l, &f)| l.inflow * age(l, f))
+            .sum::<f64>()
+            / self.lrus.iter().map(|l| l.inflow).sum::<f64>().max(1e-300)
+    }
+}
+
 struct Writers {
     bytes_per_ns: f64,
     lock_wait_frac: f64,
@@ -592,14 +607,7 @@ impl BufferedWrite<'_> {
                         st.tw.dirty_age_ns
                     }
                 };
-                let age = st
-                    .lrus
-                    .iter()
-                    .zip(&st.pageout)
-                    .filter(|(l, _)| l.inflow > 0.0)
-                    .map(|(l, &f)| l.inflow * at(l, f))
-                    .sum::<f64>()
-                    / st.lrus.iter().map(|l| l.inflow).sum::<f64>().max(1e-300);
+                let age = st.mean_by_inflow(at);
                 let backlog = (age * wb_rate / n.max(1) as f64).min(self.sim_file_bytes as f64);
                 let vol = XfsAlloc::new(
                     layer.volume_bytes(),
@@ -720,14 +728,8 @@ impl BufferedWrite<'_> {
         } else {
             st.tw.dirty_age_ns
         };
-        let writeback_age_ns = st
-            .lrus
-            .iter()
-            .zip(&st.pageout)
-            .filter(|(l, _)| l.inflow > 0.0)
-            .map(|(l, f)| l.inflow * (f * l.tail_age().min(pdflush_age) + (1.0 - f) * pdflush_age))
-            .sum::<f64>()
-            / st.lrus.iter().map(|l| l.inflow).sum::<f64>().max(1e-300);
+        let writeback_age_ns =
+            st.mean_by_inflow(|l, f| f * l.tail_age().min(pdflush_age) + (1.0 - f) * pdflush_age);
         Ok(WriteRun {
             write_mibps: mibps,
             cpu_pct_per_mibps: 100.0 * (writers_cpu + pdflush_cpu + kswapd_per_node * nodes as f64)

@@ -391,16 +391,7 @@ pub fn direct_phase(
                 let max = layer.model.max_request;
                 let mut runs = Vec::new();
                 for &(v, l) in &pieces {
-                    let mut at = v;
-                    layer.stripe.split(v, l, |_, _, k| {
-                        let mut o = 0;
-                        while o < k {
-                            let b = (k - o).min(max);
-                            runs.push((at + o, b));
-                            o += b;
-                        }
-                        at += k;
-                    });
+                    layer.stripe.requests(v, l, max, |at, b| runs.push((at, b)));
                 }
                 let reqs = runs.len() as u64;
                 let per_byte = (fs + pages as f64 * d.b.gup_page_ns) / len as f64;
@@ -640,11 +631,10 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     map_from(&files[t], &mut cursor[t], issued[t], len, |v, l| {
                         pieces.push((v, l))
                     });
+                    let max = layer.model.max_request;
                     let mut reqs = 0u64;
                     for &(v, l) in &pieces {
-                        layer
-                            .stripe
-                            .split(v, l, |_, _, k| reqs += k.div_ceil(layer.model.max_request));
+                        layer.stripe.requests(v, l, max, |_, _| reqs += 1);
                     }
                     let submit = reqs as f64 * r.b.request_us * 1e3;
                     cpu.submit_ns += submit;
@@ -661,31 +651,23 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     // time, and a request's pages come up to date
                     // together), not once the whole window or a whole
                     // contiguous run is in.
-                    let max = layer.model.max_request;
                     for &(v, l) in &pieces {
-                        let mut at = v;
-                        layer.stripe.split(v, l, |_, _, k| {
-                            let mut o = 0;
-                            while o < k {
-                                let b = (k - o).min(max);
-                                let s = seq[t];
-                                seq[t] += 1;
-                                let part = Part {
-                                    owner: t as u32,
-                                    bytes: b,
-                                    tag: s,
-                                    dest,
-                                };
-                                prepared[t].push((at + o, b, part));
-                                chunks[t].push_back(Chunk {
-                                    seq: s,
-                                    len: b,
-                                    left: b,
-                                    node,
-                                });
-                                o += b;
-                            }
-                            at += k;
+                        layer.stripe.requests(v, l, max, |at, b| {
+                            let s = seq[t];
+                            seq[t] += 1;
+                            let part = Part {
+                                owner: t as u32,
+                                bytes: b,
+                                tag: s,
+                                dest,
+                            };
+                            prepared[t].push((at, b, part));
+                            chunks[t].push_back(Chunk {
+                                seq: s,
+                                len: b,
+                                left: b,
+                                node,
+                            });
                         });
                     }
                     q.push(at, Ev::Submit(t)).expect("future");

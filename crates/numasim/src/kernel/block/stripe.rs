@@ -45,11 +45,40 @@ impl Stripe {
             }
         }
     }
+    /// The requests `[v, v + len)` becomes: pieces within one stripe unit
+    /// and at most `max` bytes (the queue's limit), in volume order:
+    /// `f(volume_start, len)`.
+    pub fn requests(&self, v: u64, len: u64, max: u64, mut f: impl FnMut(u64, u64)) {
+        debug_assert!(max > 0);
+        let mut at = v;
+        self.split(v, len, |_, _, k| {
+            let mut o = 0;
+            while o < k {
+                let b = (k - o).min(max);
+                f(at + o, b);
+                o += b;
+            }
+            at += k;
+        });
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requests_tile_the_range_within_unit_and_limit() {
+        let s = Stripe::new(7, 512 << 10);
+        let (v, len, max) = (300_000u64, 5u64 << 20, 192u64 << 10);
+        let mut next = v;
+        s.requests(v, len, max, |at, n| {
+            assert_eq!(at, next, "contiguous, in volume order");
+            assert!(n > 0 && n <= max && at % s.unit + n <= s.unit);
+            next += n;
+        });
+        assert_eq!(next, v + len);
+    }
 
     #[test]
     fn split_conserves_bytes_and_never_exceeds_the_unit() {
