@@ -654,6 +654,52 @@ fn nvme_direct_reads_keep_every_drive_busy_wherever_the_buffers_are() {
     assert!((r - ri).abs() < 0.02 * r, "local {r} vs interleave {ri}");
 }
 
+/// `nvme` with `machine` keys after the preset (dotted TOML lines).
+fn nvme_with(machine: &str, kernel: &str, step: &str) -> Vec<Record> {
+    let text = format!(
+        "name = \"t\"\nseed = 3\n[machine]\npreset = \"nvme-2s\"\n{machine}\n[kernel]\nversion = \"6.8\"\n{kernel}\n[[run]]\n{step}"
+    );
+    let sc = Scenario::from_str(&text, "t.toml", None).unwrap_or_else(|e| panic!("{e}"));
+    run(&sc, &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn direct_io_buffers_off_the_drives_socket_cost_fabric_time_only_where_the_fabric_binds() {
+    // Every drive behind one socket's root complex; the 16 readers and
+    // writers run on socket 0 with first-touch buffers there. Drives on
+    // socket 0: the DMA stays in the socket (its memory controllers only).
+    // Drives on socket 1: every byte also crosses the inter-socket link.
+    let step = "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = [16]\nio_size = \"16 MiB\"\nfile_size = \"128 MiB\"";
+    let go = |io_node: u32, link_gbps: f64| {
+        let r = nvme_with(
+            &format!("io.io_nodes = [{io_node}]\ninterconnect.link_gbps = {link_gbps:?}"),
+            "buffer_policy = \"local\"",
+            step,
+        );
+        (get(&r, "read_gibps", 16), get(&r, "write_gibps", 16))
+    };
+    // A link of 20 GB/s, under the eight drives' 56 GB/s of reads: the
+    // far buffers run at the link's rate, the near ones at the drives'.
+    let link = 20e9 / (1u64 << 30) as f64;
+    let (near, near_w) = go(0, 20.0);
+    let (far, far_w) = go(1, 20.0);
+    assert!(
+        far <= link * 1.001,
+        "far reads {far} GiB/s over a {link} GiB/s link"
+    );
+    assert!(near > 2.0 * far, "near {near} vs far {far}");
+    // Writes cross it the other way, at the drives' slower write rate
+    // (30 GB/s): still over the link's.
+    assert!(
+        far_w <= link * 1.001 && near_w > 1.2 * far_w,
+        "{near_w} vs {far_w}"
+    );
+    // xGMI as built (256 GB/s): the drives bind, placement changes nothing.
+    let (near, _) = go(0, 256.0);
+    let (far, _) = go(1, 256.0);
+    assert!((near - far).abs() < 1e-3 * near, "near {near} vs far {far}");
+}
+
 #[test]
 fn nvme_buffered_readers_bound_to_a_node_leave_one_kswapd_doing_all_reclaim() {
     // All 16 readers sit on socket 0. Bound there (`numactl --membind`),

@@ -871,3 +871,69 @@ fn reclaim(
     }
     ready
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::fs::balloc::ExtAlloc;
+    use crate::kernel::fs::layout::XfsAlloc;
+    use crate::kernel::fs::FsKind;
+    use crate::machine::{presets, Machine};
+
+    /// Every byte a direct-I/O phase moves is DMAed once, into or out of
+    /// the memory of the node its buffer page is on, and crosses the
+    /// fabric only between a page's node and the hub of the disk's I/O
+    /// node (the A3700 has one I/O node beside each node).
+    #[test]
+    fn direct_io_dmas_every_byte_once_into_its_buffers_memory() {
+        let m = Machine::from_toml_str(presets::preset_text("altix-a3700").unwrap(), "a").unwrap();
+        let b = m.block.as_ref().unwrap();
+        let unit = 512 << 10;
+        let layer = BlockLayer::new(&m, unit, 1);
+        let cap = layer.volume_bytes();
+        let width = layer.stripe.unit * layer.stripe.disks;
+        let mut ext = ExtAlloc::new(FsKind::Ext3, cap / 2, 4096);
+        let mut xfs = XfsAlloc::new(cap, unit, width);
+        let file = 64u64 << 20;
+        let dest = vec![Dest::Node(0), Dest::Node(5), Dest::Node(11)];
+        let mut files = vec![FileLayout::default(); dest.len()];
+        for mode in [DirectMode::Write, DirectMode::Overwrite, DirectMode::Read] {
+            let d = Direct {
+                b,
+                page: m.page_size,
+                block: 4096,
+                io_size: 16 << 20,
+                file_bytes: file,
+                ext: false,
+                mode,
+                dest: dest.clone(),
+            };
+            let mut layer = BlockLayer::new(&m, unit, 1);
+            let run = direct_phase(&d, &mut layer, &mut files, &mut ext, &mut xfs).unwrap();
+            assert_eq!(run.bytes, 3 * file);
+            let mem: Vec<u64> = (0..12).map(|n| layer.node_mem.bytes(n)).collect();
+            assert_eq!(mem.iter().sum::<u64>(), run.bytes, "{mode:?}");
+            for n in [0, 5, 11] {
+                assert_eq!(mem[n], file, "{mode:?} node {n}");
+            }
+            // Of each file, the part on disks behind other nodes' hubs
+            // (11 of the 12 I/O nodes) crosses the fabric, once out of one
+            // port and once into another.
+            let (out, inn): (u64, u64) = (0..12)
+                .map(|n| (layer.node_out.bytes(n), layer.node_in.bytes(n)))
+                .fold((0, 0), |(a, b), (o, i)| (a + o, b + i));
+            assert_eq!(out, inn, "{mode:?}");
+            assert!(out < run.bytes && out > run.bytes / 2, "{mode:?}: {out}");
+            let page_port = |n: usize| {
+                if mode == DirectMode::Read {
+                    layer.node_in.bytes(n)
+                } else {
+                    layer.node_out.bytes(n)
+                }
+            };
+            for n in [0, 5, 11] {
+                assert!(page_port(n) < file && page_port(n) > file / 2);
+            }
+        }
+    }
+}

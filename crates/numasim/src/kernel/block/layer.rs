@@ -26,11 +26,19 @@ pub struct BlockLayer {
     pub disks: Vec<DiskState>,
     disk_ctrl: Vec<usize>,
     ctrl_ionode: Vec<usize>,
+    /// Per I/O node: the compute node whose hub it hangs off (`[io]
+    /// io_nodes`), where its DMA enters or leaves the fabric.
+    io_host: Vec<usize>,
     pub controllers: Vec<Link>,
     pub io_nodes: Vec<Link>,
-    /// Per compute node: DMA into its memory (reads), out of it (writes).
+    /// Per compute node: its port's bytes in from the fabric and out to it
+    /// (DMA between another node's I/O and its memory, and the CPUs'
+    /// copies between nodes).
     pub node_in: LinkSet,
     pub node_out: LinkSet,
+    /// Per compute node: its memory controllers, which every DMA to or
+    /// from a page of the node passes, both directions on one budget.
+    pub node_mem: LinkSet,
     /// The request each disk is serving and when it started.
     in_service: Vec<Option<(Req, Time)>>,
     /// Emptied part lists, reused so that a request allocates nothing
@@ -91,12 +99,16 @@ impl BlockLayer {
                 .collect(),
             disk_ctrl: (0..ndisks).map(|d| d * nctrl / ndisks).collect(),
             ctrl_ionode: (0..nctrl).map(|c| c * nio / nctrl).collect(),
+            io_host: (0..nio)
+                .map(|k| m.io.io_nodes.get(k).map_or(0, |&n| n as usize))
+                .collect(),
             controllers: (0..nctrl)
                 .map(|_| Link::new(b.controller_mbps * 1e6))
                 .collect(),
             io_nodes: (0..nio).map(|_| Link::new(b.io_node_gbps * 1e9)).collect(),
             node_in: LinkSet::new(m.node_count(), m.interconnect.link_gbps * 1e9),
             node_out: LinkSet::new(m.node_count(), m.interconnect.link_gbps * 1e9),
+            node_mem: LinkSet::new(m.node_count(), m.memsys.node_gbps * 1e9),
             in_service: (0..ndisks).map(|_| None).collect(),
             spare: Vec::new(),
             pieces: Vec::new(),
@@ -228,20 +240,9 @@ impl BlockLayer {
         let c = self.disk_ctrl[d];
         let mut at = (now + lat).max(self.controllers[c].carry(ready, req.len));
         at = at.max(self.io_nodes[self.ctrl_ionode[c]].carry(ready, req.len));
-        let nodes = self.node_in.len();
+        let host = self.io_host[self.ctrl_ionode[c]];
         for p in &req.parts {
-            let links = if req.write {
-                &mut self.node_out
-            } else {
-                &mut self.node_in
-            };
-            match p.dest {
-                Dest::Node(n) => at = at.max(links.carry(n as usize % nodes, ready, p.bytes)),
-                // An equal share on every node's port, in O(1).
-                Dest::Interleave => {
-                    at = at.max(links.carry_all(ready, p.bytes.div_ceil(nodes as u64)))
-                }
-            }
+            at = at.max(self.dma(host, p.dest, req.write, ready, p.bytes));
         }
         let next = self.disks[d].dispatch(now, &self.model).map(|(r, t)| {
             self.in_service[d] = Some((r, now));
@@ -255,6 +256,49 @@ impl BlockLayer {
             },
             next,
         )
+    }
+
+    /// The DMA of `bytes` between the hub of node `host` (where the I/O
+    /// node hangs off) and the pages of `dest`, ready from `ready`; returns
+    /// when the last byte is through. A page on `host` itself is written
+    /// (read) by the hub straight into (out of) its memory; a page on
+    /// another node crosses the fabric: out of `host`'s port and into the
+    /// page node's for a read, the other way for a write, on the same
+    /// ports the CPUs' remote traffic uses. Either way it passes the page
+    /// node's memory controllers. Interleaved pages put an equal share on
+    /// every node; the host's own share is booked on its port too (the
+    /// O(1) shared booking cannot leave one port out: one share of a
+    /// part too many on that port).
+    fn dma(&mut self, host: usize, dest: Dest, write: bool, ready: Time, bytes: u64) -> Time {
+        let nodes = self.node_mem.len();
+        let host = host % nodes;
+        // A read enters memory: the host sends, the page's node takes in.
+        let (host_port, page_port) = if write {
+            (&mut self.node_in, &mut self.node_out)
+        } else {
+            (&mut self.node_out, &mut self.node_in)
+        };
+        match dest {
+            Dest::Node(n) => {
+                let n = n as usize % nodes;
+                let mut at = self.node_mem.carry(n, ready, bytes);
+                if n != host {
+                    at = at.max(host_port.carry(host, ready, bytes));
+                    at = at.max(page_port.carry(n, ready, bytes));
+                }
+                at
+            }
+            // An equal share on every node's controllers and port, in O(1).
+            Dest::Interleave => {
+                let share = bytes.div_ceil(nodes as u64);
+                let mut at = self.node_mem.carry_all(ready, share);
+                if nodes > 1 {
+                    at = at.max(host_port.carry(host, ready, share * (nodes as u64 - 1)));
+                    at = at.max(page_port.carry_all(ready, share));
+                }
+                at
+            }
+        }
     }
 
     /// Disk utilisation over `elapsed`, percent, averaged over the disks.
@@ -272,5 +316,136 @@ impl BlockLayer {
         self.disks
             .iter()
             .fold((0, 0), |(i, b), d| (i + d.stats.ios, b + d.stats.bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets::preset_text;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+
+    /// The A3700 with its I/O nodes on the hubs `io_nodes` names.
+    fn altix(io_nodes: &str) -> Machine {
+        let text = preset_text("altix-a3700").unwrap().replace(
+            "io_nodes = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]",
+            &format!("io_nodes = {io_nodes}"),
+        );
+        assert!(text.contains(&format!("io_nodes = {io_nodes}")));
+        Machine::from_toml_str(&text, "t.toml").unwrap()
+    }
+
+    /// Move `len` bytes between volume offset 0 and the pages of `dest`
+    /// and serve every request; returns when the last byte has landed.
+    fn io(layer: &mut BlockLayer, dest: Dest, len: u64, write: bool) -> Time {
+        let mut started = Vec::new();
+        let part = Part {
+            owner: 0,
+            bytes: len,
+            tag: 0,
+            dest,
+        };
+        layer.submit(Time::ZERO, 0, len, write, part, &mut started);
+        let mut q: BinaryHeap<Reverse<(Time, usize)>> =
+            started.drain(..).map(|(d, t)| Reverse((t, d))).collect();
+        let mut last = Time::ZERO;
+        while let Some(Reverse((now, d))) = q.pop() {
+            let (done, next) = layer.disk_done(now, d);
+            last = last.max(done.at);
+            if let Some(t) = next {
+                q.push(Reverse((t, d)));
+            }
+        }
+        last
+    }
+
+    fn sum(set: &LinkSet) -> u64 {
+        (0..set.len()).map(|i| set.bytes(i)).sum()
+    }
+
+    #[test]
+    fn dma_lands_every_byte_in_its_pages_memory_and_crosses_the_fabric_only_off_the_hbas_node() {
+        let m = altix("[0]");
+        let len = 64u64 << 20;
+        for write in [false, true] {
+            // Pages on the HBAs' own node: its hub moves them, no port.
+            let mut l = BlockLayer::new(&m, 512 << 10, 1);
+            io(&mut l, Dest::Node(0), len, write);
+            assert_eq!(l.node_mem.bytes(0), len);
+            assert_eq!(sum(&l.node_mem), len);
+            assert_eq!(sum(&l.node_in) + sum(&l.node_out), 0);
+            // Pages on node 5: every byte leaves one port and enters the
+            // other, in the direction of the transfer.
+            let mut l = BlockLayer::new(&m, 512 << 10, 1);
+            io(&mut l, Dest::Node(5), len, write);
+            assert_eq!(l.node_mem.bytes(5), len);
+            assert_eq!(sum(&l.node_mem), len);
+            let (from, to) = if write { (5, 0) } else { (0, 5) };
+            assert_eq!(l.node_out.bytes(from), len);
+            assert_eq!(l.node_in.bytes(to), len);
+            assert_eq!(sum(&l.node_out), len);
+            assert_eq!(sum(&l.node_in), len);
+        }
+    }
+
+    #[test]
+    fn interleaved_dma_puts_a_share_in_every_nodes_memory_and_conserves_bytes() {
+        // Every I/O node on its own hub, as the A3700 has them.
+        let m = altix("[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]");
+        let len = 96u64 << 20;
+        let mut l = BlockLayer::new(&m, 512 << 10, 1);
+        io(&mut l, Dest::Interleave, len, false);
+        let (ios, bytes) = l.totals();
+        assert_eq!(bytes, len);
+        // A part's share is rounded up to whole bytes on each node.
+        let dma = sum(&l.node_mem);
+        assert!(
+            dma >= len && dma <= len + ios * 12,
+            "{dma} bytes DMAed for {len} read in {ios} requests"
+        );
+        for i in 1..12 {
+            assert_eq!(l.node_mem.bytes(i), l.node_mem.bytes(0));
+        }
+        // Each hub sends out all but its own node's share of what its
+        // disks read.
+        let out = sum(&l.node_out);
+        assert!(out >= len / 12 * 11 && out <= dma / 12 * 11, "{out}");
+    }
+
+    #[test]
+    fn a_buffer_off_the_hbas_node_waits_for_the_fabric_only_when_the_ports_bind() {
+        // One I/O node, on node 0's hub; 128 MiB over 256 disks at 46 MiB/s
+        // is 12 GB/s, twice a NUMALink port or a node's memory.
+        let m = altix("[0]");
+        let len = 128u64 << 20;
+        let mut near = BlockLayer::new(&m, 512 << 10, 1);
+        let t_near = io(&mut near, Dest::Node(0), len, false);
+        let mut far = BlockLayer::new(&m, 512 << 10, 1);
+        let t_far = io(&mut far, Dest::Node(7), len, false);
+        // The far buffer's bytes hold both ports for as long as its node's
+        // memory; the near one holds none.
+        assert_eq!(near.node_in.busy(7) + near.node_out.busy(0), Dur::ZERO);
+        assert!(far.node_in.busy(7) >= far.node_mem.busy(7));
+        assert!(t_far >= t_near);
+        // With ports slower than memory, the far buffer is slower.
+        let mut slow = m.clone();
+        slow.interconnect.link_gbps = 1.6;
+        let mut near = BlockLayer::new(&slow, 512 << 10, 1);
+        let t_near = io(&mut near, Dest::Node(0), len, false);
+        let mut far = BlockLayer::new(&slow, 512 << 10, 1);
+        let t_far = io(&mut far, Dest::Node(7), len, false);
+        assert!(
+            t_far.as_ns() as f64 > 2.0 * t_near.as_ns() as f64,
+            "far {t_far:?} near {t_near:?}"
+        );
+        // With disks that bind (a tenth of the rate), no difference.
+        let mut disks = m.clone();
+        disks.io.disks[0].mibps /= 10.0;
+        let mut near = BlockLayer::new(&disks, 512 << 10, 1);
+        let t_near = io(&mut near, Dest::Node(0), len, false);
+        let mut far = BlockLayer::new(&disks, 512 << 10, 1);
+        let t_far = io(&mut far, Dest::Node(7), len, false);
+        assert_eq!(t_far, t_near);
     }
 }
