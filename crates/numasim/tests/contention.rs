@@ -398,6 +398,45 @@ fn sharing_one_mm_never_makes_a_fault_cheaper() {
 }
 
 #[test]
+fn overlapped_stores_cost_the_later_miss_not_the_sum() {
+    // list_add()'s store into the previous page and the count's miss are
+    // in flight together (issue 34): two lines written as a pair cost less
+    // than one after the other, and no less than either alone.
+    use memory::{Batches, FaultPath, Stage};
+    let m = machine("altix-512");
+    let th: Vec<FaultThread> = [0u64, 511]
+        .iter()
+        .map(|&c| FaultThread {
+            cpu: c,
+            node: m.cpu_node(c).unwrap(),
+            faults: 500,
+            work_ns: 500,
+            setup: &[],
+            mm: 0,
+        })
+        .collect();
+    let path = |stages: &'static [Stage]| FaultPath {
+        stages,
+        teardown: &[],
+        locks: &[],
+        lines: &[Scope::Global, Scope::Global],
+        batch: Batches::NONE,
+    };
+    let run = |stages: &'static [Stage]| {
+        memory::simulate(&m, &th, &path(stages), Spinlock::Tas, u64::MAX, 1)
+    };
+    let one = run(&[Stage::Work, Stage::Write(0)]).time_s;
+    let both = run(&[Stage::Work, Stage::Write(0), Stage::Write(1)]).time_s;
+    let p = run(&[Stage::Work, Stage::WritePair(0, 1)]);
+    assert!(p.time_s < both, "{} vs {both}", p.time_s);
+    // Here both lines travel the same way, so the pair costs one miss; it
+    // still writes both.
+    assert!(p.time_s >= one, "{} vs {one}", p.time_s);
+    assert_eq!(p.line_writes[0], 1_000);
+    assert_eq!(p.line_writes[1], 1_000);
+}
+
+#[test]
 fn the_page_table_walk_follows_the_caches() {
     // `page_table_lock`'s first section is the walk: two cached levels and
     // a PTE line that misses once per line of PTEs (docs/contention.md).
