@@ -24,6 +24,7 @@ fn procs(m: &Machine, n: u64, faults: u64) -> Vec<FaultThread> {
             faults,
             work_ns: 3_200,
             setup: &[],
+            mm: 0,
         })
         .collect()
 }

@@ -60,9 +60,10 @@ pub struct FaultCosts {
     /// CPU time of a minor fault other than locks, shared lines and
     /// zeroing (trap, `find_vma`, page allocation, return), ns.
     pub fault_ns: f64,
-    /// CPU work inside each `page_table_lock` critical section of the
-    /// anonymous fault path other than shared lines (page-table walk,
-    /// `set_pte`, the `struct page` flags), ns.
+    /// CPU work inside a `page_table_lock` section of the fault path
+    /// beyond the page-table walk's loads (derived from the caches and
+    /// memory latency, `kernel::mm::memory::walk_ns`) and the shared lines
+    /// (`mm->rss`, the LRU), ns: the instructions, if they are not hidden.
     pub ptl_hold_ns: f64,
     /// CPU time of one page's share of `munmap()` other than locks and
     /// shared lines (`zap_pte_range()`, the rmap, the TLB batch), ns; run

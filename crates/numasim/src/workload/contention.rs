@@ -633,7 +633,11 @@ pub fn devzero(
             &[][..],
         ),
     };
-    let th = fault_threads(machine, booted, &cpus, bytes, setup)?;
+    let mut th = fault_threads(machine, booted, &cpus, bytes, setup)?;
+    // One process per CPU: each its own `mm` (`mmap_sem`, `page_table_lock`).
+    for (i, t) in th.iter_mut().enumerate() {
+        t.mm = i;
+    }
     let faults: u64 = th.iter().map(|t| t.faults).sum();
     let run = memory::simulate(machine, &th, &path, knobs.spinlock, sample, seed);
     Ok(faults as f64 / run.time_s)

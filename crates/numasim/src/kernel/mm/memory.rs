@@ -80,6 +80,11 @@ pub enum Stage {
     Lock(usize),
     Unlock(usize),
     Write(usize),
+    /// Write lines `.0` and `.1` with both misses in flight at once: an
+    /// in-order Itanium 2 stalls on a load's first use, not on a store, so
+    /// a store's miss overlaps what follows until the next release
+    /// (`st4.rel`) waits for it.
+    WritePair(usize, usize),
     PtlWork,
     Work,
     /// A page's share of `munmap()` outside its locks (`fault.unmap_ns`).
@@ -149,6 +154,9 @@ pub mod batch {
 pub enum Scope {
     Global,
     PerNode,
+    /// One per address space (`mm_struct`), homed on the node of its first
+    /// thread: `mmap_sem`, `page_table_lock`, `mm->rss`.
+    PerMm,
 }
 
 /// The locks and lines a fault path names by index.
@@ -186,17 +194,37 @@ pub mod idx {
     pub const ZONE_LOCK: usize = 2;
     /// The zone's order-0 free list head (`free_area[0]`).
     pub const ZONE_FREE: usize = 4;
+    /// `mm->rss`, written under `page_table_lock` when a page is installed
+    /// (2.4's `do_anonymous_page()`, `do_no_page()`); not on the lock's own
+    /// line: 2.4's `mm_struct` puts `mmap_sem` and `page_table_lock` in its
+    /// first 128 bytes and `rss` after the ten layout words that follow.
+    pub const RSS: usize = 5;
+    /// `page_cache_size`, the atomic that 2.4's `add_page_to_hash_queue()`
+    /// increments for every page-cache page (`/dev/zero` pages are shmem
+    /// pages): one global word in stock 2.4, one per node in the Altix
+    /// kernel ([ALTIX04] C8).
+    pub const PC_COUNT: usize = 6;
+    /// The word of the process's `page_table_lock` on the `/dev/zero`
+    /// paths, where one single-threaded process faults into each `mm`: the
+    /// lock is never contended, so `spin_lock()` is an atomic on a line in
+    /// the faulting CPU's cache (while it stays there) and `spin_unlock()`'s
+    /// store a hit; a line, not a `Lock` (lock 0 is the superblock lock).
+    pub const PTL_WORD: usize = 7;
 }
 
 use idx::*;
 use Stage::*;
 
 /// `lru_cache_add()`: the LRU lock around `add_page_to_inactive_list()`.
-const LRU_ADD: [Stage; 5] = [
+/// `list_add()` loads `head->next` (a miss the CPU stalls on), then
+/// stores `next->prev` into the page added before; `nr_inactive_pages++`
+/// loads the count (a second stall) while that store's miss is in
+/// flight, and `spin_unlock()`'s release waits for both stores. So the
+/// hold is two transfers in turn, not three.
+const LRU_ADD: [Stage; 4] = [
     Lock(LRU_LOCK),
     Write(LRU_HEAD),
-    Write(LRU_PREV),
-    Write(LRU_COUNT),
+    WritePair(LRU_PREV, LRU_COUNT),
     Unlock(LRU_LOCK),
 ];
 
@@ -215,7 +243,12 @@ const fn concat<const N: usize>(parts: &[&[Stage]]) -> [Stage; N] {
     out
 }
 
-const ANON_PTL_STAGES: [Stage; 14] = concat(&[
+/// Stock 2.4.21: `handle_mm_fault()` takes `page_table_lock` for the walk
+/// ([`PtlWork`]) and `do_anonymous_page()` drops it to allocate and zero;
+/// retaken, `mm->rss++` (a line every thread of the process writes), then
+/// `lru_cache_add()`; `pte_none()`'s re-read and `set_pte()` hit the PTE's
+/// line, which the walk brought in.
+const ANON_PTL_STAGES: [Stage; 13] = concat(&[
     &[
         Sem,
         Lock(OWN_LOCK),
@@ -223,16 +256,32 @@ const ANON_PTL_STAGES: [Stage; 14] = concat(&[
         Unlock(OWN_LOCK),
         Work,
         Lock(OWN_LOCK),
+        Write(RSS),
     ],
     &LRU_ADD,
-    &[PtlWork, Unlock(OWN_LOCK), Sem],
+    &[Unlock(OWN_LOCK), Sem],
 ]);
-const ANON_CMPXCHG_STAGES: [Stage; 8] = concat(&[&[Sem, Work], &LRU_ADD, &[Sem]]);
+const ANON_CMPXCHG_STAGES: [Stage; 7] = concat(&[&[Sem, Work], &LRU_ADD, &[Sem]]);
 
 /// `mmap()` of `/dev/zero` with the superblock lock: the section that
 /// updates its two counters, also taken once per fault.
 pub const DEVZERO_SETUP: &[Stage] = &[Lock(OWN_LOCK), Write(SB_COUNT), Unlock(OWN_LOCK)];
-const DEVZERO_LOCKED_STAGES: [Stage; 9] = concat(&[DEVZERO_SETUP, &[Work], &LRU_ADD]);
+/// A private `/dev/zero` write fault on 2.4 (`do_page_fault()` →
+/// `handle_mm_fault()` → `do_no_page()` → `shmem_nopage()`), in the
+/// process's own `mm`: `down_read(mmap_sem)`; `page_table_lock` for the
+/// walk, dropped before `->nopage`; [`DEVZERO_SETUP`]'s section
+/// (`shmem_getpage()`'s `stat_lock`, 2.4 only); the page allocated and
+/// zeroed; `add_to_page_cache()` (`page_cache_size`) and `lru_cache_add()`;
+/// `page_table_lock` again for `++mm->rss` and `set_pte()`; `up_read()`.
+const DEVZERO_24_HEAD: [Stage; 3] = [Sem, Write(PTL_WORD), PtlWork];
+const DEVZERO_24_TAIL: [Stage; 9] = concat(&[
+    &[Work, Write(PC_COUNT)],
+    &LRU_ADD,
+    &[Write(PTL_WORD), Write(RSS), Sem],
+]);
+const DEVZERO_LOCKED_STAGES: [Stage; 15] =
+    concat(&[&DEVZERO_24_HEAD, DEVZERO_SETUP, &DEVZERO_24_TAIL]);
+const DEVZERO_ALTIX_STAGES: [Stage; 12] = concat(&[&DEVZERO_24_HEAD, &DEVZERO_24_TAIL]);
 
 /// `rmqueue_pcplist()` / `buffered_rmqueue()`: the per-CPU list is
 /// refilled from the buddy lists under `zone->lock`, `pcp->batch` pages
@@ -302,7 +351,7 @@ pub fn devzero_fault(locked: bool, lru: Scope) -> FaultPath {
         stages: if locked {
             &DEVZERO_LOCKED_STAGES
         } else {
-            &DEVZERO_LOCKED_STAGES[DEVZERO_SETUP.len()..]
+            &DEVZERO_ALTIX_STAGES
         },
         teardown: &[],
         locks: lock_scopes(lru),
@@ -337,23 +386,28 @@ pub fn devzero_batched(locked: bool, unmap: bool, batch: Batches) -> FaultPath {
     }
 }
 
-/// The path's own lock is global; the LRU lock has `lru`'s scope.
+/// The path's own lock is global (the superblock lock, or the one
+/// process's `page_table_lock`); the LRU lock has `lru`'s scope.
 fn lock_scopes(lru: Scope) -> &'static [Scope] {
     match lru {
-        Scope::Global => &[Scope::Global, Scope::Global],
         Scope::PerNode => &[Scope::Global, Scope::PerNode],
+        _ => &[Scope::Global, Scope::Global],
     }
 }
 
-/// The LRU's lines have `lru`'s scope; the superblock counters are global.
+/// The LRU's lines have `lru`'s scope, and so has `page_cache_size`: a
+/// kernel with per-node LRU lists here is the Altix kernel, which counts
+/// page-cache pages per node too ([ALTIX04] B2, C8); the superblock
+/// counters are global, `mm->rss` and `page_table_lock`'s word each
+/// address space's (the zone's free list is not on these paths).
 fn line_scopes(lru: Scope) -> &'static [Scope] {
+    use Scope::*;
     match lru {
-        Scope::Global => &[Scope::Global; 4],
-        Scope::PerNode => &[
-            Scope::PerNode,
-            Scope::PerNode,
-            Scope::PerNode,
-            Scope::Global,
+        PerNode => &[
+            PerNode, PerNode, PerNode, Global, PerNode, PerMm, PerNode, PerMm,
+        ],
+        _ => &[
+            Global, Global, Global, Global, PerNode, PerMm, Global, PerMm,
         ],
     }
 }
@@ -369,6 +423,10 @@ pub struct FaultThread {
     /// Stages run once before the first fault (e.g. `mmap()` taking the
     /// superblock lock).
     pub setup: &'static [Stage],
+    /// The address space it faults into (threads of one process share it,
+    /// processes each have their own): picks its [`Scope::PerMm`] locks
+    /// and lines.
+    pub mm: usize,
 }
 
 impl FaultThread {
@@ -397,6 +455,7 @@ impl FaultThread {
                 faults: p.pages(),
                 work_ns: (machine.fault.fault_ns + z).round() as u64,
                 setup,
+                mm: 0,
             })
             .collect()
     }
@@ -417,15 +476,17 @@ pub struct FaultRun {
     /// faults ran as events.
     pub acquisitions: [u64; 3],
     /// Writes to each line index of the path (all instances), likewise.
-    pub line_writes: [u64; 5],
+    pub line_writes: [u64; 8],
 }
 
-/// Index of the instance of a resource of `scope` used from `node`.
-fn instance(base: &[usize], scope: &[Scope], i: usize, node: usize) -> usize {
+/// Index of the instance of a resource of `scope` used from `node` by a
+/// thread of address space `mm`.
+fn instance(base: &[usize], scope: &[Scope], i: usize, node: usize, mm: usize) -> usize {
     base[i]
         + match scope[i] {
             Scope::Global => 0,
             Scope::PerNode => node,
+            Scope::PerMm => mm,
         }
 }
 
@@ -545,6 +606,23 @@ impl<'a> Progress<'a> {
     }
 }
 
+/// The page-table walk `handle_mm_fault()` does under `page_table_lock`
+/// before it drops the lock for the page ([`Stage::PtlWork`]), from the
+/// machine's caches: 2.4's three levels, each a load that depends on the
+/// one before (`pgd_offset()`, `pmd_alloc()`, `pte_alloc()`, then
+/// `handle_pte_fault()` reads the PTE). The pgd and pmd entries are read by
+/// every fault and stay in the last-level cache (zeroing a page sweeps the
+/// smaller ones); a thread touching its pages in order finds a new PTE line
+/// every `cache_line / 8` faults, a miss to the page-table page its node
+/// allocated (`dram.latency_ns`), and the same line cached otherwise.
+/// Altix: 2 × 14 cycles at 1.3 GHz + (150 + 15 × 10.8) / 16 ≈ 41 ns.
+pub fn walk_ns(machine: &Machine) -> f64 {
+    let cpu = &machine.cpu;
+    let llc = cpu.caches.last().map_or(0.0, |c| c.latency_cycles) * 1e3 / cpu.clock_mhz.max(1.0);
+    let ptes = (f64::from(cpu.cache_line) / 8.0).max(1.0);
+    2.0 * llc + (machine.memory.latency_ns + (ptes - 1.0) * llc) / ptes
+}
+
 /// Run `threads` through `path` with spinlocks of `kind`.
 pub fn simulate(
     machine: &Machine,
@@ -556,9 +634,25 @@ pub fn simulate(
 ) -> FaultRun {
     let cost: CostTable = machine.line_cost_table();
     let nodes = machine.node_count();
+    // Each address space lives on the node of its first thread.
+    let mut mm_home: Vec<usize> = Vec::new();
+    for t in threads {
+        if t.mm >= mm_home.len() {
+            mm_home.resize(t.mm + 1, usize::MAX);
+        }
+        if mm_home[t.mm] == usize::MAX {
+            mm_home[t.mm] = t.node;
+        }
+    }
+    let mm_home: Vec<usize> = mm_home
+        .into_iter()
+        .map(|h| if h == usize::MAX { 0 } else { h })
+        .collect();
+    let mms = mm_home.len().max(1);
     let count = |s: &Scope| match s {
         Scope::Global => 1,
         Scope::PerNode => nodes,
+        Scope::PerMm => mms,
     };
     let prefix = |scopes: &[Scope]| -> Vec<usize> {
         scopes
@@ -572,15 +666,22 @@ pub fn simulate(
     };
     let lock_base = prefix(path.locks);
     let line_base = prefix(path.lines);
-    let mut sem = RwSem::new(line(machine, &cost, 0));
+    // Each address space's `mmap_sem`: threads of one process share its
+    // count line, processes each have their own.
+    let mut sems: Vec<RwSem> = (0..mms)
+        .map(|m| RwSem::new(line(machine, &cost, mm_home.get(m).copied().unwrap_or(0))))
+        .collect();
     // A per-node lock or line lives on its node; a global one on node 0
-    // (boot-time or static data; `mm_struct` of a process started there).
+    // (boot-time or static data); an address space's on its home.
     let homes = |scopes: &[Scope]| -> Vec<usize> {
         scopes
             .iter()
             .flat_map(|s| match s {
                 Scope::Global => vec![0],
                 Scope::PerNode => (0..nodes).collect(),
+                Scope::PerMm => (0..mms)
+                    .map(|m| mm_home.get(m).copied().unwrap_or(0))
+                    .collect(),
             })
             .collect()
     };
@@ -602,7 +703,7 @@ pub fn simulate(
         .into_iter()
         .map(|home| line(machine, &cost, home))
         .collect();
-    let hold_ns = machine.fault.ptl_hold_ns.round() as u64;
+    let hold_ns = (walk_ns(machine) + machine.fault.ptl_hold_ns).round() as u64;
     let unmap_ns = machine.fault.unmap_ns.round() as u64;
     let n = threads.len();
     // With a teardown the window is the whole run: its faults and its
@@ -637,20 +738,28 @@ pub fn simulate(
             break;
         }
         let node = threads[i].node;
+        let mm = threads[i].mm;
         // When this stage is over (None: the thread waits for a lock and
         // the release moves it on).
         let done = match p.current(i, path) {
             Sem => {
-                let d = sem.down_read(now, i, node);
+                let d = sems[mm.min(mms - 1)].down_read(now, i, node);
                 wait += d - now;
                 Some(d)
             }
             PtlWork => Some(now + Dur(hold_ns)),
             UnmapWork => Some(now + Dur(unmap_ns)),
             Work => Some(now + Dur(threads[i].work_ns)),
-            Write(l) => Some(lines[instance(&line_base, path.lines, l, node)].write(now, i, node)),
+            Write(l) => {
+                Some(lines[instance(&line_base, path.lines, l, node, mm)].write(now, i, node))
+            }
+            WritePair(a, b) => {
+                let x = lines[instance(&line_base, path.lines, a, node, mm)].write(now, i, node);
+                let y = lines[instance(&line_base, path.lines, b, node, mm)].write(now, i, node);
+                Some(x.max(y))
+            }
             PageWrite(l, b) => {
-                let line = &mut lines[instance(&line_base, path.lines, l, node)];
+                let line = &mut lines[instance(&line_base, path.lines, l, node, mm)];
                 Some((0..path.batch.pages(b)).fold(now, |t, _| line.write(t, i, node)))
             }
             // `settle` steps over the markers before a thread reaches them.
@@ -658,7 +767,7 @@ pub fn simulate(
             Lock(l) => {
                 asked[i] = now;
                 waiting[i] = true;
-                let at = lk[instance(&lock_base, path.locks, l, node)].acquire(now, i, node);
+                let at = lk[instance(&lock_base, path.locks, l, node, mm)].acquire(now, i, node);
                 if let Some(at) = at {
                     waiting[i] = false;
                     wait += at - now;
@@ -666,7 +775,7 @@ pub fn simulate(
                 at
             }
             Unlock(l) => {
-                let li = instance(&lock_base, path.locks, l, node);
+                let li = instance(&lock_base, path.locks, l, node, mm);
                 if let Some(g) = lk[li].release(now, i) {
                     waiting[g.cpu] = false;
                     wait += g.at - asked[g.cpu];
@@ -826,11 +935,26 @@ pub fn mean_zero_ns(machine: &Machine, node: usize, p: &Placement, unit: u64, lo
         .map(|&(m, k)| {
             let m = m as usize;
             let cpu_rate = machine.fault.zero_gbps / machine.distances.ratio(node, m);
-            let mem_rate = machine.memory.bandwidth_gbps / load[m].max(1.0);
+            let mem_rate =
+                machine.memory.bandwidth_gbps / (load[m].max(1.0) * zero_traffic(machine));
             k as f64 * unit as f64 / cpu_rate.min(mem_rate)
         })
         .sum::<f64>()
         / pages
+}
+
+/// Bytes of memory traffic per byte a CPU zeroes. ia64's `clear_page()`
+/// (arch/ia64/lib/clear_page.S) zeroes with `stf.spill` stores into
+/// write-back, write-allocate caches, so every line is read from memory
+/// for ownership before it is written back: two bytes moved for each byte
+/// zeroed. Other architectures keep one byte for each, as before (not
+/// derived here: x86's fast string stores may write whole lines without
+/// reading them; EV6 has a write hint, `wh64`).
+pub fn zero_traffic(machine: &Machine) -> f64 {
+    match machine.arch {
+        crate::machine::Arch::Ia64 => 2.0,
+        _ => 1.0,
+    }
 }
 
 /// Rounds of the zeroing-load fixed point in [`zeroing_ns`]; it converges
