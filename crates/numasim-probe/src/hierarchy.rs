@@ -181,37 +181,36 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
     // replacement, fitted below from the chase; sysfs sizes to start.
     init_reach(meas, m);
     let page_bytes = page_bytes(page, meas.page_size);
-    // Caches are sorted as `memcost::cache_capacities` walks them; a
-    // cache's capacity is its reach where one is given.
-    let cap = |m: &Machine, i: usize| {
-        m.hierarchy
-            .reach
-            .get(i)
-            .copied()
-            .unwrap_or_else(|| memcost::cache_capacities(m)[i].0)
-    };
-    // Both the chase and the copy walk their buffer in one cyclic order.
-    let own = |m: &Machine, i: usize, s: u64| {
-        let (shares, _) = memcost::residency_of(m, Access::Cyclic, s, page_bytes);
+    // The chase walks its buffer as one cycle, the copy as a stream.
+    let own = |m: &Machine, a: Access, i: usize, s: u64| {
+        let (shares, _) = memcost::residency_of(m, a, s, page_bytes);
         shares.get(i).map_or(0.0, |x| x.0)
     };
-    // The largest size at most half of `limit` where cache `i` holds at
-    // least MIN_SHARE of the buffer on its own (the copy rates).
-    let within = |m: &Machine, i: usize, limit: u64| {
-        curve
-            .iter()
-            .filter(|(s, _)| *s <= limit / 2)
-            .filter(|(s, _)| own(m, i, *s) >= MIN_SHARE)
-            .max_by_key(|x| x.0)
-            .copied()
+    // For a copy rate: the size past `above` (L1, priced apart) where
+    // cache `i` holds the most of the stream on its own, at least
+    // MIN_SHARE, the largest of equals (the most of its own lines): the
+    // latencies' rule on the copy's residency. The largest size within
+    // half the reach, as before, was 4 MiB on the EPYC guest's 32 MiB L3
+    // (its stream reach fitted a KiB short of 32 MiB) and on the Xeon's
+    // (a reach of 17 MiB), where the L2 still keeps a fifth of the copy,
+    // and the 16 MiB copies came out 10-20% slow.
+    let copy_at = |m: &Machine, i: usize, above: u64| {
+        let mut best: Option<(u64, &SizeResult, f64)> = None;
+        for &(s, r) in curve.iter().filter(|(s, _)| *s > above) {
+            let x = own(m, Access::Stream, i, s);
+            if x >= MIN_SHARE && best.is_none_or(|b| x >= b.2 - 1e-9) {
+                best = Some((s, r, x));
+            }
+        }
+        best.map(|(s, r, _)| (s, r))
     };
     // For a latency: the size where cache `i` holds the most of the chase
     // on its own (the smallest of equals: the fewest lines its neighbours
     // in the sweep can take), at least MIN_SHARE.
-    let own_most = |m: &Machine, i: usize| {
+    let own_most = |m: &Machine, a: Access, i: usize| {
         let mut best: Option<(u64, &SizeResult, f64)> = None;
         for &(s, r) in &curve {
-            let x = own(m, i, s);
+            let x = own(m, a, i, s);
             if x >= MIN_SHARE && best.is_none_or(|b| x > b.2 + 1e-9) {
                 best = Some((s, r, x));
             }
@@ -274,10 +273,10 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
         let last = pass == REACH_PASSES;
         let (mut o, mut n) = (Vec::new(), Vec::new());
         if pass > 0 {
-            fit_reach(meas, m, page, &mut o, &mut n);
+            fit_reach(meas, m, page, Access::Cyclic, &mut o, &mut n);
         }
         for i in 0..ncache {
-            match own_most(m, i) {
+            match own_most(m, Access::Cyclic, i) {
                 Some((size, r)) => {
                     let _ = fit_steps(
                         m,
@@ -403,20 +402,32 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             &mut notes,
         );
     }
+    // glibc's memcpy switches to non-temporal stores past a threshold
+    // (the copy's store strategy, memcost::stream_copy).
+    match meas.nt_store_threshold {
+        Some(b) => m.hierarchy.nt_store_threshold = b,
+        None => notes.push(
+            "machine: hierarchy.nt_store_threshold not written: the C library gave no non-temporal threshold for memcpy (not glibc on x86_64, or a run saved before the probe read it), so every copy is priced with one store strategy".into(),
+        ),
+    }
     // The caches' rates and memory's depend on each other wherever a
     // level keeps part of a buffer (the largest size too): a second
-    // round settles them; only the last one's entries are kept.
-    for pass in 0..2 {
+    // round settles them. Then the stream's own reach per cache from the
+    // copy sweep, as the chase's is from the chase (starting from the
+    // chase's), and the rates again on it (STREAM_PASSES rounds); only
+    // the last round's entries are kept.
+    m.hierarchy.stream_reach = m.hierarchy.reach.clone();
+    m.hierarchy.stream_retain = m.hierarchy.cyclic_retain.clone();
+    for pass in 0..=STREAM_PASSES {
         let (mut o, mut n) = (Vec::new(), Vec::new());
+        if pass > 0 {
+            fit_reach(meas, m, page, Access::Stream, &mut o, &mut n);
+        }
         for i in 0..ncache {
             if m.cpu.caches[i].level <= 1 {
                 continue;
             }
-            // Where no size within half the reach is mostly this level's (a
-            // reach fitted small), the size where it holds the most.
-            let found = within(m, i, cap(m, i))
-                .or_else(|| own_most(m, i))
-                .filter(|(s, _)| *s > l1);
+            let found = copy_at(m, i, l1);
             if let Some((size, r)) = found {
                 // Start from the memory rate: the cache is at least that fast.
                 m.cpu.caches[i].copy_mbps = Some(m.hierarchy.stream_mbps);
@@ -465,7 +476,7 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             &mut o,
             &mut n,
         );
-        if pass == 1 {
+        if pass == STREAM_PASSES {
             out.extend(o);
             notes.extend(n);
         }
@@ -705,6 +716,10 @@ fn fit_tlb_entries(
     });
 }
 
+/// Rounds of fitting the stream's reach and then the copy rates again
+/// (after one round on the chase's reach).
+const STREAM_PASSES: usize = 2;
+
 /// Rounds of fitting the caches' reach and then their latencies again:
 /// each depends on the other; two rounds settle to well within a
 /// measurement's spread on the fixture runs.
@@ -779,30 +794,54 @@ const DEFAULT_WAYS: u32 = 16;
 /// past its own size), with both retentions, scored by χ² = Σ ((simulated
 /// − measured) / max(spread, 5%)·measured)²; the least kept. Its spread
 /// is the width of the reaches within 1 of the least (68%).
+///
+/// With `Access::Stream` the same for the copy (`stream_reach`,
+/// `stream_retain`): the copy sweep below its largest size (where
+/// `stream_mbps` is solved), past L1 (whose copies are priced apart).
 fn fit_reach(
     meas: &Measurements,
     m: &mut Machine,
     page: PageKind,
+    access: Access,
     out: &mut Vec<Fitted>,
     notes: &mut Vec<String>,
 ) {
+    let stream = access == Access::Stream;
+    let metric = if stream {
+        "copy_mbps"
+    } else {
+        "mem_latency_ns"
+    };
     let k = kernel_for(m, page, meas.page_size);
     let c = curve(meas, page);
+    let l1 = m.l1_bytes();
     let mut rows: Vec<(u64, f64, f64)> = c
         .iter()
         .filter_map(|(s, r)| {
-            let (v, sp) = measured(r, "mem_latency_ns")?;
+            let (v, sp) = measured(r, metric)?;
             Some((*s, v, sp.max(crate::validate::TOLERANCE) * v))
         })
         .collect();
-    // The largest is where the memory latency is solved afterwards.
+    // The largest is where the memory latency (stream rate) is solved
+    // afterwards.
     rows.pop();
+    if stream {
+        rows.retain(|(s, ..)| *s > l1);
+    }
     if rows.len() < 2 || m.hierarchy.reach.is_empty() {
         return;
     }
+    fn vecs(m: &mut Machine, stream: bool) -> (&mut Vec<u64>, &mut Vec<f64>) {
+        let h = &mut m.hierarchy;
+        if stream {
+            (&mut h.stream_reach, &mut h.stream_retain)
+        } else {
+            (&mut h.reach, &mut h.cyclic_retain)
+        }
+    }
     let chi2 = |t: &Machine| -> f64 {
         rows.iter()
-            .map(|(s, v, b)| ((simulate(t, &k, "mem_latency_ns", *s, 1) - v) / b).powi(2))
+            .map(|(s, v, b)| ((simulate(t, &k, metric, *s, 1) - v) / b).powi(2))
             .sum()
     };
     let n = m.cpu.caches.len();
@@ -813,7 +852,7 @@ fn fit_reach(
         let lo = if i == 0 {
             size
         } else {
-            m.hierarchy.reach[i - 1]
+            vecs(m, stream).0[i - 1]
         };
         let hi = if i == 0 {
             size
@@ -831,9 +870,10 @@ fn fit_reach(
                     * 1024)
                     .max(lo);
                 let mut t = m.clone();
-                t.hierarchy.reach[i] = r;
-                t.hierarchy.cyclic_retain[i] = rho;
-                for x in t.hierarchy.reach.iter_mut().skip(i + 1) {
+                let (reach, retain) = vecs(&mut t, stream);
+                reach[i] = r;
+                retain[i] = rho;
+                for x in reach.iter_mut().skip(i + 1) {
                     *x = (*x).max(r);
                 }
                 scored.push((rho, r, chi2(&t)));
@@ -854,9 +894,10 @@ fn fit_reach(
             })
             .copied()
             .expect("candidates");
-        m.hierarchy.reach[i] = best.1;
-        m.hierarchy.cyclic_retain[i] = best.0;
-        for x in m.hierarchy.reach.iter_mut().skip(i + 1) {
+        let (reach, retain) = vecs(m, stream);
+        reach[i] = best.1;
+        retain[i] = best.0;
+        for x in reach.iter_mut().skip(i + 1) {
             *x = (*x).max(best.1);
         }
         let near: Vec<u64> = scored
@@ -895,23 +936,32 @@ fn fit_reach(
             )
         });
     }
-    m.hierarchy.llc_reach = *m.hierarchy.reach.last().expect("caches");
+    let last = *vecs(m, stream).0.last().expect("caches");
+    if !stream {
+        m.hierarchy.llc_reach = last;
+    }
     let pl = page.label();
     let from = format!(
-        "fitted to the chase ({pl}) below its largest size, chi-square over reach and retention per cache: {}",
+        "fitted to the {} ({pl}) below its largest size, chi-square over reach and retention per cache: {}",
+        if stream { "copy" } else { "chase" },
         text.join("; ")
     );
-    notes.push(format!("machine: hierarchy.reach {from}"));
-    for key in ["reach", "cyclic_retain", "llc_reach"] {
+    let keys: &[&'static str] = if stream {
+        &["stream_reach", "stream_retain"]
+    } else {
+        &["reach", "cyclic_retain", "llc_reach"]
+    };
+    notes.push(format!("machine: hierarchy.{} {from}", keys[0]));
+    for &key in keys {
         out.push(Fitted {
             table: "hierarchy",
             key,
             cache: None,
-            value: *m.hierarchy.reach.last().expect("caches") as f64,
+            value: last as f64,
             from: from.clone(),
             spread: worst_spread,
             used: Used {
-                metric: "mem_latency_ns",
+                metric,
                 bytes: 0,
                 page,
             },

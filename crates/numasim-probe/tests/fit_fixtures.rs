@@ -105,10 +105,11 @@ fn three_runs_agree_within_their_spreads() {
             "hierarchy.stream_mbps" => m.hierarchy.stream_mbps,
             "hierarchy.llc_reach" => m.hierarchy.llc_reach as f64,
             "hierarchy.reach" => *m.hierarchy.reach.last().unwrap() as f64,
+            "hierarchy.stream_reach" => *m.hierarchy.stream_reach.last().unwrap() as f64,
             "hierarchy.prefetch_depth_lines" => m.hierarchy.prefetch_depth_lines,
             // A choice between two policies per cache, not a value with a
             // spread: compared below as the same choice or not.
-            "hierarchy.cyclic_retain" => f64::NAN,
+            "hierarchy.cyclic_retain" | "hierarchy.stream_retain" => f64::NAN,
             other => panic!("no accessor for {other}"),
         }
     };
