@@ -516,16 +516,35 @@ fn fit_prefetch_depth(
     let line_ns = m.cpu.cache_line as f64 / m.hierarchy.stream_mbps * 1e3;
     let most = (m.tlb.miss_ns + 4.0 * m.llc_latency_ns()) / line_ns.max(1e-9);
     let label = crate::bench::size_label(size);
+    // The copy is affine in the line times hidden, up to a whole miss,
+    // and flat past it (memcost::stream_copy: misses · (miss − hidden),
+    // the misses sampled once per buffer), so a line through at(0) and
+    // at(h), checked at 2h, decides each bisection step that is not
+    // within 1e-9 of the target; those are simulated whole, so every
+    // step goes as simulating each gives. Every step simulated whole
+    // (a TLB sampled over 2 × 131,072 pages each) was most of the fit.
+    let (a0, am) = (at(0.0), at(most));
+    let h = most / 1024.0;
+    let slope = (at(h) - a0) / h;
+    let linear = slope < 0.0 && (at(2.0 * h) - (a0 + 2.0 * h * slope)).abs() <= 1e-12 * a0;
+    let above = |d: f64, target: f64| {
+        let q = (a0 + slope * d).max(am);
+        if linear && (q - target).abs() > 1e-9 * target.abs() {
+            q > target
+        } else {
+            at(d) > target
+        }
+    };
     let solve_depth = |target: f64| {
-        if at(0.0) <= target {
+        if a0 <= target {
             0.0
-        } else if at(most) >= target {
+        } else if am >= target {
             most
         } else {
             let (mut lo, mut hi) = (0.0, most);
             for _ in 0..60 {
                 let mid = 0.5 * (lo + hi);
-                if at(mid) > target {
+                if above(mid, target) {
                     lo = mid;
                 } else {
                     hi = mid;
@@ -839,9 +858,21 @@ fn fit_reach(
             (&mut h.reach, &mut h.cyclic_retain)
         }
     }
+    let lines = if stream {
+        None
+    } else {
+        chase_lines(m, &k, &rows)
+    };
+    // A candidate's chase: on its row's line where there is one, else
+    // simulated whole.
+    let sim = |t: &Machine, j: usize, s: u64| match &lines {
+        Some(l) => (chase_residency_ns(t, s, k.mm.page_size) + l[j].1) * l[j].0,
+        None => simulate(t, &k, metric, s, 1),
+    };
     let chi2 = |t: &Machine| -> f64 {
         rows.iter()
-            .map(|(s, v, b)| ((simulate(t, &k, metric, *s, 1) - v) / b).powi(2))
+            .enumerate()
+            .map(|(j, (s, v, b))| ((sim(t, j, *s) - v) / b).powi(2))
             .sum()
     };
     let n = m.cpu.caches.len();
@@ -967,6 +998,59 @@ fn fit_reach(
             },
         });
     }
+}
+
+/// The chase's latency sum over where its lines live, ns a load: the
+/// part of `memcost::pointer_chase` that the caches' reaches change,
+/// summed as it sums it.
+fn chase_residency_ns(t: &Machine, bytes: u64, page: u64) -> f64 {
+    let (shares, mem) = memcost::residency_of(t, Access::Cyclic, bytes, page);
+    let cycle = t.cycle_ns();
+    let hit: f64 = shares
+        .iter()
+        .map(|(share, c)| share * c.latency_cycles * cycle)
+        .sum();
+    hit + mem * memcost::memory_ns(t)
+}
+
+/// Per chase row, (y, p) with the simulated chase = (X + p) · y for any
+/// reaches and retentions, X being [`chase_residency_ns`]: the chase is
+/// (X + the TLB's part) · (1 + interruptions) (`memcost::pointer_chase`),
+/// and neither the TLB's part (its sampled misses, the page-table lines'
+/// latency by `llc_reach` and the sysfs sizes) nor the interruptions
+/// depend on the reaches. Two whole simulations per row (every reach a
+/// line, nothing retained; every reach past the buffer) give the line,
+/// checked against a third at `m`'s own reaches; `None` where any row
+/// misses it (the model changed), and the fit simulates every candidate
+/// whole as before. Sampling the TLB for every candidate was most of
+/// the fit's time (`fit_fixtures` 95-140 s).
+fn chase_lines(m: &Machine, k: &KernelConfig, rows: &[(u64, f64, f64)]) -> Option<Vec<(f64, f64)>> {
+    let page = k.mm.page_size;
+    let biggest = rows.iter().map(|r| r.0).max()?.saturating_mul(4);
+    let mut lo = m.clone();
+    let mut hi = m.clone();
+    for (t, reach, rho) in [
+        (&mut lo, m.cpu.cache_line as u64, 0.0),
+        (&mut hi, biggest, 1.0),
+    ] {
+        t.hierarchy.reach.iter_mut().for_each(|x| *x = reach);
+        t.hierarchy.cyclic_retain.iter_mut().for_each(|x| *x = rho);
+    }
+    rows.iter()
+        .map(|&(s, ..)| {
+            let (xa, xb) = (
+                chase_residency_ns(&lo, s, page),
+                chase_residency_ns(&hi, s, page),
+            );
+            let sa = simulate(&lo, k, "mem_latency_ns", s, 1);
+            let sb = simulate(&hi, k, "mem_latency_ns", s, 1);
+            let y = (sa - sb) / (xa - xb);
+            let p = sa / y - xa;
+            let sm = simulate(m, k, "mem_latency_ns", s, 1);
+            let on = (chase_residency_ns(m, s, page) + p) * y;
+            (y.is_finite() && y > 0.0 && (on - sm).abs() <= 1e-9 * sm.abs()).then_some((y, p))
+        })
+        .collect()
 }
 
 fn curve(meas: &Measurements, page: PageKind) -> Vec<(u64, &SizeResult)> {
