@@ -16,7 +16,8 @@
 //! | `tlb.miss_ns`                 | chase with 4 KiB pages at the largest size     |
 //! | `hierarchy.mlp`               | random read at the largest size                |
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
-//! | `cpu.cache.copy_mbps`         | copy at the largest size within half the level |
+//! | `cpu.cache.copy_mbps`         | copy where the level holds the most of it      |
+//! | `hierarchy.stream_reach`, `stream_retain` | copy below the largest size (χ², per cache) |
 //! | `hierarchy.stream_mbps`       | copy at the largest size                       |
 //! | `hierarchy.prefetch_depth_lines` | copy at the largest size with 4 KiB pages   |
 
