@@ -36,6 +36,10 @@ pub struct Measurements {
     /// Entries of the TLB for base pages, where the CPU says (`TLB size`
     /// in /proc/cpuinfo on x86).
     pub tlb_entries: Option<u64>,
+    /// Bytes one `memcpy` moves above which it uses non-temporal stores
+    /// (glibc x86's `x86_non_temporal_threshold`), where the C library
+    /// says.
+    pub nt_store_threshold: Option<u64>,
     /// Bytes the fault test touches, all threads together.
     pub fault_bytes: u64,
     /// (threads, first-touch faults per second) with threads of one process.
@@ -628,6 +632,13 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "2 x mean remote_copy_mbps".into(),
         ));
     }
+    if m.nt_store_threshold.is_some() {
+        v.push((
+            "hierarchy",
+            "nt_store_threshold",
+            "glibc.cpu.x86_non_temporal_threshold as `ld.so --list-tunables` gives it: memcpy's non-temporal stores past it (glibc sysdeps/x86/dl-cacheinfo.h)".into(),
+        ));
+    }
     if m.tlb_entries.is_some() {
         v.push(("tlb", "entries", "/proc/cpuinfo `TLB size`".into()));
     } else {
@@ -691,6 +702,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
         cpu_model: String::new(),
         clock_mhz: None,
         tlb_entries: None,
+        nt_store_threshold: None,
         fault_bytes: 0,
         fault_per_s: Vec::new(),
         clock_gettime_ns: Vec::new(),
@@ -756,6 +768,9 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                 }
             }
             "tlb_entries" => base.tlb_entries = Some(num(metric)? as u64).filter(|e| *e > 0),
+            "nt_store_threshold_bytes" => {
+                base.nt_store_threshold = Some(num(metric)? as u64).filter(|b| *b > 0)
+            }
             "cache_bytes" => base.caches.push(CacheInfo {
                 level: case["level"]
                     .as_u64()

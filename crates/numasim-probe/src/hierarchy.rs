@@ -16,7 +16,8 @@
 //! | `tlb.miss_ns`                 | chase with 4 KiB pages at the largest size     |
 //! | `hierarchy.mlp`               | random read at the largest size                |
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
-//! | `cpu.cache.copy_mbps`         | copy at the largest size within half the level |
+//! | `cpu.cache.copy_mbps`         | copy where the level holds the most of it      |
+//! | `hierarchy.stream_reach`, `stream_retain` | copy below the largest size (χ², per cache) |
 //! | `hierarchy.stream_mbps`       | copy at the largest size                       |
 //! | `hierarchy.prefetch_depth_lines` | copy at the largest size with 4 KiB pages   |
 
@@ -181,37 +182,36 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
     // replacement, fitted below from the chase; sysfs sizes to start.
     init_reach(meas, m);
     let page_bytes = page_bytes(page, meas.page_size);
-    // Caches are sorted as `memcost::cache_capacities` walks them; a
-    // cache's capacity is its reach where one is given.
-    let cap = |m: &Machine, i: usize| {
-        m.hierarchy
-            .reach
-            .get(i)
-            .copied()
-            .unwrap_or_else(|| memcost::cache_capacities(m)[i].0)
-    };
-    // Both the chase and the copy walk their buffer in one cyclic order.
-    let own = |m: &Machine, i: usize, s: u64| {
-        let (shares, _) = memcost::residency_of(m, Access::Cyclic, s, page_bytes);
+    // The chase walks its buffer as one cycle, the copy as a stream.
+    let own = |m: &Machine, a: Access, i: usize, s: u64| {
+        let (shares, _) = memcost::residency_of(m, a, s, page_bytes);
         shares.get(i).map_or(0.0, |x| x.0)
     };
-    // The largest size at most half of `limit` where cache `i` holds at
-    // least MIN_SHARE of the buffer on its own (the copy rates).
-    let within = |m: &Machine, i: usize, limit: u64| {
-        curve
-            .iter()
-            .filter(|(s, _)| *s <= limit / 2)
-            .filter(|(s, _)| own(m, i, *s) >= MIN_SHARE)
-            .max_by_key(|x| x.0)
-            .copied()
+    // For a copy rate: the size past `above` (L1, priced apart) where
+    // cache `i` holds the most of the stream on its own, at least
+    // MIN_SHARE, the largest of equals (the most of its own lines): the
+    // latencies' rule on the copy's residency. The largest size within
+    // half the reach, as before, was 4 MiB on the EPYC guest's 32 MiB L3
+    // (its stream reach fitted a KiB short of 32 MiB) and on the Xeon's
+    // (a reach of 17 MiB), where the L2 still keeps a fifth of the copy,
+    // and the 16 MiB copies came out 10-20% slow.
+    let copy_at = |m: &Machine, i: usize, above: u64| {
+        let mut best: Option<(u64, &SizeResult, f64)> = None;
+        for &(s, r) in curve.iter().filter(|(s, _)| *s > above) {
+            let x = own(m, Access::Stream, i, s);
+            if x >= MIN_SHARE && best.is_none_or(|b| x >= b.2 - 1e-9) {
+                best = Some((s, r, x));
+            }
+        }
+        best.map(|(s, r, _)| (s, r))
     };
     // For a latency: the size where cache `i` holds the most of the chase
     // on its own (the smallest of equals: the fewest lines its neighbours
     // in the sweep can take), at least MIN_SHARE.
-    let own_most = |m: &Machine, i: usize| {
+    let own_most = |m: &Machine, a: Access, i: usize| {
         let mut best: Option<(u64, &SizeResult, f64)> = None;
         for &(s, r) in &curve {
-            let x = own(m, i, s);
+            let x = own(m, a, i, s);
             if x >= MIN_SHARE && best.is_none_or(|b| x > b.2 + 1e-9) {
                 best = Some((s, r, x));
             }
@@ -274,10 +274,10 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
         let last = pass == REACH_PASSES;
         let (mut o, mut n) = (Vec::new(), Vec::new());
         if pass > 0 {
-            fit_reach(meas, m, page, &mut o, &mut n);
+            fit_reach(meas, m, page, Access::Cyclic, &mut o, &mut n);
         }
         for i in 0..ncache {
-            match own_most(m, i) {
+            match own_most(m, Access::Cyclic, i) {
                 Some((size, r)) => {
                     let _ = fit_steps(
                         m,
@@ -403,20 +403,32 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             &mut notes,
         );
     }
+    // glibc's memcpy switches to non-temporal stores past a threshold
+    // (the copy's store strategy, memcost::stream_copy).
+    match meas.nt_store_threshold {
+        Some(b) => m.hierarchy.nt_store_threshold = b,
+        None => notes.push(
+            "machine: hierarchy.nt_store_threshold not written: the C library gave no non-temporal threshold for memcpy (not glibc on x86_64, or a run saved before the probe read it), so every copy is priced with one store strategy".into(),
+        ),
+    }
     // The caches' rates and memory's depend on each other wherever a
     // level keeps part of a buffer (the largest size too): a second
-    // round settles them; only the last one's entries are kept.
-    for pass in 0..2 {
+    // round settles them. Then the stream's own reach per cache from the
+    // copy sweep, as the chase's is from the chase (starting from the
+    // chase's), and the rates again on it (STREAM_PASSES rounds); only
+    // the last round's entries are kept.
+    m.hierarchy.stream_reach = m.hierarchy.reach.clone();
+    m.hierarchy.stream_retain = m.hierarchy.cyclic_retain.clone();
+    for pass in 0..=STREAM_PASSES {
         let (mut o, mut n) = (Vec::new(), Vec::new());
+        if pass > 0 {
+            fit_reach(meas, m, page, Access::Stream, &mut o, &mut n);
+        }
         for i in 0..ncache {
             if m.cpu.caches[i].level <= 1 {
                 continue;
             }
-            // Where no size within half the reach is mostly this level's (a
-            // reach fitted small), the size where it holds the most.
-            let found = within(m, i, cap(m, i))
-                .or_else(|| own_most(m, i))
-                .filter(|(s, _)| *s > l1);
+            let found = copy_at(m, i, l1);
             if let Some((size, r)) = found {
                 // Start from the memory rate: the cache is at least that fast.
                 m.cpu.caches[i].copy_mbps = Some(m.hierarchy.stream_mbps);
@@ -465,7 +477,7 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             &mut o,
             &mut n,
         );
-        if pass == 1 {
+        if pass == STREAM_PASSES {
             out.extend(o);
             notes.extend(n);
         }
@@ -505,16 +517,35 @@ fn fit_prefetch_depth(
     let line_ns = m.cpu.cache_line as f64 / m.hierarchy.stream_mbps * 1e3;
     let most = (m.tlb.miss_ns + 4.0 * m.llc_latency_ns()) / line_ns.max(1e-9);
     let label = crate::bench::size_label(size);
+    // The copy is affine in the line times hidden, up to a whole miss,
+    // and flat past it (memcost::stream_copy: misses · (miss − hidden),
+    // the misses sampled once per buffer), so a line through at(0) and
+    // at(h), checked at 2h, decides each bisection step that is not
+    // within 1e-9 of the target; those are simulated whole, so every
+    // step goes as simulating each gives. Every step simulated whole
+    // (a TLB sampled over 2 × 131,072 pages each) was most of the fit.
+    let (a0, am) = (at(0.0), at(most));
+    let h = most / 1024.0;
+    let slope = (at(h) - a0) / h;
+    let linear = slope < 0.0 && (at(2.0 * h) - (a0 + 2.0 * h * slope)).abs() <= 1e-12 * a0;
+    let above = |d: f64, target: f64| {
+        let q = (a0 + slope * d).max(am);
+        if linear && (q - target).abs() > 1e-9 * target.abs() {
+            q > target
+        } else {
+            at(d) > target
+        }
+    };
     let solve_depth = |target: f64| {
-        if at(0.0) <= target {
+        if a0 <= target {
             0.0
-        } else if at(most) >= target {
+        } else if am >= target {
             most
         } else {
             let (mut lo, mut hi) = (0.0, most);
             for _ in 0..60 {
                 let mid = 0.5 * (lo + hi);
-                if at(mid) > target {
+                if above(mid, target) {
                     lo = mid;
                 } else {
                     hi = mid;
@@ -705,6 +736,10 @@ fn fit_tlb_entries(
     });
 }
 
+/// Rounds of fitting the stream's reach and then the copy rates again
+/// (after one round on the chase's reach).
+const STREAM_PASSES: usize = 2;
+
 /// Rounds of fitting the caches' reach and then their latencies again:
 /// each depends on the other; two rounds settle to well within a
 /// measurement's spread on the fixture runs.
@@ -779,30 +814,66 @@ const DEFAULT_WAYS: u32 = 16;
 /// past its own size), with both retentions, scored by χ² = Σ ((simulated
 /// − measured) / max(spread, 5%)·measured)²; the least kept. Its spread
 /// is the width of the reaches within 1 of the least (68%).
+///
+/// With `Access::Stream` the same for the copy (`stream_reach`,
+/// `stream_retain`): the copy sweep below its largest size (where
+/// `stream_mbps` is solved), past L1 (whose copies are priced apart).
 fn fit_reach(
     meas: &Measurements,
     m: &mut Machine,
     page: PageKind,
+    access: Access,
     out: &mut Vec<Fitted>,
     notes: &mut Vec<String>,
 ) {
+    let stream = access == Access::Stream;
+    let metric = if stream {
+        "copy_mbps"
+    } else {
+        "mem_latency_ns"
+    };
     let k = kernel_for(m, page, meas.page_size);
     let c = curve(meas, page);
+    let l1 = m.l1_bytes();
     let mut rows: Vec<(u64, f64, f64)> = c
         .iter()
         .filter_map(|(s, r)| {
-            let (v, sp) = measured(r, "mem_latency_ns")?;
+            let (v, sp) = measured(r, metric)?;
             Some((*s, v, sp.max(crate::validate::TOLERANCE) * v))
         })
         .collect();
-    // The largest is where the memory latency is solved afterwards.
+    // The largest is where the memory latency (stream rate) is solved
+    // afterwards.
     rows.pop();
+    if stream {
+        rows.retain(|(s, ..)| *s > l1);
+    }
     if rows.len() < 2 || m.hierarchy.reach.is_empty() {
         return;
     }
+    fn vecs(m: &mut Machine, stream: bool) -> (&mut Vec<u64>, &mut Vec<f64>) {
+        let h = &mut m.hierarchy;
+        if stream {
+            (&mut h.stream_reach, &mut h.stream_retain)
+        } else {
+            (&mut h.reach, &mut h.cyclic_retain)
+        }
+    }
+    let lines = if stream {
+        None
+    } else {
+        chase_lines(m, &k, &rows)
+    };
+    // A candidate's chase: on its row's line where there is one, else
+    // simulated whole.
+    let sim = |t: &Machine, j: usize, s: u64| match &lines {
+        Some(l) => (chase_residency_ns(t, s, k.mm.page_size) + l[j].1) * l[j].0,
+        None => simulate(t, &k, metric, s, 1),
+    };
     let chi2 = |t: &Machine| -> f64 {
         rows.iter()
-            .map(|(s, v, b)| ((simulate(t, &k, "mem_latency_ns", *s, 1) - v) / b).powi(2))
+            .enumerate()
+            .map(|(j, (s, v, b))| ((sim(t, j, *s) - v) / b).powi(2))
             .sum()
     };
     let n = m.cpu.caches.len();
@@ -813,7 +884,7 @@ fn fit_reach(
         let lo = if i == 0 {
             size
         } else {
-            m.hierarchy.reach[i - 1]
+            vecs(m, stream).0[i - 1]
         };
         let hi = if i == 0 {
             size
@@ -831,9 +902,10 @@ fn fit_reach(
                     * 1024)
                     .max(lo);
                 let mut t = m.clone();
-                t.hierarchy.reach[i] = r;
-                t.hierarchy.cyclic_retain[i] = rho;
-                for x in t.hierarchy.reach.iter_mut().skip(i + 1) {
+                let (reach, retain) = vecs(&mut t, stream);
+                reach[i] = r;
+                retain[i] = rho;
+                for x in reach.iter_mut().skip(i + 1) {
                     *x = (*x).max(r);
                 }
                 scored.push((rho, r, chi2(&t)));
@@ -854,9 +926,10 @@ fn fit_reach(
             })
             .copied()
             .expect("candidates");
-        m.hierarchy.reach[i] = best.1;
-        m.hierarchy.cyclic_retain[i] = best.0;
-        for x in m.hierarchy.reach.iter_mut().skip(i + 1) {
+        let (reach, retain) = vecs(m, stream);
+        reach[i] = best.1;
+        retain[i] = best.0;
+        for x in reach.iter_mut().skip(i + 1) {
             *x = (*x).max(best.1);
         }
         let near: Vec<u64> = scored
@@ -895,28 +968,90 @@ fn fit_reach(
             )
         });
     }
-    m.hierarchy.llc_reach = *m.hierarchy.reach.last().expect("caches");
+    let last = *vecs(m, stream).0.last().expect("caches");
+    if !stream {
+        m.hierarchy.llc_reach = last;
+    }
     let pl = page.label();
     let from = format!(
-        "fitted to the chase ({pl}) below its largest size, chi-square over reach and retention per cache: {}",
+        "fitted to the {} ({pl}) below its largest size, chi-square over reach and retention per cache: {}",
+        if stream { "copy" } else { "chase" },
         text.join("; ")
     );
-    notes.push(format!("machine: hierarchy.reach {from}"));
-    for key in ["reach", "cyclic_retain", "llc_reach"] {
+    let keys: &[&'static str] = if stream {
+        &["stream_reach", "stream_retain"]
+    } else {
+        &["reach", "cyclic_retain", "llc_reach"]
+    };
+    notes.push(format!("machine: hierarchy.{} {from}", keys[0]));
+    for &key in keys {
         out.push(Fitted {
             table: "hierarchy",
             key,
             cache: None,
-            value: *m.hierarchy.reach.last().expect("caches") as f64,
+            value: last as f64,
             from: from.clone(),
             spread: worst_spread,
             used: Used {
-                metric: "mem_latency_ns",
+                metric,
                 bytes: 0,
                 page,
             },
         });
     }
+}
+
+/// The chase's latency sum over where its lines live, ns a load: the
+/// part of `memcost::pointer_chase` that the caches' reaches change,
+/// summed as it sums it.
+fn chase_residency_ns(t: &Machine, bytes: u64, page: u64) -> f64 {
+    let (shares, mem) = memcost::residency_of(t, Access::Cyclic, bytes, page);
+    let cycle = t.cycle_ns();
+    let hit: f64 = shares
+        .iter()
+        .map(|(share, c)| share * c.latency_cycles * cycle)
+        .sum();
+    hit + mem * memcost::memory_ns(t)
+}
+
+/// Per chase row, (y, p) with the simulated chase = (X + p) · y for any
+/// reaches and retentions, X being [`chase_residency_ns`]: the chase is
+/// (X + the TLB's part) · (1 + interruptions) (`memcost::pointer_chase`),
+/// and neither the TLB's part (its sampled misses, the page-table lines'
+/// latency by `llc_reach` and the sysfs sizes) nor the interruptions
+/// depend on the reaches. Two whole simulations per row (every reach a
+/// line, nothing retained; every reach past the buffer) give the line,
+/// checked against a third at `m`'s own reaches; `None` where any row
+/// misses it (the model changed), and the fit simulates every candidate
+/// whole as before. Sampling the TLB for every candidate was most of
+/// the fit's time (`fit_fixtures` 95-140 s).
+fn chase_lines(m: &Machine, k: &KernelConfig, rows: &[(u64, f64, f64)]) -> Option<Vec<(f64, f64)>> {
+    let page = k.mm.page_size;
+    let biggest = rows.iter().map(|r| r.0).max()?.saturating_mul(4);
+    let mut lo = m.clone();
+    let mut hi = m.clone();
+    for (t, reach, rho) in [
+        (&mut lo, m.cpu.cache_line as u64, 0.0),
+        (&mut hi, biggest, 1.0),
+    ] {
+        t.hierarchy.reach.iter_mut().for_each(|x| *x = reach);
+        t.hierarchy.cyclic_retain.iter_mut().for_each(|x| *x = rho);
+    }
+    rows.iter()
+        .map(|&(s, ..)| {
+            let (xa, xb) = (
+                chase_residency_ns(&lo, s, page),
+                chase_residency_ns(&hi, s, page),
+            );
+            let sa = simulate(&lo, k, "mem_latency_ns", s, 1);
+            let sb = simulate(&hi, k, "mem_latency_ns", s, 1);
+            let y = (sa - sb) / (xa - xb);
+            let p = sa / y - xa;
+            let sm = simulate(m, k, "mem_latency_ns", s, 1);
+            let on = (chase_residency_ns(m, s, page) + p) * y;
+            (y.is_finite() && y > 0.0 && (on - sm).abs() <= 1e-9 * sm.abs()).then_some((y, p))
+        })
+        .collect()
 }
 
 fn curve(meas: &Measurements, page: PageKind) -> Vec<(u64, &SizeResult)> {

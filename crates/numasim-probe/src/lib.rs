@@ -344,6 +344,45 @@ fn huge_page_sizes() -> Vec<u64> {
     v
 }
 
+/// The size above which the C library's `memcpy` (which the copy test
+/// calls) uses non-temporal stores: glibc on x86 sets
+/// `x86_non_temporal_threshold` from the caches at start-up
+/// (sysdeps/x86/dl-cacheinfo.h `dl_init_cacheinfo`: a quarter of the
+/// shared cache, at least 3/4 of one thread's share since glibc 2.38 and
+/// its backports), and the dynamic loader prints it with
+/// `--list-tunables` (glibc 2.33 and later) as this process would get it
+/// (GLIBC_TUNABLES included). None elsewhere: one store strategy.
+fn glibc_nt_store_threshold() -> Option<u64> {
+    if !cfg!(all(
+        target_arch = "x86_64",
+        target_os = "linux",
+        target_env = "gnu"
+    )) {
+        return None;
+    }
+    let out = std::process::Command::new("/lib64/ld-linux-x86-64.so.2")
+        .arg("--list-tunables")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    parse_nt_threshold(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// `glibc.cpu.x86_non_temporal_threshold: 0x7200000 (min: ..., max: ...)`.
+fn parse_nt_threshold(text: &str) -> Option<u64> {
+    let v = text.lines().find_map(|l| {
+        l.trim()
+            .strip_prefix("glibc.cpu.x86_non_temporal_threshold:")
+    })?;
+    let v = v.split_whitespace().next()?;
+    let b = match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok()?,
+        None => v.parse().ok()?,
+    };
+    (b > 0).then_some(b)
+}
+
 /// Model name, clock (MHz) and base-page TLB entries from /proc/cpuinfo.
 fn cpu_model_and_clock() -> (String, Option<f64>, Option<u64>) {
     let text = read_text("/proc/cpuinfo").unwrap_or_default();
@@ -488,6 +527,14 @@ fn host_records(m: &Measurements) -> Vec<Record> {
             "tlb_entries",
             "entries",
             e as f64,
+        ));
+    }
+    if let Some(b) = m.nt_store_threshold {
+        v.push(rec(
+            vec![("of", json!("memcpy"))],
+            "nt_store_threshold_bytes",
+            "B",
+            b as f64,
         ));
     }
     for c in &m.caches {
@@ -1343,6 +1390,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         cpu_model,
         clock_mhz,
         tlb_entries,
+        nt_store_threshold: glibc_nt_store_threshold(),
         fault_bytes: plan.fault_bytes,
         fault_per_s,
         clock_gettime_ns: cgt_ns,
@@ -1368,4 +1416,22 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         scratch_dir,
         elapsed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_loaders_non_temporal_threshold_is_read_in_hex_or_not_at_all() {
+        let text = "glibc.cpu.x86_rep_movsb_threshold: 0x840 (min: 0x200, max: 0xffffffffffffffff)\n\
+                    glibc.cpu.x86_non_temporal_threshold: 0x7200000 (min: 0x4040, max: 0xfffffffffffffff)\n";
+        assert_eq!(super::parse_nt_threshold(text), Some(114 << 20));
+        assert_eq!(
+            super::parse_nt_threshold("glibc.cpu.x86_non_temporal_threshold: 0x0"),
+            None
+        );
+        assert_eq!(
+            super::parse_nt_threshold("glibc.malloc.arena_max: 0x0"),
+            None
+        );
+    }
 }

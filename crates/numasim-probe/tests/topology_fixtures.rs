@@ -33,6 +33,7 @@ fn measurements(topo: Topology) -> Measurements {
         cpu_model: "test cpu".into(),
         clock_mhz: Some(2500.0),
         tlb_entries: None,
+        nt_store_threshold: None,
         fault_bytes: 0,
         fault_per_s: vec![],
         clock_gettime_ns: vec![],

@@ -67,6 +67,23 @@ pub struct Hierarchy {
     /// sets span more than a page, physical placement gives each set a
     /// Poisson load of lines, which widens the step at the reach.
     pub ways: Vec<u32>,
+    /// Per cache (same order): the reach of a stream copy, where it
+    /// differs from the chase's (`reach`); empty: a stream takes `reach`
+    /// and `cyclic_retain`. A victim L3 that the L2 fills as it evicts
+    /// can keep a prefetched stream that a random cycle through the same
+    /// bytes does not (the EPYC guest's 16 MiB copy ran at the L3's rate
+    /// while its 16 MiB chase took memory's latency).
+    pub stream_reach: Vec<u64>,
+    /// Per cache (same order, with `stream_reach`): `cyclic_retain` for a
+    /// stream copy.
+    pub stream_retain: Vec<f64>,
+    /// Bytes one copy call moves above which `memcpy` uses non-temporal
+    /// stores (glibc x86: `__x86_shared_non_temporal_threshold`,
+    /// sysdeps/x86/dl-cacheinfo.h). Below it the destination is read for
+    /// ownership and written back, so memory moves 3 bytes per byte
+    /// copied; above it 2, and nothing of the buffer stays cached. 0: one
+    /// store strategy at every size (the stream rate as measured).
+    pub nt_store_threshold: u64,
 }
 
 /// How a buffer is walked, which decides what a cache keeps of it.
@@ -75,10 +92,14 @@ pub enum Access {
     /// Independent uniformly random lines: a set with k lines of the
     /// buffer and A ways hits A/k under any policy (the capacity share).
     Random,
-    /// The same order pass after pass (a pointer chase's cycle, a
-    /// stream copy): a set within its ways hits everything, a set past
-    /// them only what `cyclic_retain` keeps.
+    /// The same order pass after pass (a pointer chase's cycle): a set
+    /// within its ways hits everything, a set past them only what
+    /// `cyclic_retain` keeps.
     Cyclic,
+    /// A sequential copy, pass after pass: cyclic too, with the stream's
+    /// own reach and retention where the machine gives them
+    /// (`stream_reach`, `stream_retain`), else the chase's.
+    Stream,
 }
 
 /// Share of a buffer of `w` bytes that one cache of `size` bytes and
@@ -108,7 +129,7 @@ pub fn level_hit(
 ) -> f64 {
     let rho = match access {
         Access::Random => 1.0,
-        Access::Cyclic => retain,
+        Access::Cyclic | Access::Stream => retain,
     };
     let w = w.max(1.0);
     let reach = reach.max(1.0);
@@ -234,6 +255,9 @@ fn hierarchy_defaults(cpu: &super::Cpu, mem: &super::Memory) -> Hierarchy {
         reach: Vec::new(),
         cyclic_retain: Vec::new(),
         ways: Vec::new(),
+        stream_reach: Vec::new(),
+        stream_retain: Vec::new(),
+        nt_store_threshold: 0,
     }
 }
 
@@ -276,6 +300,9 @@ pub(super) fn read(
         }
         h.flops_per_cycle = num(&mut t, "flops_per_cycle", h.flops_per_cycle, 1e-3)?;
         read_reach(&mut t, cpu, &mut h)?;
+        if let Some(b) = t.size("nt_store_threshold")? {
+            h.nt_store_threshold = b;
+        }
         t.finish()?;
     }
     let mut s = SyscallCosts {
@@ -360,6 +387,49 @@ fn read_reach(t: &mut TableReader, cpu: &super::Cpu, h: &mut Hierarchy) -> Resul
     h.reach = reach;
     h.cyclic_retain = retain;
     h.ways = ways;
+    read_stream_reach(t, n, h)
+}
+
+/// `stream_reach` and `stream_retain` (both or neither; with `reach`).
+fn read_stream_reach(t: &mut TableReader, n: usize, h: &mut Hierarchy) -> Result<(), InputError> {
+    let reach = t.size_list("stream_reach")?;
+    let retain = t.list("stream_retain", crate::input::table::value_f64)?;
+    let (Some(reach), Some(retain)) = (reach, retain) else {
+        for key in ["stream_reach", "stream_retain"] {
+            if t.has(key) {
+                return Err(InputError::at(
+                    t.key(key),
+                    "needs both stream_reach and stream_retain (one entry per [[cpu.cache]])",
+                ));
+            }
+        }
+        return Ok(());
+    };
+    for (key, len) in [
+        ("stream_reach", reach.len()),
+        ("stream_retain", retain.len()),
+    ] {
+        if len != n {
+            return Err(InputError::at(
+                t.key(key),
+                format!("{len} entries: allowed one per [[cpu.cache]] ({n})"),
+            ));
+        }
+    }
+    if reach.contains(&0) {
+        return Err(InputError::at(
+            t.key("stream_reach"),
+            "every reach must be more than 0 bytes",
+        ));
+    }
+    if let Some(x) = retain.iter().find(|x| !(0.0..=1.0).contains(*x)) {
+        return Err(InputError::at(
+            t.key("stream_retain"),
+            format!("{x}: allowed 0 .. 1"),
+        ));
+    }
+    h.stream_reach = reach;
+    h.stream_retain = retain;
     Ok(())
 }
 
@@ -399,6 +469,22 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
         ht.insert("cyclic_retain".into(), r.into());
         let w: Vec<toml::Value> = h.ways.iter().map(|&x| (x as i64).into()).collect();
         ht.insert("ways".into(), w.into());
+        if !h.stream_reach.is_empty() {
+            let sizes: Vec<toml::Value> = h
+                .stream_reach
+                .iter()
+                .map(|&b| crate::input::size::format_size(b).into())
+                .collect();
+            ht.insert("stream_reach".into(), sizes.into());
+            let r: Vec<toml::Value> = h.stream_retain.iter().map(|&x| x.into()).collect();
+            ht.insert("stream_retain".into(), r.into());
+        }
+    }
+    if h.nt_store_threshold > 0 {
+        ht.insert(
+            "nt_store_threshold".into(),
+            crate::input::size::format_size(h.nt_store_threshold).into(),
+        );
     }
     t.insert("hierarchy".into(), ht.into());
     let s = &m.syscall;
@@ -455,13 +541,20 @@ impl Machine {
         if h.reach.is_empty() || h.reach.len() != self.cpu.caches.len() {
             return None;
         }
+        // A stream walks with its own reach where one is given.
+        let (reach, retain) = match access {
+            Access::Stream if h.stream_reach.len() == h.reach.len() => {
+                (&h.stream_reach, &h.stream_retain)
+            }
+            _ => (&h.reach, &h.cyclic_retain),
+        };
         let mut sizes: Vec<(u8, u64)> = self.cpu.caches.iter().map(|c| (c.level, c.size)).collect();
         sizes.sort_unstable();
         let mut held: f64 = 0.0;
         Some(
             (0..h.reach.len())
                 .map(|k| {
-                    let (r, a, size) = (h.reach[k], h.ways[k].max(1), sizes[k].1);
+                    let (r, a, size) = (reach[k], h.ways[k].max(1), sizes[k].1);
                     let uniform = size / a as u64 <= page.max(1);
                     let x = level_hit(
                         access,
@@ -469,7 +562,7 @@ impl Machine {
                         r as f64,
                         size as f64,
                         a,
-                        h.cyclic_retain[k],
+                        retain[k],
                         uniform,
                     );
                     held = held.max(x);
@@ -519,6 +612,51 @@ mod tests {
         let shared = |w| level_hit(Access::Cyclic, w, 2e6, 32e6, 16, 1.0, false);
         assert!(shared(1.9e6) > 0.99, "{}", shared(1.9e6));
         assert!((shared(8e6) - 0.25).abs() < 1e-3, "{}", shared(8e6));
+    }
+
+    #[test]
+    fn a_stream_walks_with_its_own_reach_where_one_is_given() {
+        let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
+        let n = m.cpu.caches.len();
+        // 64 KiB, 1 MiB, 16 MiB; LRU-like everywhere.
+        m.hierarchy.reach = (0..n as u64).map(|i| 64 << (10 + 4 * i)).collect();
+        m.hierarchy.cyclic_retain = vec![0.0; n];
+        m.hierarchy.ways = vec![16; n];
+        // Pages past every set span: sharp steps at the reaches.
+        let last = |m: &Machine, a| {
+            *m.reach_hits(a, 32 << 20, 1 << 30)
+                .expect("set")
+                .last()
+                .expect("caches")
+        };
+        // Without a stream reach the copy takes the chase's: 32 MiB is
+        // past the last 16 MiB and misses it.
+        assert_eq!(last(&m, Access::Stream), last(&m, Access::Cyclic));
+        assert!(last(&m, Access::Cyclic) < 1e-9);
+        let mut reach = m.hierarchy.reach.clone();
+        reach[n - 1] = 64 << 20;
+        m.hierarchy.stream_reach = reach;
+        m.hierarchy.stream_retain = vec![0.0; n];
+        assert_eq!(last(&m, Access::Stream), 1.0);
+        assert!(last(&m, Access::Cyclic) < 1e-9);
+        m.hierarchy.nt_store_threshold = 114 << 20;
+        let text = m.to_toml_string();
+        assert!(text.contains("nt_store_threshold = \"114 MiB\""), "{text}");
+        let back = Machine::from_toml_str(&text, "t.toml").expect("reads back");
+        assert_eq!(back.hierarchy, m.hierarchy);
+        let bad: String = text
+            .lines()
+            .filter(|l| !l.starts_with("stream_retain"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let e = Machine::from_toml_str(&bad, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hierarchy.stream_reach")
+                && e.contains("both stream_reach and stream_retain"),
+            "{e}"
+        );
     }
 
     #[test]
