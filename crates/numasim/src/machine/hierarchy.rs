@@ -350,40 +350,22 @@ fn read_reach(t: &mut TableReader, cpu: &super::Cpu, h: &mut Hierarchy) -> Resul
     let retain = t.list("cyclic_retain", crate::input::table::value_f64)?;
     let ways = t.list("ways", |v| crate::input::table::value_u32_in(v, 1, 1024))?;
     let (Some(reach), Some(retain), Some(ways)) = (reach, retain, ways) else {
-        for key in ["reach", "cyclic_retain", "ways"] {
-            if t.has(key) {
-                return Err(InputError::at(
-                    t.key(key),
-                    "needs all of reach, cyclic_retain and ways (one entry per [[cpu.cache]])",
-                ));
-            }
-        }
-        return Ok(());
+        return refuse_partial(
+            t,
+            &["reach", "cyclic_retain", "ways"],
+            "needs all of reach, cyclic_retain and ways (one entry per [[cpu.cache]])",
+        );
     };
-    for (key, len) in [
-        ("reach", reach.len()),
-        ("cyclic_retain", retain.len()),
-        ("ways", ways.len()),
-    ] {
-        if len != n {
-            return Err(InputError::at(
-                t.key(key),
-                format!("{len} entries: allowed one per [[cpu.cache]] ({n})"),
-            ));
-        }
-    }
-    if reach.contains(&0) {
-        return Err(InputError::at(
-            t.key("reach"),
-            "every reach must be more than 0 bytes",
-        ));
-    }
-    if let Some(x) = retain.iter().find(|x| !(0.0..=1.0).contains(*x)) {
-        return Err(InputError::at(
-            t.key("cyclic_retain"),
-            format!("{x}: allowed 0 .. 1"),
-        ));
-    }
+    check_per_cache(
+        t,
+        n,
+        &[
+            ("reach", reach.len()),
+            ("cyclic_retain", retain.len()),
+            ("ways", ways.len()),
+        ],
+    )?;
+    check_reach_retain(t, n, ("reach", &reach), ("cyclic_retain", &retain))?;
     h.reach = reach;
     h.cyclic_retain = retain;
     h.ways = ways;
@@ -395,41 +377,63 @@ fn read_stream_reach(t: &mut TableReader, n: usize, h: &mut Hierarchy) -> Result
     let reach = t.size_list("stream_reach")?;
     let retain = t.list("stream_retain", crate::input::table::value_f64)?;
     let (Some(reach), Some(retain)) = (reach, retain) else {
-        for key in ["stream_reach", "stream_retain"] {
-            if t.has(key) {
-                return Err(InputError::at(
-                    t.key(key),
-                    "needs both stream_reach and stream_retain (one entry per [[cpu.cache]])",
-                ));
-            }
-        }
-        return Ok(());
+        return refuse_partial(
+            t,
+            &["stream_reach", "stream_retain"],
+            "needs both stream_reach and stream_retain (one entry per [[cpu.cache]])",
+        );
     };
-    for (key, len) in [
-        ("stream_reach", reach.len()),
-        ("stream_retain", retain.len()),
-    ] {
-        if len != n {
-            return Err(InputError::at(
-                t.key(key),
-                format!("{len} entries: allowed one per [[cpu.cache]] ({n})"),
-            ));
-        }
+    check_reach_retain(t, n, ("stream_reach", &reach), ("stream_retain", &retain))?;
+    h.stream_reach = reach;
+    h.stream_retain = retain;
+    Ok(())
+}
+
+/// Keys that only mean something together: none given is fine, some is an
+/// error at the first one present.
+fn refuse_partial(t: &TableReader, keys: &[&str], msg: &str) -> Result<(), InputError> {
+    match keys.iter().find(|k| t.has(k)) {
+        Some(key) => Err(InputError::at(t.key(key), msg)),
+        None => Ok(()),
     }
+}
+
+/// Each list has one entry per `[[cpu.cache]]`.
+fn check_per_cache(t: &TableReader, n: usize, lists: &[(&str, usize)]) -> Result<(), InputError> {
+    match lists.iter().find(|(_, len)| *len != n) {
+        Some((key, len)) => Err(InputError::at(
+            t.key(key),
+            format!("{len} entries: allowed one per [[cpu.cache]] ({n})"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A reach list (bytes, each above 0) and its retention list (each 0 .. 1),
+/// one entry per cache.
+fn check_reach_retain(
+    t: &TableReader,
+    n: usize,
+    (reach_key, reach): (&str, &[u64]),
+    (retain_key, retain): (&str, &[f64]),
+) -> Result<(), InputError> {
+    check_per_cache(
+        t,
+        n,
+        &[(reach_key, reach.len()), (retain_key, retain.len())],
+    )?;
     if reach.contains(&0) {
         return Err(InputError::at(
-            t.key("stream_reach"),
+            t.key(reach_key),
             "every reach must be more than 0 bytes",
         ));
     }
     if let Some(x) = retain.iter().find(|x| !(0.0..=1.0).contains(*x)) {
         return Err(InputError::at(
-            t.key("stream_retain"),
+            t.key(retain_key),
             format!("{x}: allowed 0 .. 1"),
         ));
     }
-    h.stream_reach = reach;
-    h.stream_retain = retain;
     Ok(())
 }
 
@@ -681,5 +685,29 @@ mod tests {
             e.contains("hierarchy.ways") && e.contains("one per [[cpu.cache]]"),
             "{e}"
         );
+        // The range checks name the key of either pattern.
+        let mut s = m.clone();
+        s.hierarchy.stream_reach = s.hierarchy.reach.clone();
+        s.hierarchy.stream_retain = vec![0.5; n];
+        let text = s.to_toml_string();
+        for (from, to, key) in [
+            (
+                "cyclic_retain = [0.0,",
+                "cyclic_retain = [1.5,",
+                "hierarchy.cyclic_retain",
+            ),
+            (
+                "stream_retain = [0.5,",
+                "stream_retain = [-0.5,",
+                "hierarchy.stream_retain",
+            ),
+        ] {
+            let bad = text.replace(from, to);
+            assert_ne!(bad, text, "{from}");
+            let e = Machine::from_toml_str(&bad, "t.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key) && e.contains("allowed 0 .. 1"), "{e}");
+        }
     }
 }
