@@ -15,6 +15,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use numasim::kernel::block::blkdev::Dest;
 use numasim::kernel::block::BlockLayer;
 use numasim::kernel::fs::balloc::ExtAlloc;
+use numasim::kernel::fs::laydown::LayDown;
 use numasim::kernel::fs::layout::{FileLayout, XfsAlloc};
 use numasim::kernel::fs::FsKind;
 use numasim::machine::presets::preset;
@@ -138,9 +139,44 @@ fn ext2_buffered_read(c: &mut Criterion) {
     g.finish();
 }
 
+/// The lay-down alone (issue 31, round 4): 32 `dd`s write Ext2 files of
+/// 1 GiB, an `ext2_new_block()` and its preallocation at a time, on the
+/// bitmap of half altix-a3700's volume (`balloc`, `laydown`).
+fn ext2_laydown(c: &mut Criterion) {
+    let m = preset("altix-a3700").expect("preset");
+    let b = m.block.as_ref().expect("a [block] table");
+    let layer = BlockLayer::new(&m, UNIT, 1);
+    let d = LayDown {
+        fs: FsKind::Ext2,
+        writers: THREADS as u64,
+        file_bytes: 1 << 30,
+        block: 4096,
+        page: m.page_size,
+        stripe_unit: UNIT,
+        stripe_width: UNIT * layer.stripe.disks,
+        copy_bytes_per_ns: b.copy_gbps,
+        drain_bytes_per_ns: m.disk_write_bytes_per_s() / 1e9,
+        dirty_bytes: m.mem_bytes() / 10,
+        capacity: layer.volume_bytes() / 2,
+        seed: 1,
+    };
+    let mut g = c.benchmark_group("fsio");
+    g.sample_size(10);
+    g.bench_function("ext2 lay-down 32 writers 1 GiB files", |bch| {
+        bch.iter(|| black_box(d.run().expect("fits")))
+    });
+    g.finish();
+}
+
 fn replay(c: &mut Criterion) {
     common::replay_group(c, "fsio-replay", IDS);
 }
 
-criterion_group!(benches, direct_read_60s, ext2_buffered_read, replay);
+criterion_group!(
+    benches,
+    direct_read_60s,
+    ext2_buffered_read,
+    ext2_laydown,
+    replay
+);
 criterion_main!(benches);

@@ -426,7 +426,8 @@ fn a_run_stopped_by_its_horizon_is_reported_incomplete() {
 /// `split` gives what the textbook largest-remainder method gives (floor
 /// of each share, then one page to each of the largest remainders, ties
 /// to the lower index, found by a full sort), including weights whose
-/// product with the total overflows 64 bits.
+/// product with the total overflows 64 bits, and sums on either side of
+/// 2^32 (where `split` changes from 32-bit to 128-bit selection keys).
 #[test]
 fn split_matches_largest_remainder_by_full_sort() {
     use numasim::kernel::mm::vmscan::split;
@@ -435,10 +436,12 @@ fn split_matches_largest_remainder_by_full_sort() {
     for round in 0..2_000 {
         let n = rng.random_range(1..40usize);
         let big = round % 4 == 0;
+        let mid = round % 4 == 1;
         let weights: Vec<u64> = (0..n)
             .map(|_| match rng.random_range(0..4) {
                 0 => 0,
                 _ if big => rng.random_range(1u64 << 40..1u64 << 50),
+                _ if mid => rng.random_range(1u64 << 26..1u64 << 28),
                 _ => rng.random_range(1..1000),
             })
             .collect();

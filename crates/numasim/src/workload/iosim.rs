@@ -249,24 +249,6 @@ fn map_from(f: &FileLayout, c: &mut Cursor, off: u64, len: u64, mut out: impl Fn
     }
 }
 
-/// Put a thread's prepared pieces into the disk queues now, and schedule
-/// the completion of every disk that started on one.
-fn submit_prepared(
-    layer: &mut BlockLayer,
-    q: &mut Events,
-    now: Time,
-    pieces: &mut Vec<(u64, u64, Part)>,
-    write: bool,
-    started: &mut Vec<(usize, Time)>,
-) {
-    for (v, l, part) in pieces.drain(..) {
-        layer.submit(now, v, l, write, part, started);
-    }
-    for (disk, at) in started.drain(..) {
-        q.push(at, Ev::DiskDone(disk)).expect("future");
-    }
-}
-
 /// A disk finished its request: schedule its next one and the arrival in
 /// memory of every part the request carried.
 fn complete_disk(layer: &mut BlockLayer, q: &mut Events, now: Time, disk: usize) {
@@ -541,13 +523,20 @@ pub const UNPLUG_THRESH: usize = 4;
 /// has caught up before it waits for the soonest one.
 pub const ZONELIST_WALK: usize = 256;
 
+/// One request-sized piece a reader waits for. 12 bytes, not 40: an Ext2
+/// read keeps tens of thousands in flight (64 MiB of readahead per reader
+/// in pieces of a few blocks), and reaching them was a cache miss per
+/// arrival. Its sequence number is implicit: the reader's chunks are
+/// numbered in order, the front one is the `popped`-th.
 struct Chunk {
-    seq: u64,
-    len: u64,
-    left: u64,
-    /// The node its page-cache pages are on (None: interleaved).
-    node: Option<usize>,
+    /// Bytes (a request is at most a stripe unit, far below 4 GiB).
+    len: u32,
+    left: u32,
+    /// The node its page-cache pages are on (`INTERLEAVED`: every node).
+    node: u32,
 }
+
+const INTERLEAVED: u32 = u32::MAX;
 
 /// Every thread reads its whole file; returns the run.
 pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayout]) -> IoRun {
@@ -555,13 +544,16 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     let mut q = Events::with_capacity(n + layer.disks.len());
     let mut issued = vec![0u64; n];
     let mut cursor = vec![Cursor::default(); n];
-    let mut pieces = Vec::new();
     let mut consumed = vec![0u64; n];
     let mut seq = vec![0u64; n];
     let mut chunks: Vec<VecDeque<Chunk>> = (0..n).map(|_| VecDeque::new()).collect();
+    // Per reader, chunks copied out so far: the front chunk's number.
+    let mut popped = vec![0u64; n];
     let ncpu = r.cpus.max(1);
     let mut cpu_free = vec![Time::ZERO; ncpu];
-    let mut prepared: Vec<Vec<(u64, u64, Part)>> = vec![Vec::new(); n];
+    // Per reader, the requests decided and not yet submitted: (disk, disk
+    // offset, part), each within one stripe unit and the queue's limit.
+    let mut prepared: Vec<Vec<(usize, u64, Part)>> = vec![Vec::new(); n];
     let mut waiting = vec![true; n];
     let mut kswapd_free = vec![Time::ZERO; r.nodes];
     let mut kswapd_ns = vec![0.0; r.nodes];
@@ -627,49 +619,46 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         &mut cpu_free,
                         &mut cpu,
                     );
-                    pieces.clear();
-                    map_from(&files[t], &mut cursor[t], issued[t], len, |v, l| {
-                        pieces.push((v, l))
-                    });
                     let max = layer.model.max_request;
-                    let mut reqs = 0u64;
-                    for &(v, l) in &pieces {
-                        layer.stripe.requests(v, l, max, |_, _| reqs += 1);
-                    }
-                    let submit = reqs as f64 * r.b.request_us * 1e3;
-                    cpu.submit_ns += submit;
-                    let at = ready.max(cpu_free[t % ncpu]) + dur(submit);
-                    cpu_free[t % ncpu] = at;
+                    let stripe = layer.stripe;
                     let dest = match node {
                         None => Dest::Interleave,
                         Some(nd) => Dest::Node(nd as u16),
                     };
+                    let chunk_node = node.map_or(INTERLEAVED, |nd| nd as u32);
                     // One chunk per request-sized piece (within a stripe
                     // unit and the queue's limit): the reader copies each
                     // page as soon as it is up to date, in file order
                     // (do_generic_mapping_read() waits on one page at a
                     // time, and a request's pages come up to date
                     // together), not once the whole window or a whole
-                    // contiguous run is in.
-                    for &(v, l) in &pieces {
-                        layer.stripe.requests(v, l, max, |at, b| {
-                            let s = seq[t];
-                            seq[t] += 1;
+                    // contiguous run is in. The stripe is cut once here:
+                    // each piece keeps its disk for the submit.
+                    let seq0 = seq[t];
+                    let (seq_t, prep, ch) = (&mut seq[t], &mut prepared[t], &mut chunks[t]);
+                    map_from(&files[t], &mut cursor[t], issued[t], len, |v, l| {
+                        stripe.requests_on_disks(v, l, max, |d, off, b| {
                             let part = Part {
                                 owner: t as u32,
                                 bytes: b,
-                                tag: s,
+                                tag: *seq_t,
                                 dest,
                             };
-                            prepared[t].push((at, b, part));
-                            chunks[t].push_back(Chunk {
-                                seq: s,
-                                len: b,
-                                left: b,
-                                node,
+                            *seq_t += 1;
+                            prep.push((d, off, part));
+                            let b32 = u32::try_from(b).expect("a request is under 4 GiB");
+                            ch.push_back(Chunk {
+                                len: b32,
+                                left: b32,
+                                node: chunk_node,
                             });
-                        });
-                    }
+                        })
+                    });
+                    let reqs = seq[t] - seq0;
+                    let submit = reqs as f64 * r.b.request_us * 1e3;
+                    cpu.submit_ns += submit;
+                    let at = ready.max(cpu_free[t % ncpu]) + dur(submit);
+                    cpu_free[t % ncpu] = at;
                     q.push(at, Ev::Submit(t)).expect("future");
                     issued[t] += len;
                 }
@@ -688,7 +677,9 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     }
                     Some(c) if c.left == 0 => {
                         let c = chunks[t].pop_front().expect("front");
-                        let pages = c.len as f64 / r.page as f64;
+                        popped[t] += 1;
+                        let c_len = u64::from(c.len);
+                        let pages = c_len as f64 / r.page as f64;
                         let work = pages * (page_copy_ns + r.b.page_op_ns);
                         cpu.copy_ns += work;
                         let start = now;
@@ -696,11 +687,11 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         // The copy reads from the page cache's nodes and writes
                         // the user buffer's: both cross node ports.
                         let me = r.node[t];
-                        match c.node {
+                        match (c.node != INTERLEAVED).then_some(c.node as usize) {
                             // Every other node sends a share out and takes
                             // one in; this node's ports carry all the others'.
                             None if r.nodes > 1 => {
-                                let share = c.len.div_ceil(r.nodes as u64);
+                                let share = c_len.div_ceil(r.nodes as u64);
                                 let remote = share * (r.nodes as u64 - 1);
                                 done = done
                                     .max(layer.node_out.carry_all_but(me, start, share, remote));
@@ -714,13 +705,13 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                             }
                             // Cache fallen back to another node, buffer local.
                             Some(nd) if nd != me => {
-                                done = done.max(layer.node_out.carry(nd, start, c.len));
-                                done = done.max(layer.node_in.carry(me, start, c.len));
+                                done = done.max(layer.node_out.carry(nd, start, c_len));
+                                done = done.max(layer.node_in.carry(me, start, c_len));
                             }
                             Some(_) => {}
                         }
                         cpu_free[t % ncpu] = done;
-                        consumed[t] += c.len;
+                        consumed[t] += c_len;
                         waiting[t] = false;
                         // The reader read up to here in order; its next
                         // read() may cross into the ahead window.
@@ -738,7 +729,12 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
             Ev::Submit(t) => {
                 // Everything prepared up to now (the submits of one refill
                 // come due in order; later ones wait for their own event).
-                submit_prepared(layer, &mut q, now, &mut prepared[t], false, &mut started);
+                for (d, off, part) in prepared[t].drain(..) {
+                    layer.submit_piece(now, d, off, false, part, &mut started);
+                }
+                for (disk, at) in started.drain(..) {
+                    q.push(at, Ev::DiskDone(disk)).expect("future");
+                }
             }
             // Direct I/O's bio and plug events: never queued here.
             Ev::Bio(_) | Ev::Unplug { .. } => {}
@@ -748,12 +744,11 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 for p in &parts {
                     let (thread, tag, bytes) = (p.owner as usize, p.tag, p.bytes);
                     // Chunks are numbered in order: the tag indexes them.
-                    let first = chunks[thread].front().map_or(0, |c| c.seq);
                     if let Some(c) = tag
-                        .checked_sub(first)
+                        .checked_sub(popped[thread])
                         .and_then(|i| chunks[thread].get_mut(i as usize))
                     {
-                        c.left -= bytes;
+                        c.left -= bytes as u32;
                     }
                     if waiting[thread] && chunks[thread].front().is_some_and(|c| c.left == 0) {
                         waiting[thread] = false;
@@ -850,12 +845,17 @@ fn reclaim(
         // reclaim starts (requests reach it in time order, so it never
         // idles while someone waits); the reclaimer spins until its last.
         let cpu_done = start + dur(k as f64 * r.b.reclaim_page_ns);
-        let mut purged = start;
-        for _ in 0..k.div_ceil(SWAP_CLUSTER_MAX) {
-            let s = now.max(*purge_free);
-            *purge_free = s + dur(r.purge_ns);
-            purged = *purge_free;
-        }
+        // One purge per SWAP_CLUSTER_MAX pages, back to back: the first
+        // starts when the lock is free (or now), each next at once, as a
+        // loop of `max(now, free) + purge` gives them (the free time is
+        // past `now` after the first).
+        let purges = k.div_ceil(SWAP_CLUSTER_MAX);
+        let purged = if purges == 0 {
+            start
+        } else {
+            *purge_free = now.max(*purge_free) + Dur(dur(r.purge_ns).0.saturating_mul(purges));
+            *purge_free
+        };
         let at = cpu_done.max(purged);
         let spin = (at - cpu_done).as_ns() as f64;
         let work = (at - start).as_ns() as f64;

@@ -151,8 +151,8 @@ struct Queue {
     /// only those can take a merge (a request of `max_request` bytes can
     /// neither grow nor be added to).
     /// Keys are `key(write, offset)`.
-    by_end: HashMap<u64, Seqs, OffsetHash>,
-    by_start: HashMap<u64, Seqs, OffsetHash>,
+    by_end: Index,
+    by_start: Index,
     merge_below: u64,
     /// (offset, arrival number): C-LOOK order, the earliest first on ties.
     /// Built at the first C-LOOK dispatch and kept from then on: noop
@@ -231,46 +231,6 @@ impl std::hash::BuildHasher for OffsetHash {
 
 struct OffsetHasher(u64);
 
-/// Arrival numbers, ascending, of the requests that share an offset:
-/// nearly always one, kept inline so that indexing a request allocates
-/// nothing (a `Vec` per key was a tenth of a read's time in malloc).
-#[derive(Debug, Clone)]
-enum Seqs {
-    One(u64),
-    Many(Vec<u64>),
-}
-
-impl Seqs {
-    fn as_slice(&self) -> &[u64] {
-        match self {
-            Seqs::One(s) => std::slice::from_ref(s),
-            Seqs::Many(v) => v,
-        }
-    }
-    fn insert(&mut self, seq: u64) {
-        let v = match self {
-            Seqs::One(s) => {
-                *self = Seqs::Many(vec![*s]);
-                let Seqs::Many(v) = self else { unreachable!() };
-                v
-            }
-            Seqs::Many(v) => v,
-        };
-        let at = v.partition_point(|&x| x < seq);
-        v.insert(at, seq);
-    }
-    /// Drop `seq`; true when none is left.
-    fn remove(&mut self, seq: u64) -> bool {
-        match self {
-            Seqs::One(s) => *s == seq,
-            Seqs::Many(v) => {
-                v.retain(|&x| x != seq);
-                v.is_empty()
-            }
-        }
-    }
-}
-
 impl std::hash::Hasher for OffsetHasher {
     fn finish(&self) -> u64 {
         self.0 ^ (self.0 >> 29)
@@ -294,23 +254,81 @@ fn key(write: bool, off: u64) -> u64 {
     off << 1 | u64::from(write)
 }
 
-/// Add `seq` under `k`; arrival numbers stay ascending (a re-indexed
-/// request keeps its number).
-fn idx_insert(map: &mut HashMap<u64, Seqs, OffsetHash>, k: u64, seq: u64) {
-    match map.entry(k) {
-        std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().insert(seq),
-        std::collections::hash_map::Entry::Vacant(e) => {
-            e.insert(Seqs::One(seq));
-        }
-    }
+/// Arrival numbers, ascending, by key: a map entry is the key and one
+/// word (16 bytes; an enum of one number or a `Vec` made it 32), the word
+/// the arrival number itself, or with `MANY` set the index of a list of
+/// them. Nearly every key has one request: the lists are rare. With
+/// thousands of requests queued on each of hundreds of drives the tables
+/// do not fit the host's caches, and a lookup costs what it misses.
+#[derive(Debug, Default)]
+struct Index {
+    map: HashMap<u64, u64, OffsetHash>,
+    many: Vec<Vec<u64>>,
+    /// Lists of `many` no key uses.
+    free: Vec<usize>,
 }
 
-/// Drop `seq` from under `k` (one lookup).
-fn idx_remove(map: &mut HashMap<u64, Seqs, OffsetHash>, k: u64, seq: u64) {
-    if let std::collections::hash_map::Entry::Occupied(mut e) = map.entry(k) {
-        if e.get_mut().remove(seq) {
-            e.remove();
+const MANY: u64 = 1 << 63;
+
+impl Index {
+    /// The arrival numbers under `k`, ascending.
+    fn get(&self, k: u64) -> &[u64] {
+        match self.map.get(&k) {
+            None => &[],
+            Some(v) if v & MANY != 0 => &self.many[(v & !MANY) as usize],
+            Some(v) => std::slice::from_ref(v),
         }
+    }
+    /// Add `seq` under `k`; arrival numbers stay ascending (a re-indexed
+    /// request keeps its number).
+    fn insert(&mut self, k: u64, seq: u64) {
+        assert!(seq & MANY == 0, "arrival numbers stay below 2^63");
+        match self.map.entry(k) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(seq);
+            }
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let v = *e.get();
+                let list = if v & MANY != 0 {
+                    &mut self.many[(v & !MANY) as usize]
+                } else {
+                    let i = self.free.pop().unwrap_or_else(|| {
+                        self.many.push(Vec::new());
+                        self.many.len() - 1
+                    });
+                    *e.get_mut() = i as u64 | MANY;
+                    let list = &mut self.many[i];
+                    list.push(v);
+                    list
+                };
+                let at = list.partition_point(|&x| x < seq);
+                list.insert(at, seq);
+            }
+        }
+    }
+    /// Drop `seq` from under `k` (one lookup).
+    fn remove(&mut self, k: u64, seq: u64) {
+        if let std::collections::hash_map::Entry::Occupied(e) = self.map.entry(k) {
+            let v = *e.get();
+            if v & MANY == 0 {
+                if v == seq {
+                    e.remove();
+                }
+                return;
+            }
+            let i = (v & !MANY) as usize;
+            let list = &mut self.many[i];
+            list.retain(|&x| x != seq);
+            if list.is_empty() {
+                e.remove();
+                self.free.push(i);
+            }
+        }
+    }
+    fn clear(&mut self) {
+        self.map.clear();
+        self.many.clear();
+        self.free.clear();
     }
 }
 
@@ -322,8 +340,8 @@ impl Queue {
             self.by_off.insert((off, seq));
         }
         if len < self.merge_below {
-            idx_insert(&mut self.by_end, key(w, end), seq);
-            idx_insert(&mut self.by_start, key(w, off), seq);
+            self.by_end.insert(key(w, end), seq);
+            self.by_start.insert(key(w, off), seq);
         }
     }
 
@@ -334,8 +352,8 @@ impl Queue {
             self.by_off.remove(&(off, seq));
         }
         if len < self.merge_below {
-            idx_remove(&mut self.by_end, key(w, end), seq);
-            idx_remove(&mut self.by_start, key(w, off), seq);
+            self.by_end.remove(key(w, end), seq);
+            self.by_start.remove(key(w, off), seq);
         }
     }
 
@@ -351,16 +369,16 @@ impl Queue {
         let (end0, end) = (off0 + len0, off + len);
         let (was, is) = (len0 < mb, len < mb);
         if was && (!is || end0 != end) {
-            idx_remove(&mut self.by_end, key(w, end0), seq);
+            self.by_end.remove(key(w, end0), seq);
         }
         if was && (!is || off0 != off) {
-            idx_remove(&mut self.by_start, key(w, off0), seq);
+            self.by_start.remove(key(w, off0), seq);
         }
         if is && (!was || end0 != end) {
-            idx_insert(&mut self.by_end, key(w, end), seq);
+            self.by_end.insert(key(w, end), seq);
         }
         if is && (!was || off0 != off) {
-            idx_insert(&mut self.by_start, key(w, off), seq);
+            self.by_start.insert(key(w, off), seq);
         }
         if self.sorted && off0 != off {
             self.by_off.remove(&(off0, seq));
@@ -385,9 +403,8 @@ impl Queue {
     }
 
     /// The earliest queued request in `set` that `len` more bytes fit beside.
-    fn first_fit(&self, set: Option<&Seqs>, len: u64, max_request: u64) -> Option<u64> {
-        set?.as_slice()
-            .iter()
+    fn first_fit(&self, set: &[u64], len: u64, max_request: u64) -> Option<u64> {
+        set.iter()
             .copied()
             .find(|&s| self.reqs.get(s).len + len <= max_request)
     }
@@ -448,9 +465,9 @@ impl DiskState {
                 })
                 .map(|(s, _)| s)
         } else {
-            let back = q.first_fit(q.by_end.get(&key(req.write, req.off)), req.len, max_request);
+            let back = q.first_fit(q.by_end.get(key(req.write, req.off)), req.len, max_request);
             let front = q.first_fit(
-                q.by_start.get(&key(req.write, req.off + req.len)),
+                q.by_start.get(key(req.write, req.off + req.len)),
                 req.len,
                 max_request,
             );
@@ -715,5 +732,46 @@ mod tests {
             // Idle gap: a disk would wait for the platter; a drive does not.
             now = t + crate::engine::Dur(1_000_000);
         }
+    }
+
+    /// The one-word index keeps, under each key, the ascending arrival
+    /// numbers a map of sorted lists keeps, through random inserts and
+    /// removes that make and empty lists of several.
+    #[test]
+    fn the_index_keeps_each_keys_numbers_as_a_map_of_lists() {
+        let mut rng = stream(9, "index-test", 0);
+        let mut idx = Index::default();
+        let mut want: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+        let mut next = 0u64;
+        for _ in 0..20_000 {
+            let k = rng.random_range(0..40u64);
+            if rng.random_range(0..2u32) == 0 {
+                // Numbers come in order, or again (a re-indexed request).
+                let seq = if rng.random_range(0..4u32) == 0 && next > 0 {
+                    rng.random_range(0..next)
+                } else {
+                    next += 1;
+                    next - 1
+                };
+                let l = want.entry(k).or_default();
+                if l.contains(&seq) {
+                    continue;
+                }
+                idx.insert(k, seq);
+                let at = l.partition_point(|&x| x < seq);
+                l.insert(at, seq);
+            } else if let Some(l) = want.get_mut(&k) {
+                let seq = l[rng.random_range(0..l.len())];
+                idx.remove(k, seq);
+                l.retain(|&x| x != seq);
+                if l.is_empty() {
+                    want.remove(&k);
+                }
+            }
+            for k in 0..40u64 {
+                assert_eq!(idx.get(k), want.get(&k).map_or(&[][..], |l| &l[..]));
+            }
+        }
+        assert!(idx.many.len() > 1, "lists of several were made");
     }
 }

@@ -163,26 +163,49 @@ impl BlockLayer {
             }
         });
         for &(d, off, n) in &pieces {
-            let p = Part { bytes: n, ..part };
-            let mut parts = self.spare.pop().unwrap_or_default();
-            parts.push_back(p);
-            let disk = &mut self.disks[d];
-            disk.enqueue(
-                Req {
-                    off,
-                    len: n,
-                    write,
-                    parts,
-                },
-                max,
-            );
-            for mut v in disk.spare.drain(..) {
-                v.clear();
-                self.spare.push(v);
-            }
+            self.enqueue_piece(d, off, write, Part { bytes: n, ..part });
             after(self, d);
         }
         self.pieces = pieces;
+    }
+
+    /// Queue one request of `part.bytes` at `off` on disk `d` (within a
+    /// stripe unit and the queue's limit).
+    fn enqueue_piece(&mut self, d: usize, off: u64, write: bool, part: Part) {
+        let max = self.model.max_request;
+        debug_assert!(part.bytes <= max);
+        let mut parts = self.spare.pop().unwrap_or_default();
+        parts.push_back(part);
+        let disk = &mut self.disks[d];
+        disk.enqueue(
+            Req {
+                off,
+                len: part.bytes,
+                write,
+                parts,
+            },
+            max,
+        );
+        for mut v in disk.spare.drain(..) {
+            v.clear();
+            self.spare.push(v);
+        }
+    }
+
+    /// Submit one request already cut to the stripe and the queue's limit
+    /// (`Stripe::requests_on_disks`): what `submit` does with each piece of
+    /// a range, without cutting it again.
+    pub fn submit_piece(
+        &mut self,
+        now: Time,
+        d: usize,
+        off: u64,
+        write: bool,
+        part: Part,
+        started: &mut Vec<(usize, Time)>,
+    ) {
+        self.enqueue_piece(d, off, write, part);
+        self.unplug(now, d, started);
     }
 
     /// Give back the part list of a finished request (`Done::parts`) once

@@ -45,6 +45,26 @@ impl Stripe {
             }
         }
     }
+    /// The requests `[v, v + len)` becomes, as [`requests`](Self::requests)
+    /// cuts them, with where each lies: `f(disk, disk_offset, len)`. A
+    /// caller that keeps these submits them without cutting the range again.
+    pub fn requests_on_disks(
+        &self,
+        v: u64,
+        len: u64,
+        max: u64,
+        mut f: impl FnMut(usize, u64, u64),
+    ) {
+        debug_assert!(max > 0);
+        self.split(v, len, |d, off, k| {
+            let mut o = 0;
+            while o < k {
+                let b = (k - o).min(max);
+                f(d, off + o, b);
+                o += b;
+            }
+        });
+    }
     /// The requests `[v, v + len)` becomes: pieces within one stripe unit
     /// and at most `max` bytes (the queue's limit), in volume order:
     /// `f(volume_start, len)`.
@@ -78,6 +98,18 @@ mod tests {
             next += n;
         });
         assert_eq!(next, v + len);
+    }
+
+    #[test]
+    fn requests_on_disks_are_the_requests_where_locate_puts_them() {
+        let s = Stripe::new(7, 512 << 10);
+        let (v, len, max) = (300_000u64, 5u64 << 20, 192u64 << 10);
+        let mut want = Vec::new();
+        s.requests(v, len, max, |at, n| want.push((s.locate(at), n)));
+        let mut got = Vec::new();
+        s.requests_on_disks(v, len, max, |d, off, n| got.push(((d, off), n)));
+        assert_eq!(got, want);
+        assert!(want.len() > 10);
     }
 
     #[test]

@@ -41,7 +41,7 @@
 
 use super::layout::Enospc;
 use super::FsKind;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// `EXT2_DEFAULT_PREALLOC_BLOCKS` (include/linux/ext2_fs.h, 2.6.15).
 pub const EXT2_PREALLOC_BLOCKS: u64 = 8;
@@ -64,7 +64,7 @@ pub const INODE_SIZE: u64 = 128;
 pub struct Bitmap {
     /// Group -> its bitmap (bit set: used; metadata and blocks past the
     /// volume's end set too) and free count. Absent: as mkfs left it.
-    groups: HashMap<u64, Group, GroupHash>,
+    groups: Groups,
     /// Data blocks in use.
     used: u64,
     pub blocks: u64,
@@ -79,30 +79,37 @@ struct Group {
     free: u64,
 }
 
-/// Group numbers are the simulator's own: a multiply hash, not SipHash.
-#[derive(Debug, Clone, Copy, Default)]
-struct GroupHash;
-
-impl std::hash::BuildHasher for GroupHash {
-    type Hasher = GroupHasher;
-    fn build_hasher(&self) -> GroupHasher {
-        GroupHasher(0)
-    }
+/// The bitmaps made so far, found by group number through a table of
+/// 4 bytes a group (grown to the highest group touched), not a hash map:
+/// `is_free` runs for every block an Ext2 lay-down places, and hashing
+/// the group was most of it.
+#[derive(Debug, Clone, Default)]
+struct Groups {
+    /// Group -> its index in `made`; `u32::MAX` (past `made`): untouched.
+    slot: Vec<u32>,
+    made: Vec<Group>,
 }
 
-struct GroupHasher(u64);
-
-impl std::hash::Hasher for GroupHasher {
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
+impl Groups {
+    fn get(&self, g: u64) -> Option<&Group> {
+        let i = *self.slot.get(usize::try_from(g).ok()?)?;
+        self.made.get(i as usize)
     }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
+    fn contains_key(&self, g: u64) -> bool {
+        self.get(g).is_some()
+    }
+    fn get_mut(&mut self, g: u64) -> Option<&mut Group> {
+        let i = *self.slot.get(usize::try_from(g).ok()?)?;
+        self.made.get_mut(i as usize)
+    }
+    fn insert(&mut self, g: u64, x: Group) {
+        let gi = usize::try_from(g).expect("group number fits the host's memory");
+        if gi >= self.slot.len() {
+            self.slot.resize(gi + 1, u32::MAX);
         }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        debug_assert_eq!(self.slot[gi], u32::MAX, "a group's bitmap is made once");
+        self.slot[gi] = u32::try_from(self.made.len()).expect("fewer than 2^32 groups touched");
+        self.made.push(x);
     }
 }
 
@@ -124,7 +131,7 @@ impl Bitmap {
         let inodes = per_group * block / BYTES_PER_INODE;
         let meta = 2 + (inodes * INODE_SIZE).div_ceil(block);
         Bitmap {
-            groups: HashMap::default(),
+            groups: Groups::default(),
             used: 0,
             blocks,
             per_group,
@@ -167,11 +174,11 @@ impl Bitmap {
     }
     /// Word `w` of group `g`.
     fn word(&self, g: u64, w: u64) -> u64 {
-        self.word_of(self.groups.get(&g).map(|x| &x.words[..]), g, w)
+        self.word_of(self.groups.get(g).map(|x| &x.words[..]), g, w)
     }
     /// Group `g`'s bitmap, made on first touch.
     fn group_mut(&mut self, g: u64) -> &mut Group {
-        if !self.groups.contains_key(&g) {
+        if !self.groups.contains_key(g) {
             let words: Box<[u64]> = (0..self.words_per_group())
                 .map(|w| self.fresh_word(g, w))
                 .collect();
@@ -179,12 +186,12 @@ impl Bitmap {
             let free = ge.saturating_sub(gs);
             self.groups.insert(g, Group { words, free });
         }
-        self.groups.get_mut(&g).expect("made above")
+        self.groups.get_mut(g).expect("made above")
     }
     /// True when group `g` has no free block (an untouched group has some
     /// unless it is all metadata).
     fn full(&self, g: u64) -> bool {
-        match self.groups.get(&g) {
+        match self.groups.get(g) {
             Some(x) => x.free == 0,
             None => {
                 let (gs, ge) = self.group_range(g);
@@ -211,7 +218,7 @@ impl Bitmap {
                 b = gs + pg;
                 continue;
             }
-            let words = self.groups.get(&g).map(|x| &x.words[..]);
+            let words = self.groups.get(g).map(|x| &x.words[..]);
             let mut i = b - gs;
             while gs + i < stop {
                 let w = i / 64;
@@ -260,7 +267,7 @@ impl Bitmap {
             // Octets from the first aligned one at or after `b`, a word at
             // a time: the lowest zero byte of a word (bytes before the
             // start filled first, so that no borrow reaches past them).
-            let words = self.groups.get(&g).map(|x| &x.words[..]);
+            let words = self.groups.get(g).map(|x| &x.words[..]);
             let mut i = (b - gs).div_ceil(8) * 8;
             while i + 8 <= pg && gs + i + 8 <= to {
                 let w = i / 64;

@@ -154,7 +154,10 @@ impl LayDown {
                 .expect("queue starts at zero");
         }
         let (block, file_bytes) = (self.block, self.file_bytes);
-        while let Some((_, i)) = q.pop() {
+        // The writer handled stays on top of the heap and its next
+        // allocation replaces it (one sift, where pop then push took two;
+        // same order, `EventQueue::peek_pending`).
+        while let Some((_, i)) = q.peek_pending() {
             let w = &mut ws[i];
             let (file, written) = (&mut w.file, &mut w.written);
             let got = vol.step(w.id, blocks - w.blocks, |b, k| {
@@ -164,6 +167,7 @@ impl LayDown {
             })?;
             w.blocks += got;
             if w.blocks >= blocks {
+                q.discard_top();
                 continue;
             }
             // The writer reaches byte `written` after copying it and after
@@ -174,7 +178,7 @@ impl LayDown {
                 w.slept += 1;
             }
             let t = w.start + w.written as f64 / self.copy_bytes_per_ns + w.sleep_ns;
-            q.push(Time(t as u64), i)
+            q.replace_top(Time(t as u64), i)
                 .expect("a writer's clock only moves forward");
         }
         vol.close_all();

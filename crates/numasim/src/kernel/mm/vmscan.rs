@@ -94,6 +94,11 @@ pub struct SplitScratch {
     /// in the low: ascending order is largest remainder first, ties by
     /// index, and comparing plain integers beats a keyed closure.
     keys: Vec<u128>,
+    /// The same keys in 64 bits (remainder's complement in the high 32),
+    /// where remainders and indices fit 32 bits (every preset's page
+    /// counts): the selection compares and moves half the bytes, and the
+    /// order, hence the parts, is the same.
+    keys64: Vec<u64>,
 }
 
 /// Buffers a reclaim pass reuses (it runs per thread per tick, and at a
@@ -134,8 +139,11 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
             ((x / sum as u128) as u64, (x % sum as u128) as u64)
         }
     };
-    let keys = &mut scratch.keys;
+    // Remainders are below `sum`: 32-bit keys when `sum` and the indices fit.
+    let narrow = sum <= 1 << 32 && weights.len() <= 1 << 32;
+    let (keys, keys64) = (&mut scratch.keys, &mut scratch.keys64);
     keys.clear();
+    keys64.clear();
     for (i, &w) in weights.iter().enumerate() {
         if w == 0 {
             // No share and no remainder (most nodes of a starved list):
@@ -147,7 +155,11 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
         let (q, r) = share(w);
         parts.push(q);
         if r > 0 {
-            keys.push(((!r as u128) << 64) | i as u128);
+            if narrow {
+                keys64.push(u64::from(!(r as u32)) << 32 | i as u64);
+            } else {
+                keys.push(((!r as u128) << 64) | i as u128);
+            }
         }
     }
     let mut left = total - parts.iter().sum::<u64>();
@@ -161,12 +173,21 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
     // distinct (index last), so selecting them (linear) picks the same set
     // a full sort would.
     let k = left as usize;
-    keys.select_nth_unstable(k - 1);
-    for &key in &keys[..k] {
-        let i = key as u64 as usize;
+    let mut give = |i: usize| {
         debug_assert!(parts[i] < weights[i]);
         parts[i] += 1;
         left -= 1;
+    };
+    if narrow {
+        keys64.select_nth_unstable(k - 1);
+        for &key in &keys64[..k] {
+            give((key & u64::from(u32::MAX)) as usize);
+        }
+    } else {
+        keys.select_nth_unstable(k - 1);
+        for &key in &keys[..k] {
+            give(key as u64 as usize);
+        }
     }
     debug_assert_eq!(left, 0);
 }
