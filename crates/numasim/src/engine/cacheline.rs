@@ -104,7 +104,15 @@ pub struct CacheLine<C> {
     /// first: the requests the directory is NACKing.
     in_flight: VecDeque<Time>,
     stats: LineStats,
+    /// While more than [`FEW_SHARERS`] CPUs share the line, a bit per CPU
+    /// marks them, so a reader's hit test is one bit instead of a scan of
+    /// the list (16,384 `gettimeofday` callers share `xtime_lock`'s line;
+    /// issue 31). `None` otherwise.
+    sharer_bits: Option<Box<Vec<u64>>>,
 }
+
+/// Sharers up to which a read's hit test scans the list.
+const FEW_SHARERS: usize = 16;
 
 impl<C: TransferCost> CacheLine<C> {
     /// A line whose memory is on node `home`, not yet in any cache, with a
@@ -119,6 +127,7 @@ impl<C: TransferCost> CacheLine<C> {
             ready: Time::ZERO,
             in_flight: VecDeque::new(),
             stats: LineStats::default(),
+            sharer_bits: None,
         }
     }
 
@@ -154,6 +163,7 @@ impl<C: TransferCost> CacheLine<C> {
         };
         self.stats.invalidations += invalidated;
         self.state = LineState::Exclusive { cpu, node };
+        self.sharer_bits = None;
         self.miss(now, latency, true)
     }
 
@@ -161,9 +171,13 @@ impl<C: TransferCost> CacheLine<C> {
     /// its cache.
     pub fn read(&mut self, now: Time, cpu: usize, node: usize) -> Time {
         self.stats.reads += 1;
+        let shares = |s: &[(usize, usize)], bits: &Option<Box<Vec<u64>>>| match bits {
+            Some(b) => b.get(cpu / 64).is_some_and(|w| w >> (cpu % 64) & 1 == 1),
+            None => s.iter().any(|&(c, _)| c == cpu),
+        };
         match &mut self.state {
             LineState::Exclusive { cpu: c, .. } if *c == cpu => self.hit(now),
-            LineState::Shared(s) if s.iter().any(|&(c, _)| c == cpu) => self.hit(now),
+            LineState::Shared(s) if shares(s, &self.sharer_bits) => self.hit(now),
             LineState::Exclusive { cpu: c, node: o } => {
                 let (c, o) = (*c, *o);
                 self.state = LineState::Shared(vec![(c, o), (cpu, node)]);
@@ -179,6 +193,16 @@ impl<C: TransferCost> CacheLine<C> {
             }
             LineState::Shared(s) => {
                 s.push((cpu, node));
+                if s.len() > FEW_SHARERS {
+                    let bits = self.sharer_bits.get_or_insert_with(|| {
+                        let mut b = Box::<Vec<u64>>::default();
+                        for &(c, _) in &s[..s.len() - 1] {
+                            set_bit(&mut b, c);
+                        }
+                        b
+                    });
+                    set_bit(bits, cpu);
+                }
                 let latency = self.ns(self.home, node);
                 self.miss(now, latency, false)
             }
@@ -252,6 +276,14 @@ impl<C: TransferCost> CacheLine<C> {
     pub fn stats(&self) -> &LineStats {
         &self.stats
     }
+}
+
+/// Marks `cpu` in a sharer bit set.
+fn set_bit(bits: &mut Vec<u64>, cpu: usize) {
+    if bits.len() <= cpu / 64 {
+        bits.resize(cpu / 64 + 1, 0);
+    }
+    bits[cpu / 64] |= 1 << (cpu % 64);
 }
 
 /// The state of one line of a [`LineSet`] (48 bytes): who owns it, when

@@ -1081,7 +1081,13 @@ impl ByNode {
         s
     }
 
-    fn find(&self, mut k: u64) -> usize {
+    fn find(&self, k: u64) -> usize {
+        self.find_rank(k).0
+    }
+
+    /// The node holding the waiter of rank `k` and that waiter's rank
+    /// within the node (what the descent leaves of `k`).
+    fn find_rank(&self, mut k: u64) -> (usize, u64) {
         let mut pos = 0;
         let mut step = self.cap;
         while step > 0 {
@@ -1091,7 +1097,7 @@ impl ByNode {
             }
             step /= 2;
         }
-        pos
+        (pos, k)
     }
 
     fn push(&mut self, w: Waiter) {
@@ -1217,13 +1223,16 @@ impl Spinners {
             }
             unreachable!("pick below the class's count")
         }
+        let m = self
+            .many
+            .as_ref()
+            .expect("the short list is taken from above");
         for (lo, hi) in ranges {
-            let before = self.prefix(lo);
-            let here = self.count((lo, hi));
+            let before = m.prefix(lo);
+            let here = if lo < hi { m.prefix(hi) - before } else { 0 };
             if pick < here {
-                let node = self.find(before + pick);
-                let i = (before + pick - self.prefix(node)) as usize;
-                return self.remove(node, i);
+                let (node, i) = m.find_rank(before + pick);
+                return self.remove(node, i as usize);
             }
             pick -= here;
         }
@@ -1307,6 +1316,50 @@ impl Spinners {
                         });
                     }
                 }
+            }
+            Some(groups) if nests(groups) => {
+                // Lists by node with nested groups: each level's group
+                // bounds summed once (two prefix sums a level, not four
+                // per class), a class's count its group's less the
+                // smaller group's inside it, and its lowest waiter found
+                // from the sums already taken.
+                let m = self.many.as_ref().expect("the short list is classed above");
+                let (mut lo, mut hi) = (from, from + 1);
+                let (mut p_lo, mut p_hi) = (m.prefix(lo), m.prefix(hi));
+                let class = |count: u64, first: u64, ranges, out: &mut Vec<Class>| {
+                    if count > 0 {
+                        let node = m.find(first);
+                        out.push(Class {
+                            ns: cost.transfer_ns(from, node),
+                            node,
+                            count,
+                            ranges,
+                        });
+                    }
+                };
+                class(p_hi - p_lo, p_lo, [(lo, hi), (0, 0)], out);
+                for g in groups.iter().map(|&g| g as usize) {
+                    let glo = from / g * g;
+                    let ghi = glo + g;
+                    let (p_glo, p_ghi) = (m.prefix(glo), m.prefix(ghi));
+                    // The lowest waiter of the first range that has one.
+                    let first = if p_lo > p_glo { p_glo } else { p_hi };
+                    class(
+                        (p_lo - p_glo) + (p_ghi - p_hi),
+                        first,
+                        [(glo, lo), (hi, ghi)],
+                        out,
+                    );
+                    (lo, hi, p_lo, p_hi) = (glo, ghi, p_glo, p_ghi);
+                }
+                // Nodes in no common group with `from`.
+                let first = if p_lo > 0 { 0 } else { p_hi };
+                class(
+                    p_lo + (self.len as u64 - p_hi),
+                    first,
+                    [(0, lo), (hi, usize::MAX)],
+                    out,
+                );
             }
             Some(groups) => {
                 let (mut lo, mut hi) = (from, from + 1);
