@@ -590,6 +590,7 @@ impl<C: TransferCost> Lock<C> {
         self.spinners
             .classes(nack_home.map_or(from, |(h, _)| h), &self.cost, &mut classes);
         let jitter = self.spin_jitter_ns;
+        let nested = self.cost.nested_groups().is_some();
         {
             let k: u64 = classes.iter().map(|c| c.count).sum();
             let total: u64 = classes.iter().map(|c| c.count * c.ns).sum();
@@ -613,8 +614,15 @@ impl<C: TransferCost> Lock<C> {
                 Some((h, scale)) => {
                     // The line is free at the home; the first retry to
                     // arrive there wins, wherever the release came from.
-                    let t = self.cost.transfer_ns(classes[a].node, h) as f64;
+                    // The classes are by transfer time from the home; with
+                    // nested groups a cost is the same both ways.
+                    let t = if nested {
+                        classes[a].ns
+                    } else {
+                        self.cost.transfer_ns(classes[a].node, h)
+                    } as f64;
                     let rt = ((t * scale).round() as u64).max(1);
+                    classes[a].rt = rt;
                     let p = min_uniform_phase(&mut self.rng, rt, k);
                     (p, p)
                 }
@@ -633,11 +641,9 @@ impl<C: TransferCost> Lock<C> {
             a = b;
         }
         let (_, a, b, phase) = best.expect("a non-empty queue has a class");
-        let retry_rate = nack_home.map(|(h, scale)| {
-            let rt =
-                |c: &Class| ((self.cost.transfer_ns(c.node, h) as f64 * scale).round()).max(1.0);
-            let all: f64 = classes.iter().map(|c| c.count as f64 / rt(c)).sum();
-            (all - 1.0 / rt(&classes[a])).max(0.0)
+        let retry_rate = nack_home.map(|_| {
+            let all: f64 = classes.iter().map(|c| c.count as f64 / c.rt as f64).sum();
+            (all - 1.0 / classes[a].rt as f64).max(0.0)
         });
         let k: u64 = classes[a..b].iter().map(|c| c.count).sum();
         // Draw only when there is a real choice, so a race without ties
@@ -964,6 +970,9 @@ struct Class {
     node: usize,
     count: u64,
     ranges: [(usize, usize); 2],
+    /// With NACK retry: its waiters' request round trip to the home, ns
+    /// (set by the race, which needs it twice).
+    rt: u64,
 }
 
 /// Node numbers hash by one multiply (Fibonacci hashing): the keys are
@@ -1274,6 +1283,7 @@ impl Spinners {
                 node,
                 count,
                 ranges,
+                rt: 0,
             });
         };
         match cost.nested_groups() {
@@ -1313,6 +1323,7 @@ impl Spinners {
                             node,
                             count,
                             ranges,
+                            rt: 0,
                         });
                     }
                 }
@@ -1334,6 +1345,7 @@ impl Spinners {
                             node,
                             count,
                             ranges,
+                            rt: 0,
                         });
                     }
                 };
