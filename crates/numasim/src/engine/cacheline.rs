@@ -107,8 +107,8 @@ pub struct CacheLine<C> {
     /// While more than [`FEW_SHARERS`] CPUs share the line, a bit per CPU
     /// marks them, so a reader's hit test is one bit instead of a scan of
     /// the list (16,384 `gettimeofday` callers share `xtime_lock`'s line;
-    /// issue 31). `None` otherwise.
-    sharer_bits: Option<Box<Vec<u64>>>,
+    /// issue 31). Empty otherwise.
+    sharer_bits: Vec<u64>,
 }
 
 /// Sharers up to which a read's hit test scans the list.
@@ -127,7 +127,7 @@ impl<C: TransferCost> CacheLine<C> {
             ready: Time::ZERO,
             in_flight: VecDeque::new(),
             stats: LineStats::default(),
-            sharer_bits: None,
+            sharer_bits: Vec::new(),
         }
     }
 
@@ -163,7 +163,8 @@ impl<C: TransferCost> CacheLine<C> {
         };
         self.stats.invalidations += invalidated;
         self.state = LineState::Exclusive { cpu, node };
-        self.sharer_bits = None;
+        // Keeps its block for the next time many CPUs share the line.
+        self.sharer_bits.clear();
         self.miss(now, latency, true)
     }
 
@@ -171,9 +172,9 @@ impl<C: TransferCost> CacheLine<C> {
     /// its cache.
     pub fn read(&mut self, now: Time, cpu: usize, node: usize) -> Time {
         self.stats.reads += 1;
-        let shares = |s: &[(usize, usize)], bits: &Option<Box<Vec<u64>>>| match bits {
-            Some(b) => b.get(cpu / 64).is_some_and(|w| w >> (cpu % 64) & 1 == 1),
-            None => s.iter().any(|&(c, _)| c == cpu),
+        let shares = |s: &[(usize, usize)], bits: &[u64]| match bits {
+            [] => s.iter().any(|&(c, _)| c == cpu),
+            b => b.get(cpu / 64).is_some_and(|w| w >> (cpu % 64) & 1 == 1),
         };
         match &mut self.state {
             LineState::Exclusive { cpu: c, .. } if *c == cpu => self.hit(now),
@@ -194,14 +195,12 @@ impl<C: TransferCost> CacheLine<C> {
             LineState::Shared(s) => {
                 s.push((cpu, node));
                 if s.len() > FEW_SHARERS {
-                    let bits = self.sharer_bits.get_or_insert_with(|| {
-                        let mut b = Box::<Vec<u64>>::default();
+                    if self.sharer_bits.is_empty() {
                         for &(c, _) in &s[..s.len() - 1] {
-                            set_bit(&mut b, c);
+                            set_bit(&mut self.sharer_bits, c);
                         }
-                        b
-                    });
-                    set_bit(bits, cpu);
+                    }
+                    set_bit(&mut self.sharer_bits, cpu);
                 }
                 let latency = self.ns(self.home, node);
                 self.miss(now, latency, false)
@@ -633,6 +632,37 @@ mod set_tests {
             }
             prop_assert_eq!(*set.stats(), sum);
         }
+    }
+
+    /// Past 16 sharers a reader's hit test reads the bit set: every sharer
+    /// hits, a new reader misses, and after a write none hits.
+    #[test]
+    fn many_sharers_hit_by_their_bits() {
+        let cost = CostTable::from_groups(8, vec![2], vec![10, 60, 150]);
+        let mut l = CacheLine::new(0, &cost);
+        let mut now = Time::ZERO;
+        for cpu in 0..40 {
+            now += Dur(1000);
+            l.read(now, cpu * 3, cpu % 8);
+        }
+        let misses = l.stats().transfers;
+        for cpu in 0..40 {
+            now += Dur(1000);
+            prop_assert_ok(l.read(now, cpu * 3, cpu % 8) == now);
+        }
+        assert_eq!(l.stats().transfers, misses, "every sharer hits");
+        l.read(now, 1, 0);
+        assert_eq!(l.stats().transfers, misses + 1, "a new reader misses");
+        now += Dur(1000);
+        l.write(now, 2, 1);
+        for cpu in [0, 3, 117] {
+            now += Dur(1000);
+            assert!(l.read(now, cpu, 0) > now, "cpu {cpu} lost its copy");
+        }
+    }
+
+    fn prop_assert_ok(hit: bool) {
+        assert!(hit, "a sharer's read is a hit at once");
     }
 
     /// A line's cell: 48 bytes (a `CacheLine` is 160 and a heap block).
