@@ -357,7 +357,8 @@ impl<C: TransferCost> Lock<C> {
     /// waits): one value per distance class.
     fn farthest_spinner_ns(&self, from: usize) -> u64 {
         let mut classes = SCRATCH.take();
-        self.spinners.classes(from, &self.cost, &mut classes);
+        self.spinners
+            .classes_by(from, &self.cost, &mut classes, false);
         let far = classes.iter().map(|c| c.ns).max().unwrap_or(0);
         SCRATCH.set(classes);
         far
@@ -587,8 +588,12 @@ impl<C: TransferCost> Lock<C> {
         let nack_home = self.home().zip(self.nack_retry());
         // NACKed waiters race to the home, so they are classed by their
         // distance to it (one round trip per class), not to the releaser.
-        self.spinners
-            .classes(nack_home.map_or(from, |(h, _)| h), &self.cost, &mut classes);
+        self.spinners.classes_by(
+            nack_home.map_or(from, |(h, _)| h),
+            &self.cost,
+            &mut classes,
+            false,
+        );
         let jitter = self.spin_jitter_ns;
         let nested = self.cost.nested_groups().is_some();
         {
@@ -1250,7 +1255,24 @@ impl Spinners {
     /// The non-empty distance classes from `from` into `out`, by transfer
     /// time. With nested groups there is one class per group level (a
     /// handful); with an arbitrary cost every node with waiters is its own.
+    // The test comparing the short list with the tree reads the lowest
+    // waiters; a release needs only the transfer times.
+    #[cfg_attr(not(test), allow(dead_code))]
     fn classes<C: TransferCost>(&self, from: usize, cost: &C, out: &mut Vec<Class>) {
+        self.classes_by(from, cost, out, true);
+    }
+
+    /// As [`classes`](Self::classes); without `lowest`, a class of the
+    /// lists by node with nested groups is stood for by its first node
+    /// instead of its lowest waiter's (the same transfer time, one tree
+    /// search a class less: what a release needs).
+    fn classes_by<C: TransferCost>(
+        &self,
+        from: usize,
+        cost: &C,
+        out: &mut Vec<Class>,
+        lowest: bool,
+    ) {
         out.clear();
         // Waiters in a node range and the lowest node among them (only
         // meaningful when some wait): from the tree, or by one scan of the
@@ -1337,9 +1359,12 @@ impl Spinners {
                 let m = self.many.as_ref().expect("the short list is classed above");
                 let (mut lo, mut hi) = (from, from + 1);
                 let (mut p_lo, mut p_hi) = (m.prefix(lo), m.prefix(hi));
-                let class = |count: u64, first: u64, ranges, out: &mut Vec<Class>| {
+                // `first`: waiters below the class's lowest; `any`: a node of
+                // the class (the first node of its first range with
+                // waiters, at or below a waiter, so a node of the machine).
+                let class = |count: u64, first: u64, any: usize, ranges, out: &mut Vec<Class>| {
                     if count > 0 {
-                        let node = m.find(first);
+                        let node = if lowest { m.find(first) } else { any };
                         out.push(Class {
                             ns: cost.transfer_ns(from, node),
                             node,
@@ -1349,26 +1374,32 @@ impl Spinners {
                         });
                     }
                 };
-                class(p_hi - p_lo, p_lo, [(lo, hi), (0, 0)], out);
+                class(p_hi - p_lo, p_lo, from, [(lo, hi), (0, 0)], out);
                 for g in groups.iter().map(|&g| g as usize) {
                     let glo = from / g * g;
                     let ghi = glo + g;
                     let (p_glo, p_ghi) = (m.prefix(glo), m.prefix(ghi));
                     // The lowest waiter of the first range that has one.
-                    let first = if p_lo > p_glo { p_glo } else { p_hi };
+                    let (first, any) = if p_lo > p_glo {
+                        (p_glo, glo)
+                    } else {
+                        (p_hi, hi)
+                    };
                     class(
                         (p_lo - p_glo) + (p_ghi - p_hi),
                         first,
+                        any,
                         [(glo, lo), (hi, ghi)],
                         out,
                     );
                     (lo, hi, p_lo, p_hi) = (glo, ghi, p_glo, p_ghi);
                 }
                 // Nodes in no common group with `from`.
-                let first = if p_lo > 0 { 0 } else { p_hi };
+                let (first, any) = if p_lo > 0 { (0, 0) } else { (p_hi, hi) };
                 class(
                     p_lo + (self.len as u64 - p_hi),
                     first,
+                    any,
                     [(0, lo), (hi, usize::MAX)],
                     out,
                 );
