@@ -1,11 +1,17 @@
 //! The classic "hold" benchmark for the event queue: pop the earliest
 //! event, push one at a random future time, with a fixed number pending.
 //! Reported as events (pop + push pairs) per second.
+//!
+//! `locks`: the two lock patterns of issue 31 at 1,024 / 4,096 / 16,384
+//! CPUs (64 a node, the Altix fat tree's groups): a lock per CPU taken
+//! and released at random (sched-ops on per-CPU queues), as a `Lock` each
+//! and as a `LockSet`; and one NACK-retry word whose every CPU waits (the
+//! gettimeofday storm), a release and a re-request per step.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use numasim::engine::{stream, Dur, EventQueue, Time};
+use numasim::engine::{stream, CostTable, Dur, EventQueue, Lock, LockPolicy, LockSet, Time};
 use rand::RngExt;
 
 /// A payload the size of a typical model event (a tag and a CPU number).
@@ -69,5 +75,80 @@ fn hold(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hold);
+/// The Altix fat tree's groups over `cpus / 64` nodes (ns by level).
+fn fat_tree(cpus: usize) -> CostTable {
+    CostTable::from_groups(
+        cpus / 64,
+        vec![2, 8, 16, 64],
+        vec![120, 400, 450, 500, 550, 600],
+    )
+}
+
+fn tas(cost: &CostTable, home: usize, l: u64) -> Lock<&CostTable> {
+    Lock::new(LockPolicy::Unfair, cost, stream(1, "bench-lock", l))
+        .with_spinning(40, 20)
+        .with_read_spin()
+        .with_home(home)
+}
+
+fn locks(c: &mut Criterion) {
+    let mut g = c.benchmark_group("locks");
+    g.throughput(Throughput::Elements(BATCH));
+    for cpus in [1_024usize, 4_096, 16_384] {
+        let cost = fat_tree(cpus);
+        let node = |cpu: usize| cpu / 64;
+        // A random CPU takes a random CPU's lock and lets it go.
+        g.bench_with_input(BenchmarkId::new("per-cpu Lock", cpus), &cpus, |b, &n| {
+            let mut rng = stream(2, "bench-locks", n as u64);
+            let mut ls: Vec<_> = (0..n).map(|l| tas(&cost, node(l), l as u64)).collect();
+            let mut now = Time(0);
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    let (cpu, l) = (rng.random_range(0..n), rng.random_range(0..n));
+                    now += Dur(100);
+                    let at = ls[l].acquire(now, cpu, node(cpu)).expect("free");
+                    black_box(ls[l].release(at + Dur(50), cpu));
+                }
+            });
+        });
+        g.bench_with_input(BenchmarkId::new("per-cpu LockSet", cpus), &cpus, |b, &n| {
+            let mut rng = stream(2, "bench-locks", n as u64);
+            let mut set = LockSet::new(tas(&cost, 0, 0));
+            let mut cells: Vec<_> = (0..n)
+                .map(|l| set.add(Some(node(l)), stream(1, "bench-lock", l as u64)))
+                .collect();
+            let mut now = Time(0);
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    let (cpu, l) = (rng.random_range(0..n), rng.random_range(0..n));
+                    now += Dur(100);
+                    let at = set
+                        .acquire(&mut cells[l], now, cpu, node(cpu))
+                        .expect("free");
+                    black_box(set.release(&mut cells[l], at + Dur(50), cpu));
+                }
+            });
+        });
+        // Every CPU waits for one NACK-retry word; the holder lets go and
+        // asks again at once.
+        g.bench_with_input(BenchmarkId::new("nack storm", cpus), &cpus, |b, &n| {
+            let mut l = tas(&cost, 0, 0).with_nack_retry(0.375);
+            let mut holder = 0;
+            let mut now = l.acquire(Time(0), 0, 0).expect("free");
+            for cpu in 1..n {
+                l.acquire(now, cpu, node(cpu));
+            }
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    let g = l.release(now, holder).expect("all wait");
+                    l.acquire(now, holder, node(holder));
+                    (holder, now) = (g.cpu, g.at);
+                }
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, hold, locks);
 criterion_main!(benches);

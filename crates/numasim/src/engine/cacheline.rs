@@ -104,7 +104,15 @@ pub struct CacheLine<C> {
     /// first: the requests the directory is NACKing.
     in_flight: VecDeque<Time>,
     stats: LineStats,
+    /// While more than [`FEW_SHARERS`] CPUs share the line, a bit per CPU
+    /// marks them, so a reader's hit test is one bit instead of a scan of
+    /// the list (16,384 `gettimeofday` callers share `xtime_lock`'s line;
+    /// issue 31). Empty otherwise.
+    sharer_bits: Vec<u64>,
 }
+
+/// Sharers up to which a read's hit test scans the list.
+const FEW_SHARERS: usize = 16;
 
 impl<C: TransferCost> CacheLine<C> {
     /// A line whose memory is on node `home`, not yet in any cache, with a
@@ -119,6 +127,7 @@ impl<C: TransferCost> CacheLine<C> {
             ready: Time::ZERO,
             in_flight: VecDeque::new(),
             stats: LineStats::default(),
+            sharer_bits: Vec::new(),
         }
     }
 
@@ -154,6 +163,8 @@ impl<C: TransferCost> CacheLine<C> {
         };
         self.stats.invalidations += invalidated;
         self.state = LineState::Exclusive { cpu, node };
+        // Keeps its block for the next time many CPUs share the line.
+        self.sharer_bits.clear();
         self.miss(now, latency, true)
     }
 
@@ -161,9 +172,13 @@ impl<C: TransferCost> CacheLine<C> {
     /// its cache.
     pub fn read(&mut self, now: Time, cpu: usize, node: usize) -> Time {
         self.stats.reads += 1;
+        let shares = |s: &[(usize, usize)], bits: &[u64]| match bits {
+            [] => s.iter().any(|&(c, _)| c == cpu),
+            b => b.get(cpu / 64).is_some_and(|w| w >> (cpu % 64) & 1 == 1),
+        };
         match &mut self.state {
             LineState::Exclusive { cpu: c, .. } if *c == cpu => self.hit(now),
-            LineState::Shared(s) if s.iter().any(|&(c, _)| c == cpu) => self.hit(now),
+            LineState::Shared(s) if shares(s, &self.sharer_bits) => self.hit(now),
             LineState::Exclusive { cpu: c, node: o } => {
                 let (c, o) = (*c, *o);
                 self.state = LineState::Shared(vec![(c, o), (cpu, node)]);
@@ -179,6 +194,14 @@ impl<C: TransferCost> CacheLine<C> {
             }
             LineState::Shared(s) => {
                 s.push((cpu, node));
+                if s.len() > FEW_SHARERS {
+                    if self.sharer_bits.is_empty() {
+                        for &(c, _) in &s[..s.len() - 1] {
+                            set_bit(&mut self.sharer_bits, c);
+                        }
+                    }
+                    set_bit(&mut self.sharer_bits, cpu);
+                }
                 let latency = self.ns(self.home, node);
                 self.miss(now, latency, false)
             }
@@ -249,6 +272,180 @@ impl<C: TransferCost> CacheLine<C> {
         self.ready
     }
     /// Statistics so far.
+    pub fn stats(&self) -> &LineStats {
+        &self.stats
+    }
+}
+
+/// Marks `cpu` in a sharer bit set.
+fn set_bit(bits: &mut Vec<u64>, cpu: usize) {
+    if bits.len() <= cpu / 64 {
+        bits.resize(cpu / 64 + 1, 0);
+    }
+    bits[cpu / 64] |= 1 << (cpu % 64);
+}
+
+/// The state of one line of a [`LineSet`] (48 bytes): who owns it, when
+/// the directory is next free and the data ready, and the ownership
+/// transfers still in flight (two inline; more in the set).
+#[derive(Debug, Clone, Copy)]
+pub struct LineCell {
+    home: u32,
+    /// The owning CPU, or [`NONE`]: only in memory.
+    owner_cpu: u32,
+    owner_node: u32,
+    /// Transfers in flight inline (0 to [`INLINE`]), or [`INLINE`] + 1 +
+    /// the index of their queue in [`LineSet::spilled`].
+    in_flight_n: u32,
+    directory_free: Time,
+    ready: Time,
+    in_flight: [Time; INLINE],
+}
+
+/// Transfers in flight a [`LineCell`] keeps inline.
+const INLINE: usize = 2;
+/// "None" in a [`LineCell`]'s 32-bit fields.
+const NONE: u32 = u32::MAX;
+
+/// Many lines that are only written (a run queue's head, a counter), as
+/// many [`CacheLine`]s would serve the writes: the same times, the same
+/// totals of [`LineStats`]. A [`CacheLine`] is 160 bytes and a heap block
+/// for its transfers in flight; 16,384 run-queue heads put each event on a
+/// cache miss of the host (issue 31). A set keeps a [`LineCell`] per line
+/// (kept by the caller, beside what else its events touch) and the
+/// settings (cost, directory occupancy) and statistics once. A written
+/// line is never shared, so reads are [`CacheLine`]'s alone.
+#[derive(Debug)]
+pub struct LineSet<C> {
+    cost: C,
+    directory_ns: u64,
+    /// Queues of transfers in flight of lines with more than [`INLINE`].
+    spilled: Vec<VecDeque<Time>>,
+    /// Slots of `spilled` free again.
+    free: Vec<u32>,
+    stats: LineStats,
+}
+
+impl<C: TransferCost> LineSet<C> {
+    /// Lines with `cost` and a directory occupancy of `directory_ns` per
+    /// request (as [`CacheLine::with_directory`]).
+    pub fn new(cost: C, directory_ns: u64) -> Self {
+        LineSet {
+            cost,
+            directory_ns,
+            spilled: Vec::new(),
+            free: Vec::new(),
+            stats: LineStats::default(),
+        }
+    }
+
+    /// A line whose memory is on `home`, in no cache yet.
+    pub fn add(&self, home: usize) -> LineCell {
+        LineCell {
+            home: u32::try_from(home).expect("node numbers fit 32 bits"),
+            owner_cpu: NONE,
+            owner_node: NONE,
+            in_flight_n: 0,
+            directory_free: Time::ZERO,
+            ready: Time::ZERO,
+            in_flight: [Time::ZERO; INLINE],
+        }
+    }
+
+    /// `cpu` on `node` writes `line` at `now`; as [`CacheLine::write`].
+    pub fn write(&mut self, line: &mut LineCell, now: Time, cpu: usize, node: usize) -> Time {
+        self.stats.writes += 1;
+        let home = line.home as usize;
+        let ns = |a: usize, b: usize| self.cost.transfer_ns(a, b);
+        let latency = match line.owner_cpu {
+            c if c != NONE && c as usize == cpu => {
+                self.stats.hits += 1;
+                return now.max(line.ready);
+            }
+            NONE => ns(home, node),
+            _ => {
+                self.stats.invalidations += 1;
+                let o = line.owner_node as usize;
+                // `CacheLine::forward_ns`: the bus snoop, or three hops.
+                if o == node {
+                    ns(node, node)
+                } else {
+                    (ns(node, home) + ns(home, o) + ns(o, node)) / 2
+                }
+            }
+        };
+        line.owner_cpu = u32::try_from(cpu).expect("CPU numbers fit 32 bits");
+        line.owner_node = u32::try_from(node).expect("node numbers fit 32 bits");
+        // `CacheLine::miss` of an ownership transfer.
+        let waiting = self.settle(line, now);
+        let served = now.max(line.directory_free) + Dur(self.directory_ns);
+        line.directory_free = served;
+        let start = served.max(line.ready) + Dur(waiting * self.directory_ns);
+        let done = start + Dur(latency);
+        let s = &mut self.stats;
+        s.transfers += 1;
+        s.nacks += waiting;
+        s.busy += Dur(latency);
+        s.total_queue_wait += start - now;
+        line.ready = line.ready.max(done);
+        self.push(line, done);
+        done
+    }
+
+    /// Drops the transfers done by `now`; how many are still in flight.
+    fn settle(&mut self, line: &mut LineCell, now: Time) -> u64 {
+        let n = line.in_flight_n as usize;
+        if n <= INLINE {
+            // Oldest first, as the queue: drop from the front while done.
+            let gone = line.in_flight[..n]
+                .iter()
+                .take_while(|&&t| t <= now)
+                .count();
+            let left = n - gone;
+            line.in_flight.copy_within(gone..n, 0);
+            line.in_flight_n = left as u32;
+            return left as u64;
+        }
+        let slot = n - INLINE - 1;
+        let q = &mut self.spilled[slot];
+        while q.front().is_some_and(|&t| t <= now) {
+            q.pop_front();
+        }
+        let left = q.len();
+        if left <= INLINE {
+            for (i, t) in q.drain(..).enumerate() {
+                line.in_flight[i] = t;
+            }
+            line.in_flight_n = left as u32;
+            self.free.push(slot as u32);
+        }
+        left as u64
+    }
+
+    /// Adds a transfer in flight, done at `done` (the latest).
+    fn push(&mut self, line: &mut LineCell, done: Time) {
+        let n = line.in_flight_n as usize;
+        if n < INLINE {
+            line.in_flight[n] = done;
+            line.in_flight_n += 1;
+        } else if n == INLINE {
+            let slot = match self.free.pop() {
+                Some(s) => s as usize,
+                None => {
+                    self.spilled.push(VecDeque::new());
+                    self.spilled.len() - 1
+                }
+            };
+            let q = &mut self.spilled[slot];
+            q.extend(line.in_flight);
+            q.push_back(done);
+            line.in_flight_n = (INLINE + 1 + slot) as u32;
+        } else {
+            self.spilled[n - INLINE - 1].push_back(done);
+        }
+    }
+
+    /// Totals over every line of the set.
     pub fn stats(&self) -> &LineStats {
         &self.stats
     }
@@ -394,5 +591,83 @@ mod tests {
             let s = l.stats();
             prop_assert_eq!(s.hits + s.transfers, s.reads + s.writes);
         }
+    }
+}
+
+#[cfg(test)]
+mod set_tests {
+    use super::super::cost::CostTable;
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Lines of a set serve writes as separate lines do: the same
+        /// completion times and the same totals, including bursts whose
+        /// transfers in flight outgrow the cell (small gaps, many writers).
+        #[test]
+        fn a_line_set_writes_as_separate_lines(
+            ops in prop::collection::vec((0u64..120, 0usize..12, 0usize..3), 1..300),
+            dir in 0u64..50,
+        ) {
+            let cost = CostTable::from_groups(6, vec![2], vec![10, 60, 150]);
+            let mut lines: Vec<_> = (0..3).map(|h| CacheLine::new(h, &cost).with_directory(dir)).collect();
+            let mut set = LineSet::new(&cost, dir);
+            let mut cells: Vec<_> = (0..3).map(|h| set.add(h)).collect();
+            let mut now = Time::ZERO;
+            for &(gap, cpu, l) in &ops {
+                now += Dur(gap);
+                let node = cpu / 2;
+                prop_assert_eq!(lines[l].write(now, cpu, node), set.write(&mut cells[l], now, cpu, node));
+            }
+            let mut sum = LineStats::default();
+            for l in &lines {
+                let s = l.stats();
+                sum.writes += s.writes;
+                sum.hits += s.hits;
+                sum.transfers += s.transfers;
+                sum.invalidations += s.invalidations;
+                sum.busy += s.busy;
+                sum.total_queue_wait += s.total_queue_wait;
+                sum.nacks += s.nacks;
+            }
+            prop_assert_eq!(*set.stats(), sum);
+        }
+    }
+
+    /// Past 16 sharers a reader's hit test reads the bit set: every sharer
+    /// hits, a new reader misses, and after a write none hits.
+    #[test]
+    fn many_sharers_hit_by_their_bits() {
+        let cost = CostTable::from_groups(8, vec![2], vec![10, 60, 150]);
+        let mut l = CacheLine::new(0, &cost);
+        let mut now = Time::ZERO;
+        for cpu in 0..40 {
+            now += Dur(1000);
+            l.read(now, cpu * 3, cpu % 8);
+        }
+        let misses = l.stats().transfers;
+        for cpu in 0..40 {
+            now += Dur(1000);
+            prop_assert_ok(l.read(now, cpu * 3, cpu % 8) == now);
+        }
+        assert_eq!(l.stats().transfers, misses, "every sharer hits");
+        l.read(now, 1, 0);
+        assert_eq!(l.stats().transfers, misses + 1, "a new reader misses");
+        now += Dur(1000);
+        l.write(now, 2, 1);
+        for cpu in [0, 3, 117] {
+            now += Dur(1000);
+            assert!(l.read(now, cpu, 0) > now, "cpu {cpu} lost its copy");
+        }
+    }
+
+    fn prop_assert_ok(hit: bool) {
+        assert!(hit, "a sharer's read is a hit at once");
+    }
+
+    /// A line's cell: 48 bytes (a `CacheLine` is 160 and a heap block).
+    #[test]
+    fn a_line_cell_stays_small() {
+        assert_eq!(std::mem::size_of::<LineCell>(), 48);
     }
 }

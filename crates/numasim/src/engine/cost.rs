@@ -26,7 +26,9 @@ pub trait TransferCost {
 }
 
 impl<T: TransferCost + ?Sized> TransferCost for &T {
-    #[inline]
+    // Always: a lock's release looks up a cost per distance class, and the
+    // call (not the lookup) was a tenth of a gettimeofday storm (issue 31).
+    #[inline(always)]
     fn transfer_ns(&self, from: usize, to: usize) -> u64 {
         (**self).transfer_ns(from, to)
     }
@@ -161,16 +163,22 @@ impl CostTable {
     }
 }
 
+/// The panic of a node outside the table, out of line so that the hot
+/// lookup inlines into the locks and lines that call it per hand-off.
+#[cold]
+#[inline(never)]
+fn outside(from: usize, to: usize, n: usize) -> ! {
+    panic!("node {from} or {to} outside a {n}-node cost table")
+}
+
 impl TransferCost for CostTable {
     /// # Panics
     /// If either node is outside the table (a bug in the caller).
-    #[inline]
+    #[inline(always)]
     fn transfer_ns(&self, from: usize, to: usize) -> u64 {
-        assert!(
-            from < self.n && to < self.n,
-            "node {from} or {to} outside a {}-node cost table",
-            self.n
-        );
+        if from >= self.n || to >= self.n {
+            outside(from, to, self.n);
+        }
         match &self.repr {
             CostRepr::Dense(ns) => ns[from * self.n + to],
             CostRepr::Groups { ns, .. } if from == to => ns[0],

@@ -357,7 +357,8 @@ impl<C: TransferCost> Lock<C> {
     /// waits): one value per distance class.
     fn farthest_spinner_ns(&self, from: usize) -> u64 {
         let mut classes = SCRATCH.take();
-        self.spinners.classes(from, &self.cost, &mut classes);
+        self.spinners
+            .classes_by(from, &self.cost, &mut classes, false);
         let far = classes.iter().map(|c| c.ns).max().unwrap_or(0);
         SCRATCH.set(classes);
         far
@@ -383,6 +384,30 @@ impl<C: TransferCost> Lock<C> {
             return to_home;
         }
         ((to_home + far_home + far_n) / 2).max(to_home)
+    }
+
+    /// A free lock with this one's settings (policy, cost, spinning, retry)
+    /// and `rng`, no statistics: a [`LockSet`] lock taken out of its cell.
+    fn like(&self, rng: SimRng) -> Self
+    where
+        C: Clone,
+    {
+        Lock {
+            policy: self.policy,
+            cost: self.cost.clone(),
+            rng,
+            holder: None,
+            waiters: VecDeque::new(),
+            spinners: Spinners::default(),
+            line_node: NO_NODE,
+            home: self.home,
+            stats: LockStats::default(),
+            spin_jitter_ns: self.spin_jitter_ns,
+            directory_ns: self.directory_ns,
+            retry: self.retry.clone(),
+            line_busy_until: Time::ZERO,
+            node_stats: false,
+        }
     }
 
     /// Time for the lock's line to move from a cache on `from` to `to`.
@@ -563,9 +588,14 @@ impl<C: TransferCost> Lock<C> {
         let nack_home = self.home().zip(self.nack_retry());
         // NACKed waiters race to the home, so they are classed by their
         // distance to it (one round trip per class), not to the releaser.
-        self.spinners
-            .classes(nack_home.map_or(from, |(h, _)| h), &self.cost, &mut classes);
+        self.spinners.classes_by(
+            nack_home.map_or(from, |(h, _)| h),
+            &self.cost,
+            &mut classes,
+            false,
+        );
         let jitter = self.spin_jitter_ns;
+        let nested = self.cost.nested_groups().is_some();
         {
             let k: u64 = classes.iter().map(|c| c.count).sum();
             let total: u64 = classes.iter().map(|c| c.count * c.ns).sum();
@@ -589,8 +619,15 @@ impl<C: TransferCost> Lock<C> {
                 Some((h, scale)) => {
                     // The line is free at the home; the first retry to
                     // arrive there wins, wherever the release came from.
-                    let t = self.cost.transfer_ns(classes[a].node, h) as f64;
+                    // The classes are by transfer time from the home; with
+                    // nested groups a cost is the same both ways.
+                    let t = if nested {
+                        classes[a].ns
+                    } else {
+                        self.cost.transfer_ns(classes[a].node, h)
+                    } as f64;
                     let rt = ((t * scale).round() as u64).max(1);
+                    classes[a].rt = rt;
                     let p = min_uniform_phase(&mut self.rng, rt, k);
                     (p, p)
                 }
@@ -609,11 +646,9 @@ impl<C: TransferCost> Lock<C> {
             a = b;
         }
         let (_, a, b, phase) = best.expect("a non-empty queue has a class");
-        let retry_rate = nack_home.map(|(h, scale)| {
-            let rt =
-                |c: &Class| ((self.cost.transfer_ns(c.node, h) as f64 * scale).round()).max(1.0);
-            let all: f64 = classes.iter().map(|c| c.count as f64 / rt(c)).sum();
-            (all - 1.0 / rt(&classes[a])).max(0.0)
+        let retry_rate = nack_home.map(|_| {
+            let all: f64 = classes.iter().map(|c| c.count as f64 / c.rt as f64).sum();
+            (all - 1.0 / classes[a].rt as f64).max(0.0)
         });
         let k: u64 = classes[a..b].iter().map(|c| c.count).sum();
         // Draw only when there is a real choice, so a race without ties
@@ -682,6 +717,223 @@ impl<C: TransferCost> Lock<C> {
     }
 }
 
+/// The state of one lock of a [`LockSet`] that every acquire and release
+/// touches (32 bytes): the holder, the line's node, the home, and where the
+/// lock's full state is while CPUs wait for it. Kept by the caller, beside
+/// whatever else its events touch (sched-ops keeps a CPU's state, its run
+/// queue's lock and its queue head's line together; issue 31).
+#[derive(Debug, Clone, Copy)]
+pub struct LockCell {
+    /// When the holder got the lock (meaningless while free).
+    since: Time,
+    /// The holder's CPU, or [`NO_NODE`] while free.
+    holder_cpu: u32,
+    holder_node: u32,
+    line_node: u32,
+    home: u32,
+    /// The lock's number in its set (its random stream).
+    id: u32,
+    /// Its slot in [`LockSet::busy`] while CPUs wait, else [`NO_NODE`].
+    slot: u32,
+}
+
+/// Many locks of one kind (policy, cost, spinning and retry settings), as
+/// many [`Lock`]s would behave: the same grants at the same times from the
+/// same random streams. A 16,384-CPU machine has a run-queue lock per CPU,
+/// and a [`Lock`] of 256 bytes each (waiter queues, spinners by node,
+/// statistics) put every event on a cache miss of the host (issue 31). A
+/// set keeps only a [`LockCell`] per lock: a lock without waiters is taken
+/// and released through one shared [`Lock`] (`proto`) given the cell's
+/// state; the first waiter moves the lock into a full [`Lock`] of its own
+/// (from a pool), and it moves back to its cell when the last waiter has
+/// been granted, its random stream kept aside. Statistics are the set's
+/// totals ([`LockSet::stats`]): per-lock and per-node ones are what cost
+/// the memory.
+#[derive(Debug)]
+pub struct LockSet<C> {
+    /// The settings of every lock, taking and releasing the locks that
+    /// have no waiters (never held between calls); its statistics are
+    /// the set's totals of locks not in `busy`.
+    proto: Lock<C>,
+    /// Each lock's random stream while it sits in its cell (ties and
+    /// jitter of a test-and-set race are drawn only with waiters).
+    rngs: Vec<SimRng>,
+    /// Locks with waiters, in full.
+    busy: Vec<Lock<C>>,
+    /// Slots of `busy` free for the next lock to get waiters.
+    free: Vec<u32>,
+}
+
+impl<C: TransferCost + Clone> LockSet<C> {
+    /// An empty set of locks with `proto`'s settings (a free lock, as
+    /// [`Lock::new`] and its `with_*` make it; its home and random stream
+    /// are replaced by each [`add`](Self::add)'s). Per-node statistics
+    /// ([`Lock::with_node_stats`]) are not kept by a set.
+    ///
+    /// # Panics
+    /// If `proto` is held, has waiters or keeps statistics by node (a
+    /// model's construction error).
+    pub fn new(proto: Lock<C>) -> Self {
+        assert!(
+            proto.is_free() && proto.waiters() == 0 && !proto.node_stats,
+            "a lock set's prototype is a free lock without node statistics"
+        );
+        LockSet {
+            proto,
+            rngs: Vec::new(),
+            busy: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// A new free lock homed on `home` (as [`Lock::with_home`]; `None`:
+    /// direct transfers) drawing its races from `rng`: its cell.
+    pub fn add(&mut self, home: Option<usize>, rng: SimRng) -> LockCell {
+        let id = small(self.rngs.len());
+        self.rngs.push(rng);
+        LockCell {
+            since: Time::ZERO,
+            holder_cpu: NO_NODE,
+            holder_node: NO_NODE,
+            line_node: NO_NODE,
+            home: home.map_or(NO_NODE, small),
+            id,
+            slot: NO_NODE,
+        }
+    }
+
+    /// `cpu` on `node` asks for `cell`'s lock at `now`; as [`Lock::acquire`].
+    pub fn acquire(
+        &mut self,
+        cell: &mut LockCell,
+        now: Time,
+        cpu: usize,
+        node: usize,
+    ) -> Option<Time> {
+        if cell.slot != NO_NODE {
+            return self.busy[cell.slot as usize].acquire(now, cpu, node);
+        }
+        if cell.holder_cpu == NO_NODE {
+            // Free and without waiters: the shared lock, given this one's
+            // line and home, takes it (and counts it).
+            let p = &mut self.proto;
+            p.line_node = cell.line_node;
+            p.home = cell.home;
+            let at = p.acquire(now, cpu, node);
+            let h = p.holder.take().expect("a free lock is granted");
+            cell.holder_cpu = h.cpu;
+            cell.holder_node = h.node;
+            cell.since = h.since;
+            cell.line_node = p.line_node;
+            return at;
+        }
+        // The first waiter: the lock in full, from the pool.
+        let rng = self.rngs[cell.id as usize].clone();
+        let l = match self.free.pop() {
+            Some(s) => {
+                cell.slot = s;
+                let l = &mut self.busy[s as usize];
+                l.rng = rng;
+                l
+            }
+            None => {
+                cell.slot = small(self.busy.len());
+                self.busy.push(self.proto.like(rng));
+                self.busy.last_mut().expect("just pushed")
+            }
+        };
+        l.home = cell.home;
+        l.line_node = cell.line_node;
+        l.holder = Some(Holder {
+            cpu: cell.holder_cpu,
+            node: cell.holder_node,
+            since: cell.since,
+        });
+        l.line_busy_until = Time::ZERO;
+        l.acquire(now, cpu, node)
+    }
+
+    /// `cell`'s holder `cpu` releases it at `now`; as [`Lock::release`].
+    ///
+    /// # Panics
+    /// If `cpu` does not hold the lock.
+    pub fn release(&mut self, cell: &mut LockCell, now: Time, cpu: usize) -> Option<Grant> {
+        if cell.slot == NO_NODE {
+            let p = &mut self.proto;
+            p.holder = (cell.holder_cpu != NO_NODE).then_some(Holder {
+                cpu: cell.holder_cpu,
+                node: cell.holder_node,
+                since: cell.since,
+            });
+            let g = p.release(now, cpu);
+            debug_assert!(g.is_none(), "a lock in its cell has no waiters");
+            cell.holder_cpu = NO_NODE;
+            return g;
+        }
+        let s = cell.slot as usize;
+        let l = &mut self.busy[s];
+        let g = l.release(now, cpu);
+        // Back to its cell once nobody waits, unless a cmpxchg stampede
+        // still holds its line (that state is the full lock's alone).
+        if l.waiters() == 0 && l.stampede().is_none() {
+            let h = l.holder.expect("a lock with waiters is granted on");
+            cell.holder_cpu = h.cpu;
+            cell.holder_node = h.node;
+            cell.since = h.since;
+            cell.line_node = l.line_node;
+            cell.slot = NO_NODE;
+            self.rngs[cell.id as usize] = l.rng.clone();
+            let st = std::mem::take(&mut l.stats);
+            add_stats(&mut self.proto.stats, &st);
+            l.holder = None;
+            self.free.push(small(s));
+        }
+        g
+    }
+
+    /// `cell`'s holder's CPU and when it got the lock (as [`Lock::holder`]).
+    pub fn holder(&self, cell: &LockCell) -> Option<(usize, Time)> {
+        match cell.slot {
+            NO_NODE => {
+                (cell.holder_cpu != NO_NODE).then_some((cell.holder_cpu as usize, cell.since))
+            }
+            s => self.busy[s as usize].holder(),
+        }
+    }
+
+    /// Waiters for `cell`'s lock.
+    pub fn waiters(&self, cell: &LockCell) -> usize {
+        match cell.slot {
+            NO_NODE => 0,
+            s => self.busy[s as usize].waiters(),
+        }
+    }
+
+    /// Totals over every lock of the set (per-node statistics are empty).
+    pub fn stats(&self) -> LockStats {
+        let mut t = self.proto.stats.clone();
+        let free: std::collections::HashSet<u32> = self.free.iter().copied().collect();
+        for (s, l) in self.busy.iter().enumerate() {
+            if !free.contains(&small(s)) {
+                add_stats(&mut t, &l.stats);
+            }
+        }
+        t
+    }
+}
+
+/// `b`'s counts added into `a` (maxima as maxima).
+fn add_stats(a: &mut LockStats, b: &LockStats) {
+    a.acquisitions += b.acquisitions;
+    a.contended += b.contended;
+    a.remote_transfers += b.remote_transfers;
+    a.total_hold += b.total_hold;
+    a.max_hold = a.max_hold.max(b.max_hold);
+    a.max_waiters = a.max_waiters.max(b.max_waiters);
+    a.wait_sum += b.wait_sum;
+    a.wait_max = a.wait_max.max(b.wait_max);
+}
+
 /// How long the winner's request waits at the home's directory behind the
 /// other waiters' NACKed retries (issue 34): they arrive at `rate` per ns
 /// (one per round trip each) and each occupies the directory
@@ -723,6 +975,9 @@ struct Class {
     node: usize,
     count: u64,
     ranges: [(usize, usize); 2],
+    /// With NACK retry: its waiters' request round trip to the home, ns
+    /// (set by the race, which needs it twice).
+    rt: u64,
 }
 
 /// Node numbers hash by one multiply (Fibonacci hashing): the keys are
@@ -840,7 +1095,13 @@ impl ByNode {
         s
     }
 
-    fn find(&self, mut k: u64) -> usize {
+    fn find(&self, k: u64) -> usize {
+        self.find_rank(k).0
+    }
+
+    /// The node holding the waiter of rank `k` and that waiter's rank
+    /// within the node (what the descent leaves of `k`).
+    fn find_rank(&self, mut k: u64) -> (usize, u64) {
         let mut pos = 0;
         let mut step = self.cap;
         while step > 0 {
@@ -850,7 +1111,7 @@ impl ByNode {
             }
             step /= 2;
         }
-        pos
+        (pos, k)
     }
 
     fn push(&mut self, w: Waiter) {
@@ -976,13 +1237,16 @@ impl Spinners {
             }
             unreachable!("pick below the class's count")
         }
+        let m = self
+            .many
+            .as_ref()
+            .expect("the short list is taken from above");
         for (lo, hi) in ranges {
-            let before = self.prefix(lo);
-            let here = self.count((lo, hi));
+            let before = m.prefix(lo);
+            let here = if lo < hi { m.prefix(hi) - before } else { 0 };
             if pick < here {
-                let node = self.find(before + pick);
-                let i = (before + pick - self.prefix(node)) as usize;
-                return self.remove(node, i);
+                let (node, i) = m.find_rank(before + pick);
+                return self.remove(node, i as usize);
             }
             pick -= here;
         }
@@ -991,7 +1255,24 @@ impl Spinners {
     /// The non-empty distance classes from `from` into `out`, by transfer
     /// time. With nested groups there is one class per group level (a
     /// handful); with an arbitrary cost every node with waiters is its own.
+    // The test comparing the short list with the tree reads the lowest
+    // waiters; a release needs only the transfer times.
+    #[cfg_attr(not(test), allow(dead_code))]
     fn classes<C: TransferCost>(&self, from: usize, cost: &C, out: &mut Vec<Class>) {
+        self.classes_by(from, cost, out, true);
+    }
+
+    /// As [`classes`](Self::classes); without `lowest`, a class of the
+    /// lists by node with nested groups is stood for by its first node
+    /// instead of its lowest waiter's (the same transfer time, one tree
+    /// search a class less: what a release needs).
+    fn classes_by<C: TransferCost>(
+        &self,
+        from: usize,
+        cost: &C,
+        out: &mut Vec<Class>,
+        lowest: bool,
+    ) {
         out.clear();
         // Waiters in a node range and the lowest node among them (only
         // meaningful when some wait): from the tree, or by one scan of the
@@ -1024,6 +1305,7 @@ impl Spinners {
                 node,
                 count,
                 ranges,
+                rt: 0,
             });
         };
         match cost.nested_groups() {
@@ -1063,9 +1345,64 @@ impl Spinners {
                             node,
                             count,
                             ranges,
+                            rt: 0,
                         });
                     }
                 }
+            }
+            Some(groups) if nests(groups) => {
+                // Lists by node with nested groups: each level's group
+                // bounds summed once (two prefix sums a level, not four
+                // per class), a class's count its group's less the
+                // smaller group's inside it, and its lowest waiter found
+                // from the sums already taken.
+                let m = self.many.as_ref().expect("the short list is classed above");
+                let (mut lo, mut hi) = (from, from + 1);
+                let (mut p_lo, mut p_hi) = (m.prefix(lo), m.prefix(hi));
+                // `first`: waiters below the class's lowest; `any`: a node of
+                // the class (the first node of its first range with
+                // waiters, at or below a waiter, so a node of the machine).
+                let class = |count: u64, first: u64, any: usize, ranges, out: &mut Vec<Class>| {
+                    if count > 0 {
+                        let node = if lowest { m.find(first) } else { any };
+                        out.push(Class {
+                            ns: cost.transfer_ns(from, node),
+                            node,
+                            count,
+                            ranges,
+                            rt: 0,
+                        });
+                    }
+                };
+                class(p_hi - p_lo, p_lo, from, [(lo, hi), (0, 0)], out);
+                for g in groups.iter().map(|&g| g as usize) {
+                    let glo = from / g * g;
+                    let ghi = glo + g;
+                    let (p_glo, p_ghi) = (m.prefix(glo), m.prefix(ghi));
+                    // The lowest waiter of the first range that has one.
+                    let (first, any) = if p_lo > p_glo {
+                        (p_glo, glo)
+                    } else {
+                        (p_hi, hi)
+                    };
+                    class(
+                        (p_lo - p_glo) + (p_ghi - p_hi),
+                        first,
+                        any,
+                        [(glo, lo), (hi, ghi)],
+                        out,
+                    );
+                    (lo, hi, p_lo, p_hi) = (glo, ghi, p_glo, p_ghi);
+                }
+                // Nodes in no common group with `from`.
+                let (first, any) = if p_lo > 0 { (0, 0) } else { (p_hi, hi) };
+                class(
+                    p_lo + (self.len as u64 - p_hi),
+                    first,
+                    any,
+                    [(0, lo), (hi, usize::MAX)],
+                    out,
+                );
             }
             Some(groups) => {
                 let (mut lo, mut hi) = (from, from + 1);
@@ -1733,5 +2070,108 @@ mod tests {
             prop_assert_eq!(l.stats().acquisitions, reqs.len() as u64);
             prop_assert!(l.is_free());
         }
+    }
+}
+
+#[cfg(test)]
+mod set_tests {
+    use super::super::cost::CostTable;
+    use super::super::rng::stream;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Drives `locks` independent [`Lock`]s and a [`LockSet`] of as many
+    /// with the same requests; every grant and time must agree, and the
+    /// set's totals must be the locks' sums.
+    fn same_as_locks(
+        cost: &CostTable,
+        kind: u8,
+        ops: &[(bool, u8, u8, u16)],
+    ) -> Result<(), TestCaseError> {
+        const LOCKS: usize = 3;
+        const CPUS: usize = 48;
+        let nodes = cost.nodes();
+        let make = |l: usize| -> Lock<&CostTable> {
+            let rng = stream(7 ^ l as u64, "set-test", 0);
+            let lock = match kind {
+                0 => Lock::new(LockPolicy::Fifo, cost, rng),
+                1 => Lock::new(LockPolicy::Unfair, cost, rng),
+                2 => Lock::new(LockPolicy::Unfair, cost, rng).with_spinning(40, 5),
+                _ => Lock::new(LockPolicy::Unfair, cost, rng)
+                    .with_spinning(40, 5)
+                    .with_read_spin(),
+            };
+            lock.with_home(l % nodes)
+        };
+        let mut locks: Vec<_> = (0..LOCKS).map(make).collect();
+        let mut set = LockSet::new(make(0));
+        let mut cells: Vec<LockCell> = (0..LOCKS)
+            .map(|l| set.add(Some(l % nodes), stream(7 ^ l as u64, "set-test", 0)))
+            .collect();
+        // What each CPU is doing: (lock, holds) or idle.
+        let mut doing: Vec<Option<(usize, bool)>> = vec![None; CPUS];
+        let mut now = Time(0);
+        for &(want, cpu, l, dt) in ops {
+            now += Dur(dt as u64);
+            let cpu = cpu as usize % CPUS;
+            let node = cpu % nodes;
+            let l = l as usize % LOCKS;
+            match doing[cpu] {
+                None if want => {
+                    let a = locks[l].acquire(now, cpu, node);
+                    let b = set.acquire(&mut cells[l], now, cpu, node);
+                    prop_assert_eq!(a, b);
+                    doing[cpu] = Some((l, a.is_some()));
+                }
+                Some((l, true)) => {
+                    let a = locks[l].release(now, cpu);
+                    let b = set.release(&mut cells[l], now, cpu);
+                    prop_assert_eq!(a, b);
+                    doing[cpu] = None;
+                    if let Some(g) = a {
+                        doing[g.cpu] = Some((l, true));
+                    }
+                }
+                _ => {}
+            }
+            for (lock, cell) in locks.iter().zip(&cells) {
+                prop_assert_eq!(lock.holder(), set.holder(cell));
+                prop_assert_eq!(lock.waiters(), set.waiters(cell));
+            }
+        }
+        let mut sum = LockStats::default();
+        for l in &locks {
+            add_stats(&mut sum, l.stats());
+        }
+        prop_assert_eq!(set.stats(), sum);
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// A set of locks grants as separate locks do, whatever the policy,
+        /// on a grouped cost (classes by group level) and a dense one (a
+        /// class per node), through the short list and the lists by node
+        /// (up to 48 waiters for one lock).
+        #[test]
+        fn a_lock_set_grants_as_separate_locks(
+            kind in 0u8..4,
+            dense in any::<bool>(),
+            ops in prop::collection::vec((any::<bool>(), any::<u8>(), any::<u8>(), 0u16..300), 1..400),
+        ) {
+            let cost = if dense {
+                CostTable::from_fn(6, |a, b| 10 + 37 * a.abs_diff(b) as u64)
+            } else {
+                CostTable::from_groups(8, vec![2, 4], vec![10, 60, 90, 150])
+            };
+            same_as_locks(&cost, kind, &ops)?;
+        }
+    }
+
+    /// The set's cell, with the CPU state and a line's cell beside it, is
+    /// what sched-ops keeps per CPU: 32 bytes (issue 31).
+    #[test]
+    fn a_lock_cell_stays_small() {
+        assert_eq!(std::mem::size_of::<LockCell>(), 32);
     }
 }

@@ -10,9 +10,9 @@ pub mod rng;
 pub(crate) mod server;
 pub(crate) mod time;
 
-pub use cacheline::{CacheLine, LineState, LineStats};
+pub use cacheline::{CacheLine, LineCell, LineSet, LineState, LineStats};
 pub use cost::{CostTable, FnCost, TransferCost, UniformCost};
-pub use lock::{Grant, Lock, LockPolicy, LockStats, NodeLockStats};
+pub use lock::{Grant, Lock, LockCell, LockPolicy, LockSet, LockStats, NodeLockStats};
 pub use queue::{EventQueue, PastEvent};
 pub use rng::{stream, SimRng, Streams};
 pub use server::{Server, ServerStats};

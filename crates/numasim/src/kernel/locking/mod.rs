@@ -15,7 +15,7 @@ pub(crate) mod seqlock;
 pub(crate) mod spinlock;
 pub(crate) mod xfs_counter;
 
-use crate::engine::{CacheLine, CostTable};
+use crate::engine::{CacheLine, CostTable, LineSet};
 use crate::machine::Machine;
 
 /// A cache line of the simulated machine.
@@ -24,4 +24,10 @@ pub type Line<'a> = CacheLine<&'a CostTable>;
 /// A line homed on `home`, with the machine's directory occupancy.
 pub fn line<'a>(machine: &Machine, cost: &'a CostTable, home: usize) -> Line<'a> {
     CacheLine::new(home, cost).with_directory(machine.coherence.directory_ns.round() as u64)
+}
+
+/// Many written-only lines (one per run queue's head) with the machine's
+/// directory occupancy, as [`line`] would make each.
+pub fn line_set<'a>(machine: &Machine, cost: &'a CostTable) -> LineSet<&'a CostTable> {
+    LineSet::new(cost, machine.coherence.directory_ns.round() as u64)
 }
