@@ -980,6 +980,25 @@ struct Class {
     rt: u64,
 }
 
+impl Class {
+    /// The class whose waiter on `node` stands for its transfer from `from`.
+    fn of<C: TransferCost>(
+        cost: &C,
+        from: usize,
+        node: usize,
+        count: u64,
+        ranges: [(usize, usize); 2],
+    ) -> Class {
+        Class {
+            ns: cost.transfer_ns(from, node),
+            node,
+            count,
+            ranges,
+            rt: 0,
+        }
+    }
+}
+
 /// Node numbers hash by one multiply (Fibonacci hashing): the keys are
 /// small integers chosen by the model, not by an adversary, and SipHash
 /// cost a seventh of a 16,384-CPU run.
@@ -1300,13 +1319,7 @@ impl Spinners {
             // Any waiter's node stands for the class's transfer time: the
             // lowest of the first range that has one.
             let node = if c0 > 0 { min0 } else { min1 };
-            out.push(Class {
-                ns: cost.transfer_ns(from, node),
-                node,
-                count,
-                ranges,
-                rt: 0,
-            });
+            out.push(Class::of(cost, from, node, count, ranges));
         };
         match cost.nested_groups() {
             Some(groups) if self.many.is_none() && nests(groups) => {
@@ -1340,13 +1353,7 @@ impl Spinners {
                 }
                 for (&(count, node), &ranges) in stat[..=last].iter().zip(&ranges) {
                     if count > 0 {
-                        out.push(Class {
-                            ns: cost.transfer_ns(from, node),
-                            node,
-                            count,
-                            ranges,
-                            rt: 0,
-                        });
+                        out.push(Class::of(cost, from, node, count, ranges));
                     }
                 }
             }
@@ -1365,13 +1372,7 @@ impl Spinners {
                 let class = |count: u64, first: u64, any: usize, ranges, out: &mut Vec<Class>| {
                     if count > 0 {
                         let node = if lowest { m.find(first) } else { any };
-                        out.push(Class {
-                            ns: cost.transfer_ns(from, node),
-                            node,
-                            count,
-                            ranges,
-                            rt: 0,
-                        });
+                        out.push(Class::of(cost, from, node, count, ranges));
                     }
                 };
                 class(p_hi - p_lo, p_lo, from, [(lo, hi), (0, 0)], out);
