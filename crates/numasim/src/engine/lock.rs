@@ -2109,8 +2109,11 @@ mod set_tests {
         let mut cells: Vec<LockCell> = (0..LOCKS)
             .map(|l| set.add(Some(l % nodes), stream(7 ^ l as u64, "set-test", 0)))
             .collect();
-        // What each CPU is doing: (lock, holds) or idle.
+        // What each CPU is doing: (lock, holds) or idle; and since when
+        // it holds (a hand-off arrives after the release, and a holder
+        // cannot release before its grant).
         let mut doing: Vec<Option<(usize, bool)>> = vec![None; CPUS];
+        let mut since = vec![Time(0); CPUS];
         let mut now = Time(0);
         for &(want, cpu, l, dt) in ops {
             now += Dur(dt as u64);
@@ -2123,14 +2126,19 @@ mod set_tests {
                     let b = set.acquire(&mut cells[l], now, cpu, node);
                     prop_assert_eq!(a, b);
                     doing[cpu] = Some((l, a.is_some()));
+                    if let Some(at) = a {
+                        since[cpu] = at;
+                    }
                 }
                 Some((l, true)) => {
+                    now = now.max(since[cpu]);
                     let a = locks[l].release(now, cpu);
                     let b = set.release(&mut cells[l], now, cpu);
                     prop_assert_eq!(a, b);
                     doing[cpu] = None;
                     if let Some(g) = a {
                         doing[g.cpu] = Some((l, true));
+                        since[g.cpu] = g.at;
                     }
                 }
                 _ => {}
