@@ -465,8 +465,11 @@ pub fn stream_copy(
         let nt_at = h.nt_store_threshold;
         let nt = nt_at > 0 && bytes / 2 > nt_at;
         let rfo = if nt_at > 0 && !nt { 1.5 } else { 1.0 };
-        let (shares, mem) = residency_of(m, Access::Stream, bytes, k.mm.page_size);
-        let (shares, mem) = if nt { (Vec::new(), 1.0) } else { (shares, mem) };
+        let (shares, mem) = if nt {
+            (Vec::new(), 1.0)
+        } else {
+            residency_of(m, Access::Stream, bytes, k.mm.page_size)
+        };
         let mut per_byte = 0.0;
         let mut streamed = mem;
         let mut carry = 0.0;
