@@ -334,6 +334,85 @@ fn spread_over_every_node_no_page_reaches_an_lru_tail_dirty() {
 }
 
 #[test]
+fn buffered_reads_pass_three_bytes_through_memory_for_each_byte_read() {
+    // Each byte read is DMAed into a page-cache page (its node's memory),
+    // then copy_to_user() reads it out again and writes it into the
+    // user's buffer: three passes over the memory controllers, spread over
+    // every node when interleaved. With the A3700's 12 nodes cut to
+    // 0.8 GB/s each, that bounds 8 readers at 12 × 0.8 / 3 GB/s (the DMA
+    // alone would allow three times that), and the same readers with the
+    // machine's 6.4 GB/s go faster: memory is what binds.
+    let k = "version = \"2.6.15\"\nbuffer_policy = \"interleave\"";
+    let step =
+        "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = [8]\nfile_size = \"256 MiB\"\n";
+    let slow = scenario_with(
+        "[machine.dram]\nbandwidth_gbps = 0.8\nlatency_ns = 150",
+        k,
+        step,
+    )
+    .unwrap();
+    let fast = scenario(k, step).unwrap();
+    let bound = 12.0 * 0.8e9 / 3.0 / (1u64 << 30) as f64;
+    let (s, f) = (get(&slow, "read_gibps", 8), get(&fast, "read_gibps", 8));
+    assert!(
+        s <= bound * 1.001,
+        "{s} GiB/s above the memory bound {bound}"
+    );
+    assert!(s > 0.8 * bound, "{s} GiB/s: something else binds");
+    assert!(f > 1.2 * bound, "{f} GiB/s at 6.4 GB/s");
+}
+
+#[test]
+fn a_writer_on_a_remounted_filesystem_leaves_kswapd_idle_until_memory_fills() {
+    // XFS06 F10: remounted, memory 99% free. One XFS writer (2.6.15,
+    // interleaved) dirties ~0.4 GiB/s: background writeout starts at the
+    // 2.4 GiB threshold (~6 s), kswapd only once 24 GiB are full (~58 s).
+    // A 1 GiB file is written before either; longer runs approach the
+    // steady state's figures from below, kswapd later than pdflush.
+    let k = "version = \"2.6.15\"\nbuffer_policy = \"interleave\"";
+    let run = |size: &str, remount: bool| {
+        scenario(
+            k,
+            &format!(
+                "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = [1]\nfile_size = \"{size}\"\nremount = {remount}\n"
+            ),
+        )
+        .unwrap()
+    };
+    let steady = run("1 GiB", false);
+    let (k_ss, p_ss) = (
+        get(&steady, "kswapd_cpu_pct_per_node", 1),
+        get(&steady, "pdflush_cpu_pct", 1),
+    );
+    assert!(k_ss > 1.0 && p_ss > 10.0, "{k_ss} {p_ss}");
+    let short = run("1 GiB", true);
+    assert_eq!(get(&short, "kswapd_cpu_pct_per_node", 1), 0.0);
+    assert_eq!(get(&short, "pdflush_cpu_pct", 1), 0.0);
+    // The writers' rate is the steady state's either way.
+    assert_eq!(
+        get(&short, "write_mibps", 1),
+        get(&steady, "write_mibps", 1)
+    );
+    let mut last = (0.0, 0.0);
+    for size in ["4 GiB", "16 GiB", "64 GiB", "200 GiB"] {
+        let r = run(size, true);
+        let (k, p) = (
+            get(&r, "kswapd_cpu_pct_per_node", 1),
+            get(&r, "pdflush_cpu_pct", 1),
+        );
+        assert!(k >= last.0 && p >= last.1, "{size}: {k} {p} after {last:?}");
+        assert!(
+            k <= k_ss * (1.0 + 1e-9) && p <= p_ss * (1.0 + 1e-9),
+            "{size}"
+        );
+        // kswapd's share of its steady work trails pdflush's.
+        assert!(k / k_ss <= p / p_ss + 1e-9, "{size}");
+        last = (k, p);
+    }
+    assert!(last.0 > 0.5 * k_ss && last.1 > 0.9 * p_ss, "{last:?}");
+}
+
+#[test]
 fn a_writer_bound_to_its_node_leaves_its_pages_to_kswapd_and_pdflush_to_its_periodic_pass() {
     // numactl --membind: one XFS writer's pages cycle through its 2 GiB
     // node, less than the 2.4 GiB background threshold, so background

@@ -51,8 +51,8 @@ use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::locking::xfs_counter::XfsCounter;
 use crate::kernel::mm::kswapd::{self, NodeReclaim, Stream, Supply};
 use crate::kernel::mm::page_writeback::{
-    age_for_dirty, sync_writeback_pages, tail_writeback, throttled_rate, DirtyLimits, NodeLru,
-    TailWriteback, KEPT_SCANS_PER_TAIL_WRITE,
+    age_for_dirty, sync_writeback_pages, tail_writeback, throttled_rate, ColdStart, DirtyLimits,
+    NodeLru, TailWriteback, FREE_AT_REMOUNT, KEPT_SCANS_PER_TAIL_WRITE,
 };
 use crate::kernel::mm::swap::SWAP_CLUSTER_MAX;
 use crate::kernel::mm::PageAlloc;
@@ -79,6 +79,10 @@ pub struct BufferedWrite<'a> {
     /// `min_free_kbytes` (None: the 2.6 formula): the watermark gap a
     /// kswapd wake-up refills.
     pub min_free_kbytes: Option<u64>,
+    /// The run starts on a filesystem just remounted, memory free
+    /// ([XFS06] F10), instead of in the steady state with memory full of
+    /// page cache (`ColdStart`).
+    pub remount: bool,
     pub seed: u64,
 }
 
@@ -129,6 +133,8 @@ struct NodeMap {
     bytes: Vec<f64>,
     /// Bytes between each node's low and high watermarks.
     gap: Vec<f64>,
+    /// Each node's `pages_low`, bytes.
+    low: Vec<f64>,
     /// Writers per node (where their CPUs are).
     writers_on: Vec<usize>,
     /// Each writer node's zonelist.
@@ -448,6 +454,11 @@ impl BufferedWrite<'_> {
                 .iter()
                 .map(|n| (n.watermark[2] - n.watermark[1]) as f64 * page as f64)
                 .collect(),
+            low: alloc
+                .nodes()
+                .iter()
+                .map(|n| n.watermark[1] as f64 * page as f64)
+                .collect(),
             writers_on,
             zonelists,
         }
@@ -716,9 +727,24 @@ impl BufferedWrite<'_> {
         let k_total: f64 = k_cpu.iter().sum();
         let spin_cpu = spin_cpu.min((cpus as f64 - w_cpu - p_cpu - k_total).max(0.0));
         let writers_cpu = (w_cpu + spin_cpu) * write_share;
-        let pdflush_cpu = p_cpu.min(1.0) * write_share;
-        let kswapd_per_node = (k_total * write_share / nodes as f64).min(1.0);
-        let kswapd_max = k_cpu.iter().cloned().fold(0.0, f64::max).min(1.0) * write_share;
+        // From free memory (remounted), pdflush and the kswapds work only
+        // in their phases of the timed write (`ColdStart`); the writers'
+        // rate and the disk stage stay the steady state's.
+        let (wb_phase, reclaim_phase) = if self.remount {
+            let free = FREE_AT_REMOUNT * memory as f64 - map.low.iter().sum::<f64>();
+            let c = ColdStart::new(rate, free, memory as f64, &self.limits);
+            let dirtied = (rate * write_ns).max(1e-300);
+            (
+                c.written_back(rate, write_ns).0 / dirtied,
+                c.reclaimed(rate, write_ns).0 / dirtied,
+            )
+        } else {
+            (1.0, 1.0)
+        };
+        let pdflush_cpu = p_cpu.min(1.0) * write_share * wb_phase;
+        let kswapd_per_node = (k_total * write_share * reclaim_phase / nodes as f64).min(1.0);
+        let kswapd_max =
+            k_cpu.iter().cloned().fold(0.0, f64::max).min(1.0) * write_share * reclaim_phase;
         // Held back by the disks or the purge lock, the writers wait at the
         // dirty threshold in balance_dirty_pages(); held back by the CPUs
         // they just dirty more slowly. Pages met dirty at a tail are

@@ -43,6 +43,8 @@ pub struct Step {
     pub io_size: u64,
     pub readahead: u64,
     pub seeds: u64,
+    /// buffered-write: start from free memory ([XFS06] F10's remount).
+    pub remount: bool,
 }
 
 impl Step {
@@ -118,6 +120,11 @@ impl Step {
         } else {
             1
         };
+        let remount = if name == "buffered-write" {
+            r.bool("remount")?.unwrap_or(false)
+        } else {
+            false
+        };
         let work = threads.iter().map(|&t| t as u128).sum::<u128>()
             * file_size as u128
             * seeds as u128
@@ -164,6 +171,7 @@ impl Step {
             io_size,
             readahead,
             seeds,
+            remount,
         }))
     }
 
@@ -274,6 +282,7 @@ impl Step {
                         purge_ns: purge_ns(&k, b),
                         limits: DirtyLimits::from_sysctl(&k.vm),
                         min_free_kbytes: k.min_free_kbytes,
+                        remount: self.remount,
                         seed,
                     };
                     match w.run(&mut layer) {
@@ -574,7 +583,21 @@ pub const BUFFERED_WRITE: Workload = Workload {
     spec: s::Spec {
             name: "buffered-write",
             about: "buffered writes, one file per thread, the previous file truncated in the timed run",
-            params: &[s::FS, s::IO_THREADS, s::STRIPE_UNIT, s::BLOCK_SIZE, s::file_size("\"1 GiB\"")],
+            params: &[
+                s::FS,
+                s::IO_THREADS,
+                s::STRIPE_UNIT,
+                s::BLOCK_SIZE,
+                s::file_size("\"1 GiB\""),
+                s::p(
+                    "remount",
+                    s::Kind::Bool,
+                    "",
+                    s::Default::Value("false"),
+                    s::Range::Any,
+                    "start from memory 99% free, as after XFS06's remount (pdflush and kswapd then work only once the dirty pages pass the background threshold or expire, and once memory is down to the watermarks); false: the steady state with memory full of page cache",
+                ),
+            ],
             one_of: &[],
             metrics: &[
                 s::m("write_mibps", "MiB/s", "all writers together (row key `threads`)"),

@@ -710,6 +710,11 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                             }
                             Some(_) => {}
                         }
+                        // Its loads read the page-cache pages out of their
+                        // node's memory and its stores write the user buffer
+                        // into the buffer's node's: the same controllers the
+                        // DMA passes (`BlockLayer::dma`), on one budget.
+                        done = done.max(copy_through_memory(layer, me, c.node, c_len, start));
                         cpu_free[t % ncpu] = done;
                         consumed[t] += c_len;
                         waiting[t] = false;
@@ -768,6 +773,34 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     };
     run.finish(layer);
     run
+}
+
+/// A buffered reader's `copy_to_user()` of `bytes` (2.6.15
+/// `file_read_actor()`, `__copy_user` on ia64: plain loads and stores)
+/// from page-cache pages on `cache` (`INTERLEAVED`: every node in turn)
+/// into the reader's buffer, which is interleaved with the cache or on
+/// the reader's node `me`: the source's bytes pass its node's memory
+/// controllers once and the buffer's once. Returns when the last byte
+/// is through them.
+fn copy_through_memory(
+    layer: &mut BlockLayer,
+    me: usize,
+    cache: u32,
+    bytes: u64,
+    start: Time,
+) -> Time {
+    let mem = &mut layer.node_mem;
+    let me = me % mem.len().max(1);
+    if cache == INTERLEAVED {
+        // A share of the pages and a share of the buffer on every node.
+        let share = bytes.div_ceil(mem.len().max(1) as u64);
+        mem.carry_all(start, 2 * share)
+    } else if cache as usize % mem.len().max(1) == me {
+        mem.carry(me, start, 2 * bytes)
+    } else {
+        let src = mem.carry(cache as usize % mem.len(), start, bytes);
+        src.max(mem.carry(me, start, bytes))
+    }
 }
 
 /// Arm reader `t`'s wake at `at` unless one is pending no later.
@@ -879,6 +912,37 @@ mod tests {
     use crate::kernel::fs::layout::XfsAlloc;
     use crate::kernel::fs::FsKind;
     use crate::machine::{presets, Machine};
+
+    /// A buffered reader's copy reads each byte out of its page-cache
+    /// node's memory and writes it into its buffer's node's: twice the
+    /// copy on the memory controllers in all, split as the pages lie, and
+    /// behind whatever those controllers already carry (the DMA's bytes).
+    #[test]
+    fn a_buffered_copy_reads_the_cache_and_writes_the_buffer_through_memory() {
+        let m = Machine::from_toml_str(presets::preset_text("altix-a3700").unwrap(), "a").unwrap();
+        let mem = |l: &BlockLayer| (0..12).map(|n| l.node_mem.bytes(n)).collect::<Vec<u64>>();
+        let len = 12u64 << 20;
+        // Interleaved cache and buffer: a share of each on every node.
+        let mut l = BlockLayer::new(&m, 512 << 10, 1);
+        copy_through_memory(&mut l, 3, INTERLEAVED, len, Time::ZERO);
+        assert!(mem(&l).iter().all(|&b| b == 2 * len / 12));
+        // Cache on node 5, buffer on the reader's node 3; then both on 3.
+        let mut l = BlockLayer::new(&m, 512 << 10, 1);
+        let apart = copy_through_memory(&mut l, 3, 5, len, Time::ZERO);
+        assert_eq!((mem(&l)[3], mem(&l)[5]), (len, len));
+        assert_eq!(mem(&l).iter().sum::<u64>(), 2 * len);
+        let mut l = BlockLayer::new(&m, 512 << 10, 1);
+        let local = copy_through_memory(&mut l, 3, 3, len, Time::ZERO);
+        assert_eq!(mem(&l)[3], 2 * len);
+        assert_eq!(mem(&l).iter().sum::<u64>(), 2 * len);
+        // Both copies on one node's controllers take twice as long as
+        // one on each of two nodes.
+        assert!(local > apart);
+        // Memory still busy with a DMA: the copy waits behind it.
+        let mut l = BlockLayer::new(&m, 512 << 10, 1);
+        l.node_mem.carry(5, Time::ZERO, 64 << 20);
+        assert!(copy_through_memory(&mut l, 3, 5, len, Time::ZERO) > apart);
+    }
 
     /// Every byte a direct-I/O phase moves is DMAed once, into or out of
     /// the memory of the node its buffer page is on, and crosses the

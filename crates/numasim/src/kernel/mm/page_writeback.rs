@@ -295,6 +295,67 @@ pub fn tail_writeback(
     }
 }
 
+/// Free memory at the start of a run on a filesystem just remounted
+/// ([XFS06] F10: "memory about 99% free").
+pub const FREE_AT_REMOUNT: f64 = 0.99;
+
+/// A buffered-write run that starts with memory free instead of full of
+/// page cache ([XFS06] F10: the filesystems were remounted between tests).
+/// 2.6.15 meets it in three phases:
+/// 1. Nothing is written back while the dirty pages stay under the
+///    background threshold (`balance_dirty_pages()` only kicks
+///    `background_writeout()` past it) and none is older than
+///    `dirty_expire_centisecs` (`wb_kupdate()` skips younger inodes), and
+///    nothing is reclaimed: `__alloc_pages()` takes free pages from the
+///    first zone above `pages_low` and calls `wakeup_kswapd()` only when
+///    no zone of the zonelist is (2.6.15 has no `zone_reclaim()`).
+/// 2. From `writeback_from_ns`, pdflush writes back as in the steady
+///    state, while the page cache still grows into free memory.
+/// 3. From `reclaim_from_ns`, every zone is down to `pages_low`: the
+///    kswapds reclaim as in the steady state. The LRU tails they meet
+///    then hold the run's first pages, dirtied `reclaim_from_ns` ago:
+///    clean unless memory filled before writeback began, which free
+///    memory above the background threshold rules out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ColdStart {
+    pub writeback_from_ns: f64,
+    pub reclaim_from_ns: f64,
+}
+
+impl ColdStart {
+    /// A writer dirtying `rate` bytes/ns of new page cache into `free`
+    /// bytes above the zones' `pages_low`, on `memory` bytes.
+    pub fn new(rate: f64, free: f64, memory: f64, limits: &DirtyLimits) -> ColdStart {
+        let rate = rate.max(1e-300);
+        let (background, _) = limits.thresholds(memory);
+        // The periodic pass's timer is not in phase with the run: on
+        // average the first pass that finds a page past its expiry comes
+        // half a period after it expired (as in `tail_writeback`).
+        let kupdate = limits.expire_ns + limits.writeback_ns / 2.0;
+        ColdStart {
+            writeback_from_ns: (background / rate).min(kupdate),
+            reclaim_from_ns: free.max(0.0) / rate,
+        }
+    }
+
+    /// (written back, still dirty at the end) of `run_ns` of dirtying at
+    /// `rate`, when writeback keeps up from `writeback_from_ns`: the
+    /// backlog of phase 1 stays dirty (background writeout stops under
+    /// the threshold; the periodic pass keeps pages `expire` old).
+    pub fn written_back(&self, rate: f64, run_ns: f64) -> (f64, f64) {
+        let dirtied = rate * run_ns.max(0.0);
+        let back = rate * (run_ns - self.writeback_from_ns).max(0.0);
+        (back, dirtied - back)
+    }
+
+    /// (reclaimed, taken from free memory) in `run_ns` at `rate`.
+    pub fn reclaimed(&self, rate: f64, run_ns: f64) -> (f64, f64) {
+        let dirtied = rate * run_ns.max(0.0);
+        let reclaimed = rate * (run_ns - self.reclaim_from_ns).max(0.0);
+        (reclaimed, dirtied - reclaimed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -463,6 +524,52 @@ mod tests {
             let sum = pdflush + t.writers + met_dirty_rate(&t, &lrus);
             assert!((sum - rate).abs() < 1e-9 * rate, "{scale}: {sum} vs {rate}");
         }
+    }
+
+    /// From free memory, nothing is written back or reclaimed before its
+    /// phase; every dirtied byte is written back or still dirty, every
+    /// allocated one reclaimed or taken free; longer runs approach the
+    /// steady state, and the fill never meets dirty pages while free
+    /// memory exceeds the background threshold.
+    #[test]
+    fn a_run_into_free_memory_writes_back_and_reclaims_only_in_its_phases() {
+        let l = limits();
+        let memory = 24.0 * GIB;
+        let rate = 0.426 * GIB / 1e9; // one XFS writer, bytes/ns
+        let free = FREE_AT_REMOUNT * memory - 0.01 * memory;
+        let c = ColdStart::new(rate, free, memory, &l);
+        // Background threshold (10% of 24 GiB) at 0.426 GiB/s: ~5.6 s,
+        // before the periodic pass's 32.5 s.
+        assert!((c.writeback_from_ns - 2.4 * GIB / rate).abs() < 1e-6 * c.writeback_from_ns);
+        // Memory fills long after writeback began: kswapd's first tails
+        // are clean.
+        assert!(c.reclaim_from_ns > 5.0 * c.writeback_from_ns);
+        let mut last = (0.0, 0.0);
+        for run_s in [1.0, 5.0, 10.0, 60.0, 120.0, 1000.0] {
+            let run = run_s * 1e9;
+            let (back, dirty) = c.written_back(rate, run);
+            let (rec, taken) = c.reclaimed(rate, run);
+            assert!((back + dirty - rate * run).abs() < 1e-6 * rate * run);
+            assert!((rec + taken - rate * run).abs() < 1e-6 * rate * run);
+            assert!(back >= 0.0 && dirty >= 0.0 && rec >= 0.0 && taken <= free + 1.0);
+            if run <= c.writeback_from_ns {
+                assert_eq!(back, 0.0);
+            }
+            if run <= c.reclaim_from_ns {
+                assert_eq!(rec, 0.0);
+            }
+            let shares = (back / (rate * run), rec / (rate * run));
+            assert!(shares.0 >= last.0 && shares.1 >= last.1, "{run_s}");
+            assert!(shares.1 <= shares.0);
+            last = shares;
+        }
+        assert!(last.0 > 0.99 && last.1 > 0.9);
+        // A slow writer: the periodic pass starts writeback first.
+        let slow = ColdStart::new(0.01 * GIB / 1e9, free, memory, &l);
+        assert_eq!(slow.writeback_from_ns, l.expire_ns + l.writeback_ns / 2.0);
+        // Memory already nearly full: reclaim starts before writeback.
+        let full = ColdStart::new(rate, 0.05 * memory, memory, &l);
+        assert!(full.reclaim_from_ns < full.writeback_from_ns);
     }
 
     #[test]
