@@ -231,15 +231,24 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
             fit.sources.push((
                 "mibps",
                 format!(
-                    "direct seq_read_mibps at 1 MiB ({:.0}) and 128 KiB ({:.0}) a call, with disk_latency_us",
-                    r1.mibps, r2.mibps
+                    "direct seq_read_mibps at 1 MiB ({:.0}{}) and 128 KiB ({:.0}{}) a call, with a latency of {:.1} us a request",
+                    r1.mibps,
+                    crate::calibrate::spread_tag(r1.spread),
+                    r2.mibps,
+                    crate::calibrate::spread_tag(r2.spread),
+                    fit.latency_us
                 ),
             ));
         }
         (Some(_), true) => {
             fit.notes.push("io: the 128 KiB direct reads ran no slower per byte than 1 MiB ones: no per-request latency to fit; the disk's rate is fitted on the 1 MiB read alone".into());
-            fit.sources
-                .push(("mibps", "direct seq_read_mibps at 1 MiB a call".into()));
+            fit.sources.push((
+                "mibps",
+                format!(
+                    "direct seq_read_mibps at 1 MiB a call{}",
+                    crate::calibrate::spread_tag(r1.spread)
+                ),
+            ));
         }
         (None, _) => {
             fit.notes.push("io: one direct request size in this run (saved before issue 36's 128 KiB pass): the disk's latency cannot be told from its rate and is taken as 0".into());
@@ -249,7 +258,10 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
     }
     fit.sources.push((
         "write_mibps",
-        "direct seq_write_mibps at 1 MiB a call, less the read's latency".into(),
+        format!(
+            "direct seq_write_mibps at 1 MiB a call{}, less the read's latency",
+            crate::calibrate::spread_tag(w1.spread)
+        ),
     ));
     fit.notes.push(format!(
         "io: disk fitted as {:.0} MiB/s read, {:.0} MiB/s write, {:.1} us latency per request; readahead {ra}",
