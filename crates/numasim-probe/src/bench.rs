@@ -236,6 +236,19 @@ pub fn size_label(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
+/// The bytes of a [`size_label`] (`"128 KiB"`), for runs read back.
+pub fn parse_size_label(label: &str) -> Option<u64> {
+    let (n, unit) = label.trim().split_once(' ')?;
+    let m: u64 = match unit {
+        "GiB" => 1 << 30,
+        "MiB" => 1 << 20,
+        "KiB" => 1 << 10,
+        "B" => 1,
+        _ => return None,
+    };
+    n.parse::<u64>().ok()?.checked_mul(m)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

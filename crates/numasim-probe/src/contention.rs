@@ -8,6 +8,25 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+/// First-touch faults of `threads` threads in one address space.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FaultRate {
+    /// Faults per second of wall time (first start to last end), median
+    /// of the repetitions, and its spread.
+    pub per_s: f64,
+    pub spread: f64,
+    /// Faults per second of the threads' own CPU time
+    /// (`CLOCK_THREAD_CPUTIME_ID`, user and system: the fault handler runs
+    /// in the faulting thread, spinning on a lock included), scaled to
+    /// `threads` CPUs: the wall-clock rate had every thread held its CPU
+    /// throughout. Median and spread.
+    pub on_cpu_per_s: f64,
+    pub on_cpu_spread: f64,
+    /// Median share of the threads' wall time (`threads` × span) they
+    /// were on a CPU.
+    pub on_cpu_share: f64,
+}
+
 /// First-touch faults per second with `threads` threads in one address space,
 /// each touching one byte per base page of its share of `bytes`. Median of
 /// the repetitions (each repetition is a fresh mapping).
@@ -16,9 +35,11 @@ pub fn fault_threads(
     threads: usize,
     cpus: &[usize],
     reps: usize,
-) -> std::io::Result<(f64, f64)> {
+) -> std::io::Result<FaultRate> {
     let page = sys::page_size() as usize;
     let mut rates = Vec::new();
+    let mut on_cpu = Vec::new();
+    let mut shares = Vec::new();
     for _ in 0..reps {
         let mut m = Mapping::new(bytes, PageKind::Base)?;
         let pages = m.len() / page;
@@ -38,14 +59,24 @@ pub fn fault_threads(
             n
         });
         let total: u64 = res.iter().map(|r| r.ops).sum();
-        rates.push(total as f64 * 1e9 / bench::span_ns(&res) as f64);
+        let span = bench::span_ns(&res) as f64;
+        rates.push(total as f64 * 1e9 / span);
+        let cpu: f64 = res.iter().map(|r| r.cpu_ns as f64).sum::<f64>().max(1.0);
+        on_cpu.push(total as f64 * 1e9 * threads as f64 / cpu);
+        shares.push(cpu / (threads as f64 * span));
         drop(chunks);
         drop(m);
         if sys::stop_requested() {
             break;
         }
     }
-    Ok((bench::median(&rates), bench::spread(&rates)))
+    Ok(FaultRate {
+        per_s: bench::median(&rates),
+        spread: bench::spread(&rates),
+        on_cpu_per_s: bench::median(&on_cpu),
+        on_cpu_spread: bench::spread(&on_cpu),
+        on_cpu_share: bench::median(&shares),
+    })
 }
 
 /// A store the compiler cannot drop: the first write to a page faults it in.

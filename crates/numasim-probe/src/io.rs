@@ -12,6 +12,8 @@ pub struct Throughput {
     /// CPU time of the calling thread during the transfer, as a percentage
     /// of one CPU, divided by the MiB/s achieved.
     pub cpu_pct_per_mibps: f64,
+    /// (max - min) / median of the repetitions' MiB/s (0 for one).
+    pub spread: f64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +107,9 @@ pub fn sequential(
     let median = |pick: fn(&SeqResult) -> Throughput| {
         let mut v: Vec<Throughput> = runs.iter().map(pick).collect();
         v.sort_by(|a, b| a.mibps.total_cmp(&b.mibps));
-        v[(v.len() - 1) / 2]
+        let mut m = v[(v.len() - 1) / 2];
+        m.spread = (v[v.len() - 1].mibps - v[0].mibps) / m.mibps.max(1e-9);
+        m
     };
     if runs.is_empty() {
         return Ok(None);
@@ -123,5 +127,6 @@ fn throughput(mib: f64, t0: u64, c0: u64) -> Throughput {
     Throughput {
         mibps,
         cpu_pct_per_mibps: (cpu / wall * 100.0) / mibps.max(1e-9),
+        spread: 0.0,
     }
 }

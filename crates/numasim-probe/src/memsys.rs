@@ -495,8 +495,24 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                     solved = true;
                 }
                 None => {
+                    // The cores' misses in flight bind before any
+                    // controller does (the node read came out above the
+                    // cores' ceiling: the two figures' noise). The
+                    // measured rate as `node_gbps` would run the
+                    // controllers at utilisation ~1 and queue every miss
+                    // (the node read then 26% low, one thread's copy 20%,
+                    // on the Xeon guest); the nearest the model comes is
+                    // with the controllers just out of the way: the least
+                    // node_gbps within 1% of that ceiling.
                     solved = false;
-                    s.node_gbps = own_gbps.unwrap_or(s.node_gbps);
+                    let ceiling = sim(13.0);
+                    s.node_gbps =
+                        crate::hierarchy::solve_within(sim, 0.99 * ceiling, s.node_gbps.ln(), 1e-3)
+                            .filter(|x| x.is_finite())
+                            .map_or(own_gbps.unwrap_or(s.node_gbps), |x| {
+                                x.clamp(-7.0, 13.0).exp()
+                            })
+                            .max(own_gbps.unwrap_or(0.0));
                     break;
                 }
             }
@@ -505,8 +521,9 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
         s.mlp_lines = mlp;
         if !solved {
             f.notes.push(format!(
-                "memsys: no node_gbps makes the simulated node read match the measured {:.0} MB/s with mlp_lines {mlp:.1} (its cores' misses in flight bound it first); node_gbps is the measured rate",
-                home.map_or(0.0, |h| h.1 / 1e6)
+                "memsys: no node_gbps makes the simulated node read match the measured {:.0} MB/s with mlp_lines {mlp:.1} (its cores' misses in flight bound it first); node_gbps {:.1} GB/s is the least within 1% of that ceiling (a lower bound)",
+                home.map_or(0.0, |h| h.1 / 1e6),
+                s.node_gbps
             ));
         }
         src.push((

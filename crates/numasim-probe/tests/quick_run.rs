@@ -59,12 +59,33 @@ fn quick_probe_reports_everything_and_cleans_up() {
         !copy.is_empty() && copy.iter().all(|&c| c > 0.0),
         "copy bandwidth {copy:?}"
     );
+    // Faults on the threads' CPU clocks: one figure per thread count, at
+    // least the wall-clock rate (a thread is on a CPU at most all of its
+    // wall time; 1% for the clocks' granularity).
+    let by_threads = |metric: &str| -> Vec<(u64, f64)> {
+        report
+            .records
+            .iter()
+            .filter(|r| r.metric == metric && r.case_value("mode").is_some_and(|m| m == "threads"))
+            .map(|r| {
+                (
+                    r.case_value("threads").unwrap().as_u64().unwrap(),
+                    r.value.unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (wall, cpu) = (by_threads("fault_per_s"), by_threads("fault_on_cpu_per_s"));
+    assert_eq!(wall.len(), cpu.len(), "{wall:?} {cpu:?}");
+    for (w, c) in wall.iter().zip(&cpu) {
+        assert!(w.0 == c.0 && c.1 >= 0.99 * w.1, "wall {w:?} on a CPU {c:?}");
+    }
     // Every case of the spec's keys is there: size and page on memory rows,
     // threads on scaling rows, io on I/O rows.
     for r in &report.records {
         let need: &[&str] = match r.metric.as_str() {
             "copy_mbps" | "random_mbps" | "mem_latency_ns" => &["size", "page"],
-            "fault_per_s" => &["threads", "mode"],
+            "fault_per_s" | "fault_on_cpu_per_s" | "fault_cpu_share" => &["threads", "mode"],
             "gettimeofday_ns" => &["threads"],
             "atomic_add_ns" => &["threads", "kind"],
             "seq_write_mibps" | "seq_read_mibps" | "cpu_pct_per_mibps" => &["io"],

@@ -378,6 +378,31 @@ impl Step {
         row: &[(&str, serde_json::Value)],
         out: &mut Vec<Record>,
     ) {
+        let (runs, enospc) = self.direct_runs(m, k, seed, n);
+        for (mode, run) in runs {
+            let metric = match mode {
+                DirectMode::Write => "write_gibps",
+                DirectMode::Overwrite => "overwrite_gibps",
+                DirectMode::Read => "read_gibps",
+            };
+            out.push(rec.record(row, metric, "GiB/s", run.gibps()));
+            if mode == DirectMode::Read {
+                out.push(rec.record(row, "disk_busy_pct", "%", run.disk_busy_pct));
+            }
+        }
+        out.push(rec.record(row, "enospc", "flag", if enospc { 1.0 } else { 0.0 }));
+    }
+
+    /// The direct-I/O phases of `n` threads (allocating write, overwrite,
+    /// read back), each on an idle volume with fresh statistics, up to the
+    /// first that ran out of space (then `true`).
+    fn direct_runs(
+        &self,
+        m: &Machine,
+        k: &KernelConfig,
+        seed: u64,
+        n: u64,
+    ) -> (Vec<(DirectMode, IoRun)>, bool) {
         let b = m.block.as_ref().expect("checked");
         let mut layer = BlockLayer::new(m, self.stripe_unit, seed);
         let mut ext = ExtAlloc::new(
@@ -409,12 +434,8 @@ impl Step {
                 BufferPolicy::Interleave => Dest::Interleave,
             })
             .collect();
-        let phases = [
-            (DirectMode::Write, "write_gibps"),
-            (DirectMode::Overwrite, "overwrite_gibps"),
-            (DirectMode::Read, "read_gibps"),
-        ];
-        for (mode, metric) in phases {
+        let mut runs = Vec::with_capacity(3);
+        for mode in [DirectMode::Write, DirectMode::Overwrite, DirectMode::Read] {
             let d = Direct {
                 b,
                 page: m.page_size,
@@ -429,19 +450,84 @@ impl Step {
             let mut fresh = BlockLayer::new(m, self.stripe_unit, seed ^ (mode as u64 + 1));
             std::mem::swap(&mut layer, &mut fresh);
             match direct_phase(&d, &mut layer, &mut files, &mut ext, &mut xfs) {
-                Ok(run) => {
-                    out.push(rec.record(row, metric, "GiB/s", run.gibps()));
-                    if mode == DirectMode::Read {
-                        out.push(rec.record(row, "disk_busy_pct", "%", run.disk_busy_pct));
-                    }
-                }
-                Err(_) => {
-                    out.push(rec.record(row, "enospc", "flag", 1.0));
-                    return;
-                }
+                Ok(run) => runs.push((mode, run)),
+                Err(_) => return (runs, true),
             }
         }
-        out.push(rec.record(row, "enospc", "flag", 0.0));
+        (runs, false)
+    }
+}
+
+/// What `numasim probe` measures of its host's scratch file system (one
+/// thread, one file, sequential `io_size` calls at queue depth 1), run on
+/// a machine with a `[block]` table: the model rows its `--validate`
+/// compares with the measured ones (docs/probe.md, "I/O").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostFileIo {
+    /// Extent-mapped file systems (ext4, XFS, btrfs) map a call's blocks
+    /// as XFS does (one extent lookup, an allocation transaction and the
+    /// unwritten conversion per allocating call); `Ext2`/`Ext3` block by
+    /// block.
+    pub fs: FsKind,
+    pub file_size: u64,
+    pub io_size: u64,
+    /// What readahead keeps in flight for the buffered read: two windows
+    /// (the current and the async-ahead one) of `read_ahead_kb` each.
+    pub readahead: u64,
+}
+
+/// One thread's rates, MiB/s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostFileRates {
+    /// `O_DIRECT` writes into a fresh file (each call allocates).
+    pub direct_write_mibps: f64,
+    /// `O_DIRECT` reads of that file.
+    pub direct_read_mibps: f64,
+}
+
+impl HostFileIo {
+    fn step(&self, name: &'static str, m: &Machine) -> Step {
+        Step {
+            name,
+            fs: self.fs,
+            threads: vec![1],
+            // One disk: a unit no smaller than the queue's largest
+            // request, so the stripe cuts nothing the queue would not.
+            stripe_unit: m
+                .block
+                .as_ref()
+                .map_or(1 << 20, |b| b.max_request)
+                .max(self.io_size)
+                .next_multiple_of(m.page_size.max(4096)),
+            block_size: 4096,
+            file_size: self.file_size,
+            io_size: self.io_size,
+            readahead: self.readahead,
+            seeds: 1,
+            // The probe's host file is read and written once, not from a remount.
+            remount: false,
+        }
+    }
+
+    /// The direct write and read of one thread on `m` (which needs a
+    /// `[block]` table and a disk); `None` where the file does not fit.
+    pub fn direct(&self, m: &Machine, k: &KernelConfig, seed: u64) -> Option<HostFileRates> {
+        check_machine(m).ok()?;
+        let (runs, _) = self.step("direct-io", m).direct_runs(m, k, seed, 1);
+        let rate = |mode| runs.iter().find(|r| r.0 == mode).map(|r| r.1.mibps());
+        Some(HostFileRates {
+            direct_write_mibps: rate(DirectMode::Write)?,
+            direct_read_mibps: rate(DirectMode::Read)?,
+        })
+    }
+
+    /// One thread's buffered read of a file written before it, through
+    /// readahead and the page cache, MiB/s.
+    pub fn buffered_read(&self, m: &Machine, k: &KernelConfig, seed: u64) -> Option<f64> {
+        check_machine(m).ok()?;
+        self.step("buffered-read", m)
+            .read_once(m, k, seed, 1)
+            .map(|r| r.mibps())
     }
 }
 

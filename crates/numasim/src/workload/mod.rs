@@ -42,6 +42,7 @@ use crate::report::Record;
 use serde_json::Value as Json;
 use toml::Table;
 
+pub use fsio::{HostFileIo, HostFileRates};
 pub(crate) use sim::{family_step, no_keys};
 pub use sim::{Parse, ParsedStep, Recorder, ResolvedCase, Run, Sim, Workload};
 
