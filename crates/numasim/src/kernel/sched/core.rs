@@ -71,3 +71,62 @@ impl SchedCosts {
         }
     }
 }
+
+/// Pages of a 2.4 `task_struct` and its kernel stack: `alloc_task_struct()`
+/// is `__get_free_pages(GFP_KERNEL, 1)` (alpha, i386), so every task's
+/// scheduling fields sit at the same offset of a block aligned to two pages.
+pub const TASK_STRUCT_PAGES: u64 = 2;
+
+/// What one `schedule()`'s `goodness()` walk over `len` queued tasks costs,
+/// ns: [`SchedCosts::goodness_ns`] a step with the task's lines in the
+/// last-level cache or, with `conflicts`, the expected misses of a
+/// direct-mapped last-level cache added (the 21264/EV67 B-cache: one tag
+/// per index). The task lines of a queue map to `colours` = cache size /
+/// task-block size slots, so a task's lines survive from this CPU's last
+/// walk only if none of the other `len - 1` tasks shares their slot:
+/// probability (1 − 1/colours)^(len − 1). Each miss is one dependent load
+/// (the `run_list` link; the fields line is fetched beside it) from the
+/// node holding the `task_struct`, taken as spread evenly over the nodes.
+/// A lower bound on the misses: the CPU's own work between walks and the
+/// list's churn (links rewritten by other CPUs) evict more.
+#[derive(Debug, Clone)]
+pub struct WalkCost {
+    step_ns: f64,
+    conflicts: bool,
+    /// ln(1 − 1/colours).
+    ln_keep: f64,
+    /// Mean miss latency seen from each node, ns.
+    miss_ns: Vec<f64>,
+}
+
+impl WalkCost {
+    pub fn of(machine: &Machine, costs: &SchedCosts, conflicts: bool) -> Self {
+        let llc = machine
+            .cpu
+            .caches
+            .iter()
+            .max_by_key(|c| c.level)
+            .map_or(0, |c| c.size);
+        let colours = (llc / (TASK_STRUCT_PAGES * machine.page_size).max(1)).max(1) as f64;
+        let nn = machine.node_count().max(1);
+        let miss_ns = (0..nn)
+            .map(|a| (0..nn).map(|b| machine.mem_latency_ns(a, b)).sum::<f64>() / nn as f64)
+            .collect();
+        WalkCost {
+            step_ns: costs.goodness_ns,
+            conflicts,
+            ln_keep: (-1.0 / colours).ln_1p(),
+            miss_ns,
+        }
+    }
+
+    /// The walk of `len` queued tasks by a CPU of `node`, ns.
+    pub fn ns(&self, len: usize, node: usize) -> f64 {
+        let hits = len as f64 * self.step_ns;
+        if !self.conflicts || len < 2 {
+            return hits;
+        }
+        let missed = 1.0 - (self.ln_keep * (len - 1) as f64).exp();
+        hits + len as f64 * missed * self.miss_ns[node]
+    }
+}
