@@ -47,7 +47,8 @@ pub struct Aim7Result {
     pub jobs_per_min: f64,
     /// Share of the CPUs' time spent spinning on or holding the run-queue lock.
     pub lock_fraction: f64,
-    /// Share of CPU bursts that ran on the node holding the job's memory.
+    /// Share of CPU bursts that ran on the node holding the job's memory
+    /// (a burst whose job's pages spilled counts the share of them local).
     pub local_fraction: f64,
     /// Tasks that changed node (NUMA: remote wake-up placements).
     pub migrations: u64,

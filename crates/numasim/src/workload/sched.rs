@@ -663,7 +663,7 @@ pub const AIM7: Workload = Workload {
             s::m(
                 "local_bursts_pct",
                 "%",
-                "CPU bursts run on the node holding the job's memory",
+                "CPU bursts run on the node holding the job's memory (weighted by its pages there when they spilled)",
             ),
             s::m(
                 "migrations",
