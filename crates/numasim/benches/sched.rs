@@ -125,6 +125,7 @@ fn mix(c: &mut Criterion) {
         mem_stall: 0.2,
         task_bytes: 0,
         walk_conflicts: false,
+        counters: false,
     };
     let mut g = c.benchmark_group("aim7");
     g.sample_size(10);

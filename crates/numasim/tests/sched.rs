@@ -96,6 +96,7 @@ fn aim7_conserves_tasks_and_is_deterministic() {
         mem_stall: 0.2,
         task_bytes: 0,
         walk_conflicts: false,
+        counters: false,
     };
     for s in [Sched::Smp, Sched::Numa] {
         for tasks in [1u64, 40, 700] {
@@ -129,6 +130,7 @@ fn numa_queues_walk_shorter_lists_and_hold_the_lock_less() {
         mem_stall: 0.2,
         task_bytes: 0,
         walk_conflicts: false,
+        counters: false,
     };
     let run = |s| {
         aim7(
@@ -375,6 +377,7 @@ fn aim7_mix(task_bytes: u64, walk_conflicts: bool) -> Mix {
         mem_stall: 0.5,
         task_bytes,
         walk_conflicts,
+        counters: false,
     }
 }
 
@@ -493,4 +496,41 @@ fn a_footprint_the_machine_cannot_hold_is_refused_by_key() {
     let body = body.replace("task_mb = 70.0", "walk_cache = \"set-assoc\"");
     let e = Scenario::from_str(&body, "t.toml", None).expect_err("unknown walk_cache");
     assert!(e.to_string().contains("walk_cache"), "{e}");
+}
+
+#[test]
+fn counter_goodness_moves_smp_tasks_off_their_node_and_per_node_queues_keep_them() {
+    // 2.4's counter + PROC_CHANGE_PENALTY: with a thousand tasks queued a
+    // task of another CPU often outbids this CPU's own, so under the one
+    // queue tasks change node and their memory (first-touched where the job
+    // started) is remote; the per-node queues never pick across nodes while
+    // their own holds tasks, so their bursts stay local and run faster.
+    let m = presets::preset("wildfire-gs320").unwrap();
+    let run = |s, counters| {
+        let mix = Mix {
+            mem_stall: 0.2,
+            counters,
+            ..aim7_mix(0, false)
+        };
+        aim7(
+            &m,
+            s,
+            Spinlock::Tas,
+            &mix,
+            1000,
+            Dur(1_000_000_000),
+            Dur(3_000_000_000),
+            1,
+            None,
+        )
+    };
+    let (smp, numa) = (run(Sched::Smp, true), run(Sched::Numa, true));
+    assert!(smp.tasks_conserved && numa.tasks_conserved);
+    assert!(smp.local_fraction < 0.9, "{smp:?}");
+    assert!(numa.local_fraction > 0.99, "{numa:?}");
+    assert!(numa.jobs_per_min > smp.jobs_per_min, "{smp:?} {numa:?}");
+    // The affinity pick keeps smp local: the counters are what move it.
+    assert!(run(Sched::Smp, false).local_fraction > 0.99);
+    // Same seed, same run.
+    assert_eq!(run(Sched::Smp, true), smp);
 }

@@ -10,8 +10,8 @@ use crate::kernel::locking::contention::Spinlock;
 use crate::kernel::locking::line;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::mm::page_alloc::{Gfp, PageAlloc, Placement, Use};
-use crate::kernel::sched::core::{SchedCosts, WalkCost};
-use crate::kernel::sched::rq::{longest_idle, RqLock, TaskQueues, TaskState};
+use crate::kernel::sched::core::{nice_to_ticks0, proc_change_penalty, SchedCosts, WalkCost};
+use crate::kernel::sched::rq::{longest_idle, Counters, RqLock, TaskQueues, TaskState};
 use crate::kernel::sched::trace::{Segment, Trace};
 use crate::kernel::sched::Sched;
 use crate::machine::Machine;
@@ -39,6 +39,10 @@ pub struct Mix {
     /// The `goodness()` walk misses a direct-mapped last-level cache where
     /// queued tasks' lines collide ([`WalkCost`]); false: every step hits.
     pub walk_conflicts: bool,
+    /// `goodness()` weighs each queued task's `counter` (ticks left of its
+    /// slice) against `PROC_CHANGE_PENALTY` ([`Counters`]); false: a task
+    /// that last ran on the CPU always wins, else the one queued longest.
+    pub counters: bool,
 }
 
 /// Outcome of [`aim7`].
@@ -205,6 +209,17 @@ pub fn aim7(
     let mut q: EventQueue<Ev> = EventQueue::with_capacity(ncpu + tasks as usize);
 
     let mut tq = TaskQueues::new(nq, ncpu, tasks as usize);
+    let hz = machine.timer.hz.max(1);
+    let tick_ns = 1e9 / f64::from(hz);
+    if mix.counters {
+        tq = tq.with_counters(Counters::new(
+            nq,
+            ncpu,
+            tasks as usize,
+            nice_to_ticks0(hz),
+            proc_change_penalty(machine.arch),
+        ));
+    }
     let mut job: Vec<Job> = Vec::with_capacity(tasks as usize);
     let mut curr: Vec<Option<usize>> = vec![None; ncpu];
     // Idle CPUs, and since when (reschedule_idle() takes the one idle longest).
@@ -293,6 +308,9 @@ pub fn aim7(
                     });
                 }
                 tq.tasks[i].state = TaskState::Sleeping;
+                if let Some(k) = tq.counters.as_mut() {
+                    k.ran(i, (now - burst_started[cpu]).as_ns() as f64, tick_ns);
+                }
                 let j = &mut job[i];
                 j.bursts_left -= 1;
                 if j.bursts_left == 0 {
@@ -384,7 +402,11 @@ pub fn aim7(
                         ns += walk.ns(tq.len(qi), node[cpu]);
                         walks += 1;
                         walked += tq.len(qi) as u64;
-                        let picked = tq.pick(cpu, qi);
+                        let own = nq == 1 || qi == node[cpu];
+                        let (picked, recalc) = tq.pick_for(cpu, qi, own);
+                        // The recalculation walks every task (held here: 2.4
+                        // drops runqueue_lock for it, an overestimate).
+                        ns += recalc as f64 * c.goodness_ns;
                         let done = got + Dur::from_ns_f64(ns);
                         lock_busy += done - asked;
                         if let Some(i) = picked {
@@ -510,6 +532,7 @@ mod tests {
             mem_stall: 0.2,
             task_bytes: 0,
             walk_conflicts: false,
+            counters: false,
         };
         for s in [Sched::Smp, Sched::Numa] {
             let r = aim7(

@@ -228,6 +228,16 @@ impl Step {
                 let waits = bounded(r, "waits", 12, 1, 10_000)?;
                 let mem_stall_pct = ratio(r, "mem_stall_pct", 20.0, 0.0, 100.0)?;
                 let task_mb = ratio(r, "task_mb", 0.0, 0.0, 1e6)?;
+                let counters = match r.str("goodness")? {
+                    None | Some("affinity") => false,
+                    Some("counter") => true,
+                    Some(other) => {
+                        return Err(InputError::at(
+                            r.key("goodness"),
+                            format!("{other:?}: allowed \"affinity\", \"counter\""),
+                        ))
+                    }
+                };
                 let walk_conflicts = match r.str("walk_cache")? {
                     None | Some("hit") => false,
                     Some("direct-mapped") => true,
@@ -279,6 +289,7 @@ impl Step {
                         mem_stall: mem_stall_pct / 100.0,
                         task_bytes,
                         walk_conflicts,
+                        counters,
                     },
                     warmup_s,
                     measure_s,
@@ -629,6 +640,14 @@ pub const AIM7: Workload = Workload {
                 s::Default::Value("\"hit\""),
                 s::Range::Text("hit, direct-mapped"),
                 "where a goodness() step finds the task's lines: the last-level cache, or a direct-mapped one where queued tasks collide (docs/sched.md)",
+            ),
+            s::p(
+                "goodness",
+                s::Kind::Choice(&["affinity", "counter"]),
+                "",
+                s::Default::Value("\"affinity\""),
+                s::Range::Text("affinity, counter"),
+                "goodness()'s pick: a task that last ran on the CPU, else the oldest; or 2.4's counter + PROC_CHANGE_PENALTY with counter recalculation (docs/sched.md)",
             ),
             s::p(
                 "warmup_s",

@@ -130,3 +130,43 @@ impl WalkCost {
         hits + len as f64 * missed * self.miss_ns[node]
     }
 }
+
+/// `NICE_TO_TICKS(0)` of 2.4 `kernel/sched.c`: `TICK_SCALE(20) + 1`, the
+/// time slice scaled so that it stays near 50 ms whatever HZ is (41 ticks
+/// at alpha's 1024).
+pub fn nice_to_ticks0(hz: u32) -> u32 {
+    let x = 20u32;
+    let scaled = match hz {
+        0..200 => x >> 2,
+        200..400 => x >> 1,
+        400..800 => x,
+        800..1600 => x << 1,
+        _ => x << 2,
+    };
+    scaled + 1
+}
+
+/// `PROC_CHANGE_PENALTY` (2.4 `include/asm-*/smp.h`): 20 on alpha (and
+/// sparc, mips, s390), 15 on i386, arm and parisc, taken for the rest.
+pub fn proc_change_penalty(arch: crate::machine::Arch) -> u32 {
+    match arch {
+        crate::machine::Arch::Alpha => 20,
+        _ => 15,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slice_stays_near_50_ms_at_every_hz() {
+        assert_eq!(nice_to_ticks0(100), 6);
+        assert_eq!(nice_to_ticks0(1024), 41);
+        assert_eq!(nice_to_ticks0(1000), 41);
+        for hz in [100u32, 250, 500, 1000, 1024, 2000] {
+            let ms = f64::from(nice_to_ticks0(hz)) * 1e3 / f64::from(hz);
+            assert!((20.0..=70.0).contains(&ms), "{hz}: {ms} ms");
+        }
+    }
+}
