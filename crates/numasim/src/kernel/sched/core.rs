@@ -7,8 +7,10 @@
 //!   under `runqueue_lock`. `schedule()` walks every runnable task in the
 //!   queue computing `goodness()` while it holds the lock, so the hold grows
 //!   with the queue; the pick prefers a task that last ran on this CPU
-//!   (`PROC_CHANGE_PENALTY` dominates the other terms), else the one queued
-//!   longest. A wake-up adds the task and calls `reschedule_idle()`, which
+//!   (`PROC_CHANGE_PENALTY` taken to dominate the other terms), else the one
+//!   queued longest, or, with `rq::Counters`, weighs 2.4's `counter` against
+//!   the penalty. [`WalkCost`] prices the walk (B-cache hits, or a
+//!   direct-mapped B-cache's colour conflicts). A wake-up adds the task and calls `reschedule_idle()`, which
 //!   looks at every CPU for an idle one (the task's last CPU first).
 //! - **O(1) per-CPU** (`Runqueue::PerCpu`): one queue and lock per CPU, a
 //!   constant-time pick; a wake-up locks the target CPU's queue.
