@@ -123,6 +123,9 @@ fn mix(c: &mut Criterion) {
         io_ns: 135e6,
         waits: 12,
         mem_stall: 0.2,
+        task_bytes: 0,
+        walk_conflicts: false,
+        counters: false,
     };
     let mut g = c.benchmark_group("aim7");
     g.sample_size(10);

@@ -94,6 +94,9 @@ fn aim7_conserves_tasks_and_is_deterministic() {
         io_ns: 135e6,
         waits: 12,
         mem_stall: 0.2,
+        task_bytes: 0,
+        walk_conflicts: false,
+        counters: false,
     };
     for s in [Sched::Smp, Sched::Numa] {
         for tasks in [1u64, 40, 700] {
@@ -125,6 +128,9 @@ fn numa_queues_walk_shorter_lists_and_hold_the_lock_less() {
         io_ns: 135e6,
         waits: 12,
         mem_stall: 0.2,
+        task_bytes: 0,
+        walk_conflicts: false,
+        counters: false,
     };
     let run = |s| {
         aim7(
@@ -350,4 +356,181 @@ fn the_aim7_rows_hold_the_fitted_plateau_and_the_decline() {
         assert!(v("numa", t) >= v("smp", t) * 0.99, "numa {t}");
     }
     assert_eq!(sc.fits.len(), 4, "io_ms, cpu_ms, waits, mem_stall_pct");
+}
+
+/// wildfire-gs320 with `mem` per QBB instead of 32 GiB (the same CPUs,
+/// latencies and distances): a footprint fills it at test sizes.
+fn wildfire_with_node_mem(mem: &str) -> numasim::machine::Machine {
+    let text = presets::preset_text("wildfire-gs320").unwrap().replace(
+        "mem_per_node = \"32 GiB\"",
+        &format!("mem_per_node = \"{mem}\""),
+    );
+    assert!(text.contains(mem), "the preset's memory line moved");
+    numasim::machine::Machine::from_toml_str(&text, "wildfire-small").unwrap()
+}
+
+fn aim7_mix(task_bytes: u64, walk_conflicts: bool) -> Mix {
+    Mix {
+        cpu_ns: 81e6,
+        io_ns: 135e6,
+        waits: 12,
+        mem_stall: 0.5,
+        task_bytes,
+        walk_conflicts,
+        counters: false,
+    }
+}
+
+#[test]
+fn a_footprint_that_fits_its_node_changes_nothing() {
+    // 64 tasks of 1 MiB on 1 GiB nodes: every job's pages fit where they
+    // are first touched, so the run is the run without a footprint.
+    let m = wildfire_with_node_mem("1 GiB");
+    for s in [Sched::Smp, Sched::Numa] {
+        let run = |b| {
+            aim7(
+                &m,
+                s,
+                Spinlock::Tas,
+                &aim7_mix(b, false),
+                64,
+                Dur(500_000_000),
+                Dur(2_000_000_000),
+                1,
+                None,
+            )
+        };
+        let (none, fits) = (run(0), run(1 << 20));
+        assert_eq!(fits.spilled_fraction, 0.0, "{s:?}: {fits:?}");
+        assert_eq!(none, fits, "{s:?}");
+    }
+}
+
+#[test]
+fn a_footprint_over_node_memory_spills_and_never_makes_a_run_faster() {
+    // 256 tasks on 1 GiB QBBs, 32 a node at the start, CPU-bound (goodness()
+    // keeps them on their CPUs). At 28 MiB a task a node holds its 32 with
+    // room to spare; at 31.5 MiB (32 × 31.5 = 1008 of 1024 MiB) a node that
+    // a task or two move onto is full, so their next job's first touch falls
+    // back to the following nodes (2.4 `_alloc_pages()`, A3) and those
+    // bursts stall at remote latency. More memory per task never gives more
+    // jobs.
+    let m = wildfire_with_node_mem("1 GiB");
+    for s in [Sched::Smp, Sched::Numa] {
+        let run = |kib: u64| {
+            aim7(
+                &m,
+                s,
+                Spinlock::Tas,
+                &aim7_mix(kib << 10, false),
+                256,
+                Dur(500_000_000),
+                Dur(3_000_000_000),
+                1,
+                None,
+            )
+        };
+        let (none, room, full) = (run(0), run(28 << 10), run(31 << 10 | 512));
+        assert_eq!(room.spilled_fraction, 0.0, "{s:?}: {room:?}");
+        assert_eq!(none.jobs_per_min, room.jobs_per_min, "{s:?}");
+        assert!(full.spilled_fraction > 0.0, "{s:?}: {full:?}");
+        assert!(
+            full.local_fraction < none.local_fraction,
+            "{s:?}: {full:?} vs {none:?}"
+        );
+        assert!(
+            full.jobs_per_min < none.jobs_per_min,
+            "{s:?}: spilled {} vs none {}",
+            full.jobs_per_min,
+            none.jobs_per_min
+        );
+        assert!(full.tasks_conserved);
+    }
+}
+
+#[test]
+fn a_direct_mapped_walk_costs_more_as_the_queue_grows_and_never_speeds_a_run() {
+    use numasim::kernel::sched::{SchedCosts, WalkCost};
+    let m = presets::preset("wildfire-gs320").unwrap();
+    let c = SchedCosts::of(&m);
+    let (hit, dm) = (WalkCost::of(&m, &c, false), WalkCost::of(&m, &c, true));
+    let mut last = 0.0;
+    for len in [1usize, 10, 100, 500, 1000, 4000] {
+        let (h, d) = (hit.ns(len, 0), dm.ns(len, 0));
+        assert!(d >= h, "{len}: {d} < {h}");
+        // The cost per queued task grows with the queue (more collisions).
+        let per = d / len as f64;
+        assert!(per >= last, "{len}: {per} after {last}");
+        last = per;
+    }
+    // Far past the cache's colours nearly every step misses.
+    let miss_ns = m.mem_latency_ns(0, 0);
+    assert!(dm.ns(8000, 0) > 8000.0 * (c.goodness_ns + miss_ns));
+    let run = |conflicts, s| {
+        aim7(
+            &m,
+            s,
+            Spinlock::Tas,
+            &aim7_mix(0, conflicts),
+            1500,
+            Dur(500_000_000),
+            Dur(2_000_000_000),
+            1,
+            None,
+        )
+    };
+    for s in [Sched::Smp, Sched::Numa] {
+        let (h, d) = (run(false, s), run(true, s));
+        assert!(d.jobs_per_min <= h.jobs_per_min, "{s:?}: {d:?} vs {h:?}");
+        assert!(d.lock_fraction > h.lock_fraction, "{s:?}");
+    }
+}
+
+#[test]
+fn a_footprint_the_machine_cannot_hold_is_refused_by_key() {
+    let body = "name = \"t\"\n[machine]\npreset = \"wildfire-gs320\"\n[[run]]\nworkload = \"aim7\"\ntasks = [10, 4000]\ntask_mb = 70.0\n";
+    let e =
+        Scenario::from_str(body, "t.toml", None).expect_err("256 GiB cannot hold 4000 × 70 MiB");
+    assert!(e.to_string().contains("task_mb"), "{e}");
+    assert!(e.message.contains("swap"), "{e}");
+    let body = body.replace("task_mb = 70.0", "walk_cache = \"set-assoc\"");
+    let e = Scenario::from_str(&body, "t.toml", None).expect_err("unknown walk_cache");
+    assert!(e.to_string().contains("walk_cache"), "{e}");
+}
+
+#[test]
+fn counter_goodness_moves_smp_tasks_off_their_node_and_per_node_queues_keep_them() {
+    // 2.4's counter + PROC_CHANGE_PENALTY: with a thousand tasks queued a
+    // task of another CPU often outbids this CPU's own, so under the one
+    // queue tasks change node and their memory (first-touched where the job
+    // started) is remote; the per-node queues never pick across nodes while
+    // their own holds tasks, so their bursts stay local and run faster.
+    let m = presets::preset("wildfire-gs320").unwrap();
+    let run = |s, counters| {
+        let mix = Mix {
+            mem_stall: 0.2,
+            counters,
+            ..aim7_mix(0, false)
+        };
+        aim7(
+            &m,
+            s,
+            Spinlock::Tas,
+            &mix,
+            1000,
+            Dur(1_000_000_000),
+            Dur(3_000_000_000),
+            1,
+            None,
+        )
+    };
+    let (smp, numa) = (run(Sched::Smp, true), run(Sched::Numa, true));
+    assert!(smp.tasks_conserved && numa.tasks_conserved);
+    assert!(smp.local_fraction < 0.9, "{smp:?}");
+    assert!(numa.local_fraction > 0.99, "{numa:?}");
+    assert!(numa.jobs_per_min > smp.jobs_per_min, "{smp:?} {numa:?}");
+    // The affinity pick keeps smp local: the counters are what move it.
+    assert!(run(Sched::Smp, false).local_fraction > 0.99);
+    // Same seed, same run.
+    assert_eq!(run(Sched::Smp, true), smp);
 }

@@ -9,8 +9,9 @@ use crate::engine::{stream, Dur, EventQueue, Time};
 use crate::kernel::locking::contention::Spinlock;
 use crate::kernel::locking::line;
 use crate::kernel::locking::spinlock::spinlock;
-use crate::kernel::sched::core::SchedCosts;
-use crate::kernel::sched::rq::{longest_idle, RqLock, TaskQueues, TaskState};
+use crate::kernel::mm::page_alloc::{Gfp, PageAlloc, Placement, Use};
+use crate::kernel::sched::core::{nice_to_ticks0, proc_change_penalty, SchedCosts, WalkCost};
+use crate::kernel::sched::rq::{longest_idle, Counters, RqLock, TaskQueues, TaskState};
 use crate::kernel::sched::trace::{Segment, Trace};
 use crate::kernel::sched::Sched;
 use crate::machine::Machine;
@@ -30,6 +31,18 @@ pub struct Mix {
     /// Share of the CPU time that is memory stall at local latency; it
     /// scales with the latency to the node the job's memory is on.
     pub mem_stall: f64,
+    /// Resident memory of one task, bytes (0: none is placed, every job's
+    /// memory fits on the node it first touches). Each job's memory is
+    /// freed at its end and first-touched again where the task runs
+    /// (A1); a full node sends the rest along its zonelist (A3).
+    pub task_bytes: u64,
+    /// The `goodness()` walk misses a direct-mapped last-level cache where
+    /// queued tasks' lines collide ([`WalkCost`]); false: every step hits.
+    pub walk_conflicts: bool,
+    /// `goodness()` weighs each queued task's `counter` (ticks left of its
+    /// slice) against `PROC_CHANGE_PENALTY` ([`Counters`]); false: a task
+    /// that last ran on the CPU always wins, else the one queued longest.
+    pub counters: bool,
 }
 
 /// Outcome of [`aim7`].
@@ -38,7 +51,8 @@ pub struct Aim7Result {
     pub jobs_per_min: f64,
     /// Share of the CPUs' time spent spinning on or holding the run-queue lock.
     pub lock_fraction: f64,
-    /// Share of CPU bursts that ran on the node holding the job's memory.
+    /// Share of CPU bursts that ran on the node holding the job's memory
+    /// (a burst whose job's pages spilled counts the share of them local).
     pub local_fraction: f64,
     /// Tasks that changed node (NUMA: remote wake-up placements).
     pub migrations: u64,
@@ -47,6 +61,10 @@ pub struct Aim7Result {
     /// At the end every task is in exactly one place: running on the CPU
     /// that names it, counted in one queue, or asleep.
     pub tasks_conserved: bool,
+    /// Share of the jobs' pages that first touch placed off the node it
+    /// asked for (the node was full: 2.4's zonelist fallback, A3), over the
+    /// jobs started in the run.
+    pub spilled_fraction: f64,
     /// Engine events scheduled (a work counter for the benches).
     pub events: u64,
 }
@@ -54,11 +72,86 @@ pub struct Aim7Result {
 /// A task's current job, beside its run-queue state.
 #[derive(Debug, Clone)]
 struct Job {
-    /// Node the job's memory was allocated on (first touch, A1).
+    /// Node the job's memory was asked for on (first touch, A1): where the
+    /// task ran when the job started. With a footprint, `mem` says where
+    /// its pages went.
     mem_node: usize,
+    /// The job's pages per node when a footprint is placed (empty without
+    /// one: all on `mem_node`).
+    mem: Placement,
     bursts_left: u64,
     /// Node of the CPU the task last ran on.
     ran_node: usize,
+}
+
+/// The tasks' resident memory against the nodes' (`__alloc_pages()`,
+/// `kernel/mm/page_alloc.rs`): a job's pages go to the node it asks for
+/// while that node has free pages, the rest along the node's zonelist
+/// (2.4 `mm/numa.c` `_alloc_pages()`: the local node, then the following
+/// nodes, before any reclaim: [WILDFIRE01] A3).
+struct Footprint {
+    pa: PageAlloc,
+    /// Pages of one task.
+    pages: u64,
+    /// Pages asked for and pages placed off the asked node, over the run.
+    asked: u64,
+    spilled: u64,
+}
+
+impl Footprint {
+    fn new(machine: &Machine, bytes: u64) -> Option<Self> {
+        if bytes == 0 {
+            return None;
+        }
+        // 2.4's zone watermarks (pages_min = present / 128, at most
+        // `zone_balance_max` = 255 pages) are under 2 MiB a node: left at 0.
+        let pa = PageAlloc::new(machine, machine.arch.default_max_order(machine.page_size));
+        let pages = pa.pages_for(bytes).max(1);
+        Some(Footprint {
+            pa,
+            pages,
+            asked: 0,
+            spilled: 0,
+        })
+    }
+
+    /// A job's first touch on `node`. Pages no node can give are left out
+    /// (the workload's reader refuses footprints the machine cannot hold:
+    /// 2.4 would swap, which is not modelled).
+    fn place(&mut self, node: usize) -> Placement {
+        let p = self.pa.alloc_upto(node, self.pages, Gfp::Normal, Use::Anon);
+        self.asked += self.pages;
+        self.spilled += p.pages() - p.on_node(node);
+        p
+    }
+
+    fn free(&mut self, p: &Placement) {
+        self.pa.free(p, Use::Anon);
+    }
+}
+
+/// What a burst on node `run` sees of its job's memory: the stall's
+/// latency ratio to local memory (page-weighted over where the pages are)
+/// and the share of the pages on `run`.
+fn mem_view(machine: &Machine, local_ns: f64, j: &Job, run: usize) -> (f64, f64) {
+    let one = |n: usize| {
+        (
+            machine.mem_latency_ns(run, n) / local_ns,
+            f64::from(u8::from(n == run)),
+        )
+    };
+    match j.mem.parts[..] {
+        [] => one(j.mem_node),
+        [(n, _)] => one(n as usize),
+        _ => {
+            let total = j.mem.pages() as f64;
+            j.mem.parts.iter().fold((0.0, 0.0), |(r, l), &(n, p)| {
+                let (rn, ln) = one(n as usize);
+                let w = p as f64 / total;
+                (r + w * rn, l + w * ln)
+            })
+        }
+    }
 }
 
 /// Simulate `tasks` tasks of `mix` on `machine` under `sched` for `warmup`
@@ -96,6 +189,7 @@ pub fn aim7(
     }
     let cost = machine.line_cost_table();
     let c = SchedCosts::of(machine);
+    let walk = WalkCost::of(machine, &c, mix.walk_conflicts);
     let ncpu = machine.cpu_count() as usize;
     let node: Vec<usize> = (0..ncpu as u64)
         .map(|c| machine.cpu_node(c).unwrap_or(0))
@@ -115,6 +209,17 @@ pub fn aim7(
     let mut q: EventQueue<Ev> = EventQueue::with_capacity(ncpu + tasks as usize);
 
     let mut tq = TaskQueues::new(nq, ncpu, tasks as usize);
+    let hz = machine.timer.hz.max(1);
+    let tick_ns = 1e9 / f64::from(hz);
+    if mix.counters {
+        tq = tq.with_counters(Counters::new(
+            nq,
+            ncpu,
+            tasks as usize,
+            nice_to_ticks0(hz),
+            proc_change_penalty(machine.arch),
+        ));
+    }
     let mut job: Vec<Job> = Vec::with_capacity(tasks as usize);
     let mut curr: Vec<Option<usize>> = vec![None; ncpu];
     // Idle CPUs, and since when (reschedule_idle() takes the one idle longest).
@@ -129,7 +234,8 @@ pub fn aim7(
     let mut kick_pending = vec![false; ncpu];
     let mut deferred: VecDeque<usize> = VecDeque::new();
     let mut lock_busy = Dur(0);
-    let (mut bursts, mut local_bursts, mut migrations) = (0u64, 0u64, 0u64);
+    let (mut bursts, mut local_bursts, mut migrations) = (0u64, 0.0f64, 0u64);
+    let mut fp = Footprint::new(machine, mix.task_bytes);
     let (mut walks, mut walked) = (0u64, 0u64);
     let start_measure = Time::ZERO + warmup;
     let end = start_measure + measure;
@@ -144,6 +250,9 @@ pub fn aim7(
         tq.add_sleeping(cpu, if nq == 1 { 0 } else { node[cpu] });
         job.push(Job {
             mem_node: node[cpu],
+            mem: fp
+                .as_mut()
+                .map_or_else(Placement::default, |f| f.place(node[cpu])),
             bursts_left: rng.random_range(1..=mix.waits.max(1)),
             ran_node: node[cpu],
         });
@@ -199,6 +308,9 @@ pub fn aim7(
                     });
                 }
                 tq.tasks[i].state = TaskState::Sleeping;
+                if let Some(k) = tq.counters.as_mut() {
+                    k.ran(i, (now - burst_started[cpu]).as_ns() as f64, tick_ns);
+                }
                 let j = &mut job[i];
                 j.bursts_left -= 1;
                 if j.bursts_left == 0 {
@@ -208,6 +320,10 @@ pub fn aim7(
                     // The next job allocates where the task runs now (A1).
                     j.bursts_left = mix.waits.max(1);
                     j.mem_node = node[cpu];
+                    if let Some(f) = fp.as_mut() {
+                        f.free(&j.mem);
+                        j.mem = f.place(node[cpu]);
+                    }
                 }
                 let u: f64 = rng.random::<f64>();
                 let sleep = -sleep_mean * (1.0 - u).ln();
@@ -283,10 +399,14 @@ pub fn aim7(
                                 qi = best;
                             }
                         }
-                        ns += tq.len(qi) as f64 * c.goodness_ns;
+                        ns += walk.ns(tq.len(qi), node[cpu]);
                         walks += 1;
                         walked += tq.len(qi) as u64;
-                        let picked = tq.pick(cpu, qi);
+                        let own = nq == 1 || qi == node[cpu];
+                        let (picked, recalc) = tq.pick_for(cpu, qi, own);
+                        // The recalculation walks every task (held here: 2.4
+                        // drops runqueue_lock for it, an overestimate).
+                        ns += recalc as f64 * c.goodness_ns;
                         let done = got + Dur::from_ns_f64(ns);
                         lock_busy += done - asked;
                         if let Some(i) = picked {
@@ -302,10 +422,9 @@ pub fn aim7(
                             task.state = TaskState::Running;
                             task.last_cpu = cpu;
                             task.queue = if nq == 1 { 0 } else { node[cpu] };
-                            let local = j.mem_node == node[cpu];
+                            let (ratio, local) = mem_view(machine, local_ns, j, node[cpu]);
                             bursts += 1;
-                            local_bursts += local as u64;
-                            let ratio = machine.mem_latency_ns(node[cpu], j.mem_node) / local_ns;
+                            local_bursts += local;
                             let run = burst_ns * (1.0 - mix.mem_stall + mix.mem_stall * ratio);
                             curr[cpu] = Some(i);
                             idle_since[cpu] = None;
@@ -381,8 +500,12 @@ pub fn aim7(
         local_fraction: if bursts == 0 {
             1.0
         } else {
-            local_bursts as f64 / bursts as f64
+            local_bursts / bursts as f64
         },
+        spilled_fraction: fp
+            .as_ref()
+            .filter(|f| f.asked > 0)
+            .map_or(0.0, |f| f.spilled as f64 / f.asked as f64),
         migrations,
         mean_walk: if walks == 0 {
             0.0
@@ -407,6 +530,9 @@ mod tests {
             io_ns: 140e6,
             waits: 12,
             mem_stall: 0.2,
+            task_bytes: 0,
+            walk_conflicts: false,
+            counters: false,
         };
         for s in [Sched::Smp, Sched::Numa] {
             let r = aim7(

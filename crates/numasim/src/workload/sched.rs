@@ -227,6 +227,39 @@ impl Step {
                 let io_ms = ratio(r, "io_ms", 140.0, 0.0, 1e6)?;
                 let waits = bounded(r, "waits", 12, 1, 10_000)?;
                 let mem_stall_pct = ratio(r, "mem_stall_pct", 20.0, 0.0, 100.0)?;
+                let task_mb = ratio(r, "task_mb", 0.0, 0.0, 1e6)?;
+                let counters = match r.str("goodness")? {
+                    None | Some("affinity") => false,
+                    Some("counter") => true,
+                    Some(other) => {
+                        return Err(InputError::at(
+                            r.key("goodness"),
+                            format!("{other:?}: allowed \"affinity\", \"counter\""),
+                        ))
+                    }
+                };
+                let walk_conflicts = match r.str("walk_cache")? {
+                    None | Some("hit") => false,
+                    Some("direct-mapped") => true,
+                    Some(other) => {
+                        return Err(InputError::at(
+                            r.key("walk_cache"),
+                            format!("{other:?}: allowed \"hit\", \"direct-mapped\""),
+                        ))
+                    }
+                };
+                let task_bytes = (task_mb * (1u64 << 20) as f64).round() as u64;
+                let most = tasks.iter().copied().max().unwrap_or(0);
+                if most.saturating_mul(task_bytes) > machine.mem_bytes() {
+                    return Err(InputError::at(
+                        r.key("task_mb"),
+                        format!(
+                            "{most} tasks × {task_mb} MiB = {:.1} GiB: allowed at most the machine's {:.1} GiB in all (past it 2.4 swaps, which this workload does not model)",
+                            (most as f64) * task_mb / 1024.0,
+                            machine.mem_bytes() as f64 / (1u64 << 30) as f64
+                        ),
+                    ));
+                }
                 let warmup_s = ratio(r, "warmup_s", 5.0, 0.0, 3600.0)?;
                 let measure_s = ratio(r, "measure_s", 10.0, 0.01, 3600.0)?;
                 // Events grow with jobs: ~ tasks × window / job time.
@@ -254,6 +287,9 @@ impl Step {
                         io_ns: io_ms * 1e6,
                         waits,
                         mem_stall: mem_stall_pct / 100.0,
+                        task_bytes,
+                        walk_conflicts,
+                        counters,
                     },
                     warmup_s,
                     measure_s,
@@ -394,6 +430,7 @@ impl Step {
                     out.push(rec.record(&row, "local_bursts_pct", "%", 100.0 * r.local_fraction));
                     out.push(rec.record(&row, "migrations", "count", r.migrations as f64));
                     out.push(rec.record(&row, "mean_walk", "tasks", r.mean_walk));
+                    out.push(rec.record(&row, "spilled_pct", "%", 100.0 * r.spilled_fraction));
                     if let (Some(tr), Some(files)) = (trace, sim.artifacts.as_mut()) {
                         let mut case = rec.keys().to_vec();
                         case.push(("tasks".into(), json!(n)));
@@ -589,6 +626,30 @@ pub const AIM7: Workload = Workload {
                 "share of CPU time stalled on memory at local latency",
             ),
             s::p(
+                "task_mb",
+                s::Kind::Float,
+                "MiB",
+                s::Default::Value("0"),
+                s::Range::Text("0 … 10⁶; tasks × task_mb ≤ the machine's memory"),
+                "resident memory of one task, first-touched at each job start; a full node spills it along the zonelist (0: not placed)",
+            ),
+            s::p(
+                "walk_cache",
+                s::Kind::Choice(&["hit", "direct-mapped"]),
+                "",
+                s::Default::Value("\"hit\""),
+                s::Range::Text("hit, direct-mapped"),
+                "where a goodness() step finds the task's lines: the last-level cache, or a direct-mapped one where queued tasks collide (docs/sched.md)",
+            ),
+            s::p(
+                "goodness",
+                s::Kind::Choice(&["affinity", "counter"]),
+                "",
+                s::Default::Value("\"affinity\""),
+                s::Range::Text("affinity, counter"),
+                "goodness()'s pick: a task that last ran on the CPU, else the oldest; or 2.4's counter + PROC_CHANGE_PENALTY with counter recalculation (docs/sched.md)",
+            ),
+            s::p(
                 "warmup_s",
                 s::Kind::Float,
                 "s",
@@ -621,7 +682,7 @@ pub const AIM7: Workload = Workload {
             s::m(
                 "local_bursts_pct",
                 "%",
-                "CPU bursts run on the node holding the job's memory",
+                "CPU bursts run on the node holding the job's memory (weighted by its pages there when they spilled)",
             ),
             s::m(
                 "migrations",
@@ -632,6 +693,11 @@ pub const AIM7: Workload = Workload {
                 "mean_walk",
                 "tasks",
                 "mean queue length a schedule() walked with goodness()",
+            ),
+            s::m(
+                "spilled_pct",
+                "%",
+                "share of the jobs' pages placed off the node that first touched them (node full)",
             ),
         ],
         example_machine: "wildfire-gs320",

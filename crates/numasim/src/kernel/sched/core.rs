@@ -7,8 +7,10 @@
 //!   under `runqueue_lock`. `schedule()` walks every runnable task in the
 //!   queue computing `goodness()` while it holds the lock, so the hold grows
 //!   with the queue; the pick prefers a task that last ran on this CPU
-//!   (`PROC_CHANGE_PENALTY` dominates the other terms), else the one queued
-//!   longest. A wake-up adds the task and calls `reschedule_idle()`, which
+//!   (`PROC_CHANGE_PENALTY` taken to dominate the other terms), else the one
+//!   queued longest, or, with `rq::Counters`, weighs 2.4's `counter` against
+//!   the penalty. [`WalkCost`] prices the walk (B-cache hits, or a
+//!   direct-mapped B-cache's colour conflicts). A wake-up adds the task and calls `reschedule_idle()`, which
 //!   looks at every CPU for an idle one (the task's last CPU first).
 //! - **O(1) per-CPU** (`Runqueue::PerCpu`): one queue and lock per CPU, a
 //!   constant-time pick; a wake-up locks the target CPU's queue.
@@ -68,6 +70,105 @@ impl SchedCosts {
             goodness_ns: (GOODNESS_LINES * llc + GOODNESS_CYCLES) * cycle,
             path_ns: PATH_CYCLES * cycle,
             cpu_scan_ns: (llc + PER_CPU_SCAN_CYCLES) * cycle,
+        }
+    }
+}
+
+/// Pages of a 2.4 `task_struct` and its kernel stack: `alloc_task_struct()`
+/// is `__get_free_pages(GFP_KERNEL, 1)` (alpha, i386), so every task's
+/// scheduling fields sit at the same offset of a block aligned to two pages.
+pub const TASK_STRUCT_PAGES: u64 = 2;
+
+/// What one `schedule()`'s `goodness()` walk over `len` queued tasks costs,
+/// ns: [`SchedCosts::goodness_ns`] a step with the task's lines in the
+/// last-level cache or, with `conflicts`, the expected misses of a
+/// direct-mapped last-level cache added (the 21264/EV67 B-cache: one tag
+/// per index). The task lines of a queue map to `colours` = cache size /
+/// task-block size slots, so a task's lines survive from this CPU's last
+/// walk only if none of the other `len - 1` tasks shares their slot:
+/// probability (1 − 1/colours)^(len − 1). Each miss is one dependent load
+/// (the `run_list` link; the fields line is fetched beside it) from the
+/// node holding the `task_struct`, taken as spread evenly over the nodes.
+/// A lower bound on the misses: the CPU's own work between walks and the
+/// list's churn (links rewritten by other CPUs) evict more.
+#[derive(Debug, Clone)]
+pub struct WalkCost {
+    step_ns: f64,
+    conflicts: bool,
+    /// ln(1 − 1/colours).
+    ln_keep: f64,
+    /// Mean miss latency seen from each node, ns.
+    miss_ns: Vec<f64>,
+}
+
+impl WalkCost {
+    pub fn of(machine: &Machine, costs: &SchedCosts, conflicts: bool) -> Self {
+        let llc = machine
+            .cpu
+            .caches
+            .iter()
+            .max_by_key(|c| c.level)
+            .map_or(0, |c| c.size);
+        let colours = (llc / (TASK_STRUCT_PAGES * machine.page_size).max(1)).max(1) as f64;
+        let nn = machine.node_count().max(1);
+        let miss_ns = (0..nn)
+            .map(|a| (0..nn).map(|b| machine.mem_latency_ns(a, b)).sum::<f64>() / nn as f64)
+            .collect();
+        WalkCost {
+            step_ns: costs.goodness_ns,
+            conflicts,
+            ln_keep: (-1.0 / colours).ln_1p(),
+            miss_ns,
+        }
+    }
+
+    /// The walk of `len` queued tasks by a CPU of `node`, ns.
+    pub fn ns(&self, len: usize, node: usize) -> f64 {
+        let hits = len as f64 * self.step_ns;
+        if !self.conflicts || len < 2 {
+            return hits;
+        }
+        let missed = 1.0 - (self.ln_keep * (len - 1) as f64).exp();
+        hits + len as f64 * missed * self.miss_ns[node]
+    }
+}
+
+/// `NICE_TO_TICKS(0)` of 2.4 `kernel/sched.c`: `TICK_SCALE(20) + 1`, the
+/// time slice scaled so that it stays near 50 ms whatever HZ is (41 ticks
+/// at alpha's 1024).
+pub fn nice_to_ticks0(hz: u32) -> u32 {
+    let x = 20u32;
+    let scaled = match hz {
+        0..200 => x >> 2,
+        200..400 => x >> 1,
+        400..800 => x,
+        800..1600 => x << 1,
+        _ => x << 2,
+    };
+    scaled + 1
+}
+
+/// `PROC_CHANGE_PENALTY` (2.4 `include/asm-*/smp.h`): 20 on alpha (and
+/// sparc, mips, s390), 15 on i386, arm and parisc, taken for the rest.
+pub fn proc_change_penalty(arch: crate::machine::Arch) -> u32 {
+    match arch {
+        crate::machine::Arch::Alpha => 20,
+        _ => 15,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slice_stays_near_50_ms_at_every_hz() {
+        assert_eq!(nice_to_ticks0(100), 6);
+        assert_eq!(nice_to_ticks0(1024), 41);
+        assert_eq!(nice_to_ticks0(1000), 41);
+        for hz in [100u32, 250, 500, 1000, 1024, 2000] {
+            let ms = f64::from(nice_to_ticks0(hz)) * 1e3 / f64::from(hz);
+            assert!((20.0..=70.0).contains(&ms), "{hz}: {ms} ms");
         }
     }
 }

@@ -23,6 +23,7 @@
 //! docs/sched.md gives the knobs, the parameters and their sources.
 
 pub(crate) mod core;
+pub use self::core::{SchedCosts, WalkCost};
 pub mod fair;
 pub(crate) mod rq;
 pub(crate) mod trace;

@@ -76,6 +76,8 @@ pub struct TaskQueues {
     fifo: Vec<VecDeque<(usize, u64)>>,
     mine: Vec<VecDeque<(usize, u64)>>,
     len: Vec<usize>,
+    /// With 2.4's `counter` term, the pick is [`Counters`]'.
+    pub counters: Option<Counters>,
 }
 
 impl TaskQueues {
@@ -85,7 +87,14 @@ impl TaskQueues {
             fifo: vec![VecDeque::new(); queues],
             mine: vec![VecDeque::new(); cpus],
             len: vec![0; queues],
+            counters: None,
         }
+    }
+
+    /// Pick by `goodness()` with its `counter` term ([`Counters`]).
+    pub fn with_counters(mut self, k: Counters) -> Self {
+        self.counters = Some(k);
+        self
     }
 
     /// A new task, asleep, last on `cpu`, belonging to `queue`; its index.
@@ -112,10 +121,31 @@ impl TaskQueues {
         task.state = TaskState::Queued;
         task.queue = qi;
         task.stamp += 1;
-        self.fifo[qi].push_back((i, task.stamp));
-        self.mine[pref].push_back((i, task.stamp));
         task.last_cpu = pref;
+        match self.counters.as_mut() {
+            Some(k) => k.file(i, qi, pref),
+            None => {
+                self.fifo[qi].push_back((i, task.stamp));
+                self.mine[pref].push_back((i, task.stamp));
+            }
+        }
         self.len[qi] += 1;
+    }
+
+    /// The pick from queue `qi` for `cpu` (`own`: `qi` is `cpu`'s own
+    /// queue) under the model in force, and how many tasks a counter
+    /// recalculation walked first (0 without one).
+    pub fn pick_for(&mut self, cpu: usize, qi: usize, own: bool) -> (Option<usize>, usize) {
+        match self.counters.as_mut() {
+            None => (self.pick(cpu, qi), 0),
+            Some(k) => {
+                let (picked, walked) = k.pick(cpu, qi, own);
+                if picked.is_some() {
+                    self.len[qi] -= 1;
+                }
+                (picked, walked)
+            }
+        }
     }
 
     /// `goodness()`'s pick from queue `qi` for `cpu`: a task that last ran
@@ -178,6 +208,167 @@ impl TaskQueues {
     }
 }
 
+/// 2.4 `goodness()` with its `counter` term (`kernel/sched.c`): a queued
+/// task weighs its `counter` (ticks left of its slice) plus
+/// `PROC_CHANGE_PENALTY` if it last ran on the picking CPU (the `+ 1` for
+/// the same `mm` and `20 − nice` are equal for AIM's tasks); weight 0
+/// (counter spent) is never preferred, and when every queued task is at 0
+/// `schedule()` recalculates every task's counter (`for_each_task(p)
+/// p->counter = (p->counter >> 1) + NICE_TO_TICKS(p->nice)`). Among equal
+/// weights the list's first wins, and `add_to_runqueue()` adds at the head:
+/// the newest. Buckets by counter value (at most 2 × the slice), lazy like
+/// [`TaskQueues`]' lists, so a pick costs the counter range, not the queue.
+pub struct Counters {
+    /// `p->counter` of every task, ticks.
+    pub counter: Vec<u32>,
+    /// `NICE_TO_TICKS(0)`.
+    slice: u32,
+    penalty: u32,
+    /// Per queue, per counter value: (task, entry) newest last.
+    q: Vec<Vec<Vec<(usize, u64)>>>,
+    qn: Vec<Vec<u32>>,
+    /// The same per CPU the task is queued for (its `processor`).
+    own: Vec<Vec<Vec<(usize, u64)>>>,
+    ownn: Vec<Vec<u32>>,
+    /// Each task's live entry (0: none) and the CPU and counter it is filed under.
+    entry: Vec<u64>,
+    filed: Vec<(usize, usize, u32)>,
+    seq: u64,
+    /// Ticks' worth of run time not yet taken off `counter`, ns.
+    ran_ns: Vec<f64>,
+    /// Counter recalculations so far.
+    pub recalcs: u64,
+}
+
+impl Counters {
+    /// `tasks` tasks with counters spread over a slice (the steady state
+    /// after ramp-up); `slice` = `NICE_TO_TICKS(0)`, `penalty` =
+    /// `PROC_CHANGE_PENALTY`.
+    pub fn new(queues: usize, cpus: usize, tasks: usize, slice: u32, penalty: u32) -> Self {
+        let top = 2 * slice as usize + 1;
+        Counters {
+            counter: (0..tasks)
+                .map(|i| 1 + (i as u32 * 7919) % slice.max(1))
+                .collect(),
+            slice,
+            penalty,
+            q: vec![vec![Vec::new(); top]; queues],
+            qn: vec![vec![0; top]; queues],
+            own: vec![vec![Vec::new(); top]; cpus],
+            ownn: vec![vec![0; top]; cpus],
+            entry: vec![0; tasks],
+            filed: vec![(0, 0, 0); tasks],
+            seq: 0,
+            ran_ns: vec![0.0; tasks],
+            recalcs: 0,
+        }
+    }
+
+    fn file(&mut self, i: usize, qi: usize, cpu: usize) {
+        let c = (self.counter[i] as usize).min(self.q[qi].len() - 1);
+        self.seq += 1;
+        self.entry[i] = self.seq;
+        self.filed[i] = (qi, cpu, c as u32);
+        self.q[qi][c].push((i, self.seq));
+        self.qn[qi][c] += 1;
+        self.own[cpu][c].push((i, self.seq));
+        self.ownn[cpu][c] += 1;
+    }
+
+    fn unfile(&mut self, i: usize) {
+        let (qi, cpu, c) = self.filed[i];
+        self.entry[i] = 0;
+        self.qn[qi][c as usize] -= 1;
+        self.ownn[cpu][c as usize] -= 1;
+    }
+
+    /// The task's burst ran `ns`: the timer ticks that fell in it come off
+    /// its counter (`update_process_times()`), never below 0.
+    pub fn ran(&mut self, i: usize, ns: f64, tick_ns: f64) {
+        self.ran_ns[i] += ns;
+        let ticks = (self.ran_ns[i] / tick_ns).floor();
+        self.ran_ns[i] -= ticks * tick_ns;
+        self.counter[i] = self.counter[i].saturating_sub(ticks as u32);
+    }
+
+    /// Newest live entry of a bucket, left in place.
+    fn newest(entry: &[u64], b: &mut Vec<(usize, u64)>) -> Option<(usize, u64)> {
+        while let Some(&(i, s)) = b.last() {
+            if entry[i] == s {
+                return Some((i, s));
+            }
+            b.pop();
+        }
+        None
+    }
+
+    fn top(n: &[u32]) -> Option<usize> {
+        (1..n.len()).rev().find(|&c| n[c] > 0)
+    }
+
+    /// Every task's counter halved plus a slice, and the queued re-filed
+    /// in their list order. Returns how many tasks it touched.
+    fn recalc(&mut self) -> usize {
+        self.recalcs += 1;
+        for c in &mut self.counter {
+            *c = (*c >> 1) + self.slice;
+        }
+        let mut live: Vec<(u64, usize)> = (0..self.entry.len())
+            .filter(|&i| self.entry[i] != 0)
+            .map(|i| (self.entry[i], i))
+            .collect();
+        live.sort_unstable();
+        for b in self.q.iter_mut().chain(self.own.iter_mut()).flatten() {
+            b.clear();
+        }
+        for n in self.qn.iter_mut().chain(self.ownn.iter_mut()) {
+            n.fill(0);
+        }
+        for &(_, i) in &live {
+            let (qi, cpu, _) = self.filed[i];
+            self.file(i, qi, cpu);
+        }
+        self.counter.len()
+    }
+
+    /// `goodness()`'s pick from queue `qi` for `cpu` (`own` if `qi` is
+    /// `cpu`'s own queue): the task and how many tasks a recalculation
+    /// touched (0 if none ran).
+    fn pick(&mut self, cpu: usize, qi: usize, own: bool) -> (Option<usize>, usize) {
+        let mut touched = 0;
+        if Self::top(&self.qn[qi]).is_none() {
+            if self.qn[qi][0] == 0 {
+                return (None, 0);
+            }
+            touched = self.recalc();
+        }
+        let cq = Self::top(&self.qn[qi]).expect("recalculated counters are at least a slice");
+        let co = if own {
+            Self::top(&self.ownn[cpu])
+        } else {
+            None
+        };
+        let from_own = match co {
+            Some(co) if co + self.penalty as usize > cq => true,
+            Some(co) if co + self.penalty as usize == cq => {
+                let a = Self::newest(&self.entry, &mut self.own[cpu][co]).map(|e| e.1);
+                let b = Self::newest(&self.entry, &mut self.q[qi][cq]).map(|e| e.1);
+                a > b
+            }
+            _ => false,
+        };
+        let e = if from_own {
+            let co = co.expect("own");
+            Self::newest(&self.entry, &mut self.own[cpu][co])
+        } else {
+            Self::newest(&self.entry, &mut self.q[qi][cq])
+        };
+        let (i, _) = e.expect("a counted bucket holds a live entry");
+        self.unfile(i);
+        (Some(i), touched)
+    }
+}
+
 /// `reschedule_idle()`'s choice: the idle CPU in `range` idle longest, not
 /// already kicked.
 pub fn longest_idle(
@@ -190,4 +381,78 @@ pub fn longest_idle(
         .filter_map(|k| idle_since[k].map(|t| (t, k)))
         .min()
         .map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod counter_tests {
+    use super::*;
+
+    /// One queue, 2 CPUs, `n` tasks asleep on CPU 0, counters given.
+    fn queues(counters: &[u32]) -> TaskQueues {
+        let n = counters.len();
+        let mut k = Counters::new(1, 2, n, 41, 20);
+        k.counter.copy_from_slice(counters);
+        let mut tq = TaskQueues::new(1, 2, n).with_counters(k);
+        for _ in 0..n {
+            tq.add_sleeping(0, 0);
+        }
+        tq
+    }
+
+    fn take(tq: &mut TaskQueues, cpu: usize) -> Option<usize> {
+        let (p, _) = tq.pick_for(cpu, 0, true);
+        if let Some(i) = p {
+            tq.tasks[i].state = TaskState::Running;
+        }
+        p
+    }
+
+    #[test]
+    fn own_cpu_wins_by_the_penalty_and_loses_past_it() {
+        // Task 0 last ran on CPU 0 with 10 ticks; task 1 on CPU 1 with 29:
+        // 10 + 20 > 29, so CPU 0 takes its own.
+        let mut tq = queues(&[10, 29]);
+        tq.enqueue(0, 0, 0);
+        tq.enqueue(1, 0, 1);
+        assert_eq!(take(&mut tq, 0), Some(0));
+        // With 31 ticks the other CPU's task outbids it (10 + 20 < 31).
+        let mut tq = queues(&[10, 31]);
+        tq.enqueue(0, 0, 0);
+        tq.enqueue(1, 0, 1);
+        assert_eq!(take(&mut tq, 0), Some(1));
+        assert_eq!(tq.len(0), 1);
+    }
+
+    #[test]
+    fn equal_weights_go_to_the_newest_and_spent_counters_wait_for_a_recalc() {
+        let mut tq = queues(&[5, 5, 0]);
+        for i in 0..3 {
+            tq.enqueue(i, 0, 1);
+        }
+        // add_to_runqueue() puts the newest first: task 1 of the two at 5.
+        assert_eq!(take(&mut tq, 1), Some(1));
+        assert_eq!(take(&mut tq, 1), Some(0));
+        // Only the spent task is left: every counter is recalculated
+        // (halved plus a slice), then it runs.
+        let (p, walked) = tq.pick_for(1, 0, true);
+        assert_eq!(p, Some(2));
+        assert_eq!(walked, 3, "for_each_task() touches every task");
+        let k = tq.counters.as_ref().unwrap();
+        assert_eq!(k.recalcs, 1);
+        assert_eq!(k.counter, vec![41 + 2, 41 + 2, 41]);
+        assert_eq!(tq.len(0), 0);
+        assert_eq!(tq.pick_for(1, 0, true), (None, 0));
+    }
+
+    #[test]
+    fn run_time_comes_off_the_counter_tick_by_tick() {
+        let mut k = Counters::new(1, 1, 1, 41, 20);
+        k.counter[0] = 10;
+        k.ran(0, 2.5, 1.0);
+        assert_eq!(k.counter[0], 8);
+        k.ran(0, 0.5, 1.0);
+        assert_eq!(k.counter[0], 7, "the half ticks add up");
+        k.ran(0, 100.0, 1.0);
+        assert_eq!(k.counter[0], 0, "never below zero");
+    }
 }
