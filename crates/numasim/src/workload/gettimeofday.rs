@@ -1,8 +1,10 @@
 //! The `gettimeofday()` storm ([ALTIX04] C5; the `gettimeofday` workload
-//! in `contention.rs`): N CPUs call it back to back, each call the
-//! `xtime_lock` seqlock read section around the interpolator's `cmpxchg`
-//! on the shared last-value word ([`LastValue`], `kernel/time/gettimeofday.rs`);
-//! the experiment reports the mean time per call.
+//! in `contention.rs`): N CPUs call it back to back, each call 2.6.0's
+//! loop of an `xtime_lock` seqlock read section (the load of the shared
+//! last-value word and the clock read) and a `cmpxchg` on that word
+//! ([`LastValue`], `kernel/time/gettimeofday.rs`), while CPU 0's tick
+//! writes `xtime_lock` and takes the word at `timer.hz`; the experiment
+//! reports the mean time per call.
 //!
 //! The CPUs do not start in lock step: each begins at a uniform moment
 //! within one uncontended call (process start-up and the loop's own entry
