@@ -53,9 +53,12 @@ enum Step {
     Exit,
     /// The shared word's line has reached this CPU for its pending access.
     Granted,
-    /// The time keeper's tick: `write_seqlock(&xtime_lock)`, then
-    /// `time_interpolator_update()` takes the shared word.
+    /// The time keeper's tick interrupt: its work starts now, or when the
+    /// previous tick's work ends.
     Tick,
+    /// The time keeper's `write_seqlock(&xtime_lock)` and its request
+    /// for the shared word, for one tick.
+    TickWork,
     /// The time keeper's `write_sequnlock(&xtime_lock)`.
     TickEnd,
 }
@@ -177,6 +180,7 @@ fn run(
             .expect("empty queue");
     }
     let mut running = n;
+    let (mut keeper_busy, mut ticks_owed) = (false, 0u64);
     let mut grants = 0u64;
     let mut stopped = None;
     while let Some((now, (c, step))) = q.pop() {
@@ -248,11 +252,22 @@ fn run(
                 }
             }
             Step::Tick => {
-                let t = xtime.write_lock(now, 0, node[keeper]);
                 if running > 0 {
                     q.push(now + Dur(period), (keeper, Step::Tick))
                         .expect("future");
                 }
+                // A tick that comes while the handler still runs is taken
+                // when it returns: ia64's `timer_interrupt()` loops, one
+                // `do_timer()` under `xtime_lock` per tick it is behind.
+                if keeper_busy {
+                    ticks_owed += 1;
+                    continue;
+                }
+                keeper_busy = true;
+                (now, Step::TickWork)
+            }
+            Step::TickWork => {
+                let t = xtime.write_lock(now, 0, node[keeper]);
                 pending[keeper] = Step::Cmpxchg;
                 match word.request(t, keeper, node[keeper]) {
                     Some(t) => (t, Step::Granted),
@@ -261,7 +276,12 @@ fn run(
             }
             Step::TickEnd => {
                 xtime.write_unlock(now, 0, node[keeper]);
-                continue;
+                if ticks_owed == 0 {
+                    keeper_busy = false;
+                    continue;
+                }
+                ticks_owed -= 1;
+                (now, Step::TickWork)
             }
             Step::Exit => {
                 done[c] += 1;
