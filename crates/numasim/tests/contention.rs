@@ -564,7 +564,7 @@ proptest! {
 /// beyond 2^17 thread-calls) agrees with every call simulated event by
 /// event: at 16 and 64 threads a window of 25 calls gives the time per
 /// call and the attempts per call of 200 calls within 15%, a window of 8
-/// within 20%.
+/// within 25%.
 #[test]
 fn gettimeofday_window_matches_the_full_run() {
     use numasim::kernel::locking::contention::Gettimeofday;
@@ -583,13 +583,90 @@ fn gettimeofday_window_matches_the_full_run() {
     for &(threads, w, d, a) in &out {
         // The shortest window keeps more of the start-up (callers enter
         // spread over one uncontended call, 1.25 us since the NACK-retry
-        // line and its syscall_ns re-fit, issue 34): 20% there.
-        let tol = if w == MIN_WINDOW_CALLS { 0.20 } else { 0.15 };
+        // line and its syscall_ns re-fit, issue 34): 25% there (20% before
+        // the retry's reload became a hit, which made a call cheaper and
+        // the start-up a larger part of 8 calls).
+        let tol = if w == MIN_WINDOW_CALLS { 0.25 } else { 0.15 };
         assert!(
             d.abs() < tol && a.abs() < tol,
             "{threads} threads, window {w}: time {d:+.3}, attempts {a:+.3}; all: {out:?}"
         );
     }
+}
+
+/// 2.6.0's `do_gettimeofday()` goes back to the loop's top after a failed
+/// `cmpxchg` and reloads the word, a hit: the failed `cmpxchg` brought the
+/// line, which leaves only when the next winner's request has been
+/// forwarded to it (issue 34). So every retry costs one grant of the line
+/// (its `cmpxchg`), a call at most one more (its first load): with the
+/// reload as a miss each retry would cost two.
+#[test]
+fn gettimeofday_retry_reloads_as_a_hit() {
+    use numasim::kernel::locking::contention::Gettimeofday;
+    use numasim::workload::gettimeofday::simulate_calls;
+    let mut m = presets::preset("altix-512").unwrap();
+    // One tick a second: no `xtime_lock` write falls in this short run, so
+    // no read section is voided (those cost a load each).
+    m.timer.hz = 1;
+    for threads in [8u64, 32] {
+        let r = simulate_calls(&m, Gettimeofday::Cmpxchg, threads, 50, 1);
+        assert!(r.attempts_per_call > 2.0, "{threads}: {r:?}");
+        // (+0.01: the time keeper's one grant when its tick falls in the run.)
+        assert!(
+            r.grants_per_call <= r.attempts_per_call + 1.01
+                && r.grants_per_call > r.attempts_per_call,
+            "{threads} callers: {r:?}"
+        );
+    }
+}
+
+/// The time keeper's tick (CPU 0, `write_seqlock(&xtime_lock)` around
+/// `time_interpolator_update()`'s `cmpxchg` on the word) voids every read
+/// section it overlaps, and a section spans the wait for the word's line:
+/// with hundreds of callers that wait nears the tick period and most
+/// sections are retried, while a few callers hardly notice the tick.
+#[test]
+fn gettimeofday_tick_voids_read_sections_that_wait_long() {
+    use numasim::kernel::locking::contention::Gettimeofday;
+    use numasim::workload::gettimeofday::simulate_calls;
+    let ticking = presets::preset("altix-512").unwrap();
+    let mut quiet = ticking.clone();
+    quiet.timer.hz = 1;
+    let t =
+        |m: &Machine, n: u64| simulate_calls(m, Gettimeofday::Cmpxchg, n, 20, 1).time_per_call_ns;
+    let (few_q, few_t) = (t(&quiet, 4), t(&ticking, 4));
+    assert!(
+        (few_t / few_q - 1.0).abs() < 0.05,
+        "4 callers: {few_q} without ticks, {few_t} with"
+    );
+    let (many_q, many_t) = (t(&quiet, 256), t(&ticking, 256));
+    assert!(
+        many_t > 1.2 * many_q,
+        "256 callers: {many_q} without ticks, {many_t} with"
+    );
+}
+
+/// Past 2^17 thread-calls a window stops after a budget of line grants and
+/// takes the mean from the threads' time in calls over the calls done
+/// (issue 31): against every call simulated, at 64 callers a budget of a
+/// sixth of the run's grants estimates the time per call within 35%. It
+/// reads high (+29% with seed 1): it samples the storm with every caller
+/// in it, while the full run's last calls are made by the far callers
+/// alone, once the near ones have finished.
+#[test]
+fn gettimeofday_grant_budget_estimates_the_storm() {
+    use numasim::kernel::locking::contention::Gettimeofday;
+    use numasim::workload::gettimeofday::{simulate_budget, simulate_calls};
+    let m = presets::preset("altix-512").unwrap();
+    let full = simulate_calls(&m, Gettimeofday::Cmpxchg, 64, 200, 1);
+    let grants = (full.grants_per_call * 64.0 * 200.0) as u64;
+    let budget = grants / 6;
+    let part = simulate_budget(&m, Gettimeofday::Cmpxchg, 64, 200, 1, budget);
+    // It stopped early: the calls it completed are a fraction of the run's.
+    let completed = budget as f64 / part.grants_per_call;
+    assert!(completed < 0.3 * 64.0 * 200.0, "{part:?}");
+    let d = part.time_per_call_ns / full.time_per_call_ns - 1.0;
+    assert!(d.abs() < 0.35, "budget {part:?} full {full:?}");
 }
 
 /// Direction: the interpolator's shared word makes each call slower as
@@ -662,7 +739,9 @@ fn gettimeofday_window_flags_starved_callers_and_underestimates() {
         short.time_per_call_ns < long.time_per_call_ns,
         "short {short:?} long {long:?}"
     );
-    // A few callers, all served in turn: nobody starves.
+    // A few callers: at most one is still in its first call when another
+    // has made 8 (the NACK race favours the home node's two CPUs; with the
+    // retry's reload a hit, issue 34, a winner keeps winning more often).
     let few = simulate_calls(&m, Gettimeofday::Cmpxchg, 4, 8, 1);
-    assert_eq!(few.starved_callers, 0, "{few:?}");
+    assert!(few.starved_callers <= 1, "{few:?}");
 }

@@ -723,7 +723,7 @@ pub const GETTIMEOFDAY: Workload = Workload {
                 "",
                 s::Default::Value("200"),
                 s::Range::Int(1, 100_000),
-                "calls per thread; past 2¹⁷ calls in all, each thread simulates max(2¹⁷ / threads, 8) of them (a window; `windowed_calls` and `starved_callers` then say so)",
+                "calls per thread; past 2¹⁷ calls in all, each thread simulates max(2¹⁷ / threads, 8) of them, stopping after 2²⁰ grants of the word's line (a window; `windowed_calls` and `starved_callers` then say so)",
             ),
         ],
         one_of: &[],

@@ -26,13 +26,11 @@ impl<'a> SeqLock<'a> {
         (t, seq % 2 == 1 || seq != self.seq)
     }
     /// `write_seqlock()`.
-    #[cfg(test)] // only the model's own tests read it today
     pub fn write_lock(&mut self, now: Time, cpu: usize, node: usize) -> Time {
         self.seq += 1;
         self.line.write(now, cpu, node)
     }
     /// `write_sequnlock()`.
-    #[cfg(test)] // only the model's own tests read it today
     pub fn write_unlock(&mut self, now: Time, cpu: usize, node: usize) -> Time {
         self.seq += 1;
         self.line.write(now, cpu, node)

@@ -1,17 +1,22 @@
-//! ia64 `do_gettimeofday()` ([ALTIX04] C5): inside a seqlock read loop on
-//! `xtime_lock`, read the shared "last value returned", read the clock,
-//! then `cmpxchg` the shared word from the old value to the new one; if
-//! another CPU changed it in between, the `cmpxchg` fails and the whole
-//! sequence is retried (so time never goes backwards). A failed `cmpxchg`
-//! still takes the line exclusively. The loop is mainline 2.6
-//! `time_interpolator_get_counter()` (`kernel/timer.c`); its early return
-//! when the last value is ahead of the clock never fires with one
-//! synchronised clock source, so it is left out.
+//! ia64 `do_gettimeofday()` ([ALTIX04] C5) as 2.6.0–2.6.9 have it
+//! (`arch/ia64/kernel/time.c`): inside a seqlock read section on
+//! `xtime_lock`, load the shared `last_nsec_offset` and read the clock;
+//! after `read_seqretry()`, `cmpxchg` the shared word from the old value to
+//! the new one; if another CPU changed it in between, the `cmpxchg` fails
+//! and the loop starts again (so time never goes backwards). A failed
+//! `cmpxchg` still takes the line exclusively. Its early exit when the
+//! stored offset is ahead of the clock never fires with one synchronised
+//! clock source, so it is left out. (2.6.10's `time_interpolator_get_counter()`
+//! in `kernel/timer.c` kept the `cmpxchg` only for sources with jitter,
+//! which SN2's RTC is not.)
 //!
 //! A failed `cmpxchg` leaves the line, with the current value, in the
-//! caller's cache, so the retry's load is a hit unless another CPU has taken
-//! the line meanwhile. Every other access (a first load, a `cmpxchg` after
-//! the line was taken) is one hand-off of the line to this CPU.
+//! caller's cache, so the loop's reload is a hit: the line leaves only
+//! when the next winner's request has reached the home and been forwarded
+//! here, after those few instructions. Every other access (a first load, a
+//! `cmpxchg` after the line was taken) is one hand-off of the line to this
+//! CPU. The tick's `time_interpolator_update()` (`include/linux/timex.h`)
+//! takes the word the same way, under `xtime_lock`'s write.
 //!
 //! The shared word is [`LastValue`]; the experiment in which N CPUs call
 //! `gettimeofday()` back to back is `workload/gettimeofday.rs`.
