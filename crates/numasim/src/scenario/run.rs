@@ -106,10 +106,11 @@ pub fn default_warnings(sc: &Scenario, sets: &[(String, Value)]) -> Vec<String> 
 }
 
 /// One line per `gettimeofday` point simulated as a window of its calls
-/// whose callers starved: the callers near the word's home finished their
-/// window before the farthest finished one call, and the mean over a window
-/// grows with the window, so `time_per_call_ns` is a lower bound of the
-/// full run's (workload/gettimeofday.rs).
+/// whose callers starved: the window (or its budget of line grants) ended
+/// before the farthest callers finished a call, so `time_per_call_ns` is an
+/// estimate from that window, the threads' time in calls over the calls
+/// they completed, not a full run's mean (workload/gettimeofday.rs,
+/// `WINDOW_GRANTS`).
 pub fn windowed_runs(records: &[Record]) -> Vec<String> {
     let of = |r: &Record, metric: &str| {
         records
@@ -125,9 +126,9 @@ pub fn windowed_runs(records: &[Record]) -> Vec<String> {
             let w = of(r, "windowed_calls")?;
             let case: Vec<String> = r.case.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             Some(format!(
-                "{}: {{ {} }} simulated {w} calls per thread (a window); {starved} callers \
-                 had none done when the first finished its window, so time_per_call_ns is \
-                 a lower bound (the mean grows with the window)",
+                "{}: {{ {} }} simulated a window of {w} calls per thread; {starved} callers \
+                 had none done when it ended, so time_per_call_ns is the window's estimate \
+                 (time in calls over calls completed), not a full run's mean",
                 r.experiment,
                 case.join(", "),
             ))
