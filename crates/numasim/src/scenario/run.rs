@@ -127,7 +127,7 @@ pub fn windowed_runs(records: &[Record]) -> Vec<String> {
             let case: Vec<String> = r.case.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             Some(format!(
                 "{}: {{ {} }} simulated a window of {w} calls per thread; {starved} callers \
-                 had none done when it ended, so time_per_call_ns is the window's estimate \
+                 had none done when the first caller finished it or its grant budget ran out, so time_per_call_ns is the window's estimate \
                  (time in calls over calls completed), not a full run's mean",
                 r.experiment,
                 case.join(", "),

@@ -747,7 +747,7 @@ pub const GETTIMEOFDAY: Workload = Workload {
             s::m(
                 "starved_callers",
                 "count",
-                "in a window: callers with no call done when the window ended (then time_per_call_ns is the window's estimate, time in calls over calls completed)",
+                "in a window: callers with no call done when the first caller finished its window or the grant budget stopped it (then time_per_call_ns is the window's estimate, time in calls over calls completed)",
             ),
         ],
         example_machine: "altix-512",
