@@ -723,6 +723,58 @@ mod tests {
         }
     }
 
+    /// Parts kept in the request and spilled to a list read back in the
+    /// order a plain list gets them, through random back and front merges
+    /// of lists of either kind; lists handed back are empty and reused.
+    #[test]
+    fn parts_keep_their_order_inline_and_spilled() {
+        let mut rng = stream(4, "parts-test", 0);
+        let mut pool: Vec<Vec<Part>> = Vec::new();
+        let mut tag = 0u64;
+        let one = |tag: &mut u64| {
+            *tag += 1;
+            Part {
+                owner: (*tag % 5) as u32,
+                bytes: *tag * 7,
+                tag: *tag,
+                dest: Dest::Node(*tag as u16),
+            }
+        };
+        for _ in 0..2_000 {
+            let (mut got, mut want) = {
+                let p = one(&mut tag);
+                (Parts::one(p), vec![p])
+            };
+            for _ in 0..rng.random_range(0..8u32) {
+                let (mut o, mut ow) = {
+                    let p = one(&mut tag);
+                    (Parts::one(p), vec![p])
+                };
+                for _ in 0..rng.random_range(0..5u32) {
+                    let p = one(&mut tag);
+                    o.append(Parts::one(p), &mut pool);
+                    ow.push(p);
+                }
+                if rng.random_range(0..2u32) == 0 {
+                    got.append(o, &mut pool);
+                    want.extend(ow);
+                } else {
+                    got.prepend(o, &mut pool);
+                    ow.extend(want);
+                    want = ow;
+                }
+                assert_eq!(got.len(), want.len());
+                assert!(got.iter().eq(want.iter()));
+                assert!(pool.iter().all(|v| v.is_empty()));
+            }
+            let mut v = got.into_vec(&mut pool);
+            assert_eq!(v, want);
+            v.clear();
+            pool.push(v);
+        }
+        assert!(pool.iter().any(|v| v.capacity() > 0), "lists were reused");
+    }
+
     #[test]
     fn adjacent_requests_merge_up_to_the_limit() {
         let mut d = DiskState::new(stream(1, "d", 0));
