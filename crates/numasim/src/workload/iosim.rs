@@ -644,8 +644,12 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     // contiguous run is in. The stripe is cut once here:
                     // each piece keeps its disk for the submit.
                     let seq0 = seq[t];
-                    let (seq_t, prep, ch, ar) =
-                        (&mut seq[t], &mut prepared[t], &mut chunks[t], &mut arrived[t]);
+                    let (seq_t, prep, ch, ar) = (
+                        &mut seq[t],
+                        &mut prepared[t],
+                        &mut chunks[t],
+                        &mut arrived[t],
+                    );
                     map_from(&files[t], &mut cursor[t], issued[t], len, |v, l| {
                         stripe.requests_on_disks(v, l, max, |d, off, b| {
                             let part = Part {
