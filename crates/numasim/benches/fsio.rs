@@ -168,6 +168,62 @@ fn ext2_laydown(c: &mut Criterion) {
     g.finish();
 }
 
+/// The block layer's queues under an Ext2 read (issue 31, round 5): 32
+/// clients' pieces of 32 KiB, interleaved on the volume as parallel `dd`s
+/// leave Ext2 files, queued on altix-a3700's 256 drives and merged in
+/// pairs (each client's piece abuts a neighbour's), then served: requests
+/// of two parts, thousands queued, as `Parts` keeps them in the request.
+fn queued_small_pieces(c: &mut Criterion) {
+    use numasim::engine::Time;
+    use numasim::kernel::block::blkdev::Part;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let m = preset("altix-a3700").expect("preset");
+    const PIECE: u64 = 32 << 10;
+    const ROUNDS: u64 = 1024;
+    let clients = THREADS as u64;
+    let serve = || {
+        let mut layer = BlockLayer::new(&m, UNIT, 1);
+        let mut started = Vec::new();
+        let mut q = BinaryHeap::new();
+        // Even clients first, then odd ones: each odd piece abuts the even
+        // piece before it and merges into it.
+        for odd in [0, 1] {
+            for r in 0..ROUNDS {
+                for i in (odd..clients).step_by(2) {
+                    let part = Part {
+                        owner: i as u32,
+                        bytes: PIECE,
+                        tag: r,
+                        dest: Dest::Interleave,
+                    };
+                    let v = (r * clients + i) * PIECE;
+                    layer.submit(Time::ZERO, v, PIECE, false, part, &mut started);
+                    q.extend(started.drain(..).map(|(d, t)| Reverse((t, d))));
+                }
+            }
+        }
+        let mut parts = 0;
+        while let Some(Reverse((now, d))) = q.pop() {
+            let (done, next) = layer.disk_done(now, d);
+            parts += done.parts.len();
+            layer.recycle(done.parts);
+            if let Some(t) = next {
+                q.push(Reverse((t, d)));
+            }
+        }
+        (parts, layer.totals())
+    };
+    let (parts, (ios, _)) = serve();
+    eprintln!("queued small pieces: {parts} parts in {ios} requests");
+    let mut g = c.benchmark_group("fsio");
+    g.sample_size(10);
+    g.bench_function("32 KiB pieces merged in pairs on 256 disks", |b| {
+        b.iter(|| black_box(serve()))
+    });
+    g.finish();
+}
+
 fn replay(c: &mut Criterion) {
     common::replay_group(c, "fsio-replay", IDS);
 }
@@ -177,6 +233,7 @@ criterion_group!(
     direct_read_60s,
     ext2_buffered_read,
     ext2_laydown,
+    queued_small_pieces,
     replay
 );
 criterion_main!(benches);

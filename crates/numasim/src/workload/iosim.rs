@@ -523,18 +523,26 @@ pub const UNPLUG_THRESH: usize = 4;
 /// has caught up before it waits for the soonest one.
 pub const ZONELIST_WALK: usize = 256;
 
-/// One request-sized piece a reader waits for. 12 bytes, not 40: an Ext2
-/// read keeps tens of thousands in flight (64 MiB of readahead per reader
-/// in pieces of a few blocks), and reaching them was a cache miss per
-/// arrival. Its sequence number is implicit: the reader's chunks are
-/// numbered in order, the front one is the `popped`-th.
+/// One request-sized piece a reader waits for. 8 bytes: an Ext2 read
+/// keeps tens of thousands in flight (64 MiB of readahead per reader in
+/// pieces of a few blocks). Its sequence number is implicit: the reader's
+/// chunks are numbered in order, the front one is the `popped`-th.
+/// Whether its data is in is kept apart (`Arrivals`): an arrival touches
+/// that flag only, not the chunk (which the reader reads in order, when it
+/// copies it out); reaching a 12-byte chunk with its byte count still
+/// missing was a cache miss per arrival.
 struct Chunk {
     /// Bytes (a request is at most a stripe unit, far below 4 GiB).
     len: u32,
-    left: u32,
     /// The node its page-cache pages are on (`INTERLEAVED`: every node).
     node: u32,
 }
+
+/// Per reader, whether each chunk in flight has arrived, by chunk number
+/// from the front (`popped`): one byte a chunk. Each chunk is exactly one
+/// request part (its tag is the chunk's number; merges join parts, never
+/// split them), so one arrival completes it.
+type Arrivals = VecDeque<bool>;
 
 const INTERLEAVED: u32 = u32::MAX;
 
@@ -547,6 +555,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     let mut consumed = vec![0u64; n];
     let mut seq = vec![0u64; n];
     let mut chunks: Vec<VecDeque<Chunk>> = (0..n).map(|_| VecDeque::new()).collect();
+    let mut arrived: Vec<Arrivals> = (0..n).map(|_| VecDeque::new()).collect();
     // Per reader, chunks copied out so far: the front chunk's number.
     let mut popped = vec![0u64; n];
     let ncpu = r.cpus.max(1);
@@ -635,7 +644,12 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     // contiguous run is in. The stripe is cut once here:
                     // each piece keeps its disk for the submit.
                     let seq0 = seq[t];
-                    let (seq_t, prep, ch) = (&mut seq[t], &mut prepared[t], &mut chunks[t]);
+                    let (seq_t, prep, ch, ar) = (
+                        &mut seq[t],
+                        &mut prepared[t],
+                        &mut chunks[t],
+                        &mut arrived[t],
+                    );
                     map_from(&files[t], &mut cursor[t], issued[t], len, |v, l| {
                         stripe.requests_on_disks(v, l, max, |d, off, b| {
                             let part = Part {
@@ -649,9 +663,9 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                             let b32 = u32::try_from(b).expect("a request is under 4 GiB");
                             ch.push_back(Chunk {
                                 len: b32,
-                                left: b32,
                                 node: chunk_node,
                             });
+                            ar.push_back(false);
                         })
                     });
                     let reqs = seq[t] - seq0;
@@ -663,7 +677,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     issued[t] += len;
                 }
                 // Copy out the oldest chunk if it has arrived.
-                match chunks[t].front() {
+                match arrived[t].front() {
                     // The CPU is still reclaiming or submitting the window
                     // just decided: copy once it is free. The copy's
                     // traffic is booked on the node ports when it happens
@@ -672,10 +686,11 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     // (interleaved shares touch all of them) past that
                     // moment, and every other reader's copy and DMA
                     // queued behind the idle gap.
-                    Some(c) if c.left == 0 && cpu_free[t % ncpu] > now => {
+                    Some(true) if cpu_free[t % ncpu] > now => {
                         wake(&mut q, &mut wake_at, t, cpu_free[t % ncpu]);
                     }
-                    Some(c) if c.left == 0 => {
+                    Some(true) => {
+                        arrived[t].pop_front();
                         let c = chunks[t].pop_front().expect("front");
                         popped[t] += 1;
                         let c_len = u64::from(c.len);
@@ -749,13 +764,17 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 for p in &parts {
                     let (thread, tag, bytes) = (p.owner as usize, p.tag, p.bytes);
                     // Chunks are numbered in order: the tag indexes them.
-                    if let Some(c) = tag
-                        .checked_sub(popped[thread])
-                        .and_then(|i| chunks[thread].get_mut(i as usize))
-                    {
-                        c.left -= bytes as u32;
+                    if let Some(i) = tag.checked_sub(popped[thread]) {
+                        if let Some(a) = arrived[thread].get_mut(i as usize) {
+                            debug_assert_eq!(
+                                u64::from(chunks[thread][i as usize].len),
+                                bytes,
+                                "a chunk is one part"
+                            );
+                            *a = true;
+                        }
                     }
-                    if waiting[thread] && chunks[thread].front().is_some_and(|c| c.left == 0) {
+                    if waiting[thread] && arrived[thread].front() == Some(&true) {
                         waiting[thread] = false;
                         wake(&mut q, &mut wake_at, thread, now);
                     }

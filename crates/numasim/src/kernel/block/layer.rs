@@ -5,12 +5,11 @@
 //! is in memory (or out of it). The caller owns the event queue: `submit`
 //! and `disk_done` return the disk finish times to schedule.
 
-use super::blkdev::{Dest, DiskModel, DiskState, Part, Req};
+use super::blkdev::{Dest, DiskModel, DiskState, Part, Parts, Req};
 use super::path::{Link, LinkSet};
 use super::stripe::Stripe;
 use crate::engine::{stream, Dur, Time};
 use crate::machine::Machine;
-use std::collections::VecDeque;
 
 /// A finished request: its parts and when its data has crossed every link.
 #[derive(Debug, Clone)]
@@ -43,7 +42,7 @@ pub struct BlockLayer {
     in_service: Vec<Option<(Req, Time)>>,
     /// Emptied part lists, reused so that a request allocates nothing
     /// (malloc and realloc were a tenth of a buffered read's time).
-    spare: Vec<VecDeque<Part>>,
+    spare: Vec<Vec<Part>>,
     /// Scratch of `enqueue_split`: the pieces of one range.
     pieces: Vec<(usize, u64, u64)>,
 }
@@ -174,22 +173,16 @@ impl BlockLayer {
     fn enqueue_piece(&mut self, d: usize, off: u64, write: bool, part: Part) {
         let max = self.model.max_request;
         debug_assert!(part.bytes <= max);
-        let mut parts = self.spare.pop().unwrap_or_default();
-        parts.push_back(part);
-        let disk = &mut self.disks[d];
-        disk.enqueue(
+        self.disks[d].enqueue_in(
             Req {
                 off,
                 len: part.bytes,
                 write,
-                parts,
+                parts: Parts::one(part),
             },
             max,
+            &mut self.spare,
         );
-        for mut v in disk.spare.drain(..) {
-            v.clear();
-            self.spare.push(v);
-        }
     }
 
     /// Submit one request already cut to the stripe and the queue's limit
@@ -212,7 +205,7 @@ impl BlockLayer {
     /// read, for a later request to reuse.
     pub fn recycle(&mut self, mut parts: Vec<Part>) {
         parts.clear();
-        self.spare.push(VecDeque::from(parts));
+        self.spare.push(parts);
     }
 
     /// Queue volume range `[v, v + len)` like `submit`, but on plugged
@@ -264,7 +257,7 @@ impl BlockLayer {
         let mut at = (now + lat).max(self.controllers[c].carry(ready, req.len));
         at = at.max(self.io_nodes[self.ctrl_ionode[c]].carry(ready, req.len));
         let host = self.io_host[self.ctrl_ionode[c]];
-        for p in &req.parts {
+        for p in req.parts.iter() {
             at = at.max(self.dma(host, p.dest, req.write, ready, p.bytes));
         }
         let next = self.disks[d].dispatch(now, &self.model).map(|(r, t)| {
@@ -273,8 +266,7 @@ impl BlockLayer {
         });
         (
             Done {
-                // In place: the ring's buffer becomes the list.
-                parts: Vec::from(req.parts),
+                parts: req.parts.into_vec(&mut self.spare),
                 at,
             },
             next,

@@ -71,6 +71,11 @@ pub struct Bitmap {
     pub per_group: u64,
     /// Blocks at each group's start that hold its bitmaps and inode table.
     pub meta: u64,
+    /// `log2(per_group)` (`u32::MAX` if it is not a power of two): blocks
+    /// are powers of two (fsio's `block_size` range), so a block's group
+    /// and its place in it are a shift and a mask, not a 64-bit division
+    /// each (several per allocation in an Ext2 lay-down).
+    shift: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -136,13 +141,32 @@ impl Bitmap {
             blocks,
             per_group,
             meta: meta.min(per_group - 1),
+            shift: if per_group.is_power_of_two() {
+                per_group.trailing_zeros()
+            } else {
+                u32::MAX
+            },
         }
     }
     pub fn groups(&self) -> u64 {
         self.blocks.div_ceil(self.per_group)
     }
+    #[inline]
     pub fn group_of(&self, b: u64) -> u64 {
-        b / self.per_group
+        if self.shift == u32::MAX {
+            b / self.per_group
+        } else {
+            b >> self.shift
+        }
+    }
+    /// Block `b`'s index within its group.
+    #[inline]
+    fn in_group(&self, b: u64) -> u64 {
+        if self.shift == u32::MAX {
+            b % self.per_group
+        } else {
+            b & (self.per_group - 1)
+        }
     }
     /// First data block of group `g`, and the block after its last.
     pub fn group_range(&self, g: u64) -> (u64, u64) {
@@ -199,11 +223,14 @@ impl Bitmap {
             }
         }
     }
+    // Inlined where it is called (grab_block, free_run): out of line its
+    // call cost more instructions than the division it saved.
+    #[inline(always)]
     pub fn is_free(&self, b: u64) -> bool {
         if b >= self.blocks {
             return false;
         }
-        let (g, i) = (b / self.per_group, b % self.per_group);
+        let (g, i) = (self.group_of(b), self.in_group(b));
         self.word(g, i / 64) & (1 << (i % 64)) == 0
     }
     /// First block in `[from, to)` whose bit is clear (`want_free`) or set.
@@ -211,7 +238,7 @@ impl Bitmap {
         let pg = self.per_group;
         let mut b = from;
         while b < to {
-            let g = b / pg;
+            let g = self.group_of(b);
             let gs = g * pg;
             let stop = to.min(gs + pg);
             if want_free && self.full(g) {
@@ -258,7 +285,7 @@ impl Bitmap {
         let to = to.min(self.blocks);
         let mut b = from;
         while b < to {
-            let g = b / pg;
+            let g = self.group_of(b);
             let gs = g * pg;
             if self.full(g) {
                 b = gs + pg;
@@ -290,7 +317,7 @@ impl Bitmap {
         let end = b + n;
         let mut at = b;
         while at < end {
-            let g = at / pg;
+            let g = self.group_of(at);
             let gs = g * pg;
             let stop = end.min(gs + pg);
             let x = self.group_mut(g);
