@@ -110,10 +110,16 @@ impl WalkCost {
             .max_by_key(|c| c.level)
             .map_or(0, |c| c.size);
         let colours = (llc / (TASK_STRUCT_PAGES * machine.page_size).max(1)).max(1) as f64;
+        // Nodes × nodes latencies, only where a walk can miss: the default
+        // (all hits) must not cost a 4,096-node machine 16 M lookups.
         let nn = machine.node_count().max(1);
-        let miss_ns = (0..nn)
-            .map(|a| (0..nn).map(|b| machine.mem_latency_ns(a, b)).sum::<f64>() / nn as f64)
-            .collect();
+        let miss_ns = if conflicts {
+            (0..nn)
+                .map(|a| (0..nn).map(|b| machine.mem_latency_ns(a, b)).sum::<f64>() / nn as f64)
+                .collect()
+        } else {
+            Vec::new()
+        };
         WalkCost {
             step_ns: costs.goodness_ns,
             conflicts,
