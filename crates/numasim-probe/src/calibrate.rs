@@ -391,6 +391,16 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
             mibps: d.read_mibps,
             write_mibps: Some(d.write_mibps),
         }];
+        // The block layer the fit and the validation run the disk through,
+        // fitted latency included, goes into the machine file too, so a
+        // scenario on the fitted host replays its I/O as `--validate` does.
+        match crate::iofit::io_machine(&mach, d, &m.io) {
+            Ok(with_disk) => {
+                mach.block = with_disk.block;
+                mach.io.controllers = with_disk.io.controllers;
+            }
+            Err(e) => notes.push(format!("io: no [block] table written: {e}")),
+        }
         notes.extend(d.notes.iter().cloned());
     } else if let Some((kind, mibps)) = &m.disk {
         mach.io.disks = vec![DiskGroup {
@@ -693,6 +703,74 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
         }
         for (k, from) in &d.sources {
             v.push(("io.disks", k, from.clone()));
+        }
+        v.push((
+            "io",
+            "controllers",
+            "one: the scratch directory's device".into(),
+        ));
+        // `[block]`: what the fit saw, and the rest from the storage preset
+        // it starts from (iofit::io_machine).
+        v.push((
+            "block",
+            "disk_latency_us",
+            if d.latency_us > 0.0 {
+                "direct seq_read_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
+            } else {
+                "no second direct request size: latency not told from rate, 0".into()
+            },
+        ));
+        v.push((
+            "block",
+            "max_request",
+            "queue/max_sectors_kb of the scratch directory's device (1.25 MiB where not read)"
+                .into(),
+        ));
+        v.push((
+            "block",
+            "copy_gbps",
+            "half the fitted stream_mbps (a copy reads and writes)".into(),
+        ));
+        for k in ["controller_mbps", "io_node_gbps"] {
+            v.push((
+                "block",
+                k,
+                "no link limit: a local or virtual disk's link is not seen, its media rate binds"
+                    .into(),
+            ));
+        }
+        for k in [
+            "disk_rpm",
+            "disk_seek_ms",
+            "disk_track_seek_ms",
+            "disk_command_us",
+            "page_op_ns",
+            "gup_page_ns",
+            "dio_dirty_page_ns",
+            "request_us",
+            "reclaim_page_ns",
+            "tlb_purge_slow_us",
+            "tlb_purge_fast_us",
+            "writeback_page_ns",
+            "xfs_sb_hold_ns",
+            "xfs_alloc_us",
+            "ext_map_ns",
+            "ext_alloc_ns",
+            "ext3_journal_ns",
+            "ext3_page_handle_ns",
+            "xfs_truncate_extent_ns",
+            "ext_truncate_block_ns",
+            "disk_capacity",
+            "disk_write_cache",
+            "elevator",
+            "queue_depth",
+        ] {
+            v.push((
+                "block",
+                k,
+                "not seen: the nvme-gen4 storage preset (Linux 6.x host path lengths, docs/io.md)"
+                    .into(),
+            ));
         }
     } else if m.disk.is_some() {
         v.push((

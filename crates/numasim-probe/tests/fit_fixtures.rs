@@ -492,3 +492,23 @@ fn an_older_run_fits_its_disk_from_one_request_size() {
         assert_eq!(rows.len(), 3, "{rows:?}");
     }
 }
+
+/// The machine file carries the block layer its disk was fitted through
+/// (`[block]`, `[io] controllers`), so a scenario on the fitted host runs
+/// file I/O as `--validate` replays it, with no probe in between.
+#[test]
+fn the_machine_file_carries_the_block_layer_its_disk_was_fitted_through() {
+    let (m, f) = fitted(2);
+    let d = f.disk.as_ref().expect("the EPYC runs have direct I/O");
+    let (text, _) = f.annotated_toml();
+    let back = Machine::from_toml_str(&text, "annotated").unwrap();
+    let replayed = numasim_probe::iofit::io_machine(&f.machine, d, &m.io).unwrap();
+    assert!(back.block.is_some(), "{text}");
+    assert_eq!(back.block, replayed.block);
+    assert_eq!(back.io, replayed.io);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("max_request = ") && l.contains("max_sectors_kb")),
+        "{text}"
+    );
+}
