@@ -739,39 +739,6 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
                     .into(),
             ));
         }
-        for k in [
-            "disk_rpm",
-            "disk_seek_ms",
-            "disk_track_seek_ms",
-            "disk_command_us",
-            "page_op_ns",
-            "gup_page_ns",
-            "dio_dirty_page_ns",
-            "request_us",
-            "reclaim_page_ns",
-            "tlb_purge_slow_us",
-            "tlb_purge_fast_us",
-            "writeback_page_ns",
-            "xfs_sb_hold_ns",
-            "xfs_alloc_us",
-            "ext_map_ns",
-            "ext_alloc_ns",
-            "ext3_journal_ns",
-            "ext3_page_handle_ns",
-            "xfs_truncate_extent_ns",
-            "ext_truncate_block_ns",
-            "disk_capacity",
-            "disk_write_cache",
-            "elevator",
-            "queue_depth",
-        ] {
-            v.push((
-                "block",
-                k,
-                "not seen: the nvme-gen4 storage preset (Linux 6.x host path lengths, docs/io.md)"
-                    .into(),
-            ));
-        }
     } else if m.disk.is_some() {
         v.push((
             "io",
@@ -789,6 +756,25 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
     for (t, k, from) in v {
         if !f.sources.iter().any(|(a, b, _)| a == t && b == k) {
             f.sources.push((t.into(), k.into(), from));
+        }
+    }
+    // Every other key of the written `[block]` table is the storage
+    // preset's (iofit::io_machine), whatever keys the table has.
+    if f.disk.is_some() {
+        let written: toml::Table = toml::from_str(&f.machine.to_toml_string()).unwrap_or_default();
+        for k in written
+            .get("block")
+            .and_then(|b| b.as_table())
+            .into_iter()
+            .flat_map(|b| b.keys())
+        {
+            if !f.sources.iter().any(|(a, b, _)| a == "block" && b == k) {
+                f.sources.push((
+                    "block".into(),
+                    k.clone(),
+                    "not seen: the nvme-gen4 storage preset (Linux 6.x host path lengths, docs/io.md)".into(),
+                ));
+            }
         }
     }
 }
