@@ -529,9 +529,7 @@ impl Machine {
     /// The last-level cache's latency, ns (0 without caches).
     pub fn llc_latency_ns(&self) -> f64 {
         self.cpu
-            .caches
-            .iter()
-            .max_by_key(|c| c.level)
+            .last_level_cache()
             .map_or(0.0, |c| c.latency_cycles * self.cycle_ns())
     }
     /// The cumulative share of a buffer of `bytes` that each cache (sorted

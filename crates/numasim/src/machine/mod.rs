@@ -157,6 +157,14 @@ pub struct Cpu {
     pub caches: Vec<Cache>,
 }
 
+impl Cpu {
+    /// The highest-level cache (the last of them where levels tie), or
+    /// `None` on a machine described without caches.
+    pub fn last_level_cache(&self) -> Option<&Cache> {
+        self.caches.iter().max_by_key(|c| c.level)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TlbRefill {
     Hardware,

@@ -62,9 +62,7 @@ impl SchedCosts {
         let cycle = 1e3 / machine.cpu.clock_mhz.max(1.0);
         let llc = machine
             .cpu
-            .caches
-            .iter()
-            .max_by_key(|c| c.level)
+            .last_level_cache()
             .map_or(10.0, |c| c.latency_cycles);
         SchedCosts {
             goodness_ns: (GOODNESS_LINES * llc + GOODNESS_CYCLES) * cycle,
@@ -103,12 +101,7 @@ pub struct WalkCost {
 
 impl WalkCost {
     pub fn of(machine: &Machine, costs: &SchedCosts, conflicts: bool) -> Self {
-        let llc = machine
-            .cpu
-            .caches
-            .iter()
-            .max_by_key(|c| c.level)
-            .map_or(0, |c| c.size);
+        let llc = machine.cpu.last_level_cache().map_or(0, |c| c.size);
         let colours = (llc / (TASK_STRUCT_PAGES * machine.page_size).max(1)).max(1) as f64;
         // Nodes × nodes latencies, only where a walk can miss: the default
         // (all hits) must not cost a 4,096-node machine 16 M lookups.

@@ -118,7 +118,7 @@ pub fn peek_all(
 ) -> PeekResult {
     let page = machine.page_size.max(1);
     let line_b = u64::from(machine.cpu.cache_line.max(1));
-    let llc = machine.cpu.caches.iter().max_by_key(|c| c.level);
+    let llc = machine.cpu.last_level_cache();
     let (llc_size, llc_cycles) = llc.map_or((1 << 20, 10.0), |c| (c.size, c.latency_cycles));
     let cycle = 1e3 / machine.cpu.clock_mhz.max(1.0);
     let repl = match machine.tlb.refill {
