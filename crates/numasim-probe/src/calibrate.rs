@@ -22,6 +22,9 @@ pub struct Measurements {
     pub node_copy_bps: Option<f64>,
     /// Its spread over the repetitions ((max - min) / median).
     pub node_copy_spread: Option<f64>,
+    /// The node copy's buffer (the threads split it; each copies half of
+    /// its share onto the other half), where recorded.
+    pub node_copy_bytes: Option<u64>,
     /// (threads, ns) for the shared atomic counter.
     pub atomic_shared_ns: Vec<(usize, f64)>,
     /// (threads, ns) for per-CPU counters, each on its own line.
@@ -814,6 +817,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
         sizes: Vec::new(),
         node_copy_bps: None,
         node_copy_spread: None,
+        node_copy_bytes: None,
         atomic_shared_ns: Vec::new(),
         atomic_percpu_ns: Vec::new(),
         pairs: Vec::new(),
@@ -1094,6 +1098,9 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             "node_copy_mbps" => {
                 base.node_copy_bps = Some(value * 1e6);
                 base.node_copy_spread = v["spread"].as_f64();
+                base.node_copy_bytes = case["size"]
+                    .as_str()
+                    .and_then(crate::bench::parse_size_label);
             }
             "fault_per_s" if case["mode"].as_str() == Some("threads") => {
                 if let Some(b) = case["bytes"].as_u64() {

@@ -1499,6 +1499,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         sizes: sizes_out,
         node_copy_bps: Some(node_copy),
         node_copy_spread: Some(node_copy_spread),
+        node_copy_bytes: Some(big),
         atomic_shared_ns: atomic_shared,
         atomic_percpu_ns: atomic_percpu,
         pairs,
