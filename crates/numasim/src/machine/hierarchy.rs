@@ -695,6 +695,39 @@ mod tests {
         );
     }
 
+    /// Random reads take `random_reach` where given, the chase and the
+    /// copy keep theirs; the key reads back, and a wrong length is refused.
+    #[test]
+    fn random_reads_take_their_own_reach() {
+        let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
+        let n = m.cpu.caches.len();
+        m.hierarchy.reach = (0..n as u64).map(|i| 64 << (10 + 4 * i)).collect();
+        m.hierarchy.cyclic_retain = vec![0.0; n];
+        m.hierarchy.ways = vec![8; n];
+        let w = 4u64 << 20;
+        let page = 2 << 20;
+        let before = m.reach_hits(Access::Random, w, page).unwrap();
+        let cyclic = m.reach_hits(Access::Cyclic, w, page).unwrap();
+        m.hierarchy.random_reach = m.hierarchy.reach.iter().map(|&r| r / 4).collect();
+        let after = m.reach_hits(Access::Random, w, page).unwrap();
+        assert!(
+            after.iter().zip(&before).all(|(a, b)| a <= b),
+            "{after:?} {before:?}"
+        );
+        assert!(after.iter().zip(&before).any(|(a, b)| a < b), "{after:?}");
+        assert_eq!(m.reach_hits(Access::Cyclic, w, page).unwrap(), cyclic);
+        let text = m.to_toml_string();
+        let back = Machine::from_toml_str(&text, "t.toml").expect("reads back");
+        assert_eq!(back.hierarchy, m.hierarchy);
+        let i = text.find("random_reach = [").unwrap();
+        let j = i + text[i..].find(']').unwrap();
+        let bad = format!("{}random_reach = [\"1 MiB\"]{}", &text[..i], &text[j + 1..]);
+        let e = Machine::from_toml_str(&bad, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hierarchy.random_reach"), "{e}");
+    }
+
     #[test]
     fn reach_reads_back_and_a_wrong_length_is_refused_by_name() {
         let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
