@@ -385,7 +385,7 @@ mod tests {
     #[test]
     fn a_write_completes_after_its_own_latency_where_one_is_given() {
         let text = preset_text("nvme-2s").unwrap();
-        let m = Machine::from_toml_str(&text, "t.toml").unwrap();
+        let m = Machine::from_toml_str(text, "t.toml").unwrap();
         let lat = m.block.as_ref().unwrap().disk_latency_us;
         assert!(lat > 10.0, "{lat}");
         let len = 128u64 << 10;
