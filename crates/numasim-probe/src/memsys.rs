@@ -664,7 +664,6 @@ fn node_read_sim(m: &Machine, node: usize) -> Option<f64> {
     find(&recs, "bandwidth_mbps", &[])
 }
 
-/// Run one step of a workload on `m`; its records.
 /// The node copy (`node_copy_mbps`: every CPU of node `home` copying
 /// its share of one buffer) simulated as `stream` copy on `m`, STREAM's
 /// count (both arrays), with memcpy's store strategy: past glibc's
@@ -689,6 +688,7 @@ fn node_copy_sim(meas: &Measurements, m: &Machine, home: usize) -> Option<(usize
     find(&recs, "stream_mbps", &[("threads", json!(cpus))]).map(|x| (cpus, x))
 }
 
+/// Run one step of a workload on `m`; its records.
 fn run_step(m: &Machine, toml_text: &str) -> Vec<Record> {
     let Ok(table) = toml_text.parse::<toml::Table>() else {
         return vec![];
