@@ -22,6 +22,9 @@ pub struct Measurements {
     pub node_copy_bps: Option<f64>,
     /// Its spread over the repetitions ((max - min) / median).
     pub node_copy_spread: Option<f64>,
+    /// The node copy's buffer (the threads split it; each copies half of
+    /// its share onto the other half), where recorded.
+    pub node_copy_bytes: Option<u64>,
     /// (threads, ns) for the shared atomic counter.
     pub atomic_shared_ns: Vec<(usize, f64)>,
     /// (threads, ns) for per-CPU counters, each on its own line.
@@ -720,6 +723,24 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
                 "no second direct request size: latency not told from rate, 0".into()
             },
         ));
+        if let Some(w) = d.write_latency_us {
+            v.push((
+                "block",
+                "disk_write_latency_us",
+                if w > 0.0 {
+                    "direct seq_write_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
+                } else {
+                    "direct seq_write_mibps at 1 MiB and 128 KiB a call: no per-call time beyond the host's work, 0".into()
+                },
+            ));
+        }
+        if d.alloc_us.is_some() {
+            v.push((
+                "block",
+                "xfs_alloc_us",
+                "half the CPU time a direct write call takes beyond a read of its size (cpu_pct_per_mibps): the extent transaction and the unwritten conversion".into(),
+            ));
+        }
         v.push((
             "block",
             "max_request",
@@ -796,6 +817,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
         sizes: Vec::new(),
         node_copy_bps: None,
         node_copy_spread: None,
+        node_copy_bytes: None,
         atomic_shared_ns: Vec::new(),
         atomic_percpu_ns: Vec::new(),
         pairs: Vec::new(),
@@ -927,6 +949,19 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                     fs = base.io.fs.clone();
                     direct.push((metric.to_string(), num(metric)?));
                 }
+            }
+            "cpu_pct_per_mibps" => {
+                let request = match case["request"].as_str() {
+                    None => crate::iofit::LARGE_REQUEST,
+                    Some(l) => crate::bench::parse_size_label(l)
+                        .ok_or_else(|| bad(&format!("`case.request` {l:?} is not a size")))?,
+                };
+                base.io.cpu.push(crate::iofit::CpuCost {
+                    direct: case["io"] == "direct",
+                    write: case["op"] == "write",
+                    request,
+                    pct_per_mibps: num(metric)?,
+                });
             }
             "io_file_bytes" => base.io.file_bytes = num(metric)? as u64,
             "read_ahead_bytes" => base.io.read_ahead = Some(num(metric)? as u64).filter(|b| *b > 0),
@@ -1063,6 +1098,9 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             "node_copy_mbps" => {
                 base.node_copy_bps = Some(value * 1e6);
                 base.node_copy_spread = v["spread"].as_f64();
+                base.node_copy_bytes = case["size"]
+                    .as_str()
+                    .and_then(crate::bench::parse_size_label);
             }
             "fault_per_s" if case["mode"].as_str() == Some("threads") => {
                 if let Some(b) = case["bytes"].as_u64() {

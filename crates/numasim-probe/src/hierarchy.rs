@@ -375,6 +375,37 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
         ),
     });
     let _ = fit_steps(m, tail, &mut out, &mut notes);
+    // Random reads' own reach per cache, from the random sweep below its
+    // largest size (where mlp is solved), then mlp again on it.
+    {
+        let (mut o, mut n) = (Vec::new(), Vec::new());
+        fit_reach(meas, m, page, Access::Random, &mut o, &mut n);
+        if !o.is_empty() {
+            let _ = fit_steps(
+                m,
+                vec![Step {
+                    table: "hierarchy",
+                    key: "mlp",
+                    cache: None,
+                    set: |m, _, x| m.hierarchy.mlp = 1.0 / x,
+                    param: |x| 1.0 / x,
+                    metric: "random_mbps",
+                    page,
+                    size: largest.0,
+                    r: largest.1,
+                    why: format!(
+                        "random_mbps at {} ({pl}) against the chase's latency",
+                        label(largest.0)
+                    ),
+                }],
+                &mut o,
+                &mut n,
+            );
+            out.retain(|f| f.key != "mlp");
+            out.extend(o);
+            notes.extend(n);
+        }
+    }
 
     // Copy rates: L1, each cache beyond it, memory. Copy time is linear
     // in each rate's inverse.
@@ -827,10 +858,11 @@ fn fit_reach(
     notes: &mut Vec<String>,
 ) {
     let stream = access == Access::Stream;
-    let metric = if stream {
-        "copy_mbps"
-    } else {
-        "mem_latency_ns"
+    let random = access == Access::Random;
+    let metric = match access {
+        Access::Stream => "copy_mbps",
+        Access::Random => "random_mbps",
+        Access::Cyclic => "mem_latency_ns",
     };
     let k = kernel_for(m, page, meas.page_size);
     let c = curve(meas, page);
@@ -851,18 +883,23 @@ fn fit_reach(
     if rows.len() < 2 || m.hierarchy.reach.is_empty() {
         return;
     }
-    fn vecs(m: &mut Machine, stream: bool) -> (&mut Vec<u64>, &mut Vec<f64>) {
+    // Random reads keep the chase's retention (their hits do not depend
+    // on it: machine/hierarchy.rs level_hit); only their reach is fitted.
+    fn vecs(m: &mut Machine, access: Access) -> (&mut Vec<u64>, &mut Vec<f64>) {
         let h = &mut m.hierarchy;
-        if stream {
-            (&mut h.stream_reach, &mut h.stream_retain)
-        } else {
-            (&mut h.reach, &mut h.cyclic_retain)
+        match access {
+            Access::Stream => (&mut h.stream_reach, &mut h.stream_retain),
+            Access::Random => (&mut h.random_reach, &mut h.cyclic_retain),
+            Access::Cyclic => (&mut h.reach, &mut h.cyclic_retain),
         }
     }
-    let lines = if stream {
-        None
-    } else {
+    if random && m.hierarchy.random_reach.len() != m.hierarchy.reach.len() {
+        m.hierarchy.random_reach = m.hierarchy.reach.clone();
+    }
+    let lines = if access == Access::Cyclic {
         chase_lines(m, &k, &rows)
+    } else {
+        None
     };
     // A candidate's chase: on its row's line where there is one, else
     // simulated whole.
@@ -884,7 +921,7 @@ fn fit_reach(
         let lo = if i == 0 {
             size
         } else {
-            vecs(m, stream).0[i - 1]
+            vecs(m, access).0[i - 1]
         };
         let hi = if i == 0 {
             size
@@ -893,7 +930,12 @@ fn fit_reach(
         };
         let steps = ((hi as f64 / lo as f64).log2() * REACH_STEPS_PER_OCTAVE).ceil() as i32;
         let mut scored: Vec<(f64, u64, f64)> = Vec::new();
-        for rho in [0.0, 1.0] {
+        let rhos = if random {
+            vec![vecs(m, access).1[i]]
+        } else {
+            vec![0.0, 1.0]
+        };
+        for rho in rhos {
             for j in 0..=steps {
                 // Whole KiB: the machine file prints it as a size.
                 let r = ((lo as f64 * 2f64.powf(j as f64 / REACH_STEPS_PER_OCTAVE)).min(hi as f64)
@@ -902,7 +944,7 @@ fn fit_reach(
                     * 1024)
                     .max(lo);
                 let mut t = m.clone();
-                let (reach, retain) = vecs(&mut t, stream);
+                let (reach, retain) = vecs(&mut t, access);
                 reach[i] = r;
                 retain[i] = rho;
                 for x in reach.iter_mut().skip(i + 1) {
@@ -926,7 +968,7 @@ fn fit_reach(
             })
             .copied()
             .expect("candidates");
-        let (reach, retain) = vecs(m, stream);
+        let (reach, retain) = vecs(m, access);
         reach[i] = best.1;
         retain[i] = best.0;
         for x in reach.iter_mut().skip(i + 1) {
@@ -950,38 +992,51 @@ fn fit_reach(
         let lvl = m.cpu.caches[i].level;
         text.push(if i == 0 {
             format!(
-                "L{lvl} {} (sysfs), {}",
+                "L{lvl} {} (sysfs){}",
                 crate::bench::size_label(best.1),
-                if best.0 > 0.0 { "keeps" } else { "LRU-like" }
+                match (random, best.0 > 0.0) {
+                    (true, _) => "",
+                    (false, true) => ", keeps",
+                    (false, false) => ", LRU-like",
+                }
             )
         } else {
             format!(
-                "L{lvl} {} ({}..{}), {}",
+                "L{lvl} {} ({}..{}){}",
                 crate::bench::size_label(best.1),
                 crate::bench::size_label(a),
                 crate::bench::size_label(b),
-                if best.0 > 0.0 {
-                    "keeps reach/W"
-                } else {
-                    "LRU-like"
+                match (random, best.0 > 0.0) {
+                    (true, _) => "",
+                    (false, true) => ", keeps reach/W",
+                    (false, false) => ", LRU-like",
                 }
             )
         });
     }
-    let last = *vecs(m, stream).0.last().expect("caches");
-    if !stream {
+    let last = *vecs(m, access).0.last().expect("caches");
+    if access == Access::Cyclic {
         m.hierarchy.llc_reach = last;
     }
     let pl = page.label();
     let from = format!(
-        "fitted to the {} ({pl}) below its largest size, chi-square over reach and retention per cache: {}",
-        if stream { "copy" } else { "chase" },
+        "fitted to the {} ({pl}) below its largest size, chi-square over {} per cache: {}",
+        match access {
+            Access::Stream => "copy",
+            Access::Random => "random reads",
+            Access::Cyclic => "chase",
+        },
+        if random {
+            "reach"
+        } else {
+            "reach and retention"
+        },
         text.join("; ")
     );
-    let keys: &[&'static str] = if stream {
-        &["stream_reach", "stream_retain"]
-    } else {
-        &["reach", "cyclic_retain", "llc_reach"]
+    let keys: &[&'static str] = match access {
+        Access::Stream => &["stream_reach", "stream_retain"],
+        Access::Random => &["random_reach"],
+        Access::Cyclic => &["reach", "cyclic_retain", "llc_reach"],
     };
     notes.push(format!("machine: hierarchy.{} {from}", keys[0]));
     for &key in keys {

@@ -24,10 +24,8 @@ pub struct SeqResult {
 
 /// Write then read back a `bytes`-long file in `block`-sized requests,
 /// `reps` times; the median throughput of each (with its CPU cost), as
-/// fio reports a mean rather than a best run. Buffered
-/// writes are timed through `fsync`; buffered reads start with the file's
-/// pages dropped from the page cache (`POSIX_FADV_DONTNEED`). `Ok(None)`:
-/// the filesystem refuses `O_DIRECT`.
+/// fio reports a mean rather than a best run. `Ok(None)`: the filesystem
+/// refuses `O_DIRECT`.
 pub fn sequential(
     dir: &Path,
     bytes: u64,
@@ -35,6 +33,21 @@ pub fn sequential(
     direct: bool,
     reps: usize,
 ) -> io::Result<Option<SeqResult>> {
+    let mut runs = Vec::new();
+    for _ in 0..reps {
+        match once(dir, bytes, block, direct)? {
+            Some(r) => runs.push(r),
+            None => return Ok(None),
+        }
+    }
+    Ok(median(&runs))
+}
+
+/// One repetition of [`sequential`]: buffered writes are timed through
+/// `fsync`; buffered reads start with the file's pages dropped from the
+/// page cache (`POSIX_FADV_DONTNEED`). `Ok(None)`: the filesystem refuses
+/// `O_DIRECT`.
+pub fn once(dir: &Path, bytes: u64, block: usize, direct: bool) -> io::Result<Option<SeqResult>> {
     let path = dir.join(if direct {
         "seq-direct.dat"
     } else {
@@ -46,63 +59,68 @@ pub fn sequential(
     }
     let blocks = (bytes / block as u64).max(1);
     let mib = (blocks * block as u64) as f64 / (1 << 20) as f64;
-    let mut runs: Vec<SeqResult> = Vec::new();
-    for _ in 0..reps {
-        // write
-        let f = if direct {
-            match sys::open_direct(&path, true)? {
-                Some(f) => f,
-                None => return Ok(None),
-            }
-        } else {
-            std::fs::File::create(&path)?
-        };
-        let mut f = f;
-        let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
-        for _ in 0..blocks {
-            if let Err(e) = f.write_all(buf.as_slice()) {
-                let _ = std::fs::remove_file(&path);
-                if direct && e.raw_os_error() == Some(libc::EINVAL) {
-                    return Ok(None);
-                }
-                return Err(e);
-            }
-            if sys::stop_requested() {
-                let _ = std::fs::remove_file(&path);
-                return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
-            }
+    // write
+    let f = if direct {
+        match sys::open_direct(&path, true)? {
+            Some(f) => f,
+            None => return Ok(None),
         }
-        f.sync_all()?;
-        let w = throughput(mib, t0, c0);
-        drop(f);
-        // read
-        let mut f = if direct {
-            match sys::open_direct(&path, false)? {
-                Some(f) => f,
-                None => return Ok(None),
+    } else {
+        std::fs::File::create(&path)?
+    };
+    let mut f = f;
+    let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
+    for _ in 0..blocks {
+        if let Err(e) = f.write_all(buf.as_slice()) {
+            let _ = std::fs::remove_file(&path);
+            if direct && e.raw_os_error() == Some(libc::EINVAL) {
+                return Ok(None);
             }
-        } else {
-            let f = std::fs::File::open(&path)?;
-            sys::drop_file_cache(&f)?;
-            f
-        };
-        let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
-        let mut got = 0u64;
-        loop {
-            let n = f.read(buf.as_mut_slice())?;
-            if n == 0 {
-                break;
-            }
-            got += n as u64;
-            if sys::stop_requested() {
-                let _ = std::fs::remove_file(&path);
-                return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
-            }
+            return Err(e);
         }
-        let r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
-        drop(f);
-        let _ = std::fs::remove_file(&path);
-        runs.push(SeqResult { write: w, read: r });
+        if sys::stop_requested() {
+            let _ = std::fs::remove_file(&path);
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+        }
+    }
+    f.sync_all()?;
+    let w = throughput(mib, t0, c0);
+    drop(f);
+    // read
+    let mut f = if direct {
+        match sys::open_direct(&path, false)? {
+            Some(f) => f,
+            None => return Ok(None),
+        }
+    } else {
+        let f = std::fs::File::open(&path)?;
+        sys::drop_file_cache(&f)?;
+        f
+    };
+    let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
+    let mut got = 0u64;
+    loop {
+        let n = f.read(buf.as_mut_slice())?;
+        if n == 0 {
+            break;
+        }
+        got += n as u64;
+        if sys::stop_requested() {
+            let _ = std::fs::remove_file(&path);
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+        }
+    }
+    let r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
+    drop(f);
+    let _ = std::fs::remove_file(&path);
+    Ok(Some(SeqResult { write: w, read: r }))
+}
+
+/// The median of repetitions, write and read each, with its spread
+/// (max − min) / median; `None` for none.
+pub fn median(runs: &[SeqResult]) -> Option<SeqResult> {
+    if runs.is_empty() {
+        return None;
     }
     let median = |pick: fn(&SeqResult) -> Throughput| {
         let mut v: Vec<Throughput> = runs.iter().map(pick).collect();
@@ -111,13 +129,10 @@ pub fn sequential(
         m.spread = (v[v.len() - 1].mibps - v[0].mibps) / m.mibps.max(1e-9);
         m
     };
-    if runs.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(SeqResult {
+    Some(SeqResult {
         write: median(|r| r.write),
         read: median(|r| r.read),
-    }))
+    })
 }
 
 fn throughput(mib: f64, t0: u64, c0: u64) -> Throughput {

@@ -13,11 +13,16 @@
 //!
 //! Fitted (calibration): the read rate `mibps` and the latency from the
 //! two direct read sizes (a call costs latency + size / rate, so two
-//! sizes separate them); `write_mibps` from the 1 MiB direct write with
-//! that latency. Predicted (validation): the 128 KiB direct write (the
-//! same latency for writes: a check of that assumption) and the buffered
-//! read (readahead's two windows in flight overlap the latency that a
-//! direct call pays alone).
+//! sizes separate them); `write_mibps` and a write latency of its own
+//! (`[block] disk_write_latency_us`: a virtual disk or a drive with a
+//! write cache acknowledges a write sooner than it returns a read) from
+//! the two direct write sizes the same way; the allocating write's own
+//! work (`xfs_alloc_us`) from the CPU time a write call takes beyond a
+//! read call of its size. A run with one write size keeps the read's
+//! latency both ways. Predicted (validation): the buffered read
+//! (readahead's two windows in flight overlap the latency that a direct
+//! call pays alone), and a 128 KiB direct row where its size told no
+//! latency from rate (it ran no slower per byte than 1 MiB).
 
 use numasim::kernel::fs::FsKind;
 use numasim::kernel::KernelConfig;
@@ -62,6 +67,18 @@ pub struct IoMeas {
     /// The device's `queue/read_ahead_kb` and `queue/max_sectors_kb`, bytes.
     pub read_ahead: Option<u64>,
     pub max_request: Option<u64>,
+    /// The calling thread's CPU time per pass (`cpu_pct_per_mibps`).
+    pub cpu: Vec<CpuCost>,
+}
+
+/// One pass's CPU cost: percent of one CPU per MiB/s, i.e. 100 × the
+/// calling thread's CPU seconds per MiB moved.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuCost {
+    pub direct: bool,
+    pub write: bool,
+    pub request: u64,
+    pub pct_per_mibps: f64,
 }
 
 impl IoMeas {
@@ -70,6 +87,33 @@ impl IoMeas {
             .iter()
             .find(|r| r.direct == direct && r.write == write && r.request == request)
             .copied()
+    }
+
+    /// The allocating write's own work per call, seconds, on an
+    /// extent-mapped file system: the write's CPU time per call less the
+    /// read's at the same size (both pin the pages and build the same
+    /// requests; the read also re-dirties its pages,
+    /// `bio_check_pages_dirty()`, `dio_dirty_page_ns` each), averaged over
+    /// the direct sizes that have both. `None` where the run has no CPU
+    /// figures or the file system allocates block by block (ext2/ext3).
+    fn alloc_per_call(&self, dirty_page_ns: f64, page: u64) -> Option<f64> {
+        if self.fs_kind() != FsKind::Xfs {
+            return None;
+        }
+        let cpu = |write, request| {
+            self.cpu
+                .iter()
+                .find(|c| c.direct && c.write == write && c.request == request)
+                .map(|c| c.pct_per_mibps / 100.0 * request as f64 / (1u64 << 20) as f64)
+        };
+        let per: Vec<f64> = [LARGE_REQUEST, SMALL_REQUEST]
+            .into_iter()
+            .filter_map(|s| {
+                let pages = s.div_ceil(page.max(1)) as f64;
+                Some(cpu(true, s)? - cpu(false, s)? + pages * dirty_page_ns * 1e-9)
+            })
+            .collect();
+        (!per.is_empty()).then(|| (per.iter().sum::<f64>() / per.len() as f64).max(0.0))
     }
 
     fn fs_kind(&self) -> FsKind {
@@ -102,6 +146,14 @@ pub struct DiskFit {
     pub read_mibps: f64,
     pub write_mibps: f64,
     pub latency_us: f64,
+    /// A write's own latency, where two direct write sizes gave one
+    /// (`[block] disk_write_latency_us`); `None`: the read's.
+    pub write_latency_us: Option<f64>,
+    /// The allocating direct write's extent transaction and unwritten
+    /// conversion, each (`[block] xfs_alloc_us`: the model charges two per
+    /// allocating call), from the CPU time writes take beyond reads;
+    /// `None`: the storage preset's.
+    pub alloc_us: Option<f64>,
     /// Each fitted value's source, for the machine file's comments.
     pub sources: Vec<(&'static str, String)>,
     pub notes: Vec<String>,
@@ -121,6 +173,12 @@ pub fn io_machine(m: &Machine, fit: &DiskFit, meas: &IoMeas) -> Result<Machine, 
     let mut block = toml::Table::new();
     block.insert("preset".into(), "nvme-gen4".into());
     block.insert("disk_latency_us".into(), fit.latency_us.into());
+    if let Some(w) = fit.write_latency_us {
+        block.insert("disk_write_latency_us".into(), w.into());
+    }
+    if let Some(a) = fit.alloc_us {
+        block.insert("xfs_alloc_us".into(), a.into());
+    }
     block.insert("max_request".into(), (max_request as i64).into());
     block.insert("controller_mbps".into(), 1e7.into());
     block.insert("io_node_gbps".into(), 1e4.into());
@@ -157,64 +215,115 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
     let r1 = meas.get(true, false, LARGE_REQUEST)?;
     let w1 = meas.get(true, true, LARGE_REQUEST)?;
     let r2 = meas.get(true, false, SMALL_REQUEST);
+    let w2 = meas.get(true, true, SMALL_REQUEST);
     let (s1, s2) = (LARGE_REQUEST as f64, SMALL_REQUEST as f64);
     let mut fit = DiskFit {
         read_mibps: r1.mibps,
         write_mibps: w1.mibps,
         latency_us: 0.0,
+        write_latency_us: None,
+        alloc_us: None,
         sources: Vec::new(),
         notes: Vec::new(),
     };
+    // The allocation is the calling thread's work: its CPU time says what
+    // it costs on this host (the preset's figure is an Altix XFS's).
+    let preset = io_machine(m, &fit, meas).ok()?;
+    let dirty_ns = preset.block.as_ref().map_or(0.0, |b| b.dio_dirty_page_ns);
+    fit.alloc_us = meas
+        .alloc_per_call(dirty_ns, m.page_size)
+        .map(|t| t / 2.0 * 1e6);
     let k_of = |mach: &Machine| KernelConfig::defaults(mach);
     // A call's time is the host's work a(S) + latency + S / rate; a(S) is
     // read off the model at the current guess (the rest is known there),
-    // then the two sizes give latency and rate in closed form. The host's
-    // work barely moves with the disk's figures, so a few rounds settle.
-    let mut clamped = false;
+    // then two sizes give latency and rate in closed form, for reads and
+    // for writes each. The host's work barely moves with the disk's
+    // figures, so a few rounds settle.
+    let two_sizes = |t1: f64, a1: f64, t2: f64, a2: f64| {
+        let inv = ((t1 - a1) - (t2 - a2)) / (s1 - s2);
+        let l = t1 - a1 - s1 * inv;
+        // The small calls ran at least as fast per byte as the large: no
+        // latency to separate; the large call sets the rate alone.
+        if l < 0.0 || inv <= 0.0 {
+            None
+        } else {
+            Some((inv, l))
+        }
+    };
+    let (mut clamped, mut w_clamped) = (false, false);
     for _ in 0..4 {
         let mach = io_machine(m, &fit, meas).ok()?;
         let k = k_of(&mach);
         let lat = fit.latency_us * 1e-6;
+        let w_lat = fit.write_latency_us.map_or(lat, |w| w * 1e-6);
         let big = meas.host_io(LARGE_REQUEST).direct(&mach, &k, 1)?;
+        let small = match r2.or(w2) {
+            Some(_) => Some(meas.host_io(SMALL_REQUEST).direct(&mach, &k, 1)?),
+            None => None,
+        };
+        // The host's work per call: the model's call less the disk's part.
+        let host = |sim_mibps: f64, size: u64, l: f64, rate: f64| {
+            per_call(size, sim_mibps) - l - per_call(size, rate)
+        };
         let t_r1 = per_call(LARGE_REQUEST, r1.mibps);
-        let a_r1 = per_call(LARGE_REQUEST, big.direct_read_mibps)
-            - lat
-            - per_call(LARGE_REQUEST, fit.read_mibps);
-        let (inv_rate, l) = match r2 {
-            Some(r2) => {
-                let small = meas.host_io(SMALL_REQUEST).direct(&mach, &k, 1)?;
-                let t_r2 = per_call(SMALL_REQUEST, r2.mibps);
-                let a_r2 = per_call(SMALL_REQUEST, small.direct_read_mibps)
-                    - lat
-                    - per_call(SMALL_REQUEST, fit.read_mibps);
-                let inv = ((t_r1 - a_r1) - (t_r2 - a_r2)) / (s1 - s2);
-                (inv, t_r1 - a_r1 - s1 * inv)
-            }
-            None => ((t_r1 - a_r1) / s1, 0.0),
+        let a_r1 = host(big.direct_read_mibps, LARGE_REQUEST, lat, fit.read_mibps);
+        let read = match (r2, small) {
+            (Some(r2), Some(small)) => two_sizes(
+                t_r1,
+                a_r1,
+                per_call(SMALL_REQUEST, r2.mibps),
+                host(small.direct_read_mibps, SMALL_REQUEST, lat, fit.read_mibps),
+            ),
+            _ => None,
         };
-        let (inv_rate, l) = if l < 0.0 || inv_rate <= 0.0 {
-            // The small calls ran at least as fast per byte as the large:
-            // no latency to separate; the large call sets the rate alone.
-            clamped = true;
-            ((t_r1 - a_r1).max(1e-9) / s1, 0.0)
-        } else {
-            clamped = false;
-            (inv_rate, l)
-        };
+        clamped = r2.is_some() && read.is_none();
+        let (inv_rate, l) = read.unwrap_or(((t_r1 - a_r1).max(1e-9) / s1, 0.0));
         let t_w1 = per_call(LARGE_REQUEST, w1.mibps);
-        let a_w1 = per_call(LARGE_REQUEST, big.direct_write_mibps)
-            - lat
-            - per_call(LARGE_REQUEST, fit.write_mibps);
-        let w_media = t_w1 - a_w1 - l;
+        let a_w1 = host(
+            big.direct_write_mibps,
+            LARGE_REQUEST,
+            w_lat,
+            fit.write_mibps,
+        );
+        let write = match (w2, small) {
+            (Some(w2), Some(small)) => two_sizes(
+                t_w1,
+                a_w1,
+                per_call(SMALL_REQUEST, w2.mibps),
+                host(
+                    small.direct_write_mibps,
+                    SMALL_REQUEST,
+                    w_lat,
+                    fit.write_mibps,
+                ),
+            ),
+            _ => None,
+        };
+        w_clamped = w2.is_some() && write.is_none();
         fit.read_mibps = 1.0 / inv_rate / (1u64 << 20) as f64;
         fit.latency_us = l * 1e6;
-        if w_media <= 0.0 {
-            // The write returned sooner than the read's latency allows:
-            // the latency is not the same both ways (a write cache); the
-            // write keeps its measured rate and the 128 KiB row shows it.
-            fit.write_mibps = w1.mibps;
-        } else {
-            fit.write_mibps = s1 / w_media / (1u64 << 20) as f64;
+        match write {
+            Some((inv, lw)) => {
+                fit.write_mibps = 1.0 / inv / (1u64 << 20) as f64;
+                fit.write_latency_us = Some(lw * 1e6);
+            }
+            None if w2.is_some() => {
+                // No per-call time left beyond the host's work: the write
+                // is acknowledged at once, its rate from the large call.
+                fit.write_mibps = s1 / (t_w1 - a_w1).max(1e-9) / (1u64 << 20) as f64;
+                fit.write_latency_us = Some(0.0);
+            }
+            None => {
+                // One write size: the read's latency both ways.
+                let w_media = t_w1 - a_w1 - l;
+                fit.write_mibps = if w_media <= 0.0 {
+                    // The write returned sooner than the read's latency
+                    // allows: it keeps its measured rate.
+                    w1.mibps
+                } else {
+                    s1 / w_media / (1u64 << 20) as f64
+                };
+            }
         }
     }
     let ra = meas.read_ahead.map_or_else(
@@ -226,6 +335,7 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
         },
         |b| format!("{} KiB (the device's read_ahead_kb)", b >> 10),
     );
+    let tag = crate::calibrate::spread_tag;
     match (r2, clamped) {
         (Some(r2), false) => {
             fit.sources.push((
@@ -233,9 +343,9 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
                 format!(
                     "direct seq_read_mibps at 1 MiB ({:.0}{}) and 128 KiB ({:.0}{}) a call, with a latency of {:.1} us a request",
                     r1.mibps,
-                    crate::calibrate::spread_tag(r1.spread),
+                    tag(r1.spread),
                     r2.mibps,
-                    crate::calibrate::spread_tag(r2.spread),
+                    tag(r2.spread),
                     fit.latency_us
                 ),
             ));
@@ -244,10 +354,7 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
             fit.notes.push("io: the 128 KiB direct reads ran no slower per byte than 1 MiB ones: no per-request latency to fit; the disk's rate is fitted on the 1 MiB read alone".into());
             fit.sources.push((
                 "mibps",
-                format!(
-                    "direct seq_read_mibps at 1 MiB a call{}",
-                    crate::calibrate::spread_tag(r1.spread)
-                ),
+                format!("direct seq_read_mibps at 1 MiB a call{}", tag(r1.spread)),
             ));
         }
         (None, _) => {
@@ -256,15 +363,44 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
                 .push(("mibps", "direct seq_read_mibps at 1 MiB a call".into()));
         }
     }
-    fit.sources.push((
-        "write_mibps",
-        format!(
-            "direct seq_write_mibps at 1 MiB a call{}, less the read's latency",
-            crate::calibrate::spread_tag(w1.spread)
-        ),
-    ));
+    match (w2, w_clamped) {
+        (Some(w2), false) => fit.sources.push((
+            "write_mibps",
+            format!(
+                "direct seq_write_mibps at 1 MiB ({:.0}{}) and 128 KiB ({:.0}{}) a call, with a write latency of {:.1} us a request",
+                w1.mibps,
+                tag(w1.spread),
+                w2.mibps,
+                tag(w2.spread),
+                fit.write_latency_us.unwrap_or(0.0)
+            ),
+        )),
+        (Some(_), true) => {
+            fit.notes.push("io: the 128 KiB direct writes ran no slower per byte than 1 MiB ones beyond the host's work: write latency 0, the write rate fitted on the 1 MiB write alone".into());
+            fit.sources.push((
+                "write_mibps",
+                format!("direct seq_write_mibps at 1 MiB a call{}", tag(w1.spread)),
+            ));
+        }
+        (None, _) => fit.sources.push((
+            "write_mibps",
+            format!(
+                "direct seq_write_mibps at 1 MiB a call{}, less the read's latency",
+                tag(w1.spread)
+            ),
+        )),
+    }
+    if let Some(a) = fit.alloc_us {
+        fit.notes.push(format!(
+            "io: an allocating direct write costs {:.1} us of CPU beyond a read of the same size (cpu_pct_per_mibps): xfs_alloc_us = {a:.2} (two a call: the extent transaction and the unwritten conversion)",
+            2.0 * a
+        ));
+    }
+    let wl = fit
+        .write_latency_us
+        .map_or(String::new(), |w| format!(" ({w:.1} us a write)"));
     fit.notes.push(format!(
-        "io: disk fitted as {:.0} MiB/s read, {:.0} MiB/s write, {:.1} us latency per request; readahead {ra}",
+        "io: disk fitted as {:.0} MiB/s read, {:.0} MiB/s write, {:.1} us latency per request{wl}; readahead {ra}",
         fit.read_mibps, fit.write_mibps, fit.latency_us
     ));
     Some(fit)
@@ -277,6 +413,7 @@ pub fn validate(m: &Machine, meas: &IoMeas, fit: &DiskFit) -> Vec<Record> {
     };
     let k = KernelConfig::defaults(&mach);
     let two_sizes = meas.get(true, false, SMALL_REQUEST).is_some() && fit.latency_us > 0.0;
+    let two_writes = fit.write_latency_us.is_some_and(|w| w > 0.0);
     let mut out = Vec::new();
     let mut sizes: Vec<u64> = meas.rates.iter().map(|r| r.request).collect();
     sizes.sort_unstable();
@@ -297,7 +434,8 @@ pub fn validate(m: &Machine, meas: &IoMeas, fit: &DiskFit) -> Vec<Record> {
             };
             let Some(sim) = sim else { continue };
             let calibration = r.direct
-                && (size == LARGE_REQUEST || (!r.write && size == SMALL_REQUEST && two_sizes));
+                && (size == LARGE_REQUEST
+                    || (size == SMALL_REQUEST && if r.write { two_writes } else { two_sizes }));
             let mut row = crate::validate::row(
                 vec![
                     ("io", json!(if r.direct { "direct" } else { "buffered" })),

@@ -25,6 +25,7 @@ fn measurements(topo: Topology) -> Measurements {
         sizes: vec![],
         node_copy_bps: Some(5e9),
         node_copy_spread: None,
+        node_copy_bytes: None,
         atomic_shared_ns: vec![(1, 5.0), (2, 40.0)],
         atomic_percpu_ns: Vec::new(),
         pairs: vec![],

@@ -28,6 +28,11 @@ pub struct BlockParams {
     /// request's data leaves the drive this long after its service slot.
     /// Optional, 0 by default (a disk's positioning is in its service time).
     pub disk_latency_us: f64,
+    /// The same for a write, µs, where it differs: a drive or a
+    /// hypervisor's virtual disk that acknowledges a write from its cache
+    /// before the media has it returns writes sooner than reads. Absent:
+    /// `disk_latency_us` both ways.
+    pub disk_write_latency_us: Option<f64>,
     /// The drive acknowledges writes from its cache (WCE): a sequential
     /// write never waits for the platter to come round.
     pub disk_write_cache: bool,
@@ -157,6 +162,7 @@ pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
         disk_capacity: size(&mut t, "disk_capacity")?,
         disk_command_us: nonneg(&mut t, "disk_command_us")?,
         disk_latency_us: t.nonneg_f64("disk_latency_us")?.unwrap_or(0.0),
+        disk_write_latency_us: t.nonneg_f64("disk_write_latency_us")?,
         disk_write_cache: t.bool("disk_write_cache")?.unwrap_or(false),
         elevator_noop: match t.choice("elevator", &[("noop", true), ("deadline", false)])? {
             Some(v) => v,
@@ -210,6 +216,9 @@ pub fn write(p: &BlockParams) -> Table {
     f("disk_command_us", p.disk_command_us);
     if p.disk_latency_us > 0.0 {
         f("disk_latency_us", p.disk_latency_us);
+    }
+    if let Some(w) = p.disk_write_latency_us {
+        f("disk_write_latency_us", w);
     }
     f("controller_mbps", p.controller_mbps);
     f("io_node_gbps", p.io_node_gbps);

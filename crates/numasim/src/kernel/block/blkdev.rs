@@ -191,6 +191,8 @@ pub struct DiskModel {
     pub command_ns: u64,
     /// Media latency overlapped with other commands (NVMe NAND read).
     pub latency_ns: u64,
+    /// The same for a write (`disk_write_latency_us`, default the read's).
+    pub write_latency_ns: u64,
     pub write_cache: bool,
     pub max_request: u64,
     /// `noop`: serve in arrival order (merging only); else C-LOOK.
@@ -216,6 +218,8 @@ impl DiskModel {
             capacity: b.disk_capacity,
             command_ns: (b.disk_command_us * 1e3).round() as u64,
             latency_ns: (b.disk_latency_us * 1e3).round() as u64,
+            write_latency_ns: (b.disk_write_latency_us.unwrap_or(b.disk_latency_us) * 1e3).round()
+                as u64,
             write_cache: b.disk_write_cache,
             max_request: b.max_request,
             noop: b.elevator_noop,
@@ -704,6 +708,7 @@ mod tests {
             capacity: 36_000_000_000,
             command_ns: 50_000,
             latency_ns: 0,
+            write_latency_ns: 0,
             write_cache: false,
             max_request: 512 << 10,
             noop: false,

@@ -247,8 +247,13 @@ impl BlockLayer {
         // The data streams off the platter during the transfer, so the links
         // may start on it that long before the disk finishes.
         // A solid-state drive's media latency delays the data, not the
-        // drive's next command (its dies work in parallel).
-        let lat = Dur(self.model.latency_ns);
+        // drive's next command (its dies work in parallel). A write has its
+        // own where the drive acknowledges it from a cache.
+        let lat = Dur(if req.write {
+            self.model.write_latency_ns
+        } else {
+            self.model.latency_ns
+        });
         let ready = Time(
             now.as_ns()
                 .saturating_sub(self.model.transfer_ns(req.len, req.write)),
@@ -373,6 +378,35 @@ mod tests {
             }
         }
         last
+    }
+
+    /// A write's own latency (`disk_write_latency_us`) delays a write's
+    /// completion by that, not the read's; absent, the read's both ways.
+    #[test]
+    fn a_write_completes_after_its_own_latency_where_one_is_given() {
+        let text = preset_text("nvme-2s").unwrap();
+        let m = Machine::from_toml_str(text, "t.toml").unwrap();
+        let lat = m.block.as_ref().unwrap().disk_latency_us;
+        assert!(lat > 10.0, "{lat}");
+        let len = 128u64 << 10;
+        let done = |m: &Machine, write| {
+            io(
+                &mut BlockLayer::new(m, 1 << 20, 1),
+                Dest::Node(0),
+                len,
+                write,
+            )
+            .as_ns()
+        };
+        let (read, write) = (done(&m, false), done(&m, true));
+        let mut early = m.clone();
+        early.block.as_mut().unwrap().disk_write_latency_us = Some(0.0);
+        assert_eq!(done(&early, false), read);
+        let gain = write - done(&early, true);
+        assert_eq!(gain, (lat * 1e3).round() as u64, "{write} ns before");
+        // The key reads back from the machine file.
+        let back = Machine::from_toml_str(&early.to_toml_string(), "t.toml").unwrap();
+        assert_eq!(back.block, early.block);
     }
 
     fn sum(set: &LinkSet) -> u64 {
