@@ -294,9 +294,6 @@ fn set_bit(bits: &mut Vec<u64>, cpu: usize) {
 pub struct Sharers {
     bits: Vec<u64>,
     list: Vec<(usize, usize)>,
-    /// Scratch: the nodes one invalidation pass has seen, by epoch.
-    seen: Vec<u32>,
-    epoch: u32,
 }
 
 impl Sharers {
@@ -335,42 +332,28 @@ impl Sharers {
 
     /// A write by `cpu` on `node` whose request has reached the home
     /// (`home`): the time until the writer has every ack and the line,
-    /// ns. The home's directory sends one invalidation per sharing node
-    /// (the CPUs of a node share its bus, and the node's hub answers for
-    /// them), one after another at its occupancy `directory_ns` each; they
-    /// travel and are acknowledged in parallel, each sharer acking straight
-    /// to the writer, so the writer waits for the latest of `k ×
-    /// directory_ns + (t(home, s) + t(s, node)) / 2` over the k-th node
-    /// sent to, and at least for the home's own reply, `t(home, node) / 2`.
-    /// The writer's own copy needs no invalidation. More sharers never
-    /// make it cheaper (`more_sharers_never_make_a_write_cheaper`).
+    /// ns. As SGI's node controller does it (US patent 6,339,812: the
+    /// memory/directory unit hands the sharers' identities to the local
+    /// block, which generates one invalidation message per sharing
+    /// processor; each processor acknowledges straight to the requester's
+    /// processor interface), the home sends one invalidation per sharing
+    /// CPU, one after another at its occupancy `directory_ns` each, and
+    /// they travel and are acknowledged in parallel: the writer waits for
+    /// the latest of `k × directory_ns + (t(home, s) + t(s, node)) / 2`
+    /// over the k-th CPU sent to, and at least for the home's own reply,
+    /// `t(home, node) / 2`. The writer's own copy needs none. More sharers
+    /// never make it cheaper (`more_sharers_never_make_a_write_cheaper`).
     pub fn invalidation_ns<C: TransferCost>(
-        &mut self,
+        &self,
         cost: &C,
         home: usize,
         directory_ns: u64,
         cpu: usize,
         node: usize,
     ) -> u64 {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.seen.iter_mut().for_each(|e| *e = 0);
-            self.epoch = 1;
-        }
-        let mut k = 0u64;
         let mut latest = cost.transfer_ns(home, node) / 2;
-        for &(c, s) in &self.list {
-            if c == cpu {
-                continue;
-            }
-            if self.seen.len() <= s {
-                self.seen.resize(s + 1, 0);
-            }
-            if self.seen[s] == self.epoch {
-                continue;
-            }
-            self.seen[s] = self.epoch;
-            k += 1;
+        let others = self.list.iter().filter(|&&(c, _)| c != cpu);
+        for (k, &(_, s)) in (1u64..).zip(others) {
             let ack =
                 k * directory_ns + (cost.transfer_ns(home, s) + cost.transfer_ns(s, node)) / 2;
             latest = latest.max(ack);
