@@ -26,8 +26,10 @@ pub struct GtodResult {
     pub time_per_call_ns: f64,
     /// `cmpxchg` attempts per completed call.
     pub attempts_per_call: f64,
-    /// Grants of the shared word's line per completed call (the callers'
-    /// loads and `cmpxchg`s that missed, and the time keeper's).
+    /// Grants of the shared word's line per completed call: every access
+    /// a caller waits on the word for (its loads, hits on a copy it still
+    /// holds included, and its `cmpxchg`s that missed), and the time
+    /// keeper's.
     pub grants_per_call: f64,
     /// Calls each thread made, when fewer than asked (a [`window`]).
     pub windowed_calls: Option<u64>,

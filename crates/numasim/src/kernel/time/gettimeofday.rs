@@ -290,12 +290,13 @@ impl<'a> LastValue<'a> {
             at,
         });
         let mut batch = std::mem::take(&mut self.batch);
-        for i in 0..self.parked.len() {
-            let rt = self.parked[i].0;
-            for (c, n) in std::mem::take(&mut self.parked[i].1) {
-                let up = self.t(n, self.home) / 2;
-                let phase = self.rng.random_range(0..rt);
-                let sent = Time(self.busy_end.0.saturating_sub(up)).max(free) + Dur(phase);
+        let (cost, home, busy_end) = (self.cost, self.home, self.busy_end);
+        // Drained in place: each class keeps its vector for the next park.
+        for (rt, v) in &mut self.parked {
+            for (c, n) in v.drain(..) {
+                let up = cost.transfer_ns(n, home) / 2;
+                let phase = self.rng.random_range(0..*rt);
+                let sent = Time(busy_end.0.saturating_sub(up)).max(free) + Dur(phase);
                 batch.push((sent, c, n));
             }
         }
