@@ -225,7 +225,7 @@ impl<'a> LastValue<'a> {
         let served = arrive.max(self.dir_free) + Dur(self.directory_ns);
         self.dir_free = served;
         self.sharers.insert(cpu, node);
-        served + Dur(self.t(self.home, node) - up)
+        served + Dur(self.t(self.home, node).saturating_sub(up))
     }
 
     /// A load sent at `now` of the line dirty in the owner's cache: the
