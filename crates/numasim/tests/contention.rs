@@ -639,9 +639,12 @@ fn gettimeofday_tick_voids_read_sections_that_wait_long() {
         (few_t / few_q - 1.0).abs() < 0.05,
         "4 callers: {few_q} without ticks, {few_t} with"
     );
+    // (+20% before the word's loads became shared reads, issue 34's fourth
+    // pass: a voided section's reload is now a hit while its copy is
+    // still shared, so a voided section costs less; +16% with seed 1.)
     let (many_q, many_t) = (t(&quiet, 256), t(&ticking, 256));
     assert!(
-        many_t > 1.2 * many_q,
+        many_t > 1.1 * many_q,
         "256 callers: {many_q} without ticks, {many_t} with"
     );
 }

@@ -285,6 +285,83 @@ fn set_bit(bits: &mut Vec<u64>, cpu: usize) {
     bits[cpu / 64] |= 1 << (cpu % 64);
 }
 
+/// The CPUs holding read-only copies of one line, as its home directory
+/// records them (the SHUB keeps a sharer vector per line): a bit per CPU
+/// for the membership test and a list in the order they joined, so that a
+/// write's invalidations cost a pass over the sharers it invalidates, each
+/// of which joined with one miss of its own (amortised O(1) a read).
+#[derive(Debug, Clone, Default)]
+pub struct Sharers {
+    bits: Vec<u64>,
+    list: Vec<(usize, usize)>,
+}
+
+impl Sharers {
+    /// No sharers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// `cpu` on `node` holds a copy (once).
+    pub fn insert(&mut self, cpu: usize, node: usize) {
+        if !self.contains(cpu) {
+            set_bit(&mut self.bits, cpu);
+            self.list.push((cpu, node));
+        }
+    }
+    /// Whether `cpu` holds a copy.
+    pub fn contains(&self, cpu: usize) -> bool {
+        self.bits
+            .get(cpu / 64)
+            .is_some_and(|w| w >> (cpu % 64) & 1 == 1)
+    }
+    /// How many CPUs hold a copy.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    /// Whether none does.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+    /// Every copy is gone (a write took the line).
+    pub fn clear(&mut self) {
+        for &(c, _) in &self.list {
+            self.bits[c / 64] = 0;
+        }
+        self.list.clear();
+    }
+
+    /// A write by `cpu` on `node` whose request has reached the home
+    /// (`home`): the time until the writer has every ack and the line,
+    /// ns. As SGI's node controller does it (US patent 6,339,812: the
+    /// memory/directory unit hands the sharers' identities to the local
+    /// block, which generates one invalidation message per sharing
+    /// processor; each processor acknowledges straight to the requester's
+    /// processor interface), the home sends one invalidation per sharing
+    /// CPU, one after another at its occupancy `directory_ns` each, and
+    /// they travel and are acknowledged in parallel: the writer waits for
+    /// the latest of `k × directory_ns + (t(home, s) + t(s, node)) / 2`
+    /// over the k-th CPU sent to, and at least for the home's own reply,
+    /// `t(home, node) / 2`. The writer's own copy needs none. More sharers
+    /// never make it cheaper (`more_sharers_never_make_a_write_cheaper`).
+    pub fn invalidation_ns<C: TransferCost>(
+        &self,
+        cost: &C,
+        home: usize,
+        directory_ns: u64,
+        cpu: usize,
+        node: usize,
+    ) -> u64 {
+        let mut latest = cost.transfer_ns(home, node) / 2;
+        let others = self.list.iter().filter(|&&(c, _)| c != cpu);
+        for (k, &(_, s)) in (1u64..).zip(others) {
+            let ack =
+                k * directory_ns + (cost.transfer_ns(home, s) + cost.transfer_ns(s, node)) / 2;
+            latest = latest.max(ack);
+        }
+        latest
+    }
+}
+
 /// The state of one line of a [`LineSet`] (48 bytes): who owns it, when
 /// the directory is next free and the data ready, and the ownership
 /// transfers still in flight (two inline; more in the set).
@@ -658,6 +735,39 @@ mod set_tests {
         for cpu in [0, 3, 117] {
             now += Dur(1000);
             assert!(l.read(now, cpu, 0) > now, "cpu {cpu} lost its copy");
+        }
+    }
+
+    proptest! {
+        /// Direction: a write to a line more CPUs share never gets its
+        /// acks sooner: each sharer that joins adds an invalidation (sent
+        /// after the others, at the directory's occupancy) and removes none.
+        #[test]
+        fn more_sharers_never_make_a_write_cheaper(
+            joins in prop::collection::vec((0usize..64, 0usize..8), 1..60),
+            writer in (0usize..64, 0usize..8),
+            dir in 0u64..50,
+        ) {
+            let cost = CostTable::from_groups(8, vec![2], vec![10, 60, 150]);
+            let mut s = Sharers::new();
+            let mut last = s.invalidation_ns(&cost, 0, dir, writer.0, writer.1);
+            // With no other copy: the home's reply alone.
+            prop_assert_eq!(last, cost.transfer_ns(0, writer.1) / 2);
+            for &(cpu, node) in &joins {
+                s.insert(cpu, node);
+                let t = s.invalidation_ns(&cost, 0, dir, writer.0, writer.1);
+                prop_assert!(t >= last, "{} sharers: {} < {}", s.len(), t, last);
+                last = t;
+            }
+            // The writer's own copy costs nothing to invalidate.
+            let mut own = Sharers::new();
+            own.insert(writer.0, writer.1);
+            prop_assert_eq!(
+                own.invalidation_ns(&cost, 0, dir, writer.0, writer.1),
+                cost.transfer_ns(0, writer.1) / 2
+            );
+            s.clear();
+            prop_assert!(s.is_empty() && !s.contains(joins[0].0));
         }
     }
 

@@ -10,7 +10,7 @@ pub mod rng;
 pub(crate) mod server;
 pub(crate) mod time;
 
-pub use cacheline::{CacheLine, LineCell, LineSet, LineState, LineStats};
+pub use cacheline::{CacheLine, LineCell, LineSet, LineState, LineStats, Sharers};
 pub use cost::{CostTable, FnCost, TransferCost, UniformCost};
 pub use lock::{Grant, Lock, LockCell, LockPolicy, LockSet, LockStats, NodeLockStats};
 pub use queue::{EventQueue, PastEvent};

@@ -17,7 +17,7 @@ use crate::engine::{Dur, EventQueue, Time};
 use crate::kernel::locking::contention::Gettimeofday;
 use crate::kernel::locking::line;
 use crate::kernel::locking::seqlock::SeqLock;
-use crate::kernel::time::gettimeofday::LastValue;
+use crate::kernel::time::gettimeofday::{Access, LastValue};
 use crate::machine::Machine;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,8 +26,10 @@ pub struct GtodResult {
     pub time_per_call_ns: f64,
     /// `cmpxchg` attempts per completed call.
     pub attempts_per_call: f64,
-    /// Grants of the shared word's line per completed call (the callers'
-    /// loads and `cmpxchg`s that missed, and the time keeper's).
+    /// Grants of the shared word's line per completed call: every access
+    /// a caller waits on the word for (its loads, hits on a copy it still
+    /// holds included, and its `cmpxchg`s that missed), and the time
+    /// keeper's.
     pub grants_per_call: f64,
     /// Calls each thread made, when fewer than asked (a [`window`]).
     pub windowed_calls: Option<u64>,
@@ -76,7 +78,7 @@ pub fn simulate(
     let budget = (w < calls).then_some(WINDOW_GRANTS);
     GtodResult {
         windowed_calls: (w < calls).then_some(w),
-        ..run(machine, variant, threads, w, seed, budget)
+        ..run(machine, variant, threads, w, seed, budget, true)
     }
 }
 
@@ -116,7 +118,20 @@ pub fn simulate_calls(
     calls: u64,
     seed: u64,
 ) -> GtodResult {
-    run(machine, variant, threads, calls, seed, None)
+    run(machine, variant, threads, calls, seed, None, true)
+}
+
+/// As [`simulate_calls`], with every load of the shared word taking its
+/// line exclusively, as a `cmpxchg` does (issue 34's model before loads
+/// became shared reads): what the shared reads change, measured.
+pub fn simulate_exclusive_loads(
+    machine: &Machine,
+    variant: Gettimeofday,
+    threads: u64,
+    calls: u64,
+    seed: u64,
+) -> GtodResult {
+    run(machine, variant, threads, calls, seed, None, false)
 }
 
 /// As [`simulate_calls`], stopping once the line has made `budget` grants
@@ -129,7 +144,7 @@ pub fn simulate_budget(
     seed: u64,
     budget: u64,
 ) -> GtodResult {
-    run(machine, variant, threads, calls, seed, Some(budget))
+    run(machine, variant, threads, calls, seed, Some(budget), true)
 }
 
 fn run(
@@ -139,6 +154,7 @@ fn run(
     calls: u64,
     seed: u64,
     budget: Option<u64>,
+    shared_reads: bool,
 ) -> GtodResult {
     let cost = machine.line_cost_table();
     let n = threads as usize;
@@ -147,6 +163,9 @@ fn run(
     // two actors here (the handler's few µs inside CPU 0's call are left out).
     let keeper = n;
     let mut word = LastValue::new(machine, &cost, n + 1, seed);
+    if !shared_reads {
+        word = word.with_exclusive_loads();
+    }
     let mut xtime = SeqLock::new(line(machine, &cost, 0));
     let mut node: Vec<usize> = (0..threads)
         .map(|c| machine.cpu_node(c).unwrap_or(0))
@@ -182,6 +201,8 @@ fn run(
     let mut running = n;
     let (mut keeper_busy, mut ticks_owed) = (false, 0u64);
     let mut grants = 0u64;
+    // The grants one arrival of the line gives (the next owner, readers).
+    let mut granted = Vec::new();
     let mut stopped = None;
     while let Some((now, (c, step))) = q.pop() {
         let (at, next) = match step {
@@ -197,7 +218,11 @@ fn run(
             Step::Load | Step::Cmpxchg => {
                 // A waiter is resumed by `Granted` when the line arrives.
                 pending[c] = step;
-                match word.request(now, c, node[c]) {
+                let access = match step {
+                    Step::Load => Access::Load,
+                    _ => Access::Cmpxchg,
+                };
+                match word.request(now, c, node[c], access) {
                     Some(t) => (t, Step::Granted),
                     None => continue,
                 }
@@ -216,7 +241,8 @@ fn run(
                     stopped = Some(now);
                     break;
                 }
-                if let Some(g) = word.arrived(now, c) {
+                word.arrived(now, c, &mut granted);
+                for g in granted.drain(..) {
                     q.push(g.at, (g.cpu, Step::Granted)).expect("future");
                 }
                 if c == keeper {
@@ -269,7 +295,7 @@ fn run(
             Step::TickWork => {
                 let t = xtime.write_lock(now, 0, node[keeper]);
                 pending[keeper] = Step::Cmpxchg;
-                match word.request(t, keeper, node[keeper]) {
+                match word.request(t, keeper, node[keeper], Access::Cmpxchg) {
                     Some(t) => (t, Step::Granted),
                     None => continue,
                 }
@@ -353,4 +379,41 @@ pub fn seqcount_default_note(
             )
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::presets;
+
+    /// The same seed gives the same storm, shared readers' retry phases
+    /// included; another seed another one.
+    #[test]
+    fn the_same_seed_gives_the_same_storm() {
+        let m = presets::preset("altix-512").unwrap();
+        let a = simulate(&m, Gettimeofday::Cmpxchg, 16, 40, 7);
+        assert_eq!(a, simulate(&m, Gettimeofday::Cmpxchg, 16, 40, 7));
+        assert_ne!(a, simulate(&m, Gettimeofday::Cmpxchg, 16, 40, 8));
+    }
+
+    /// Two callers: a load that finds the word dirty in the other's cache
+    /// takes a shared copy (an intervention), so the `cmpxchg` after it
+    /// must upgrade it, invalidating the other's copy: two transactions a
+    /// call where an exclusive load left the `cmpxchg` a hit. Shared reads
+    /// cost more where contention is light.
+    #[test]
+    fn a_shared_load_makes_the_cmpxchg_an_upgrade() {
+        let m = presets::preset("altix-512").unwrap();
+        let shared = simulate_calls(&m, Gettimeofday::Cmpxchg, 2, 200, 1);
+        let excl = simulate_exclusive_loads(&m, Gettimeofday::Cmpxchg, 2, 200, 1);
+        assert!(
+            shared.time_per_call_ns > 1.2 * excl.time_per_call_ns,
+            "shared {shared:?} exclusive {excl:?}"
+        );
+        let one = simulate_calls(&m, Gettimeofday::Cmpxchg, 1, 200, 1);
+        let one_excl = simulate_exclusive_loads(&m, Gettimeofday::Cmpxchg, 1, 200, 1);
+        // One caller: all hits but after the tick's update took the word.
+        let d = one.time_per_call_ns / one_excl.time_per_call_ns - 1.0;
+        assert!(d.abs() < 0.01, "one caller: {one:?} {one_excl:?}");
+    }
 }
