@@ -1291,8 +1291,37 @@ impl Spinners {
                 .max()
                 .unwrap_or(0),
             Some(m) if groups.is_some_and(nests) => {
-                // `classes_by`'s walk over the group levels, keeping the max.
                 let groups = groups.expect("matched above");
+                if let Some(ns) = cost.level_ns().filter(|ns| ns.len() == groups.len() + 2) {
+                    // From the outermost class in: two prefix sums a level,
+                    // stopping once no class inside can be farther (at
+                    // once where the cost grows with distance).
+                    let bound = |j: usize| match j {
+                        0 => (from, from + 1),
+                        _ => {
+                            let g = groups[j - 1] as usize;
+                            (from / g * g, from / g * g + g)
+                        }
+                    };
+                    let (mut j, mut outer, mut far) = (groups.len() + 1, self.len as u64, 0);
+                    loop {
+                        let inner = match j {
+                            0 => 0,
+                            _ => {
+                                let (lo, hi) = bound(j - 1);
+                                m.prefix(hi) - m.prefix(lo)
+                            }
+                        };
+                        if outer > inner {
+                            far = far.max(ns[j]);
+                        }
+                        if inner == 0 || ns[..j].iter().all(|&x| x <= far) {
+                            return far;
+                        }
+                        (j, outer) = (j - 1, inner);
+                    }
+                }
+                // `classes_by`'s walk over the group levels, keeping the max.
                 let mut hi = from + 1;
                 let (mut p_lo, mut p_hi) = (m.prefix(from), m.prefix(hi));
                 let mut far = if p_hi > p_lo {
@@ -2092,6 +2121,11 @@ mod tests {
                 s.classes_by(from, cost, &mut c, false);
                 let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
                 assert_eq!(s.farthest(from, cost), want, "{n} waiters from {from}");
+                // A cost with groups but no per-level table walks every level.
+                c.clear();
+                s.classes_by(from, &COST, &mut c, false);
+                let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
+                assert_eq!(s.farthest(from, &COST), want, "{n} waiters from {from}");
             }
         }
     }
