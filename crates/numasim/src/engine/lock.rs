@@ -1277,12 +1277,44 @@ impl Spinners {
     fn farthest<C: TransferCost>(&self, from: usize, cost: &C) -> u64 {
         let groups = cost.nested_groups();
         match &self.many {
-            None if groups.is_none_or(nests) => self
-                .few
-                .iter()
-                .map(|w| cost.transfer_ns(from, w.node()))
-                .max()
-                .unwrap_or(0),
+            None if groups.is_none_or(nests) => {
+                let level_ns = groups.zip(cost.level_ns()).filter(|(g, ns)| {
+                    ns.len() == g.len() + 2 && ns.windows(2).all(|w| w[0] <= w[1])
+                });
+                let Some((groups, ns)) = level_ns else {
+                    return self
+                        .few
+                        .iter()
+                        .map(|w| cost.transfer_ns(from, w.node()))
+                        .max()
+                        .unwrap_or(0);
+                };
+                // The time grows with the level: the farthest waiter's level
+                // is the answer, and the first waiter outside every group
+                // of `from` ends the scan (most releases on a flat or
+                // lightly nested machine).
+                let mut bound = [(0usize, 0usize); MAX_LEVELS + 1];
+                bound[0] = (from, from + 1);
+                for (b, &g) in bound[1..].iter_mut().zip(groups) {
+                    let g = g as usize;
+                    *b = (from / g * g, from / g * g + g);
+                }
+                let top = groups.len() + 1;
+                let bound = &bound[..top];
+                let mut far: Option<usize> = None;
+                for w in &self.few {
+                    let n = w.node();
+                    let l = bound
+                        .iter()
+                        .position(|&(lo, hi)| n >= lo && n < hi)
+                        .unwrap_or(top);
+                    far = far.max(Some(l));
+                    if l == top {
+                        break;
+                    }
+                }
+                far.map_or(0, |l| ns[l])
+            }
             Some(m) if groups.is_none() => m
                 .lists
                 .iter()
