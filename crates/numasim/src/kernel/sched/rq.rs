@@ -376,23 +376,11 @@ pub fn longest_idle(
     kicked: &[bool],
     range: std::ops::Range<usize>,
 ) -> Option<usize> {
-    // A plain loop over the two slices (one bounds check, not one a CPU):
-    // every wake-up of aim7 scans the machine's CPUs. Strictly earlier
-    // wins, so ties go to the lowest CPU, as the tuple minimum did.
-    let lo = range.start;
-    let mut best: Option<(Time, usize)> = None;
-    for (k, (&since, &kick)) in idle_since[range.clone()]
-        .iter()
-        .zip(&kicked[range])
-        .enumerate()
-    {
-        if let (Some(t), false) = (since, kick) {
-            if best.is_none_or(|(b, _)| t < b) {
-                best = Some((t, lo + k));
-            }
-        }
-    }
-    best.map(|(_, k)| k)
+    range
+        .filter(|&k| !kicked[k])
+        .filter_map(|k| idle_since[k].map(|t| (t, k)))
+        .min()
+        .map(|(_, k)| k)
 }
 
 #[cfg(test)]
@@ -466,34 +454,5 @@ mod counter_tests {
         assert_eq!(k.counter[0], 7, "the half ticks add up");
         k.ran(0, 100.0, 1.0);
         assert_eq!(k.counter[0], 0, "never below zero");
-    }
-}
-
-#[cfg(test)]
-mod longest_idle_tests {
-    use super::*;
-    use crate::engine::stream;
-    use rand::RngExt;
-
-    /// The loop picks what the tuple minimum over the range picked: the
-    /// earliest idle time, ties to the lowest CPU, kicked CPUs skipped.
-    #[test]
-    fn longest_idle_is_the_earliest_unkicked_lowest_first() {
-        let mut rng = stream(9, "longest-idle", 0);
-        for _ in 0..2_000 {
-            let n = rng.random_range(1..40usize);
-            let idle: Vec<Option<Time>> = (0..n)
-                .map(|_| rng.random_bool(0.6).then(|| Time(rng.random_range(0..5))))
-                .collect();
-            let kicked: Vec<bool> = (0..n).map(|_| rng.random_bool(0.3)).collect();
-            let lo = rng.random_range(0..n);
-            let hi = rng.random_range(lo..=n);
-            let want = (lo..hi)
-                .filter(|&k| !kicked[k])
-                .filter_map(|k| idle[k].map(|t| (t, k)))
-                .min()
-                .map(|(_, k)| k);
-            assert_eq!(longest_idle(&idle, &kicked, lo..hi), want);
-        }
     }
 }
