@@ -7,6 +7,10 @@
 //! and released at random (sched-ops on per-CPU queues), as a `Lock` each
 //! and as a `LockSet`; and one NACK-retry word whose every CPU waits (the
 //! gettimeofday storm), a release and a re-request per step.
+//!
+//! `read-spin hand-off`: a test-and-set lock whose spinners read the word
+//! (aim7, the fault path), 16 and 256 waiters, a release and a re-request
+//! per step.
 
 use std::hint::black_box;
 
@@ -150,5 +154,37 @@ fn locks(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hold, locks);
+/// A read-spin test-and-set lock (spinlock.rs's `Tas`, as aim7's
+/// runqueue_lock and the fault path's locks) with `waiters` CPUs spread
+/// over a 4,096-CPU fat tree: each release upgrades the shared word and
+/// races the spinners (the farthest spinner asked four times a release,
+/// issue 31 round 6); the holder asks again at once. 16 waiters sit in
+/// the short list, 256 in the lists by node.
+fn handoffs(c: &mut Criterion) {
+    let mut g = c.benchmark_group("read-spin hand-off");
+    g.throughput(Throughput::Elements(BATCH));
+    let cost = fat_tree(4_096);
+    for waiters in [16usize, 256] {
+        g.bench_with_input(BenchmarkId::from_parameter(waiters), &waiters, |b, &n| {
+            let stride = 4_096 / n;
+            let node = |cpu: usize| cpu * stride / 64;
+            let mut l = tas(&cost, 0, 0);
+            let mut holder = 0;
+            let mut now = l.acquire(Time(0), 0, 0).expect("free");
+            for cpu in 1..n {
+                l.acquire(now, cpu, node(cpu));
+            }
+            b.iter(|| {
+                for _ in 0..BATCH {
+                    let g = l.release(now, holder).expect("all wait");
+                    l.acquire(now, holder, node(holder));
+                    (holder, now) = (g.cpu, g.at);
+                }
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, hold, locks, handoffs);
 criterion_main!(benches);

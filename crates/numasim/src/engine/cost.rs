@@ -23,6 +23,13 @@ pub trait TransferCost {
     fn nested_groups(&self) -> Option<&[u32]> {
         None
     }
+    /// With [`nested_groups`](Self::nested_groups), when the cost is held
+    /// per level: the time on the node, then within each group level, then
+    /// between nodes in no common group (`groups.len() + 2` values). Lets
+    /// a lock skip the levels that cannot change a maximum.
+    fn level_ns(&self) -> Option<&[u64]> {
+        None
+    }
 }
 
 impl<T: TransferCost + ?Sized> TransferCost for &T {
@@ -35,6 +42,9 @@ impl<T: TransferCost + ?Sized> TransferCost for &T {
     fn nested_groups(&self) -> Option<&[u32]> {
         (**self).nested_groups()
     }
+    fn level_ns(&self) -> Option<&[u64]> {
+        (**self).level_ns()
+    }
 }
 impl<T: TransferCost + ?Sized> TransferCost for Rc<T> {
     #[inline]
@@ -44,6 +54,9 @@ impl<T: TransferCost + ?Sized> TransferCost for Rc<T> {
     fn nested_groups(&self) -> Option<&[u32]> {
         (**self).nested_groups()
     }
+    fn level_ns(&self) -> Option<&[u64]> {
+        (**self).level_ns()
+    }
 }
 impl<T: TransferCost + ?Sized> TransferCost for Arc<T> {
     #[inline]
@@ -52,6 +65,9 @@ impl<T: TransferCost + ?Sized> TransferCost for Arc<T> {
     }
     fn nested_groups(&self) -> Option<&[u32]> {
         (**self).nested_groups()
+    }
+    fn level_ns(&self) -> Option<&[u64]> {
+        (**self).level_ns()
     }
 }
 
@@ -201,6 +217,12 @@ impl TransferCost for CostTable {
     fn nested_groups(&self) -> Option<&[u32]> {
         match &self.repr {
             CostRepr::Groups { groups, .. } => Some(groups),
+            CostRepr::Dense(_) => None,
+        }
+    }
+    fn level_ns(&self) -> Option<&[u64]> {
+        match &self.repr {
+            CostRepr::Groups { ns, .. } => Some(ns),
             CostRepr::Dense(_) => None,
         }
     }

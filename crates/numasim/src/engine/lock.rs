@@ -356,12 +356,7 @@ impl<C: TransferCost> Lock<C> {
     /// The longest transfer between `from` and any waiting spinner (0 if none
     /// waits): one value per distance class.
     fn farthest_spinner_ns(&self, from: usize) -> u64 {
-        let mut classes = SCRATCH.take();
-        self.spinners
-            .classes_by(from, &self.cost, &mut classes, false);
-        let far = classes.iter().map(|c| c.ns).max().unwrap_or(0);
-        SCRATCH.set(classes);
-        far
+        self.spinners.farthest(from, &self.cost)
     }
 
     /// A store by a CPU on `n` to the lock word while the spinners (and
@@ -1271,6 +1266,127 @@ impl Spinners {
         }
         unreachable!("pick below the class's count")
     }
+    /// The longest transfer from `from` to any waiter (0 if none): the
+    /// largest time of [`classes_by`](Self::classes_by)'s classes, without
+    /// building, pushing and sorting them (a read-spin release asks it four
+    /// times: issue 31). A cost with nested groups depends only on the
+    /// smallest group two nodes share (`CostTable`'s group form,
+    /// `UniformCost`), so every waiter of a class has its class's time and
+    /// the short list is one pass over the waiters; an arbitrary cost is a
+    /// class per node, which the same pass covers.
+    fn farthest<C: TransferCost>(&self, from: usize, cost: &C) -> u64 {
+        let groups = cost.nested_groups();
+        match &self.many {
+            None if groups.is_none_or(nests) => {
+                let level_ns = groups.zip(cost.level_ns()).filter(|(g, ns)| {
+                    ns.len() == g.len() + 2 && ns.windows(2).all(|w| w[0] <= w[1])
+                });
+                let Some((groups, ns)) = level_ns else {
+                    return self
+                        .few
+                        .iter()
+                        .map(|w| cost.transfer_ns(from, w.node()))
+                        .max()
+                        .unwrap_or(0);
+                };
+                // The time grows with the level: the farthest waiter's level
+                // is the answer, and the first waiter outside every group
+                // of `from` ends the scan (most releases on a flat or
+                // lightly nested machine).
+                let mut bound = [(0usize, 0usize); MAX_LEVELS + 1];
+                bound[0] = (from, from + 1);
+                for (b, &g) in bound[1..].iter_mut().zip(groups) {
+                    let g = g as usize;
+                    *b = (from / g * g, from / g * g + g);
+                }
+                let top = groups.len() + 1;
+                let bound = &bound[..top];
+                let mut far: Option<usize> = None;
+                for w in &self.few {
+                    let n = w.node();
+                    let l = bound
+                        .iter()
+                        .position(|&(lo, hi)| n >= lo && n < hi)
+                        .unwrap_or(top);
+                    far = far.max(Some(l));
+                    if l == top {
+                        break;
+                    }
+                }
+                far.map_or(0, |l| ns[l])
+            }
+            Some(m) if groups.is_none() => m
+                .lists
+                .iter()
+                .filter(|(_, l)| !l.is_empty())
+                .map(|(&n, _)| cost.transfer_ns(from, n))
+                .max()
+                .unwrap_or(0),
+            Some(m) if groups.is_some_and(nests) => {
+                let groups = groups.expect("matched above");
+                if let Some(ns) = cost.level_ns().filter(|ns| ns.len() == groups.len() + 2) {
+                    // From the outermost class in: two prefix sums a level,
+                    // stopping once no class inside can be farther (at
+                    // once where the cost grows with distance).
+                    let bound = |j: usize| match j {
+                        0 => (from, from + 1),
+                        _ => {
+                            let g = groups[j - 1] as usize;
+                            (from / g * g, from / g * g + g)
+                        }
+                    };
+                    let (mut j, mut outer, mut far) = (groups.len() + 1, self.len as u64, 0);
+                    loop {
+                        let inner = match j {
+                            0 => 0,
+                            _ => {
+                                let (lo, hi) = bound(j - 1);
+                                m.prefix(hi) - m.prefix(lo)
+                            }
+                        };
+                        if outer > inner {
+                            far = far.max(ns[j]);
+                        }
+                        if inner == 0 || ns[..j].iter().all(|&x| x <= far) {
+                            return far;
+                        }
+                        (j, outer) = (j - 1, inner);
+                    }
+                }
+                // `classes_by`'s walk over the group levels, keeping the max.
+                let mut hi = from + 1;
+                let (mut p_lo, mut p_hi) = (m.prefix(from), m.prefix(hi));
+                let mut far = if p_hi > p_lo {
+                    cost.transfer_ns(from, from)
+                } else {
+                    0
+                };
+                for g in groups.iter().map(|&g| g as usize) {
+                    let glo = from / g * g;
+                    let ghi = glo + g;
+                    let (p_glo, p_ghi) = (m.prefix(glo), m.prefix(ghi));
+                    if (p_lo - p_glo) + (p_ghi - p_hi) > 0 {
+                        let any = if p_lo > p_glo { glo } else { hi };
+                        far = far.max(cost.transfer_ns(from, any));
+                    }
+                    (hi, p_lo, p_hi) = (ghi, p_glo, p_ghi);
+                }
+                if p_lo + (self.len as u64 - p_hi) > 0 {
+                    let any = if p_lo > 0 { 0 } else { hi };
+                    far = far.max(cost.transfer_ns(from, any));
+                }
+                far
+            }
+            _ => {
+                let mut classes = SCRATCH.take();
+                self.classes_by(from, cost, &mut classes, false);
+                let far = classes.iter().map(|c| c.ns).max().unwrap_or(0);
+                SCRATCH.set(classes);
+                far
+            }
+        }
+    }
+
     /// The non-empty distance classes from `from` into `out`, by transfer
     /// time. With nested groups there is one class per group level (a
     /// handful); with an arbitrary cost every node with waiters is its own.
@@ -2001,6 +2117,47 @@ mod tests {
                 few.classes(from, &cost, &mut a);
                 many.classes(from, &cost, &mut b);
                 assert_eq!(a, b, "groups {groups:?} from {from}");
+            }
+        }
+    }
+
+    /// `farthest` answers what the classes' largest time was, for the short
+    /// list and the lists by node, on nested groups and on a dense table.
+    #[test]
+    fn farthest_is_the_largest_class_time() {
+        use super::super::cost::CostTable;
+        let mut rng = stream(6, "spinners-farthest", 0);
+        let dense = CostTable::from_fn(600, |a, b| ((a * 7919 + b * 104_729) % 997) as u64);
+        let mut costs: Vec<CostTable> = [vec![], vec![2], vec![2, 8, 32], vec![4, 16, 64, 256]]
+            .into_iter()
+            .map(|groups| {
+                // Not monotone in distance: the max must look at every class.
+                let ns: Vec<u64> = (0..groups.len() as u64 + 2)
+                    .map(|k| 100 + 37 * ((k * 5) % 4))
+                    .collect();
+                CostTable::from_groups(600, groups, ns)
+            })
+            .collect();
+        costs.push(dense);
+        for cost in &costs {
+            for round in 0..300 {
+                let n = rng.random_range(0..=3 * FEW);
+                let spread = [3, 40, 600][round % 3];
+                let mut s = Spinners::default();
+                for cpu in 0..n {
+                    s.push(Waiter::new(cpu, rng.random_range(0..spread), Time(0)));
+                }
+                assert_eq!(s.many.is_some(), n > FEW);
+                let from = rng.random_range(0..spread);
+                let mut c = Vec::new();
+                s.classes_by(from, cost, &mut c, false);
+                let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
+                assert_eq!(s.farthest(from, cost), want, "{n} waiters from {from}");
+                // A cost with groups but no per-level table walks every level.
+                c.clear();
+                s.classes_by(from, &COST, &mut c, false);
+                let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
+                assert_eq!(s.farthest(from, &COST), want, "{n} waiters from {from}");
             }
         }
     }

@@ -144,6 +144,8 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
     let (keys, keys64) = (&mut scratch.keys, &mut scratch.keys64);
     keys.clear();
     keys64.clear();
+    // The quotients' sum, kept as they are pushed (not a second pass).
+    let mut given = 0u64;
     for (i, &w) in weights.iter().enumerate() {
         if w == 0 {
             // No share and no remainder (most nodes of a starved list):
@@ -154,6 +156,7 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
         }
         let (q, r) = share(w);
         parts.push(q);
+        given += q;
         if r > 0 {
             if narrow {
                 keys64.push(u64::from(!(r as u32)) << 32 | i as u64);
@@ -162,7 +165,7 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
             }
         }
     }
-    let mut left = total - parts.iter().sum::<u64>();
+    let mut left = total - given;
     if left == 0 {
         return;
     }
