@@ -486,6 +486,11 @@ struct ExtFile {
     meta_owed: u64,
     /// The data block whose indirect blocks `meta_owed` counts.
     meta_for: Option<u64>,
+    /// `[a, c)` with `c = next_meta(a)`: no block in `(a, c)` needs an
+    /// indirect block and `next_meta` is `c` for all of `[a, c)`, so
+    /// `place()` asks `meta_before` and `next_meta` once per indirect
+    /// block (every 1,024 blocks at 4 KiB), not once per run.
+    plain: (u64, u64),
     meta: u64,
     /// Ext2: `i_prealloc_block`, `i_prealloc_count`.
     pre: (u64, u64),
@@ -672,7 +677,12 @@ impl ExtAlloc {
         let mut data = 0;
         while at < end && data < want {
             if x.meta_for != Some(x.data) {
-                x.meta_owed = meta_before(x.data, p);
+                let (a, c) = x.plain;
+                x.meta_owed = if a < x.data && x.data < c {
+                    0
+                } else {
+                    meta_before(x.data, p)
+                };
                 x.meta_for = Some(x.data);
             }
             if x.meta_owed > 0 {
@@ -683,9 +693,10 @@ impl ExtAlloc {
                 continue;
             }
             // Data up to the next block that needs an indirect block.
-            let k = (end - at)
-                .min(want - data)
-                .min(next_meta(x.data, p) - x.data);
+            if !(x.plain.0 <= x.data && x.data < x.plain.1) {
+                x.plain = (x.data, next_meta(x.data, p));
+            }
+            let k = (end - at).min(want - data).min(x.plain.1 - x.data);
             out(at, k);
             x.data += k;
             data += k;
