@@ -431,6 +431,24 @@ impl<'a> GroupView<'a> {
         }
         q
     }
+    /// `Bitmap::free_run` for `b` in the group and `to` at most its end:
+    /// the free blocks from `b` on, before `to` (none if `b` is used).
+    fn free_run(&self, b: u64, to: u64) -> u64 {
+        if b >= to || !self.is_free(b) {
+            return 0;
+        }
+        let mut i = b + 1 - self.base;
+        while self.base + i < to {
+            let w = i / 64;
+            let x = self.word(w) & !bits(0, i % 64);
+            if x != 0 {
+                let at = self.base + w * 64 + x.trailing_zeros() as u64;
+                return at.min(to) - b;
+            }
+            i = (w + 1) * 64;
+        }
+        to - b
+    }
     /// `Bitmap::next_free` for `[from, to)` inside the group.
     fn next_free(&self, from: u64, to: u64) -> Option<u64> {
         let from = from.max(self.low);
@@ -603,9 +621,9 @@ impl ExtAlloc {
                 // Preallocate the free blocks that follow, and take them
                 // with the new block on the bitmap in one go (its own bit
                 // does not change what follows it).
-                let (_, ge) = self.map.group_range(self.map.group_of(b));
-                let n = self
-                    .map
+                let g = self.map.group_of(b);
+                let (_, ge) = self.map.group_range(g);
+                let n = GroupView::new(&self.map, g)
                     .free_run(b + 1, (b + 1 + EXT2_PREALLOC_BLOCKS).min(ge));
                 self.map.take(b, 1 + n);
                 self.files[f].pre = (b + 1, n);
@@ -1013,6 +1031,11 @@ mod tests {
                     v.free_octet(a, ge),
                     m.free_octet(a, ge),
                     "step {step}: view octet({a})"
+                );
+                assert_eq!(
+                    v.free_run(a, to.min(ge)),
+                    m.free_run(a, to.min(ge)),
+                    "step {step}: view free_run({a}, {to})"
                 );
                 let gs = m.group_range(g).0;
                 if a >= gs {
