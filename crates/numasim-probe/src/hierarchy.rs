@@ -358,11 +358,11 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             });
         }
     }
-    tail.push(Step {
+    // Random reads are linear in 1/mlp; solved at the sweep's largest size.
+    let mlp_step = || Step {
         table: "hierarchy",
         key: "mlp",
         cache: None,
-        // Random reads are linear in 1/mlp.
         set: |m, _, x| m.hierarchy.mlp = 1.0 / x,
         param: |x| 1.0 / x,
         metric: "random_mbps",
@@ -373,7 +373,8 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             "random_mbps at {} ({pl}) against the chase's latency",
             label(largest.0)
         ),
-    });
+    };
+    tail.push(mlp_step());
     let _ = fit_steps(m, tail, &mut out, &mut notes);
     // Random reads' own reach per cache, from the random sweep below its
     // largest size (where mlp is solved), then mlp again on it.
@@ -381,26 +382,7 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
         let (mut o, mut n) = (Vec::new(), Vec::new());
         fit_reach(meas, m, page, Access::Random, &mut o, &mut n);
         if !o.is_empty() {
-            let _ = fit_steps(
-                m,
-                vec![Step {
-                    table: "hierarchy",
-                    key: "mlp",
-                    cache: None,
-                    set: |m, _, x| m.hierarchy.mlp = 1.0 / x,
-                    param: |x| 1.0 / x,
-                    metric: "random_mbps",
-                    page,
-                    size: largest.0,
-                    r: largest.1,
-                    why: format!(
-                        "random_mbps at {} ({pl}) against the chase's latency",
-                        label(largest.0)
-                    ),
-                }],
-                &mut o,
-                &mut n,
-            );
+            let _ = fit_steps(m, vec![mlp_step()], &mut o, &mut n);
             out.retain(|f| f.key != "mlp");
             out.extend(o);
             notes.extend(n);
