@@ -123,6 +123,35 @@ impl Groups {
     }
 }
 
+/// First wholly free octet (8 blocks, aligned in the group) of the group
+/// starting at block `gs` (`pg` blocks), from `from` up to `to`, reading
+/// the group's bitmap a 64-bit word at a time through `word`: the lowest
+/// zero byte of each word, with the bytes before the start filled first so
+/// that no borrow reaches past them (`memscan()` in `grab_block()`).
+/// `None` if no word in range has a zero byte; else the search's answer,
+/// `Some(None)` where that byte lies past the group or `to`.
+fn free_octet_in(
+    gs: u64,
+    pg: u64,
+    from: u64,
+    to: u64,
+    word: impl Fn(u64) -> u64,
+) -> Option<Option<u64>> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    let mut i = (from - gs).div_ceil(8) * 8;
+    while i + 8 <= pg && gs + i + 8 <= to {
+        let w = i / 64;
+        let x = word(w) | bits(0, i % 64);
+        let zero = x.wrapping_sub(LO) & !x & (LO << 7);
+        if zero != 0 {
+            let at = w * 64 + zero.trailing_zeros() as u64 / 8 * 8;
+            return Some((at + 8 <= pg && gs + at + 8 <= to).then_some(gs + at));
+        }
+        i = (w + 1) * 64;
+    }
+    None
+}
+
 /// Bits `[lo, hi)` of a word (`lo <= hi <= 64`).
 fn bits(lo: u64, hi: u64) -> u64 {
     if lo >= hi {
@@ -305,21 +334,9 @@ impl Bitmap {
                 b = gs + pg;
                 continue;
             }
-            // Octets from the first aligned one at or after `b`, a word at
-            // a time: the lowest zero byte of a word (bytes before the
-            // start filled first, so that no borrow reaches past them).
             let words = self.groups.get(g).map(|x| &x.words[..]);
-            let mut i = (b - gs).div_ceil(8) * 8;
-            while i + 8 <= pg && gs + i + 8 <= to {
-                let w = i / 64;
-                let x = self.word_of(words, g, w) | bits(0, i % 64);
-                const LO: u64 = 0x0101_0101_0101_0101;
-                let zero = x.wrapping_sub(LO) & !x & (LO << 7);
-                if zero != 0 {
-                    let at = w * 64 + zero.trailing_zeros() as u64 / 8 * 8;
-                    return (at + 8 <= pg && gs + at + 8 <= to).then_some(gs + at);
-                }
-                i = (w + 1) * 64;
+            if let Some(found) = free_octet_in(gs, pg, b, to, |w| self.word_of(words, g, w)) {
+                return found;
             }
             b = gs + pg;
         }
@@ -475,20 +492,7 @@ impl<'a> GroupView<'a> {
         if self.full || from >= to {
             return None;
         }
-        let gs = self.base;
-        let mut i = (from - gs).div_ceil(8) * 8;
-        while i + 8 <= pg && gs + i + 8 <= to {
-            let w = i / 64;
-            let x = self.word(w) | bits(0, i % 64);
-            const LO: u64 = 0x0101_0101_0101_0101;
-            let zero = x.wrapping_sub(LO) & !x & (LO << 7);
-            if zero != 0 {
-                let at = w * 64 + zero.trailing_zeros() as u64 / 8 * 8;
-                return (at + 8 <= pg && gs + at + 8 <= to).then_some(gs + at);
-            }
-            i = (w + 1) * 64;
-        }
-        None
+        free_octet_in(self.base, pg, from, to, |w| self.word(w)).flatten()
     }
 }
 
