@@ -136,22 +136,32 @@ fn locks(c: &mut Criterion) {
         // Every CPU waits for one NACK-retry word; the holder lets go and
         // asks again at once.
         g.bench_with_input(BenchmarkId::new("nack storm", cpus), &cpus, |b, &n| {
-            let mut l = tas(&cost, 0, 0).with_nack_retry(0.375);
-            let mut holder = 0;
-            let mut now = l.acquire(Time(0), 0, 0).expect("free");
-            for cpu in 1..n {
-                l.acquire(now, cpu, node(cpu));
-            }
-            b.iter(|| {
-                for _ in 0..BATCH {
-                    let g = l.release(now, holder).expect("all wait");
-                    l.acquire(now, holder, node(holder));
-                    (holder, now) = (g.cpu, g.at);
-                }
-            });
+            hand_off_storm(b, tas(&cost, 0, 0).with_nack_retry(0.375), n, node);
         });
     }
     g.finish();
+}
+
+/// CPU 0 takes `l`, CPUs 1..n (on `node(cpu)`) wait for it; each step
+/// the holder lets go and asks again at once, BATCH hand-offs an iteration.
+fn hand_off_storm(
+    b: &mut criterion::Bencher,
+    mut l: Lock<&CostTable>,
+    n: usize,
+    node: impl Fn(usize) -> usize,
+) {
+    let mut holder = 0;
+    let mut now = l.acquire(Time(0), 0, 0).expect("free");
+    for cpu in 1..n {
+        l.acquire(now, cpu, node(cpu));
+    }
+    b.iter(|| {
+        for _ in 0..BATCH {
+            let g = l.release(now, holder).expect("all wait");
+            l.acquire(now, holder, node(holder));
+            (holder, now) = (g.cpu, g.at);
+        }
+    });
 }
 
 /// A read-spin test-and-set lock (spinlock.rs's `Tas`, as aim7's
@@ -168,19 +178,7 @@ fn handoffs(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::from_parameter(waiters), &waiters, |b, &n| {
             let stride = 4_096 / n;
             let node = |cpu: usize| cpu * stride / 64;
-            let mut l = tas(&cost, 0, 0);
-            let mut holder = 0;
-            let mut now = l.acquire(Time(0), 0, 0).expect("free");
-            for cpu in 1..n {
-                l.acquire(now, cpu, node(cpu));
-            }
-            b.iter(|| {
-                for _ in 0..BATCH {
-                    let g = l.release(now, holder).expect("all wait");
-                    l.acquire(now, holder, node(holder));
-                    (holder, now) = (g.cpu, g.at);
-                }
-            });
+            hand_off_storm(b, tas(&cost, 0, 0), n, node);
         });
     }
     g.finish();
