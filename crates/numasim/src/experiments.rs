@@ -175,6 +175,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         include_str!("../../../experiments/today-mlc-spr.toml"),
     ),
     (
+        "today-mlc-snc4",
+        include_str!("../../../experiments/today-mlc-snc4.toml"),
+    ),
+    (
         "today-stream-published",
         include_str!("../../../experiments/today-stream-published.toml"),
     ),
