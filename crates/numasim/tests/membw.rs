@@ -148,5 +148,8 @@ fn the_snc_off_case_keeps_the_preset_s_quadrant_hop() {
     let doc: toml::Table = text.parse().unwrap();
     let case = doc["machine"]["memsys"]["dram_ns"].as_float().unwrap();
     let want = m.memsys.dram_ns + 0.75 * m.memsys.node_hop_ns;
-    assert!((case - want).abs() < 0.01, "case {case}, preset gives {want}");
+    assert!(
+        (case - want).abs() < 0.01,
+        "case {case}, preset gives {want}"
+    );
 }
