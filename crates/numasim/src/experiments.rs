@@ -171,6 +171,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         include_str!("../../../experiments/today-mlc-genoa.toml"),
     ),
     (
+        "today-mlc-genoa2s",
+        include_str!("../../../experiments/today-mlc-genoa2s.toml"),
+    ),
+    (
         "today-mlc-spr",
         include_str!("../../../experiments/today-mlc-spr.toml"),
     ),
