@@ -171,8 +171,16 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         include_str!("../../../experiments/today-mlc-genoa.toml"),
     ),
     (
+        "today-mlc-genoa2s",
+        include_str!("../../../experiments/today-mlc-genoa2s.toml"),
+    ),
+    (
         "today-mlc-spr",
         include_str!("../../../experiments/today-mlc-spr.toml"),
+    ),
+    (
+        "today-mlc-snc4",
+        include_str!("../../../experiments/today-mlc-snc4.toml"),
     ),
     (
         "today-stream-published",

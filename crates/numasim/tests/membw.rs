@@ -105,3 +105,51 @@ fn latency_is_not_the_slit_ratio_on_today_s_presets() {
     let ratio = v[1] / v[0];
     assert!(ratio > 1.2 && ratio < 3.0, "{v:?}");
 }
+
+/// A key with no cited value says why in its warning: `llc_gbps` on a
+/// mesh Xeon is left unlimited because no published rate of a core
+/// group's own link exists (docs/machine.md, "`llc_gbps` on a mesh"); a
+/// machine that states the key is not warned about it.
+#[test]
+fn an_uncited_llc_link_is_warned_with_its_reason() {
+    let body = |memsys: &str| {
+        format!(
+            "name = \"t\"\n[machine]\npreset = \"xeon-4s\"\n{memsys}[[run]]\nworkload = \"mlc-bandwidth-matrix\"\nfrom_nodes = [0]\nto_nodes = [0]\n"
+        )
+    };
+    let warns = |text: &str| -> Vec<String> {
+        run::default_warnings(&scenario(text).unwrap(), &[])
+            .into_iter()
+            .filter(|w| w.contains("llc_gbps"))
+            .collect()
+    };
+    let left = warns(&body(""));
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(
+        left[0].contains("unlimited") && left[0].contains("no published rate"),
+        "{}",
+        left[0]
+    );
+    assert!(warns(&body("[machine.memsys]\nllc_gbps = 500.0\n")).is_empty());
+}
+
+/// today-mlc-spr runs xeon-8480-snc4 with SNC off: its node's lines are
+/// interleaved over the four quadrants, so the case's memory-side latency
+/// must stay the preset's plus 3/4 of the quadrant hop; refitting either
+/// without the other would break the SNC-off fit silently.
+#[test]
+fn the_snc_off_case_keeps_the_preset_s_quadrant_hop() {
+    let m = numasim::machine::presets::preset("xeon-8480-snc4").unwrap();
+    let text = numasim::experiments::EXPERIMENTS
+        .iter()
+        .find(|(n, _)| *n == "today-mlc-spr")
+        .unwrap()
+        .1;
+    let doc: toml::Table = text.parse().unwrap();
+    let case = doc["machine"]["memsys"]["dram_ns"].as_float().unwrap();
+    let want = m.memsys.dram_ns + 0.75 * m.memsys.node_hop_ns;
+    assert!(
+        (case - want).abs() < 0.01,
+        "case {case}, preset gives {want}"
+    );
+}

@@ -612,6 +612,22 @@ fn deciding(name: &str, m: &Machine) -> Vec<&'static str> {
     keys
 }
 
+/// Why a `[memsys]` key has no cited value to replace its default, where
+/// the sources were searched and none found (docs/machine.md, "Presets
+/// for today"): the warning names it, so a reader knows the default is
+/// not an oversight.
+fn why_defaulted(key: &str) -> Option<&'static str> {
+    match key {
+        "llc_gbps" => Some(
+            "llc_gbps is unlimited (not modelled): no published rate of a \
+             core group's own link into the fabric was found for this part (a \
+             mesh die has none like AMD's GMI; every measured group read at its \
+             controllers' rate: docs/machine.md, \"llc_gbps on a mesh\")",
+        ),
+        _ => None,
+    }
+}
+
 /// One warning per case step whose result a default decided: the machine
 /// has no `[memsys]` (the older tables and the SLIT stand in), or its
 /// `[memsys]` left keys the workload uses to their defaults.
@@ -640,8 +656,13 @@ pub fn default_warnings(case: &ResolvedCase) -> Vec<String> {
             if used.is_empty() {
                 continue;
             }
+            let why: String = used
+                .iter()
+                .filter_map(|k| why_defaulted(k))
+                .map(|w| format!("; {w}"))
+                .collect();
             format!(
-                "`{name}` on machine `{}`: [memsys] {} left to defaults decide it",
+                "`{name}` on machine `{}`: [memsys] {} left to defaults decide it{why}",
                 m.name,
                 used.join(", ")
             )
