@@ -469,9 +469,10 @@ fn fit_and_write(
     ));
     let machine = fit.machine;
     let used = fit.used;
+    let node_gbps_from = fit.node_gbps_from;
     if args.validate {
         let mut rows = validate::validate(meas, &machine, &used);
-        rows.extend(memsys::validate(meas, &machine));
+        rows.extend(memsys::validate(meas, &machine, node_gbps_from));
         if let Some(d) = &fit.disk {
             rows.extend(iofit::validate(&machine, &meas.io, d));
         }
@@ -1412,11 +1413,24 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                 .map(|(_, _, r)| (r.latency_ns.unwrap_or(0.0), r.spread[3]))
         });
     let memsys_big = (plan.latency_max.min(big)).max(16 << 20) as usize;
+    // The node read's buffer past READ_PAST_LLC times the last-level
+    // cache (each thread re-reads its share: within the cache it
+    // measures the cache), within half the memory share.
+    let llc_total = topology::read_caches(Path::new("/sys/devices/system/cpu/cpu0"))
+        .iter()
+        .max_by_key(|c| (c.level, c.size))
+        .map_or(0, |c| {
+            c.size * (allowed.len() as u64).div_ceil(u64::from(c.shared_by.max(1)))
+        });
+    let read_big = (memsys_big as u64)
+        .max((memsys::READ_PAST_LLC * llc_total).next_power_of_two())
+        .min((budget / 2).max(memsys_big as u64)) as usize;
     let memsys_meas = memsys::measure(
         &topo,
         &allowed,
         max_threads,
         memsys_big,
+        read_big,
         bw_page,
         plan.effort,
         curve_latency,
