@@ -773,10 +773,17 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "queue/max_sectors_kb of the scratch directory's device (1.25 MiB where not read)"
                 .into(),
         ));
+        if d.page_op_ns.is_some() {
+            v.push((
+                "block",
+                "page_op_ns",
+                "the buffered read's CPU time a page (cpu_pct_per_mibps), less the copy and the requests the model prices".into(),
+            ));
+        }
         v.push((
             "block",
             "copy_gbps",
-            "half the fitted stream_mbps (a copy reads and writes)".into(),
+            "half the last-level cache's fitted copy_mbps (a copy reads and writes; the page just came in through the LLC), else the stream's".into(),
         ));
         for k in ["controller_mbps", "io_node_gbps"] {
             v.push((
