@@ -491,9 +491,10 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
             format!("clock_gettime_ns, 1 thread{}", sp("clock_gettime_ns")),
         ));
         if let Some(g) = one(&m.gettimeofday_ns).filter(|&g| g < c) {
-            // Both through the vDSO, and gettimeofday the cheaper (no
-            // clock-id dispatch: arch/x86/entry/vdso/vclock_gettime.c
-            // __vdso_gettimeofday vs __vdso_clock_gettime): the model
+            // Both through the vDSO, and gettimeofday the cheaper (it
+            // reads CLOCK_REALTIME directly, clock_gettime dispatches on
+            // the clock id first: lib/vdso/gettimeofday.c,
+            // __cvdso_gettimeofday vs __cvdso_clock_gettime_common): the model
             // prices gettimeofday as clock_read_ns + syscall_ns, so the
             // read it pays is its own, and no call is left over.
             mach.timer.clock_read_ns = g;
