@@ -67,6 +67,11 @@ pub struct IoMeas {
     /// The device's `queue/read_ahead_kb` and `queue/max_sectors_kb`, bytes.
     pub read_ahead: Option<u64>,
     pub max_request: Option<u64>,
+    /// The device's `queue/max_segments`: a request's scattered pieces
+    /// (a buffered read's page-cache folios are not contiguous). Recorded
+    /// since round 14 for the Xeon guest's buffered read, which ran below
+    /// one direct call at a time (docs/probe.md); not yet used by the fit.
+    pub max_segments: Option<u64>,
     /// The calling thread's CPU time per pass (`cpu_pct_per_mibps`).
     pub cpu: Vec<CpuCost>,
 }

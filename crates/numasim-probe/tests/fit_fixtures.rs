@@ -423,6 +423,7 @@ fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
         rates: Vec::new(),
         read_ahead: Some(128 << 10),
         max_request: Some(1 << 20),
+        max_segments: None,
         cpu: Vec::new(),
     };
     let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
