@@ -503,6 +503,43 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             &mut o,
             &mut n,
         );
+        // Below memcpy's non-temporal threshold the destination is read
+        // for ownership: what that read costs is solved at the largest
+        // such copy that memory mostly serves (the only size where the
+        // two store strategies differ with the caches out of the way).
+        // The copy time is linear in it.
+        let nt_at = m.hierarchy.nt_store_threshold;
+        let rfo_at = curve
+            .iter()
+            .filter(|(s, _)| nt_at > 0 && *s / 2 <= nt_at && *s < largest.0)
+            .filter(|(s, _)| {
+                memcost::residency_of(m, Access::Stream, *s, page_bytes).1 >= MIN_SHARE
+            })
+            .max_by_key(|x| x.0)
+            .copied();
+        if let Some((size, r)) = rfo_at {
+            let _ = fit_steps(
+                m,
+                vec![Step {
+                    table: "hierarchy",
+                    key: "rfo_cost",
+                    cache: None,
+                    set: |m, _, x| m.hierarchy.rfo_cost = x,
+                    param: |x| x,
+                    metric: "copy_mbps",
+                    page,
+                    size,
+                    r,
+                    why: format!(
+                        "copy_mbps at {} ({pl}), below memcpy's non-temporal threshold, against the {} copy above it",
+                        label(size),
+                        label(largest.0)
+                    ),
+                }],
+                &mut o,
+                &mut n,
+            );
+        }
         if pass == STREAM_PASSES {
             out.extend(o);
             notes.extend(n);
@@ -1232,6 +1269,7 @@ fn current(m: &Machine, s: &Step) -> f64 {
         ("hierarchy", "l1_copy_mbps") => 1.0 / m.hierarchy.l1_copy_mbps,
         ("cpu.cache", "copy_mbps") => 1.0 / cache().copy_mbps.unwrap_or(m.hierarchy.stream_mbps),
         ("hierarchy", "stream_mbps") => 1.0 / m.hierarchy.stream_mbps,
+        ("hierarchy", "rfo_cost") => m.hierarchy.rfo_cost,
         _ => 1.0,
     }
 }
