@@ -407,19 +407,20 @@ fn cpu_model_and_clock() -> (String, Option<f64>, Option<u64>) {
 }
 
 /// The scratch directory's block device's `queue/read_ahead_kb` and
-/// `queue/max_sectors_kb`, bytes (a partition's queue is its disk's);
-/// `None` where sysfs does not say (a network or overlay file system).
-fn block_queue_limits(dir: &Path) -> (Option<u64>, Option<u64>) {
+/// `queue/max_sectors_kb`, bytes, and `queue/max_segments` (a partition's
+/// queue is its disk's); `None` where sysfs does not say (a network or
+/// overlay file system).
+fn block_queue_limits(dir: &Path) -> (Option<u64>, Option<u64>, Option<u64>) {
     use std::os::unix::fs::MetadataExt;
     let Ok(md) = std::fs::metadata(dir) else {
-        return (None, None);
+        return (None, None, None);
     };
     let dev = md.dev();
     // Linux's dev_t encoding (glibc's gnu_dev_major/minor).
     let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);
     let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0xff);
     let base = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let kb = |name: &str| {
+    let read = |name: &str| {
         [base.join("queue"), base.join("../queue")]
             .iter()
             .find_map(|q| {
@@ -430,9 +431,13 @@ fn block_queue_limits(dir: &Path) -> (Option<u64>, Option<u64>) {
                     .ok()
             })
             .filter(|k| *k > 0)
-            .map(|k| k << 10)
     };
-    (kb("read_ahead_kb"), kb("max_sectors_kb"))
+    let kb = |name: &str| read(name).map(|k| k << 10);
+    (
+        kb("read_ahead_kb"),
+        kb("max_sectors_kb"),
+        read("max_segments"),
+    )
 }
 
 fn fs_type(dir: &Path) -> String {
@@ -469,9 +474,10 @@ fn fit_and_write(
     ));
     let machine = fit.machine;
     let used = fit.used;
+    let node_gbps_from = fit.node_gbps_from;
     if args.validate {
         let mut rows = validate::validate(meas, &machine, &used);
-        rows.extend(memsys::validate(meas, &machine));
+        rows.extend(memsys::validate(meas, &machine, node_gbps_from));
         if let Some(d) = &fit.disk {
             rows.extend(iofit::validate(&machine, &meas.io, d));
         }
@@ -578,6 +584,9 @@ fn host_records(m: &Measurements) -> Vec<Record> {
         }
         if let Some(b) = m.io.max_request {
             v.push(rec(fs(), "max_request_bytes", "B", b as f64));
+        }
+        if let Some(n) = m.io.max_segments {
+            v.push(rec(fs(), "max_segments", "", n as f64));
         }
     }
     for c in &m.caches {
@@ -1226,7 +1235,11 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         } else {
             io_meas.fs = fs.clone();
             io_meas.file_bytes = bytes & !((1 << 20) - 1);
-            (io_meas.read_ahead, io_meas.max_request) = block_queue_limits(scratch.path());
+            (
+                io_meas.read_ahead,
+                io_meas.max_request,
+                io_meas.max_segments,
+            ) = block_queue_limits(scratch.path());
             // 1 MiB calls buffered and direct, then direct 128 KiB calls:
             // two call sizes at queue depth 1 tell the disk's per-request
             // latency from its rate (iofit.rs).
@@ -1412,11 +1425,24 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                 .map(|(_, _, r)| (r.latency_ns.unwrap_or(0.0), r.spread[3]))
         });
     let memsys_big = (plan.latency_max.min(big)).max(16 << 20) as usize;
+    // The node read's buffer past READ_PAST_LLC times the last-level
+    // cache (each thread re-reads its share: within the cache it
+    // measures the cache), within half the memory share.
+    let llc_total = topology::read_caches(Path::new("/sys/devices/system/cpu/cpu0"))
+        .iter()
+        .max_by_key(|c| (c.level, c.size))
+        .map_or(0, |c| {
+            c.size * (allowed.len() as u64).div_ceil(u64::from(c.shared_by.max(1)))
+        });
+    let read_big = (memsys_big as u64)
+        .max((memsys::READ_PAST_LLC * llc_total).next_power_of_two())
+        .min((budget / 2).max(memsys_big as u64)) as usize;
     let memsys_meas = memsys::measure(
         &topo,
         &allowed,
         max_threads,
         memsys_big,
+        read_big,
         bw_page,
         plan.effort,
         curve_latency,

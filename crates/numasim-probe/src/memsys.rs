@@ -30,6 +30,10 @@ pub struct MemSysMeas {
     /// One thread's sequential read of a buffer past the caches, bytes/s,
     /// and its spread.
     pub core_read: Option<(f64, f64)>,
+    /// Bytes of the buffer each node read covered (every thread a share);
+    /// `None` in runs saved before it was recorded: the curve's largest
+    /// chase, which the probe used then.
+    pub read_bytes: Option<u64>,
     /// (domain name, CPU a, CPU b, one-way ns, spread).
     pub c2c: Vec<(String, usize, usize, f64, f64)>,
     /// Hardware threads per core (`thread_siblings_list`).
@@ -477,7 +481,18 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                 s.node_gbps * 1e3
             ));
         }
-        let home = ms.node_read.iter().find(|x| x.0 == x.1).map(|x| (x.0, x.2));
+        // A node read over a buffer the node's last-level caches hold
+        // much of measured them too (READ_PAST_LLC): it cannot give the
+        // controllers, and `mlc-bandwidth-matrix` (memory only) has
+        // nothing to reproduce. The node copy, over the sweep's largest
+        // buffer, then gives them.
+        let home_node = ms.node_read.iter().find(|x| x.0 == x.1).map(|x| x.0);
+        let cached = home_node.is_some_and(|i| read_in_llc(m, i));
+        let home = ms
+            .node_read
+            .iter()
+            .find(|x| x.0 == x.1 && !cached)
+            .map(|x| (x.0, x.2));
         let mut solved = home.is_none();
         for _ in 0..4 {
             s.mlp_lines = mlp_for(&s, bps).0;
@@ -503,8 +518,11 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                     // (the node read then 26% low, one thread's copy 20%,
                     // on the Xeon guest); the nearest the model comes is
                     // with the controllers just out of the way: the least
-                    // node_gbps within 1% of that ceiling.
+                    // node_gbps within 1% of that ceiling. The read is
+                    // then a prediction the model misses, not a
+                    // calibration it reproduces.
                     solved = false;
+                    f.node_gbps_from = NodeGbpsFrom::Bound;
                     let ceiling = sim(13.0);
                     s.node_gbps =
                         crate::hierarchy::solve_within(sim, 0.99 * ceiling, s.node_gbps.ln(), 1e-3)
@@ -521,13 +539,14 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
         // (every CPU copying: a read and a write per byte). Where the
         // controllers solved from the node read could not have carried it
         // (the simulated copy short of the measured by more than its
-        // spread), the node read's shortfall from its cores' ceiling is
-        // not the controllers' (on the 2-vCPU Xeon guest: two cores read
-        // 6% under twice one core, within their spreads, while the copy
-        // moved 2.2x those bytes with each core's reads at full speed):
-        // the controllers are taken just out of the way, as below.
+        // spread), or the read measured the caches, the controllers are
+        // solved from the copy instead (the copy row is then the
+        // calibration, the read's a prediction); where no rate reproduces
+        // the copy (its cores' misses in flight bind first), they are
+        // taken just out of the way, as above.
+        let copy_home = meas_home(m);
         let mut copy_binds = None;
-        if let (true, Some((node, _)), Some(nc)) = (solved, home, m.node_copy_bps) {
+        if let (true, Some(nc)) = (solved || cached, m.node_copy_bps) {
             let mut t = mach.clone();
             t.memsys = s.clone();
             t.memsys.mlp_lines = mlp_for(&s, bps).0;
@@ -535,46 +554,83 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                 .node_copy_spread
                 .unwrap_or(0.0)
                 .max(crate::validate::TOLERANCE);
-            if let Some((_, sim)) = node_copy_sim(m, &t, node) {
+            if let Some((_, sim)) = node_copy_sim(m, &t, copy_home) {
                 let meas_mbps = 2.0 * nc / 1e6;
-                if sim < meas_mbps * (1.0 - bound) {
-                    let sim_read = |x: f64| {
+                if cached || sim < meas_mbps * (1.0 - bound) {
+                    let sim_copy = |x: f64| {
                         let mut u = t.clone();
                         u.memsys.node_gbps = x.clamp(-7.0, 13.0).exp();
-                        node_read_sim(&u, node).unwrap_or(f64::NAN)
+                        u.memsys.mlp_lines = mlp_for(&u.memsys, bps).0;
+                        node_copy_sim(m, &u, copy_home).map_or(f64::NAN, |x| x.1)
                     };
-                    let ceiling = sim_read(13.0);
-                    if let Some(x) = crate::hierarchy::solve_within(
-                        sim_read,
-                        0.99 * ceiling,
+                    let was = s.node_gbps;
+                    match crate::hierarchy::solve_within(
+                        sim_copy,
+                        meas_mbps,
                         s.node_gbps.ln(),
                         1e-3,
                     )
                     .filter(|x| x.is_finite())
                     {
-                        let g = x.clamp(-7.0, 13.0).exp();
-                        if g > s.node_gbps {
-                            copy_binds = Some((s.node_gbps, sim, meas_mbps));
-                            s.node_gbps = g;
+                        Some(x) => {
+                            s.node_gbps = x.clamp(-7.0, 13.0).exp();
+                            f.node_gbps_from = NodeGbpsFrom::Copy;
+                            solved = true;
+                        }
+                        None => {
+                            let ceiling = sim_copy(13.0);
+                            if let Some(x) = crate::hierarchy::solve_within(
+                                sim_copy,
+                                0.99 * ceiling,
+                                s.node_gbps.ln(),
+                                1e-3,
+                            )
+                            .filter(|x| x.is_finite())
+                            {
+                                s.node_gbps = x.clamp(-7.0, 13.0).exp().max(was);
+                            }
+                            f.node_gbps_from = NodeGbpsFrom::Bound;
                             solved = false;
                         }
                     }
+                    copy_binds = Some((was, sim, meas_mbps));
                 }
             }
         }
+        if cached {
+            f.notes.push(format!(
+                "memsys: the node read covered {} against {} of last-level cache (under {READ_PAST_LLC}x): it measured the caches too ({:.0} MB/s, {:.1} GB/s a CPU where one CPU read {:.1}), so it gives no controller rate and is not validated",
+                crate::bench::size_label(read_bytes(m).unwrap_or(0)),
+                crate::bench::size_label(home_node.and_then(|i| llc_bytes(m, i)).unwrap_or(0)),
+                ms.node_read.iter().find(|x| x.0 == x.1).map_or(0.0, |x| x.2 / 1e6),
+                ms.node_read.iter().find(|x| x.0 == x.1).map_or(0.0, |x| {
+                    x.2 / 1e9 / m.topo.nodes.get(x.0).map_or(1, |n| n.cpus.len().max(1)) as f64
+                }),
+                bps / 1e9
+            ));
+        }
         let (mlp, lat) = mlp_for(&s, bps);
         s.mlp_lines = mlp;
-        if let Some((was, sim, meas_mbps)) = copy_binds {
-            f.notes.push(format!(
-                "memsys: node_gbps {was:.1} GB/s, solved from the node read, leaves the node copy at {sim:.0} MB/s against {meas_mbps:.0} measured (STREAM's count): the controllers carried more than that; node_gbps {:.1} GB/s, the least within 1% of the cores' read ceiling (a lower bound)",
+        match (copy_binds, f.node_gbps_from) {
+            (Some((was, sim, meas_mbps)), NodeGbpsFrom::Copy) => f.notes.push(format!(
+                "memsys: node_gbps {:.1} GB/s, solved from the node copy ({meas_mbps:.0} MB/s, STREAM's count){}",
+                s.node_gbps,
+                if cached {
+                    String::new()
+                } else {
+                    format!(": from the node read ({was:.1} GB/s) it came out at {sim:.0}, short by more than its spread")
+                }
+            )),
+            (Some((_, _, meas_mbps)), _) => f.notes.push(format!(
+                "memsys: no node_gbps makes the simulated node copy match the measured {meas_mbps:.0} MB/s with mlp_lines {mlp:.1} (its cores' misses in flight bound it first); node_gbps {:.1} GB/s, the least within 1% of that ceiling (a lower bound)",
                 s.node_gbps
-            ));
-        } else if !solved {
-            f.notes.push(format!(
+            )),
+            _ if !solved => f.notes.push(format!(
                 "memsys: no node_gbps makes the simulated node read match the measured {:.0} MB/s with mlp_lines {mlp:.1} (its cores' misses in flight bound it first); node_gbps {:.1} GB/s is the least within 1% of that ceiling (a lower bound)",
                 home.map_or(0.0, |h| h.1 / 1e6),
                 s.node_gbps
-            ));
+            )),
+            _ => {}
         }
         src.push((
             "mlp_lines",
@@ -584,7 +640,17 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                 crate::calibrate::spread_tag(Some(sp))
             )),
         ));
-        if solved && home.is_some() {
+        if solved && f.node_gbps_from == NodeGbpsFrom::Copy {
+            src.retain(|x| x.0 != "node_gbps");
+            src.push((
+                "node_gbps",
+                by(format!(
+                    "solved so that stream on every CPU of node {copy_home} reproduces their memcpy, {:.0} MB/s (STREAM's count){}",
+                    2.0 * m.node_copy_bps.unwrap_or(0.0) / 1e6,
+                    crate::calibrate::spread_tag(m.node_copy_spread)
+                )),
+            ));
+        } else if solved && home.is_some() {
             src.retain(|x| x.0 != "node_gbps");
             src.push((
                 "node_gbps",
@@ -638,6 +704,67 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
     for (k, from) in src {
         f.source("memsys", k, from);
     }
+}
+
+/// Where `[memsys] node_gbps` came from (the fit tells the validation
+/// which row reproduces it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NodeGbpsFrom {
+    /// Every CPU of the node reading (`bandwidth_mbps`), or nothing.
+    #[default]
+    Read,
+    /// Every CPU of the node copying (`node_copy_mbps`).
+    Copy,
+    /// Neither: a lower bound where the cores' misses in flight bind.
+    Bound,
+}
+
+/// A node read's buffer under this many times the node's last-level
+/// cache measures the cache as well as the controllers: each thread
+/// re-reads its share, and the shares together fit the LLC's share of
+/// the node (the Xeon guest: 16 shares of 16 MiB against a 300 MiB L3
+/// read 202-240 GB/s, 12.7-15 GB/s a CPU, where one CPU read the whole
+/// buffer at 8.8-10.6 GB/s). The probe sizes the buffer past it.
+pub const READ_PAST_LLC: u64 = 4;
+
+/// The last-level cache the CPUs of node `node` share, bytes: the
+/// largest cache's size times its instances among them (sysfs
+/// `shared_cpu_list`).
+pub fn llc_bytes(m: &Measurements, node: usize) -> Option<u64> {
+    let c = m.caches.iter().max_by_key(|c| (c.level, c.size))?;
+    let cpus = m.topo.nodes.get(node)?.cpus.len().max(1) as u64;
+    Some(c.size * cpus.div_ceil(u64::from(c.shared_by.max(1))))
+}
+
+/// The node read's buffer: as recorded, else the curve's largest chase
+/// (the buffer the probe read before it recorded one).
+fn read_bytes(m: &Measurements) -> Option<u64> {
+    m.memsys.read_bytes.or_else(|| {
+        m.sizes
+            .iter()
+            .filter(|x| x.2.latency_ns.is_some())
+            .map(|x| x.0)
+            .max()
+    })
+}
+
+/// Whether node `node`'s read covered a buffer its last-level cache
+/// holds much of (under [`READ_PAST_LLC`] times it).
+pub fn read_in_llc(m: &Measurements, node: usize) -> bool {
+    match (read_bytes(m), llc_bytes(m, node)) {
+        (Some(b), Some(c)) => c > 0 && b < READ_PAST_LLC * c,
+        _ => false,
+    }
+}
+
+/// The node whose CPUs copied (`node_copy_mbps`): the first with CPUs
+/// and memory.
+fn meas_home(m: &Measurements) -> usize {
+    m.topo
+        .nodes
+        .iter()
+        .position(|x| !x.cpus.is_empty() && x.mem_total_kb > 0)
+        .unwrap_or(0)
 }
 
 /// A validation row (`validate::row`) with the measurement's spread.
@@ -716,7 +843,7 @@ fn find(recs: &[Record], metric: &str, keys: &[(&str, serde_json::Value)]) -> Op
 /// The new workloads on the fitted machine beside the measurements. A
 /// row is calibration where a parameter was solved from that one
 /// measurement alone (one node, one pair of its kind), else validation.
-pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
+pub fn validate(meas: &Measurements, m: &Machine, from: NodeGbpsFrom) -> Vec<Record> {
     let ms = &meas.memsys;
     let mut out = Vec::new();
     let n = m.node_count();
@@ -760,6 +887,9 @@ pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
     if !ms.node_read.is_empty() {
         let recs = run_step(m, "workload = \"mlc-bandwidth-matrix\"");
         for &(i, j, bps, sp) in &ms.node_read {
+            if read_in_llc(meas, j) {
+                continue; // it measured the caches too (fit's note)
+            }
             let keys = [("from_node", json!(i)), ("to_node", json!(j))];
             if let Some(sim) = find(&recs, "bandwidth_mbps", &keys) {
                 out.push(row(
@@ -769,7 +899,7 @@ pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
                     sim,
                     bps / 1e6,
                     sp,
-                    i == j && count(&ms.node_read, 0) == 1,
+                    i == j && count(&ms.node_read, 0) == 1 && from == NodeGbpsFrom::Read,
                 ));
             }
         }
@@ -778,12 +908,7 @@ pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
     // largest size (huge pages where measured) counts bytes copied once;
     // STREAM counts both arrays. mlp_lines was fitted on a read, so this
     // is a prediction (write-allocate: 3 lines moved for 2 counted).
-    let home = meas
-        .topo
-        .nodes
-        .iter()
-        .position(|x| !x.cpus.is_empty() && x.mem_total_kb > 0)
-        .unwrap_or(0);
+    let home = meas_home(meas);
     let big = [PageKind::Thp, PageKind::Hugetlb, PageKind::Base]
         .into_iter()
         .find_map(|k| {
@@ -830,7 +955,7 @@ pub fn validate(meas: &Measurements, m: &Machine) -> Vec<Record> {
                 sim,
                 2.0 * nc / 1e6,
                 meas.node_copy_spread.unwrap_or(0.0),
-                false,
+                from == NodeGbpsFrom::Copy,
             ));
         }
     }
@@ -903,6 +1028,7 @@ pub fn measure(
     allowed: &[usize],
     max_threads: usize,
     big: usize,
+    read_big: usize,
     page: PageKind,
     effort: Effort,
     single_node_latency: Option<(f64, f64)>,
@@ -910,6 +1036,7 @@ pub fn measure(
 ) -> std::io::Result<MemSysMeas> {
     let mut ms = MemSysMeas {
         when: utc_now(),
+        read_bytes: Some(read_big as u64),
         ..Default::default()
     };
     let multi = topo.nodes.len() > 1;
@@ -956,7 +1083,7 @@ pub fn measure(
         };
         for j in targets {
             let id = multi.then_some(topo.nodes[j].id);
-            let v = parallel_read(big, page, t, &cpus, id, effort)?;
+            let v = parallel_read(read_big, page, t, &cpus, id, effort)?;
             ms.node_read
                 .push((i, j, bench::median(&v), bench::spread(&v)));
         }
@@ -965,7 +1092,7 @@ pub fn measure(
     if let Some(&i) = cpu_nodes.first() {
         let cpus = cpus_of(i);
         let id = multi.then_some(topo.nodes[i].id);
-        let v = core_read(cpus[0], big, page, id, effort)?;
+        let v = core_read(cpus[0], read_big, page, id, effort)?;
         ms.core_read = Some((bench::median(&v), bench::spread(&v)));
     }
     // Core to core, one pair per domain.
@@ -1017,6 +1144,9 @@ pub fn records(ms: &MemSysMeas, topo: &Topology) -> Vec<Record> {
             b / 1e6,
             sp,
         ));
+    }
+    if let Some(b) = ms.read_bytes {
+        v.push(rec(vec![], "node_read_bytes", "B", b as f64, 0.0));
     }
     if let Some((b, sp)) = ms.core_read {
         v.push(rec(
@@ -1075,6 +1205,7 @@ pub fn from_record(ms: &mut MemSysMeas, topo: &Topology, v: &serde_json::Value) 
             }
         }
         "core_read_mbps" => ms.core_read = Some((x * 1e6, sp)),
+        "node_read_bytes" => ms.read_bytes = Some(x as u64),
         "c2c_latency_ns" => ms.c2c.push((
             case["domain"].as_str().unwrap_or("llc").to_string(),
             case["cpu_a"].as_u64().unwrap_or(0) as usize,

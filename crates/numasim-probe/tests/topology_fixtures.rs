@@ -156,7 +156,7 @@ fn eight_nodes_memsys_fits_and_validates() {
     assert!(text.contains("measured by the probe on fixture, 2026-01-01 00:00 UTC"));
     let back = Machine::from_toml_str(&text, "fixture").expect("loads");
     assert_eq!(back, f.machine);
-    let rows = numasim_probe::memsys::validate(&meas, &f.machine);
+    let rows = numasim_probe::memsys::validate(&meas, &f.machine, f.node_gbps_from);
     let lat_rows: Vec<_> = rows
         .iter()
         .filter(|r| r.metric == "idle_latency_ns")
@@ -214,7 +214,7 @@ fn node_to_node_copies_are_simulated_as_bound_streams() {
         (0, 7, 250.0, 3.0e9),
     ];
     let (m, _) = build_machine(&meas).expect("calibrates");
-    let rows = numasim_probe::memsys::validate(&meas, &m);
+    let rows = numasim_probe::memsys::validate(&meas, &m, Default::default());
     let pair = |j: u64| {
         rows.iter()
             .find(|r| r.metric == "stream_mbps" && r.case_value("mem_node") == Some(&j.into()))

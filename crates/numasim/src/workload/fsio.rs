@@ -524,10 +524,25 @@ impl HostFileIo {
     /// One thread's buffered read of a file written before it, through
     /// readahead and the page cache, MiB/s.
     pub fn buffered_read(&self, m: &Machine, k: &KernelConfig, seed: u64) -> Option<f64> {
+        self.buffered_read_cost(m, k, seed).map(|x| x.0)
+    }
+
+    /// [`Self::buffered_read`] and the reading thread's CPU: (MiB/s,
+    /// percent of one CPU per MiB/s; kswapd's work not counted, as a
+    /// thread's CPU clock does not).
+    pub fn buffered_read_cost(
+        &self,
+        m: &Machine,
+        k: &KernelConfig,
+        seed: u64,
+    ) -> Option<(f64, f64)> {
         check_machine(m).ok()?;
         self.step("buffered-read", m)
             .read_once(m, k, seed, 1)
-            .map(|r| r.mibps())
+            .map(|r| {
+                let mib = r.bytes as f64 / (1u64 << 20) as f64;
+                (r.mibps(), 100.0 * r.cpu.total() / 1e9 / mib.max(1e-12))
+            })
     }
 }
 

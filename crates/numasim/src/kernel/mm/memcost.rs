@@ -461,10 +461,11 @@ pub fn stream_copy(
         // Past `nt_store_threshold` (glibc's memcpy) the stores bypass the
         // caches: nothing of the buffer stays, memory moves 2 bytes per
         // byte copied (`stream_mbps`). Below it the destination is read
-        // for ownership and written back: 3 bytes, 3/2 the time.
+        // for ownership and written back: 3 bytes, 3/2 the time where
+        // that read costs as any other (`rfo_cost`).
         let nt_at = h.nt_store_threshold;
         let nt = nt_at > 0 && bytes / 2 > nt_at;
-        let rfo = if nt_at > 0 && !nt { 1.5 } else { 1.0 };
+        let rfo = if nt_at > 0 && !nt { h.rfo_cost } else { 1.0 };
         let (shares, mem) = if nt {
             (Vec::new(), 1.0)
         } else {
@@ -741,6 +742,16 @@ mod tests {
         let rfo = rate(&m, big);
         let extra = (1e3 / rfo - 1e3 / nt) / (0.5e3 / m.hierarchy.stream_mbps);
         assert!((extra - 1.0).abs() < 0.05, "{nt} {rfo} {extra}");
+        // An ownership read the core overlaps (`rfo_cost` 1) costs the
+        // ordinary-store copy nothing beyond the non-temporal one; half
+        // way, half the extra byte.
+        m.hierarchy.rfo_cost = 1.0;
+        let free = rate(&m, big);
+        assert!((free / nt - 1.0).abs() < 0.02, "{nt} {free}");
+        m.hierarchy.rfo_cost = 1.25;
+        let half = rate(&m, big);
+        let extra = (1e3 / half - 1e3 / nt) / (0.5e3 / m.hierarchy.stream_mbps);
+        assert!((extra - 0.5).abs() < 0.05, "{nt} {half} {extra}");
     }
 
     #[test]
