@@ -69,7 +69,9 @@ def measure(binary, path):
         )
         if p.returncode != 0:
             lines = [l for l in p.stderr.splitlines() if l.strip()]
-            return None, (lines[0] if lines else f"exit {p.returncode}")
+            why = lines[0] if lines else f"exit {p.returncode}"
+            # "numasim: /tmp/.../x.toml: key ...": the temporary path says nothing.
+            return None, re.sub(r"^numasim: \S+\.toml: ", "", why)
         u, s, m = t.read().split()[-3:]
         return float(u) + float(s), int(m) / 1000.0
 
