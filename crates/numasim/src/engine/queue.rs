@@ -337,21 +337,43 @@ impl<E> LaneQueue<E> {
     /// the lane's last event); same key and order as [`push`](Self::push).
     #[inline]
     pub fn push_lane(&mut self, at: Time, event: E) -> Result<(), PastEvent> {
-        if at < self.q.now {
-            return Err(PastEvent { at, now: self.q.now });
-        }
-        if self.lane.back().is_some_and(|b| b.time > at.0) {
-            self.q.insert(at, event);
+        self.not_past(at)?;
+        if self.in_lane_order(at) {
+            self.append(at, event);
         } else {
-            let seq = self.q.seq;
-            self.q.seq += 1;
-            self.lane.push_back(Entry {
-                time: at.0,
-                seq,
-                event,
+            self.q.insert(at, event);
+        }
+        Ok(())
+    }
+
+    /// Refused as [`EventQueue::push`] refuses: `at` before the clock.
+    #[inline(always)]
+    fn not_past(&self, at: Time) -> Result<(), PastEvent> {
+        if at < self.q.now {
+            return Err(PastEvent {
+                at,
+                now: self.q.now,
             });
         }
         Ok(())
+    }
+
+    /// Whether an event at `at` keeps the lane in time order.
+    #[inline(always)]
+    fn in_lane_order(&self, at: Time) -> bool {
+        self.lane.back().is_none_or(|b| b.time <= at.0)
+    }
+
+    /// The lane's new last event, with the next push number.
+    #[inline(always)]
+    fn append(&mut self, at: Time, event: E) {
+        let seq = self.q.seq;
+        self.q.seq += 1;
+        self.lane.push_back(Entry {
+            time: at.0,
+            seq,
+            event,
+        });
     }
 
     /// Whether the lane's front comes before the heap's top.
@@ -407,15 +429,13 @@ impl<E> LaneQueue<E> {
     /// Replace the handled event with `event` at `at` in the lane.
     #[inline]
     pub fn replace_top_lane(&mut self, at: Time, event: E) -> Result<(), PastEvent> {
-        if at < self.q.now {
-            return Err(PastEvent { at, now: self.q.now });
-        }
-        if self.lane.back().is_some_and(|b| b.time > at.0) {
+        self.not_past(at)?;
+        if !self.in_lane_order(at) {
             // Out of the lane's order: to the heap, in one sift where the
             // handled event is the heap's top.
             return self.replace_top(at, event);
         }
-        self.push_lane(at, event)?;
+        self.append(at, event);
         self.discard_top();
         Ok(())
     }
@@ -452,6 +472,16 @@ impl<E> LaneQueue<E> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A small deterministic generator for the tests' random steps.
+    fn lcg(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        }
+    }
 
     /// Handling the top in place (other events pushed meanwhile, then the
     /// handler's next replacing it, or nothing) gives the same events in
@@ -503,13 +533,7 @@ mod tests {
         use std::collections::BTreeSet;
         let mut q = EventQueue::new();
         let mut reference = BTreeSet::new();
-        let mut x = 99u64;
-        let mut rand = || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut rand = lcg(99u64);
         let mut id = 0u64;
         for _ in 0..5000 {
             let at = Time(rand() % 3000);
@@ -550,13 +574,7 @@ mod tests {
     fn lane_queue_pops_as_event_queue() {
         let mut a = EventQueue::new();
         let mut b = LaneQueue::with_capacity(0, 0);
-        let mut x = 7u64;
-        let mut rand = || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut rand = lcg(7u64);
         for i in 0..200u64 {
             let at = Time(rand() % 50);
             a.push(at, i).unwrap();
@@ -609,7 +627,10 @@ mod tests {
         }
         // Both paths were taken: events handled from the lane, and lane
         // pushes out of order that went to the heap.
-        assert!(from_lane > 1000 && fell_back > 100, "{from_lane} {fell_back}");
+        assert!(
+            from_lane > 1000 && fell_back > 100,
+            "{from_lane} {fell_back}"
+        );
         assert_eq!(
             b.push_lane(Time(0), 0),
             Err(PastEvent {
