@@ -589,7 +589,7 @@ mod tests {
             let Some((t, _)) = want else { break };
             from_lane += usize::from(b.top_in_lane);
             let r = rand();
-            if r % 5 == 0 {
+            if r.is_multiple_of(5) {
                 // Another event first (a grant), to the heap, ties often.
                 let at = t + Dur(rand() % 3);
                 a.push(at, id).unwrap();
@@ -598,7 +598,7 @@ mod tests {
             }
             // A fixed delay mostly (in order for the lane), sometimes a
             // shorter one (out of order: the heap takes it).
-            let delay = if r % 7 == 0 { rand() % 40 } else { 40 };
+            let delay = if r.is_multiple_of(7) { rand() % 40 } else { 40 };
             let at = t + Dur(delay);
             match (r >> 8) % 8 {
                 0 => {
