@@ -2,7 +2,9 @@
 //! work (issue 31): an Altix of 64 CPUs per node (16 to 256 nodes), the
 //! file-system families on the A3700's disks and block layer, each thread
 //! or CPU count set to the machine's. Targets: under 2 s at 4,096 CPUs and
-//! 10 s at 16,384. docs/engine.md has the growth table these measure.
+//! 10 s at 16,384. docs/engine.md has the growth table these measure;
+//! `scripts/growth.py` reads `FAMILIES` and `FS` below and runs the same
+//! scenarios with `numasim run` for CPU-s and peak RSS (keep their form).
 //! `cargo bench -p numasim --bench families` (add `-- FAMILY` for one).
 
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -572,10 +572,12 @@ impl PageAlloc {
         if !fits(self, gfp) {
             return Err(AllocError::NoMemory { pages });
         }
-        Ok(match zl {
-            None => self.alloc_upto(node, pages, gfp, what),
-            Some(zl) => self.take_along(zl.into_iter(), pages, gfp, what),
-        })
+        let mut p = Placement::default();
+        match zl {
+            None => self.alloc_upto_into(node, pages, gfp, what, &mut p),
+            Some(zl) => self.take_along(zl.into_iter(), pages, gfp, what, &mut p),
+        }
+        Ok(p)
     }
 
     /// Wanted pages per node (e.g. an interleave's shares), each share
@@ -615,7 +617,8 @@ impl PageAlloc {
             if !self.has_available(&zl, gfp, pages) {
                 return Err(AllocError::NoMemory { pages: want });
             }
-            let p = self.take_along(zl.into_iter(), pages, gfp, what);
+            let mut p = Placement::default();
+            self.take_along(zl.into_iter(), pages, gfp, what, &mut p);
             out.merge(&p);
         }
         Ok(out.into_placement())
@@ -672,9 +675,9 @@ impl PageAlloc {
         pages: u64,
         gfp: Gfp,
         what: Use,
-    ) -> Placement {
+        p: &mut Placement,
+    ) {
         let mut left = pages;
-        let mut p = Placement::default();
         for cand in zl {
             if left == 0 || self.avail_total[gfp.index()] == 0 {
                 break;
@@ -686,7 +689,6 @@ impl PageAlloc {
                 left -= take;
             }
         }
-        p
     }
 
     /// Free pages `node` can give to a request of this kind.
@@ -697,20 +699,36 @@ impl PageAlloc {
     /// As many of `pages` as `node`'s zonelist can give at this watermark,
     /// nearest first; never fails (the timed VM's allocation passes).
     pub fn alloc_upto(&mut self, node: usize, pages: u64, gfp: Gfp, what: Use) -> Placement {
+        let mut p = Placement::default();
+        self.alloc_upto_into(node, pages, gfp, what, &mut p);
+        p
+    }
+
+    /// [`alloc_upto`](Self::alloc_upto) into `p`, which is cleared first:
+    /// a caller that allocates on every tick keeps one and reuses its
+    /// vector (a fresh one a call was altix-bigio's largest `malloc` user).
+    pub fn alloc_upto_into(
+        &mut self,
+        node: usize,
+        pages: u64,
+        gfp: Gfp,
+        what: Use,
+        p: &mut Placement,
+    ) {
+        p.parts.clear();
         if pages == 0 || self.avail_total[gfp.index()] == 0 {
-            return Placement::default();
+            return;
         }
         // The groups are lent out for the walk and put back (an `Arc`
         // clone here was two atomic operations on every allocation).
         match self.groups.take() {
             Some(groups) => {
-                let p = self.take_nested(node, &groups, pages, gfp, what);
+                self.take_nested(node, &groups, pages, gfp, what, p);
                 self.groups = Some(groups);
-                p
             }
             None => {
                 let zl = self.zonelist(node);
-                self.take_along(zl, pages, gfp, what)
+                self.take_along(zl, pages, gfp, what, p);
             }
         }
     }
@@ -726,10 +744,10 @@ impl PageAlloc {
         pages: u64,
         gfp: Gfp,
         what: Use,
-    ) -> Placement {
+        p: &mut Placement,
+    ) {
         let n = self.nodes.len();
         let mut left = pages;
-        let mut p = Placement::default();
         let (mut lo, mut hi) = (node, node + 1);
         let mut ranges = [(node, node + 1), (0, 0)];
         for level in 0..=groups.len() + 1 {
@@ -737,7 +755,7 @@ impl PageAlloc {
                 let mut at = a;
                 while let Some(cand) = next_set(&self.room[gfp.index()], at, b) {
                     if left == 0 || self.avail_total[gfp.index()] == 0 {
-                        return p;
+                        return;
                     }
                     let take = self.available(cand, gfp).min(left);
                     self.take(cand, take, what);
@@ -758,7 +776,6 @@ impl PageAlloc {
             ranges = [(hi, ghi), (glo, lo)];
             (lo, hi) = (glo, ghi.max(hi));
         }
-        p
     }
 
     /// As many of `pages` as `node` itself can give at this watermark.

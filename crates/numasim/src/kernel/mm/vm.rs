@@ -203,6 +203,9 @@ pub struct Vm {
     pub(super) swapcache_total: u64,
     /// Buffers reused by every reclaim pass (per-node weights and shares).
     pub(super) scratch: Option<Box<super::vmscan::Scratch>>,
+    /// A spill's placement, reused by every allocation that spills (a
+    /// fresh vector each was a `malloc` per spill, every tick).
+    spill: Placement,
     /// Clean page-cache pages on the node's `reclaim_list` (B5).
     pub listed: Vec<u64>,
     pub tasks: Vec<Task>,
@@ -281,6 +284,7 @@ impl Vm {
             swapcache_node: vec![0; n],
             swapcache_total: 0,
             scratch: None,
+            spill: Placement::default(),
             listed: if kernel.vm.reclaim_list {
                 cache
             } else {
@@ -697,10 +701,12 @@ impl Vm {
                 self.placed(a.task, n, more, what);
             }
             if rem > 0 {
-                let spill = mm.alloc_upto(n, rem, Gfp::Normal, what);
+                let mut spill = std::mem::take(&mut self.spill);
+                mm.alloc_upto_into(n, rem, Gfp::Normal, what, &mut spill);
                 rem -= spill.pages();
                 self.placed_all(a.task, &spill, what);
                 got.merge(&spill);
+                self.spill = spill;
             }
             if rem > 0 {
                 short.push((n, rem));

@@ -6,7 +6,6 @@
 
 use super::page_alloc::PageAlloc;
 use super::vm::Vm;
-use super::vmscan::split;
 
 impl Vm {
     /// One tick of the flusher.
@@ -17,14 +16,15 @@ impl Vm {
         if w == 0 {
             return;
         }
-        let parts = split(w, &self.dirty);
+        let mut k = self.scratch.take().unwrap_or_default();
         self.dirty_total -= w;
-        for (n, &p) in parts.iter().enumerate() {
+        for (n, &p) in k.split(w, &self.dirty).iter().enumerate() {
             self.dirty[n] -= p;
             if self.sys.reclaim_list && self.sys.reclaim_list_rejoin {
                 self.listed[n] += p;
             }
         }
+        self.scratch = Some(k);
         self.disk.transfer(w, self.page);
         self.stats.flushed_pages += w;
     }
