@@ -8,7 +8,8 @@
 
 use crate::calibrate::Measurements;
 use crate::hierarchy::{self, kernel_for, Used};
-use numasim::kernel::locking::contention::{AnonFault, ContentionKnobs, PagecacheCount};
+use numasim::kernel::era::Era;
+use numasim::kernel::locking::contention::{ContentionKnobs, PagecacheCount};
 use numasim::kernel::KernelConfig;
 use numasim::machine::Machine;
 use numasim::report::{Record, Role};
@@ -191,23 +192,25 @@ fn spread_of(meas: &Measurements, metric: &str, threads: usize) -> Option<f64> {
 }
 
 /// First-touch faults per second of `threads` threads of one process
-/// touching `bytes` together, simulated on `m`: today's kernels take no
-/// `page_table_lock` for the whole walk (split PTE locks), so the
-/// Altix-style path with per-node LRU lists is the one modelled
-/// (docs/probe.md says what that leaves out). `None` if it does not fit.
+/// touching `bytes` together, simulated on `m` through today's anonymous
+/// fault path (`memory::anon_batched`: the VMA's reader count, per-CPU
+/// page lists and LRU batches; Linux 6.4 on) with the batch sizes of the
+/// newest release modelled (`Era::V6_8`: `pcp->batch` from the zone's
+/// size, `PAGEVEC_SIZE`). Until round 14b this was the Altix 2.4 path
+/// (a per-page LRU lock, `mmap_sem`), which today's kernels no longer
+/// take (docs/probe.md, "Round 14b"). `None` if it does not fit.
 pub fn fault_rate(m: &Machine, threads: u64, bytes: u64) -> Option<f64> {
-    let k = KernelConfig::defaults(m);
-    let booted = numasim::kernel::boot::boot(m, &k, 1).ok()?;
-    let mut knobs = ContentionKnobs::defaults(m);
-    knobs.anon_fault = AnonFault::CmpxchgPte;
+    let booted = numasim::kernel::boot::boot(m, &KernelConfig::defaults(m), 1).ok()?;
+    let knobs = ContentionKnobs::defaults_for(m, Era::V6_8);
     let (run, faults) = numasim::workload::contention::anon_touch(
         m,
         &knobs,
         &booted,
-        threads.max(1),
+        threads,
         bytes,
         numasim::kernel::mm::memory::DEFAULT_SAMPLE,
         1,
+        true,
     )
     .ok()?;
     (run.time_s > 0.0).then(|| faults as f64 / run.time_s)

@@ -278,3 +278,24 @@ fn the_unmaps_are_a_phase_after_the_faults() {
     );
     assert_eq!(split16.simulated_faults, 16 * 2_000);
 }
+
+/// Today's anonymous fault (issue 36, round 14b; `memory::anon_batched`):
+/// threads of one process share the VMA's reader count, so 16 of them
+/// take longer over the same faults each than one thread alone; and with
+/// the LRU lock taken once a batch they wait less than through the Altix
+/// path's per-page LRU lock on the same node.
+#[test]
+fn todays_anonymous_fault_shares_the_vma_count_but_batches_the_lru() {
+    let m = machine("xeon-4s");
+    let b = Batches::from_knobs(&ContentionKnobs::defaults_for(&m, Era::V6_8));
+    let today = memory::anon_batched(b);
+    let sim = |n: u64, path: &memory::FaultPath| {
+        memory::simulate(&m, &procs(&m, n, 600), path, Spinlock::Tas, u64::MAX, 1)
+    };
+    let one = sim(1, &today);
+    let many = sim(16, &today);
+    assert!(many.time_s > one.time_s, "{many:?} vs {one:?}");
+    let altix = sim(16, &memory::anon_cmpxchg(memory::Scope::PerNode));
+    assert!(many.time_s < altix.time_s, "{many:?} vs {altix:?}");
+    assert!(many.lock_wait_fraction < altix.lock_wait_fraction);
+}

@@ -418,7 +418,7 @@ impl Step {
                 let booted = sim.booted()?.clone();
                 let res: Vec<_> = threads
                     .par_iter()
-                    .map(|&n| anon_touch(machine, knobs, &booted, n, *bytes, *sample, seed))
+                    .map(|&n| anon_touch(machine, knobs, &booted, n, *bytes, *sample, seed, false))
                     .collect();
                 let mut out = Vec::new();
                 for (&n, r) in threads.iter().zip(res) {
@@ -563,7 +563,11 @@ impl Step {
     }
 }
 
-/// `threads` threads of one process first-touch `bytes` in all.
+/// `threads` threads of one process first-touch `bytes` in all: through
+/// the 2.4 path `knobs.anon_fault` names, or with `today` through today's
+/// ([`memory::anon_batched`], the batches of `knobs`). The run, and the
+/// faults.
+#[allow(clippy::too_many_arguments)]
 pub fn anon_touch(
     machine: &Machine,
     knobs: &ContentionKnobs,
@@ -572,7 +576,9 @@ pub fn anon_touch(
     bytes: u64,
     sample: u64,
     seed: u64,
+    today: bool,
 ) -> Result<(memory::FaultRun, u64), Error> {
+    let threads = threads.max(1);
     let cpus: Vec<u64> = (0..threads).collect();
     let per = bytes / threads;
     let th = fault_threads(machine, booted, &cpus, per, &[])?;
@@ -581,6 +587,7 @@ pub fn anon_touch(
     // 2.4.21 has one `pagemap_lru_lock`, the Altix kernel per-node lists
     // ([ALTIX04] B2).
     let path = match knobs.anon_fault {
+        _ if today => memory::anon_batched(memory::Batches::from_knobs(knobs)),
         AnonFault::PageTableLock => memory::anon_ptl(Scope::Global),
         AnonFault::CmpxchgPte => memory::anon_cmpxchg(Scope::PerNode),
     };

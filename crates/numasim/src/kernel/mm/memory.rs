@@ -319,6 +319,8 @@ const UNMAP_BATCHED: [Stage; 10] = [
     PageWrite(ZONE_FREE, batch::PCP),
     Unlock(ZONE_LOCK),
 ];
+const ANON_BATCHED_STAGES: [Stage; 13] =
+    concat(&[&[Sem], &PCP_REFILL, &[Work], &LRU_ADD_BATCHED, &[Sem]]);
 const DEVZERO_BATCHED_STAGES: [Stage; 14] =
     concat(&[DEVZERO_SETUP, &PCP_REFILL, &[Work], &LRU_ADD_BATCHED]);
 
@@ -341,6 +343,40 @@ pub fn anon_cmpxchg(lru: Scope) -> FaultPath {
         locks: lock_scopes(lru),
         lines: line_scopes(lru),
         batch: Batches::NONE,
+    }
+}
+
+/// The batched paths' locks (own, the node's LRU lock, its `zone->lock`)
+/// and lines (the LRU's three, the superblock counters, the zone's free
+/// list), by [`idx`].
+const BATCHED_LOCKS: [Scope; 3] = [Scope::Global, Scope::PerNode, Scope::PerNode];
+const BATCHED_LINES: [Scope; 5] = [
+    Scope::PerNode,
+    Scope::PerNode,
+    Scope::PerNode,
+    Scope::Global,
+    Scope::PerNode,
+];
+
+/// An anonymous write fault of the per-VMA-lock kernels (Linux 6.4 on;
+/// mm/memory.c `lock_vma_under_rcu()` from `do_user_addr_fault()`, then
+/// `do_anonymous_page()`): the VMA's reader count taken and dropped
+/// (`vma_start_read()`, `vma_end_read()`: an atomic each on a line every
+/// thread faulting in that VMA writes, [`Stage::Sem`] here, since the
+/// probe's threads share one mapping); the page from the per-CPU lists,
+/// refilled under `zone->lock` (`rmqueue_pcplist()`); zeroed; installed
+/// under the split PTE lock of its own page-table page (no line another
+/// thread writes: not a stage); added to the LRU through the per-CPU
+/// folio batch, drained under the lruvec lock (`folio_add_lru()`,
+/// mm/swap.c). `mm->rss_stat` is a per-CPU counter (6.2 on) and is not a
+/// shared line either. `batch` gives the batches' sizes.
+pub fn anon_batched(batch: Batches) -> FaultPath {
+    FaultPath {
+        stages: &ANON_BATCHED_STAGES,
+        teardown: &[],
+        locks: &BATCHED_LOCKS,
+        lines: &BATCHED_LINES,
+        batch,
     }
 }
 
@@ -374,14 +410,8 @@ pub fn devzero_batched(locked: bool, unmap: bool, batch: Batches) -> FaultPath {
             &all[DEVZERO_SETUP.len()..]
         },
         teardown: if unmap { &UNMAP_BATCHED } else { &[] },
-        locks: &[Scope::Global, Scope::PerNode, Scope::PerNode],
-        lines: &[
-            Scope::PerNode,
-            Scope::PerNode,
-            Scope::PerNode,
-            Scope::Global,
-            Scope::PerNode,
-        ],
+        locks: &BATCHED_LOCKS,
+        lines: &BATCHED_LINES,
         batch,
     }
 }
