@@ -917,3 +917,22 @@ fn nvme_buffered_readers_by_the_hundred_finish_and_share_the_reclaim_limit() {
     assert!(r128 >= 0.99 * r32, "128 readers {r128} vs 32 {r32} GiB/s");
     assert!(r128 <= drives, "{r128} GiB/s above the drives' {drives}");
 }
+
+/// `[block] queue_depth` (`nr_requests`) is enforced, so a value the
+/// block layer cannot run (no request at all, or more than 65,536 a
+/// queue) is refused naming the key, never run or panicked on.
+#[test]
+fn a_queue_depth_out_of_range_names_the_key() {
+    let text = presets::preset_text("altix-a3700").unwrap();
+    assert!(text.contains("queue_depth = 128"));
+    for bad in ["0", "100000", "-1", "\"deep\""] {
+        let t = text.replace("queue_depth = 128", &format!("queue_depth = {bad}"));
+        let e = Machine::from_toml_str(&t, "m.toml")
+            .expect_err(bad)
+            .to_string();
+        assert!(e.contains("queue_depth"), "{bad}: {e}");
+    }
+    let t = text.replace("queue_depth = 128", "queue_depth = 1");
+    let m = Machine::from_toml_str(&t, "m.toml").unwrap();
+    assert_eq!(m.block.unwrap().queue_depth, 1);
+}
