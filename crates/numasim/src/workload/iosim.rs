@@ -490,7 +490,7 @@ pub fn direct_phase(
                     if let Some(since) = asleep[t].take() {
                         let slept = now - since;
                         for b in bios[t].iter_mut() {
-                            b.0 = b.0 + slept;
+                            b.0 += slept;
                         }
                         woken[t] = true;
                         q.push(now, Ev::Bio(t)).expect("now");
