@@ -250,13 +250,15 @@ fn map_from(f: &FileLayout, c: &mut Cursor, off: u64, len: u64, mut out: impl Fn
 }
 
 /// A disk finished its request: schedule its next one and the arrival in
-/// memory of every part the request carried.
-fn complete_disk(layer: &mut BlockLayer, q: &mut Events, now: Time, disk: usize) {
+/// memory of every part the request carried. True if the request freed
+/// woke a submitter asleep for one (`layer.requests.woken`).
+fn complete_disk(layer: &mut BlockLayer, q: &mut Events, now: Time, disk: usize) -> bool {
     let (done, next) = layer.disk_done(now, disk);
     if let Some(at) = next {
         q.push(at, Ev::DiskDone(disk)).expect("future");
     }
     q.arrive(done.at, done.parts);
+    !layer.requests.woken.is_empty()
 }
 
 fn dur(ns: f64) -> Dur {
@@ -478,8 +480,7 @@ pub fn direct_phase(
             }
             Ev::Submit(_) => {}
             Ev::DiskDone(disk) => {
-                complete_disk(layer, &mut q, now, disk);
-                if layer.requests.woken.is_empty() {
+                if !complete_disk(layer, &mut q, now, disk) {
                     continue;
                 }
                 // A request freed: the thread asleep for it builds its
@@ -829,9 +830,8 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
             // Direct I/O's bio and plug events: never queued here.
             Ev::Bio(_) | Ev::Unplug { .. } => {}
             Ev::DiskDone(disk) => {
-                complete_disk(layer, &mut q, now, disk);
                 // A request freed: the reader asleep for it retries now.
-                if layer.requests.woken.is_empty() {
+                if !complete_disk(layer, &mut q, now, disk) {
                     continue;
                 }
                 for (_, t) in layer.requests.woken.drain(..) {
