@@ -917,3 +917,57 @@ fn nvme_buffered_readers_by_the_hundred_finish_and_share_the_reclaim_limit() {
     assert!(r128 >= 0.99 * r32, "128 readers {r128} vs 32 {r32} GiB/s");
     assert!(r128 <= drives, "{r128} GiB/s above the drives' {drives}");
 }
+
+/// `[block] queue_depth` (`nr_requests`) is enforced, so a value the
+/// block layer cannot run (no request at all, or more than 65,536 a
+/// queue) is refused naming the key, never run or panicked on.
+#[test]
+fn a_queue_depth_out_of_range_names_the_key() {
+    let text = presets::preset_text("altix-a3700").unwrap();
+    assert!(text.contains("queue_depth = 128"));
+    for bad in ["0", "100000", "-1", "\"deep\""] {
+        let t = text.replace("queue_depth = 128", &format!("queue_depth = {bad}"));
+        let e = Machine::from_toml_str(&t, "m.toml")
+            .expect_err(bad)
+            .to_string();
+        assert!(e.contains("queue_depth"), "{bad}: {e}");
+    }
+    let t = text.replace("queue_depth = 128", "queue_depth = 1");
+    let m = Machine::from_toml_str(&t, "m.toml").unwrap();
+    assert_eq!(m.block.unwrap().queue_depth, 1);
+}
+
+/// A machine file's `queue_depth` reaches the runs: with one request a
+/// queue, 8 XFS readers or direct-I/O threads keep fewer requests on the
+/// disks and move less than with 128, and the writers' run still ends.
+#[test]
+fn one_request_a_queue_slows_readers_and_direct_io_through_a_machine_file() {
+    let one = "[machine.block]\nqueue_depth = 1";
+    let k = "version = \"2.6.15\"";
+    for (step, metric) in [
+        (
+            "workload = \"buffered-read\"\nfs = \"xfs\"\nthreads = 8\n",
+            "read_gibps",
+        ),
+        (
+            "workload = \"direct-io\"\nfs = \"xfs\"\nthreads = 8\n",
+            "read_gibps",
+        ),
+    ] {
+        let deep = scenario_with("", k, step).unwrap();
+        let shallow = scenario_with(one, k, step).unwrap();
+        let (d, s) = (get(&deep, metric, 8), get(&shallow, metric, 8));
+        assert!(
+            s < d * 0.95,
+            "{step}: {s} GiB/s with 1 request, {d} with 128"
+        );
+        let busy = (
+            get(&deep, "disk_busy_pct", 8),
+            get(&shallow, "disk_busy_pct", 8),
+        );
+        assert!(busy.1 < busy.0, "{step}: busy {busy:?}");
+    }
+    let w = "workload = \"buffered-write\"\nfs = \"xfs\"\nthreads = 4\n";
+    let r = scenario_with(one, k, w).unwrap();
+    assert!(get(&r, "write_mibps", 4) > 0.0);
+}

@@ -58,6 +58,7 @@ use crate::kernel::mm::swap::SWAP_CLUSTER_MAX;
 use crate::kernel::mm::PageAlloc;
 use crate::machine::blockio::BlockParams;
 use crate::machine::Machine;
+use std::collections::VecDeque;
 
 /// Simulated writer time per case: long against a lock hand-off (µs) and
 /// short enough to keep a case fast.
@@ -376,11 +377,41 @@ impl BufferedWrite<'_> {
         let mut end = Time::ZERO;
         q.push(Time::ZERO, Ev::Issue).expect("start");
         let mut issuing = false;
+        let max = layer.model.max_request;
+        // The requests of the I/O in hand not yet queued: the writeback
+        // sleeps in get_request_wait() for the first while its disk has
+        // no request free, and goes on when one is freed.
+        let mut unqueued: VecDeque<(usize, u64, u64)> = VecDeque::new();
+        let (mut asleep, mut woken) = (false, false);
         while let Some((now, ev)) = q.pop() {
             match ev {
                 Ev::Issue => {
                     issuing = false;
-                    while in_flight < cap && wb.dirty() {
+                    if asleep {
+                        continue;
+                    }
+                    let again = std::mem::take(&mut woken);
+                    loop {
+                        while let Some(&(d, o, b)) = unqueued.front() {
+                            let part = Part {
+                                owner: 0,
+                                bytes: b,
+                                tag: 0,
+                                dest: Dest::Interleave,
+                            };
+                            if !layer.try_submit_piece(now, d, o, true, part, &mut started) {
+                                layer.sleep_for_request(now, d, true, 0, again, &mut started);
+                                asleep = true;
+                                break;
+                            }
+                            unqueued.pop_front();
+                        }
+                        for (d, at) in started.drain(..) {
+                            q.push(at, Ev::DiskDone(d)).expect("future");
+                        }
+                        if asleep || !(in_flight < cap && wb.dirty()) {
+                            break;
+                        }
                         let Some((f, off, len)) = wb.next_io() else {
                             break;
                         };
@@ -391,16 +422,9 @@ impl BufferedWrite<'_> {
                         files.layout(f).map(off, len, |v, l| pieces.push((v, l)));
                         for (v, l) in pieces {
                             in_flight += 1;
-                            let part = Part {
-                                owner: 0,
-                                bytes: l,
-                                tag: 0,
-                                dest: Dest::Interleave,
-                            };
-                            layer.submit(now, v, l, true, part, &mut started);
-                        }
-                        for (d, at) in started.drain(..) {
-                            q.push(at, Ev::DiskDone(d)).expect("future");
+                            layer.stripe.requests_on_disks(v, l, max, |d, o, b| {
+                                unqueued.push_back((d, o, b))
+                            });
                         }
                     }
                 }
@@ -408,6 +432,16 @@ impl BufferedWrite<'_> {
                     let (done, next) = layer.disk_done(now, d);
                     if let Some(at) = next {
                         q.push(at, Ev::DiskDone(d)).expect("future");
+                    }
+                    // A request freed: the sleeping writeback retries now.
+                    if !layer.requests.woken.is_empty() {
+                        layer.requests.woken.clear();
+                        asleep = false;
+                        woken = true;
+                        if !issuing {
+                            issuing = true;
+                            q.push(now, Ev::Issue).expect("now");
+                        }
                     }
                     q.push(done.at, Ev::Done(done.parts.len())).expect("future");
                 }

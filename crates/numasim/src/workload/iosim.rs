@@ -250,13 +250,15 @@ fn map_from(f: &FileLayout, c: &mut Cursor, off: u64, len: u64, mut out: impl Fn
 }
 
 /// A disk finished its request: schedule its next one and the arrival in
-/// memory of every part the request carried.
-fn complete_disk(layer: &mut BlockLayer, q: &mut Events, now: Time, disk: usize) {
+/// memory of every part the request carried. True if the request freed
+/// woke a submitter asleep for one (`layer.requests.woken`).
+fn complete_disk(layer: &mut BlockLayer, q: &mut Events, now: Time, disk: usize) -> bool {
     let (done, next) = layer.disk_done(now, disk);
     if let Some(at) = next {
         q.push(at, Ev::DiskDone(disk)).expect("future");
     }
     q.arrive(done.at, done.parts);
+    !layer.requests.woken.is_empty()
 }
 
 fn dur(ns: f64) -> Dur {
@@ -299,6 +301,10 @@ pub fn direct_phase(
     let mut plugged: Vec<Option<u64>> = vec![None; layer.disks.len()];
     let mut plug_gen = 0u64;
     let mut touched = Vec::new();
+    // Per thread: since when it sleeps for a request (`get_request_wait()`)
+    // with its front bio unqueued, and whether it was just woken.
+    let mut asleep: Vec<Option<Time>> = vec![None; n];
+    let mut woken = vec![false; n];
     // When each reading thread has reaped (dirtied) what has arrived.
     let mut reaped = vec![Time::ZERO; n];
     let mut cpu = CpuTime::default();
@@ -406,9 +412,24 @@ pub fn direct_phase(
                 }
             }
             Ev::Bio(t) => {
-                let Some((_, v, l, part)) = bios[t].pop_front() else {
+                let Some(&(_, v, l, part)) = bios[t].front() else {
                     continue;
                 };
+                // get_request(): a bio is one request on one disk (cut to
+                // the stripe unit and the queue's limit).
+                let (disk, off) = layer.stripe.locate(v);
+                if !layer.may_queue(disk, off, l, write) {
+                    let again = std::mem::take(&mut woken[t]);
+                    plugged[disk] = None;
+                    layer.sleep_for_request(now, disk, write, t as u32, again, &mut started);
+                    asleep[t] = Some(now);
+                    for (disk, at) in started.drain(..) {
+                        q.push(at, Ev::DiskDone(disk)).expect("future");
+                    }
+                    continue;
+                }
+                woken[t] = false;
+                bios[t].pop_front();
                 layer.queue_plugged(v, l, write, part, &mut touched);
                 for (disk, queued) in touched.drain(..) {
                     if layer.disks[disk].busy {
@@ -458,7 +479,25 @@ pub fn direct_phase(
                 }
             }
             Ev::Submit(_) => {}
-            Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
+            Ev::DiskDone(disk) => {
+                if !complete_disk(layer, &mut q, now, disk) {
+                    continue;
+                }
+                // A request freed: the thread asleep for it builds its
+                // next bio now, and the rest of the call as much later
+                // as it slept.
+                for (_, t) in layer.requests.woken.drain(..) {
+                    let t = t as usize;
+                    if let Some(since) = asleep[t].take() {
+                        let slept = now - since;
+                        for b in bios[t].iter_mut() {
+                            b.0 += slept;
+                        }
+                        woken[t] = true;
+                        q.push(now, Ev::Bio(t)).expect("now");
+                    }
+                }
+            }
             Ev::Arrived(slot) => {
                 let parts = q.take_parts(slot);
                 for p in &parts {
@@ -563,6 +602,11 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     // Per reader, the requests decided and not yet submitted: (disk, disk
     // offset, part), each within one stripe unit and the queue's limit.
     let mut prepared: Vec<Vec<(usize, u64, Part)>> = vec![Vec::new(); n];
+    // Per reader: how many of `prepared` are submitted (the rest wait for
+    // a request), whether it sleeps for one, and whether it was just woken.
+    let mut submitted = vec![0usize; n];
+    let mut asleep = vec![false; n];
+    let mut woken = vec![false; n];
     let mut waiting = vec![true; n];
     let mut kswapd_free = vec![Time::ZERO; r.nodes];
     let mut kswapd_ns = vec![0.0; r.nodes];
@@ -597,6 +641,10 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     continue; // superseded by an earlier wake
                 }
                 wake_at[t] = None;
+                if asleep[t] {
+                    // Asleep in get_request_wait(): its wake resumes it.
+                    continue;
+                }
                 // Work happens when the thread's CPU is free, never ahead.
                 if cpu_free[t % ncpu] > now {
                     wake(&mut q, &mut wake_at, t, cpu_free[t % ncpu]);
@@ -749,8 +797,31 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
             Ev::Submit(t) => {
                 // Everything prepared up to now (the submits of one refill
                 // come due in order; later ones wait for their own event).
-                for (d, off, part) in prepared[t].drain(..) {
-                    layer.submit_piece(now, d, off, false, part, &mut started);
+                // A reader asleep for a request resumes only when woken.
+                if asleep[t] {
+                    continue;
+                }
+                let again = std::mem::take(&mut woken[t]);
+                let mut i = submitted[t];
+                while let Some(&(d, off, part)) = prepared[t].get(i) {
+                    if !layer.try_submit_piece(now, d, off, false, part, &mut started) {
+                        // No request free on that disk: sleep until it
+                        // frees one; the rest of the refill waits.
+                        layer.sleep_for_request(now, d, false, t as u32, again, &mut started);
+                        asleep[t] = true;
+                        break;
+                    }
+                    i += 1;
+                }
+                if asleep[t] {
+                    submitted[t] = i;
+                } else {
+                    prepared[t].clear();
+                    submitted[t] = 0;
+                    if again {
+                        // Back from the sleep: go on reading.
+                        wake(&mut q, &mut wake_at, t, now);
+                    }
                 }
                 for (disk, at) in started.drain(..) {
                     q.push(at, Ev::DiskDone(disk)).expect("future");
@@ -758,7 +829,18 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
             }
             // Direct I/O's bio and plug events: never queued here.
             Ev::Bio(_) | Ev::Unplug { .. } => {}
-            Ev::DiskDone(disk) => complete_disk(layer, &mut q, now, disk),
+            Ev::DiskDone(disk) => {
+                // A request freed: the reader asleep for it retries now.
+                if !complete_disk(layer, &mut q, now, disk) {
+                    continue;
+                }
+                for (_, t) in layer.requests.woken.drain(..) {
+                    let t = t as usize;
+                    asleep[t] = false;
+                    woken[t] = true;
+                    q.push(now, Ev::Submit(t)).expect("now");
+                }
+            }
             Ev::Arrived(slot) => {
                 let parts = q.take_parts(slot);
                 for p in &parts {
@@ -1017,6 +1099,144 @@ mod tests {
             for n in [0, 5, 11] {
                 assert!(page_port(n) < file && page_port(n) > file / 2);
             }
+        }
+    }
+
+    /// The A3700 cut to 8 disks (queues deep enough to bind a small
+    /// `queue_depth`) with `queue_depth` = `depth`.
+    fn eight_disks(depth: u32) -> Machine {
+        let mut m =
+            Machine::from_toml_str(presets::preset_text("altix-a3700").unwrap(), "a").unwrap();
+        m.io.disks[0].count = 8;
+        m.block.as_mut().unwrap().queue_depth = depth;
+        m
+    }
+
+    /// 8 buffered readers, each of a contiguous 64 MiB file, with 32 MiB
+    /// of readahead each: about 64 requests queue per disk.
+    fn read_with_depth(depth: u32, seed: u64) -> (IoRun, BlockLayer) {
+        let m = eight_disks(depth);
+        let b = m.block.as_ref().unwrap();
+        let mut layer = BlockLayer::new(&m, 512 << 10, seed);
+        let file = 64u64 << 20;
+        let files: Vec<FileLayout> = (0..8u64)
+            .map(|t| {
+                let mut f = FileLayout::default();
+                f.push(t * file, file);
+                f
+            })
+            .collect();
+        let nodes = m.node_count();
+        let all: std::sync::Arc<[u32]> = (0..nodes as u32).collect();
+        let r = BufferedRead {
+            b,
+            page: m.page_size,
+            nodes,
+            node: (0..8).map(|t| t % nodes).collect(),
+            zonelist: vec![all; 8],
+            cpus: m.cpu_count() as usize,
+            policy: AllocPolicy::Interleave,
+            readahead: 32 << 20,
+            zone_reclaim: false,
+            purge_ns: 0.0,
+        };
+        let run = buffered_read(&r, &mut layer, &files);
+        assert_eq!(run.bytes, 8 * file, "every byte read once");
+        (run, layer)
+    }
+
+    /// `nr_requests` binds: a queue never holds more requests than it
+    /// allows, the readers sleep for them, and the disks move no faster
+    /// for it; where the natural backlog is below it, nobody sleeps.
+    #[test]
+    fn buffered_readers_sleep_for_a_request_when_the_queue_is_full() {
+        let (free, lf) = read_with_depth(128, 1);
+        let natural = lf.requests.max_allocated;
+        assert!(natural > 8 && natural < 128, "backlog {natural}");
+        assert_eq!((lf.requests.waits, lf.requests.wait_ns), (0, 0));
+        for depth in [1, 4, 8] {
+            let (tight, lt) = read_with_depth(depth, 1);
+            assert!(lt.requests.max_allocated <= depth, "depth {depth}");
+            assert_eq!(lt.requests.max_allocated, depth);
+            assert!(
+                lt.requests.waits > 0 && lt.requests.wait_ns > 0,
+                "depth {depth}"
+            );
+            assert!(
+                tight.gibps() <= free.gibps() * 1.01,
+                "depth {depth}: {} GiB/s against {} unlimited",
+                tight.gibps(),
+                free.gibps()
+            );
+        }
+        // Same seed, same run.
+        let (again, la) = read_with_depth(4, 1);
+        let (tight, lt) = read_with_depth(4, 1);
+        assert_eq!(again.elapsed, tight.elapsed);
+        assert_eq!(
+            (again.disk_ios, again.disk_bytes),
+            (tight.disk_ios, tight.disk_bytes)
+        );
+        assert_eq!(
+            (la.requests.waits, la.requests.wait_ns),
+            (lt.requests.waits, lt.requests.wait_ns)
+        );
+    }
+
+    /// Direct I/O: a thread whose bio finds no request sleeps (its queue
+    /// unplugged) and builds the rest of the call later; every byte still
+    /// moves once and no queue holds more than `nr_requests`.
+    #[test]
+    fn direct_io_threads_sleep_for_a_request_when_the_queue_is_full() {
+        let run_with = |depth: u32| {
+            let m = eight_disks(depth);
+            let b = m.block.as_ref().unwrap();
+            let unit = 512 << 10;
+            let mut layer = BlockLayer::new(&m, unit, 1);
+            let cap = layer.volume_bytes();
+            let width = layer.stripe.unit * layer.stripe.disks;
+            let mut ext = ExtAlloc::new(FsKind::Ext3, cap / 2, 4096);
+            let mut xfs = XfsAlloc::new(cap, unit, width);
+            let dest = vec![Dest::Node(0), Dest::Node(5), Dest::Node(11)];
+            let mut files = vec![FileLayout::default(); dest.len()];
+            let mut runs = Vec::new();
+            for mode in [DirectMode::Write, DirectMode::Read] {
+                let d = Direct {
+                    b,
+                    page: m.page_size,
+                    block: 4096,
+                    io_size: 16 << 20,
+                    file_bytes: 64 << 20,
+                    ext: false,
+                    mode,
+                    dest: dest.clone(),
+                };
+                let run = direct_phase(&d, &mut layer, &mut files, &mut ext, &mut xfs).unwrap();
+                assert_eq!(run.bytes, 3 * (64 << 20));
+                assert_eq!(run.disk_bytes, layer.totals().1);
+                runs.push(run);
+            }
+            let mem: u64 = (0..12).map(|n| layer.node_mem.bytes(n)).sum();
+            assert_eq!(mem, 2 * 3 * (64 << 20), "every byte DMAed once");
+            (runs, layer)
+        };
+        let (free, lf) = run_with(128);
+        assert!(
+            lf.requests.max_allocated > 2,
+            "{}",
+            lf.requests.max_allocated
+        );
+        assert_eq!(lf.requests.waits, 0);
+        let (tight, lt) = run_with(2);
+        assert!(lt.requests.max_allocated <= 2);
+        assert!(lt.requests.waits > 0 && lt.requests.wait_ns > 0);
+        for (t, f) in tight.iter().zip(&free) {
+            assert!(
+                t.gibps() <= f.gibps() * 1.01,
+                "{} vs {}",
+                t.gibps(),
+                f.gibps()
+            );
         }
     }
 }

@@ -584,8 +584,9 @@ impl DiskState {
         self.enqueue_in(req, max_request, &mut pool);
         self.spare = pool;
     }
-    /// `enqueue`, with part lists taken from and given back to `pool`.
-    pub fn enqueue_in(&mut self, req: Req, max_request: u64, pool: &mut Vec<Vec<Part>>) {
+    /// `enqueue`, with part lists taken from and given back to `pool`;
+    /// true if `req` took a new place in the queue (it did not merge).
+    pub fn enqueue_in(&mut self, req: Req, max_request: u64, pool: &mut Vec<Vec<Part>>) -> bool {
         self.queue.merging_below(max_request);
         let q = &self.queue;
         let found = if req.len == 0 {
@@ -611,7 +612,7 @@ impl DiskState {
         };
         let Some(seq) = found else {
             self.queue.push(req);
-            return;
+            return true;
         };
         let q = self.queue.reqs.get_mut(seq);
         let (off, len) = if q.off + q.len == req.off {
@@ -625,6 +626,26 @@ impl DiskState {
         };
         self.queue.reindex(seq, off, len);
         self.stats.merges += 1;
+        false
+    }
+    /// Whether `enqueue` would merge a request of `len` at `off` into a
+    /// queued one (then it needs no new request: `__make_request()` tries
+    /// `elv_merge()` before `get_request()`). Read only; asked only when
+    /// the queue has no request free.
+    pub fn would_merge(&self, off: u64, len: u64, write: bool, max_request: u64) -> bool {
+        let q = &self.queue;
+        if len == 0 || max_request > q.merge_below {
+            // Not indexed for this bound (never in the model): look at each.
+            return q.reqs.iter().any(|(_, x)| {
+                x.write == write
+                    && x.len + len <= max_request
+                    && (x.off + x.len == off || off + len == x.off)
+            });
+        }
+        q.first_fit(q.by_end.get(key(write, off)), len, max_request)
+            .is_some()
+            || q.first_fit(q.by_start.get(key(write, off + len)), len, max_request)
+                .is_some()
     }
     /// Take the next request (C-LOOK) and start it at `now`: returns it and
     /// when the disk finishes it; None when the queue is empty.

@@ -10,6 +10,7 @@ use super::path::{Link, LinkSet};
 use super::stripe::Stripe;
 use crate::engine::{stream, Dur, Time};
 use crate::machine::Machine;
+use std::collections::VecDeque;
 
 /// A finished request: its parts and when its data has crossed every link.
 #[derive(Debug, Clone)]
@@ -45,6 +46,126 @@ pub struct BlockLayer {
     spare: Vec<Vec<Part>>,
     /// Scratch of `enqueue_split`: the pieces of one range.
     pieces: Vec<(usize, u64, u64)>,
+    /// The request slots of every disk's queue (`struct request_list`).
+    pub requests: Requests,
+}
+
+/// `nr_requests` and what hangs off it (drivers/block/ll_rw_blk.c, 2.6.15):
+/// per disk and direction, the requests allocated (queued or in service,
+/// `rl->count[rw]`), the submitters asleep for one (`rl->wait[rw]`), and
+/// the congestion mark. A request is allocated when a piece does not merge
+/// into a queued one (`get_request()`) and freed when the disk completes
+/// it (`freed_request()`); a submitter that finds none free sleeps
+/// (`get_request_wait()`) and one is woken per request freed (an exclusive
+/// wait). Not modelled: the batching of 2.6.15 (`ioc_batching()`: a woken
+/// process may take up to `BLK_BATCH_REQ` = 32 more, to 3/2 of
+/// `nr_requests`, within `BLK_BATCH_TIME`); here a queue never holds more
+/// than `nr_requests` of a direction, and a woken submitter that loses its
+/// request to another goes back to the head of the wait.
+#[derive(Debug, Default)]
+pub struct Requests {
+    /// `q->nr_requests` (`[block] queue_depth`).
+    pub nr_requests: u32,
+    /// `congestion_on_threshold(nr_requests)` and `..._off_...`.
+    on: u32,
+    off: u32,
+    /// Per disk, [read, write]: its count and marks, together so that a
+    /// request's allocation and freeing touch one word.
+    slots: Vec<[Slot; 2]>,
+    /// Per disk, [read, write]: (submitter, asleep since), first woken
+    /// first; read only where `Slot::sleepers` says someone is there.
+    wait: Vec<[VecDeque<(u32, Time)>; 2]>,
+    /// Submitters woken since last taken, with their disk: the caller
+    /// schedules each one's retry (one pending wake-up, not a poll).
+    pub woken: Vec<(usize, u32)>,
+    /// Most requests any disk held in one direction.
+    pub max_allocated: u32,
+    /// Times a submitter slept for a request, and the time they slept.
+    pub waits: u64,
+    pub wait_ns: u64,
+    /// Times a queue turned congested.
+    pub congestion_on: u64,
+}
+
+/// `queue_congestion_on_threshold()`: a queue is congested from this many
+/// requests allocated (`blk_queue_congestion_threshold()`, 2.6.15:
+/// `nr - nr/8 + 1`, at most `nr`).
+pub fn congestion_on_threshold(nr: u32) -> u32 {
+    (nr - nr / 8 + 1).min(nr)
+}
+
+/// `queue_congestion_off_threshold()`: and clears below this many
+/// (`nr - nr/8 - nr/16 - 1`, at least 1).
+pub fn congestion_off_threshold(nr: u32) -> u32 {
+    nr.saturating_sub(nr / 8 + nr / 16 + 1).max(1)
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Slot {
+    /// Requests allocated (`rl->count[rw]`).
+    allocated: u32,
+    /// Submitters asleep in `wait`.
+    sleepers: u32,
+    /// The congestion mark (`QUEUE_FLAG_READ_CONGESTED` / `WRITE_`,
+    /// `set_queue_congested()`).
+    congested: bool,
+}
+
+impl Requests {
+    fn new(disks: usize, nr_requests: u32) -> Requests {
+        let nr = nr_requests.max(1);
+        Requests {
+            nr_requests: nr,
+            on: congestion_on_threshold(nr),
+            off: congestion_off_threshold(nr),
+            slots: vec![[Slot::default(); 2]; disks],
+            wait: (0..disks).map(|_| Default::default()).collect(),
+            ..Requests::default()
+        }
+    }
+    /// Requests disk `d` holds in the direction `write`.
+    pub fn allocated(&self, d: usize, write: bool) -> u32 {
+        self.slots[d][write as usize].allocated
+    }
+    /// Whether disk `d`'s queue is congested in that direction (what
+    /// `bdi_write_congested()` / `bdi_read_congested()` read).
+    pub fn congested(&self, d: usize, write: bool) -> bool {
+        self.slots[d][write as usize].congested
+    }
+    /// Whether a request is free on disk `d` (`get_request()` succeeds).
+    #[inline]
+    pub fn free(&self, d: usize, write: bool) -> bool {
+        self.slots[d][write as usize].allocated < self.nr_requests
+    }
+    /// `get_request()`: one more request allocated.
+    #[inline]
+    fn get(&mut self, d: usize, write: bool) {
+        let s = &mut self.slots[d][write as usize];
+        s.allocated += 1;
+        self.max_allocated = self.max_allocated.max(s.allocated);
+        if s.allocated >= self.on && !s.congested {
+            s.congested = true;
+            self.congestion_on += 1;
+        }
+    }
+    /// `freed_request()` at `now`: clear congestion below its threshold
+    /// and wake the first submitter asleep, if any.
+    #[inline]
+    fn freed(&mut self, now: Time, d: usize, write: bool) {
+        let w = write as usize;
+        let s = &mut self.slots[d][w];
+        s.allocated = s.allocated.saturating_sub(1);
+        if s.allocated < self.off {
+            s.congested = false;
+        }
+        if s.sleepers > 0 && s.allocated < self.nr_requests {
+            s.sleepers -= 1;
+            if let Some((who, since)) = self.wait[d][w].pop_front() {
+                self.wait_ns += now.as_ns().saturating_sub(since.as_ns());
+                self.woken.push((d, who));
+            }
+        }
+    }
 }
 
 /// Why a machine cannot run the request-level I/O stack.
@@ -111,6 +232,7 @@ impl BlockLayer {
             in_service: (0..ndisks).map(|_| None).collect(),
             spare: Vec::new(),
             pieces: Vec::new(),
+            requests: Requests::new(ndisks, b.queue_depth),
         }
     }
 
@@ -170,10 +292,11 @@ impl BlockLayer {
 
     /// Queue one request of `part.bytes` at `off` on disk `d` (within a
     /// stripe unit and the queue's limit).
+    #[inline]
     fn enqueue_piece(&mut self, d: usize, off: u64, write: bool, part: Part) {
         let max = self.model.max_request;
         debug_assert!(part.bytes <= max);
-        self.disks[d].enqueue_in(
+        let new = self.disks[d].enqueue_in(
             Req {
                 off,
                 len: part.bytes,
@@ -183,6 +306,66 @@ impl BlockLayer {
             max,
             &mut self.spare,
         );
+        if new {
+            self.requests.get(d, write);
+        }
+    }
+
+    /// Whether a request of `len` at `off` may enter disk `d`'s queue now:
+    /// it merges into a queued one, or a request is free.
+    #[inline]
+    pub fn may_queue(&self, d: usize, off: u64, len: u64, write: bool) -> bool {
+        self.requests.free(d, write) || self.merges_when_full(d, off, len, write)
+    }
+
+    /// The rare half of `may_queue`, kept out of the submit path's code.
+    #[cold]
+    #[inline(never)]
+    fn merges_when_full(&self, d: usize, off: u64, len: u64, write: bool) -> bool {
+        self.disks[d].would_merge(off, len, write, self.model.max_request)
+    }
+
+    /// `submit_piece` if the request may enter (`may_queue`); false, and
+    /// nothing queued, if the submitter must sleep for a request.
+    #[inline]
+    pub fn try_submit_piece(
+        &mut self,
+        now: Time,
+        d: usize,
+        off: u64,
+        write: bool,
+        part: Part,
+        started: &mut Vec<(usize, Time)>,
+    ) -> bool {
+        if !self.may_queue(d, off, part.bytes, write) {
+            return false;
+        }
+        self.submit_piece(now, d, off, write, part, started);
+        true
+    }
+
+    /// `get_request_wait()`: submitter `who` sleeps at `now` until disk
+    /// `d` frees a request of its direction; the queue is unplugged first
+    /// (an idle disk started is pushed on `started`). `again`: it was just
+    /// woken and lost the request, so it keeps its place at the head.
+    pub fn sleep_for_request(
+        &mut self,
+        now: Time,
+        d: usize,
+        write: bool,
+        who: u32,
+        again: bool,
+        started: &mut Vec<(usize, Time)>,
+    ) {
+        self.unplug(now, d, started);
+        self.requests.slots[d][write as usize].sleepers += 1;
+        let w = &mut self.requests.wait[d][write as usize];
+        if again {
+            w.push_front((who, now));
+        } else {
+            w.push_back((who, now));
+        }
+        self.requests.waits += 1;
     }
 
     /// Submit one request already cut to the stripe and the queue's limit
@@ -244,6 +427,7 @@ impl BlockLayer {
     pub fn disk_done(&mut self, now: Time, d: usize) -> (Done, Option<Time>) {
         let (req, _start) = self.in_service[d].take().expect("disk had a request");
         self.disks[d].finish(now);
+        self.requests.freed(now, d, req.write);
         // The data streams off the platter during the transfer, so the links
         // may start on it that long before the disk finishes.
         // A solid-state drive's media latency delays the data, not the
@@ -378,6 +562,67 @@ mod tests {
             }
         }
         last
+    }
+
+    /// 2.6.15's thresholds for the mainline 128: congested from 113
+    /// requests, clear below 103; and for the smallest queues.
+    #[test]
+    fn congestion_marks_at_seven_eighths_and_clears_at_thirteen_sixteenths() {
+        assert_eq!(
+            (congestion_on_threshold(128), congestion_off_threshold(128)),
+            (113, 103)
+        );
+        assert_eq!(
+            (congestion_on_threshold(1), congestion_off_threshold(1)),
+            (1, 1)
+        );
+        assert_eq!(
+            (congestion_on_threshold(4), congestion_off_threshold(4)),
+            (4, 3)
+        );
+    }
+
+    /// One disk with `nr_requests` = 2: a third request waits (a merge
+    /// into a queued one does not), each request freed wakes one sleeper,
+    /// first come first woken, and the congestion mark follows the count.
+    #[test]
+    fn a_full_queue_takes_merges_and_wakes_one_sleeper_per_request_freed() {
+        let mut m = altix("[0]");
+        m.io.disks[0].count = 1;
+        m.block.as_mut().unwrap().queue_depth = 2;
+        let mut l = BlockLayer::new(&m, 512 << 10, 1);
+        let part = |bytes| Part {
+            owner: 0,
+            bytes,
+            tag: 0,
+            dest: Dest::Node(0),
+        };
+        let mut started = Vec::new();
+        let k = 64u64 << 10;
+        // One in service, one queued: full.
+        assert!(l.try_submit_piece(Time::ZERO, 0, 0, false, part(k), &mut started));
+        assert!(l.try_submit_piece(Time::ZERO, 0, 1 << 30, false, part(k), &mut started));
+        assert_eq!(l.requests.allocated(0, false), 2);
+        assert!(l.requests.congested(0, false));
+        // A write has its own count.
+        assert!(l.requests.free(0, true));
+        // Another far away needs a request: refused, nothing queued.
+        assert!(!l.try_submit_piece(Time::ZERO, 0, 2 << 30, false, part(k), &mut started));
+        assert_eq!(l.disks[0].queued(), 1);
+        // One that follows the queued request merges into it.
+        assert!(l.try_submit_piece(Time::ZERO, 0, (1 << 30) + k, false, part(k), &mut started));
+        assert_eq!(l.requests.allocated(0, false), 2);
+        assert_eq!(started.len(), 1);
+        l.sleep_for_request(Time::ZERO, 0, false, 7, false, &mut started);
+        l.sleep_for_request(Time::ZERO, 0, false, 9, false, &mut started);
+        let (d, t) = started[0];
+        let _ = l.disk_done(t, d);
+        assert_eq!(l.requests.woken, vec![(0, 7)]);
+        assert_eq!(l.requests.allocated(0, false), 1);
+        // With 2 requests the mark clears only below 1 (`nr - 0 - 0 - 1`).
+        assert!(l.requests.congested(0, false));
+        assert_eq!((l.requests.waits, l.requests.wait_ns), (2, t.as_ns()));
+        assert!(l.requests.max_allocated <= 2);
     }
 
     /// A write's own latency (`disk_write_latency_us`) delays a write's

@@ -14,7 +14,7 @@ pub(crate) mod stripe;
 
 pub use blkdev::{DiskModel, Req};
 pub use disk::Disk;
-pub use layer::{BlockLayer, Done};
+pub use layer::{BlockLayer, Done, Requests};
 pub use path::Link;
 pub use stripe::Stripe;
 
