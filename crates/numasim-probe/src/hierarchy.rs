@@ -1195,7 +1195,14 @@ fn fit_one(
         return false;
     };
     let value = (s.param)(x);
-    let floor = if s.key == "mlp" { 1.0 } else { 0.0 };
+    // Physical floors: a core keeps at least one miss in flight; a copy's
+    // ownership read cannot make it cheaper than non-temporal stores (the
+    // machine file refuses `rfo_cost` under 1).
+    let floor = if matches!(s.key, "mlp" | "rfo_cost") {
+        1.0
+    } else {
+        0.0
+    };
     let name = match s.cache {
         Some(i) => format!("L{} {}", m.cpu.caches[i].level, s.key),
         None => format!("{}.{}", s.table, s.key),
@@ -1215,7 +1222,7 @@ fn fit_one(
         // what was fitted before (a TLB walk hidden in the caches, an
         // in-order core).
         let fl = floor;
-        let x = if s.key == "mlp" { 1.0 } else { fl };
+        let x = fl;
         (s.set)(m, s.cache, x);
         notes.push(format!(
             "machine: {name} would be {value:.3} to match {} at {}: set to {fl} (the other levels already account for it)",

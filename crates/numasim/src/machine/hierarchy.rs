@@ -326,7 +326,8 @@ pub(super) fn read(
         if let Some(b) = t.size("nt_store_threshold")? {
             h.nt_store_threshold = b;
         }
-        h.rfo_cost = num(&mut t, "rfo_cost", h.rfo_cost, 1e-3)?;
+        // Under 1 a store-through copy would move less than a non-temporal one.
+        h.rfo_cost = num(&mut t, "rfo_cost", h.rfo_cost, 1.0)?;
         t.finish()?;
     }
     let mut s = SyscallCosts {
@@ -700,6 +701,15 @@ mod tests {
         assert!(text.contains("rfo_cost = 1.0625"), "{text}");
         let back = Machine::from_toml_str(&text, "t.toml").expect("reads back");
         assert_eq!(back.hierarchy, m.hierarchy);
+        // A store-through copy cheaper than a non-temporal one is refused.
+        let cheap = text.replace("rfo_cost = 1.0625", "rfo_cost = 0.9");
+        let e = Machine::from_toml_str(&cheap, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hierarchy.rfo_cost") && e.contains("allowed 1"),
+            "{e}"
+        );
         let bad: String = text
             .lines()
             .filter(|l| !l.starts_with("stream_retain"))
