@@ -1195,13 +1195,14 @@ fn fit_one(
         return false;
     };
     let value = (s.param)(x);
-    // Physical floors: a core keeps at least one miss in flight; a copy's
-    // ownership read cannot make it cheaper than non-temporal stores (the
-    // machine file refuses `rfo_cost` under 1).
-    let floor = if matches!(s.key, "mlp" | "rfo_cost") {
-        1.0
-    } else {
-        0.0
+    // Physical floors, which the machine file's reader also holds (a clamp
+    // under them would write a file the probe's round trip refuses): a core
+    // keeps at least one miss in flight; a copy's ownership read cannot make
+    // it cheaper than non-temporal stores; a read takes some time.
+    let floor = match s.key {
+        "mlp" | "rfo_cost" => 1.0,
+        "read_ns" | "latency_ns" => 1e-3,
+        _ => 0.0,
     };
     let name = match s.cache {
         Some(i) => format!("L{} {}", m.cpu.caches[i].level, s.key),
