@@ -532,6 +532,29 @@ impl Queue {
         }
     }
 
+    /// The queued request that `len` bytes at `off` would merge into
+    /// (`elv_merge()`: one ending where it starts, or starting where it
+    /// ends, with room under `max_request`), the earliest of the two.
+    /// Through the merge index where it covers `max_request`; an empty
+    /// request (full-sized ones are not in the index), or a bound the index
+    /// was not built for, looks at each.
+    fn merge_target(&self, off: u64, len: u64, write: bool, max_request: u64) -> Option<u64> {
+        if len == 0 || max_request > self.merge_below {
+            return self
+                .reqs
+                .iter()
+                .find(|(_, x)| {
+                    x.write == write
+                        && x.len + len <= max_request
+                        && (x.off + x.len == off || off + len == x.off)
+                })
+                .map(|(s, _)| s);
+        }
+        let back = self.first_fit(self.by_end.get(key(write, off)), len, max_request);
+        let front = self.first_fit(self.by_start.get(key(write, off + len)), len, max_request);
+        back.into_iter().chain(front).min()
+    }
+
     /// The earliest queued request in `set` that `len` more bytes fit beside.
     fn first_fit(&self, set: &[u64], len: u64, max_request: u64) -> Option<u64> {
         set.iter()
@@ -588,28 +611,11 @@ impl DiskState {
     /// true if `req` took a new place in the queue (it did not merge).
     pub fn enqueue_in(&mut self, req: Req, max_request: u64, pool: &mut Vec<Vec<Part>>) -> bool {
         self.queue.merging_below(max_request);
-        let q = &self.queue;
-        let found = if req.len == 0 {
-            // Nothing in the model queues an empty request; should one
-            // come, it may join any request (full-sized ones are not in
-            // the merge index), so look at each.
-            q.reqs
-                .iter()
-                .find(|(_, x)| {
-                    x.write == req.write
-                        && x.len <= max_request
-                        && (x.off + x.len == req.off || req.off == x.off)
-                })
-                .map(|(s, _)| s)
-        } else {
-            let back = q.first_fit(q.by_end.get(key(req.write, req.off)), req.len, max_request);
-            let front = q.first_fit(
-                q.by_start.get(key(req.write, req.off + req.len)),
-                req.len,
-                max_request,
-            );
-            back.into_iter().chain(front).min()
-        };
+        // Nothing in the model queues an empty request; should one come,
+        // `merge_target` looks at each queued request for it.
+        let found = self
+            .queue
+            .merge_target(req.off, req.len, req.write, max_request);
         let Some(seq) = found else {
             self.queue.push(req);
             return true;
@@ -633,19 +639,9 @@ impl DiskState {
     /// `elv_merge()` before `get_request()`). Read only; asked only when
     /// the queue has no request free.
     pub fn would_merge(&self, off: u64, len: u64, write: bool, max_request: u64) -> bool {
-        let q = &self.queue;
-        if len == 0 || max_request > q.merge_below {
-            // Not indexed for this bound (never in the model): look at each.
-            return q.reqs.iter().any(|(_, x)| {
-                x.write == write
-                    && x.len + len <= max_request
-                    && (x.off + x.len == off || off + len == x.off)
-            });
-        }
-        q.first_fit(q.by_end.get(key(write, off)), len, max_request)
+        self.queue
+            .merge_target(off, len, write, max_request)
             .is_some()
-            || q.first_fit(q.by_start.get(key(write, off + len)), len, max_request)
-                .is_some()
     }
     /// Take the next request (C-LOOK) and start it at `now`: returns it and
     /// when the disk finishes it; None when the queue is empty.
