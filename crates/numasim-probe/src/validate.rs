@@ -9,7 +9,7 @@
 use crate::calibrate::Measurements;
 use crate::hierarchy::{self, kernel_for, Used};
 use numasim::kernel::era::Era;
-use numasim::kernel::locking::contention::{ContentionKnobs, PagecacheCount};
+use numasim::kernel::locking::contention::{AnonFault, ContentionKnobs, PagecacheCount};
 use numasim::kernel::KernelConfig;
 use numasim::machine::Machine;
 use numasim::report::{Record, Role};
@@ -201,7 +201,10 @@ fn spread_of(meas: &Measurements, metric: &str, threads: usize) -> Option<f64> {
 /// take (docs/probe.md, "Round 14b"). `None` if it does not fit.
 pub fn fault_rate(m: &Machine, threads: u64, bytes: u64) -> Option<f64> {
     let booted = numasim::kernel::boot::boot(m, &KernelConfig::defaults(m), 1).ok()?;
-    let knobs = ContentionKnobs::defaults_for(m, Era::V6_8);
+    let knobs = ContentionKnobs {
+        anon_fault: AnonFault::PerVmaLock,
+        ..ContentionKnobs::defaults_for(m, Era::V6_8)
+    };
     let (run, faults) = numasim::workload::contention::anon_touch(
         m,
         &knobs,
@@ -210,7 +213,6 @@ pub fn fault_rate(m: &Machine, threads: u64, bytes: u64) -> Option<f64> {
         bytes,
         numasim::kernel::mm::memory::DEFAULT_SAMPLE,
         1,
-        true,
     )
     .ok()?;
     (run.time_s > 0.0).then(|| faults as f64 / run.time_s)

@@ -418,7 +418,7 @@ impl Step {
                 let booted = sim.booted()?.clone();
                 let res: Vec<_> = threads
                     .par_iter()
-                    .map(|&n| anon_touch(machine, knobs, &booted, n, *bytes, *sample, seed, false))
+                    .map(|&n| anon_touch(machine, knobs, &booted, n, *bytes, *sample, seed))
                     .collect();
                 let mut out = Vec::new();
                 for (&n, r) in threads.iter().zip(res) {
@@ -563,11 +563,9 @@ impl Step {
     }
 }
 
-/// `threads` threads of one process first-touch `bytes` in all: through
-/// the 2.4 path `knobs.anon_fault` names, or with `today` through today's
-/// ([`memory::anon_batched`], the batches of `knobs`). The run, and the
-/// faults.
-#[allow(clippy::too_many_arguments)]
+/// `threads` threads of one process first-touch `bytes` in all, through
+/// the path `knobs.anon_fault` names (today's, `per-vma-lock`, with the
+/// batches of `knobs`). The run, and the faults.
 pub fn anon_touch(
     machine: &Machine,
     knobs: &ContentionKnobs,
@@ -576,7 +574,6 @@ pub fn anon_touch(
     bytes: u64,
     sample: u64,
     seed: u64,
-    today: bool,
 ) -> Result<(memory::FaultRun, u64), Error> {
     let threads = threads.max(1);
     let cpus: Vec<u64> = (0..threads).collect();
@@ -587,9 +584,9 @@ pub fn anon_touch(
     // 2.4.21 has one `pagemap_lru_lock`, the Altix kernel per-node lists
     // ([ALTIX04] B2).
     let path = match knobs.anon_fault {
-        _ if today => memory::anon_batched(memory::Batches::from_knobs(knobs)),
         AnonFault::PageTableLock => memory::anon_ptl(Scope::Global),
         AnonFault::CmpxchgPte => memory::anon_cmpxchg(Scope::PerNode),
+        AnonFault::PerVmaLock => memory::anon_batched(memory::Batches::from_knobs(knobs)),
     };
     Ok((
         memory::simulate(machine, &th, &path, knobs.spinlock, sample, seed),

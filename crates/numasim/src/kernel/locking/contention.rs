@@ -41,6 +41,10 @@ knob_enum! {
         PageTableLock = "page-table-lock",
         /// Altix: no lock on this path, PTE installed with `cmpxchg`.
         CmpxchgPte = "cmpxchg-pte",
+        /// Linux 6.4 on: the VMA's per-VMA lock (a reader count every
+        /// faulting thread writes), the page from the per-CPU lists, the
+        /// LRU through the per-CPU folio batch (`lru_add_batch`, `pcp_batch`).
+        PerVmaLock = "per-vma-lock",
     }
 }
 knob_enum! {
@@ -172,7 +176,7 @@ pub const KNOBS: &[Knob<ContentionKnobs>] = &[
         doc: "how gettimeofday() stays monotonic: ia64 2.6's shared cmpxchg word (C5) or a seqcount read"),
     choice_knob!(ContentionKnobs, anon_fault, AnonFault,
         default: "`page-table-lock`",
-        doc: "the anonymous fault path: stock 2.4.21's page_table_lock or Altix's cmpxchg PTE (C9, C10)"),
+        doc: "the anonymous fault path: stock 2.4.21's page_table_lock or Altix's cmpxchg PTE (C9, C10), or Linux 6.4's per-VMA lock with per-CPU page and LRU batches"),
     choice_knob!(ContentionKnobs, devzero, Devzero,
         default: "`2.4`",
         doc: "the superblock lock of /dev/zero private mappings (C11); each value names its kernel's fault path: `2.4` and `altix` (2.4.21) a page at a time, `2.6` and `anon` (no lock, mainline) through the per-CPU batches of `version`"),
