@@ -523,14 +523,9 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                     // calibration it reproduces.
                     solved = false;
                     f.node_gbps_from = NodeGbpsFrom::Bound;
-                    let ceiling = sim(13.0);
-                    s.node_gbps =
-                        crate::hierarchy::solve_within(sim, 0.99 * ceiling, s.node_gbps.ln(), 1e-3)
-                            .filter(|x| x.is_finite())
-                            .map_or(own_gbps.unwrap_or(s.node_gbps), |x| {
-                                x.clamp(-7.0, 13.0).exp()
-                            })
-                            .max(own_gbps.unwrap_or(0.0));
+                    s.node_gbps = least_near_ceiling(sim, s.node_gbps)
+                        .unwrap_or(own_gbps.unwrap_or(s.node_gbps))
+                        .max(own_gbps.unwrap_or(0.0));
                     break;
                 }
             }
@@ -578,16 +573,8 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                             solved = true;
                         }
                         None => {
-                            let ceiling = sim_copy(13.0);
-                            if let Some(x) = crate::hierarchy::solve_within(
-                                sim_copy,
-                                0.99 * ceiling,
-                                s.node_gbps.ln(),
-                                1e-3,
-                            )
-                            .filter(|x| x.is_finite())
-                            {
-                                s.node_gbps = x.clamp(-7.0, 13.0).exp().max(was);
+                            if let Some(g) = least_near_ceiling(sim_copy, s.node_gbps) {
+                                s.node_gbps = g.max(was);
                             }
                             f.node_gbps_from = NodeGbpsFrom::Bound;
                             solved = false;
@@ -746,6 +733,17 @@ fn read_bytes(m: &Measurements) -> Option<u64> {
             .map(|x| x.0)
             .max()
     })
+}
+
+/// The controllers just out of the way: the least `node_gbps` (GB/s) whose
+/// simulated rate is within 1% of the rate with no controller limit
+/// (`sim` takes the rate's log, clamped to e^-7..e^13), searched from
+/// `from` GB/s; `None` where the solve does not converge.
+fn least_near_ceiling(sim: impl Fn(f64) -> f64, from: f64) -> Option<f64> {
+    let ceiling = sim(13.0);
+    crate::hierarchy::solve_within(sim, 0.99 * ceiling, from.ln(), 1e-3)
+        .filter(|x| x.is_finite())
+        .map(|x| x.clamp(-7.0, 13.0).exp())
 }
 
 /// Whether node `node`'s read covered a buffer its last-level cache
