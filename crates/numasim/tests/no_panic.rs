@@ -212,6 +212,8 @@ const PCI_KEYS: &[&str] = &[
     "device_ns",
     "host_ns",
     "isr_reads",
+    "isr_flush_reads",
+    "submit_reads",
 ];
 
 const PCI_BASE: &str = "name = \"t\"\n[machine]\nnodes = 4\ncpus_per_node = 2\nmem_per_node = \"1 GiB\"\n\

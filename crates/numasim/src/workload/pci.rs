@@ -53,6 +53,8 @@ pub enum Step {
         device_ns: f64,
         host_ns: f64,
         isr_reads: u32,
+        isr_flush_reads: u32,
+        submit_reads: u32,
     },
 }
 
@@ -325,6 +327,8 @@ impl Step {
                     device_ns: ns(r, "device_ns", 5000.0)?,
                     host_ns: ns(r, "host_ns", 5000.0)?,
                     isr_reads: bounded(r, "isr_reads", 0, 0, 64)? as u32,
+                    isr_flush_reads: bounded(r, "isr_flush_reads", 0, 0, 64)? as u32,
+                    submit_reads: bounded(r, "submit_reads", 0, 0, 64)? as u32,
                 }
             }
             _ => return Ok(None),
@@ -442,6 +446,8 @@ impl Step {
                 device_ns,
                 host_ns,
                 isr_reads,
+                isr_flush_reads,
+                submit_reads,
             } => {
                 let mut pts: Vec<(DmaAlloc, usize, u32)> = Vec::new();
                 for &q in queue_depth {
@@ -467,6 +473,8 @@ impl Step {
                                 device_ns: *device_ns,
                                 host_ns: *host_ns,
                                 isr_reads: *isr_reads,
+                                isr_flush_reads: *isr_flush_reads,
+                                submit_reads: *submit_reads,
                             },
                         )
                     })
@@ -568,7 +576,9 @@ pub const DMA_IOPS: Workload = Workload {
                 s::p("ios", s::Kind::Int, "", s::Default::Value("2000"), s::Range::Int(1, 100_000), "I/Os completed; more than the largest queue_depth"),
                 s::p("device_ns", s::Kind::Float, "ns", s::Default::Value("5000.0"), s::Range::Float(0.0, 1e9), "the adapter's processing per command"),
                 s::p("host_ns", s::Kind::Float, "ns", s::Default::Value("5000.0"), s::Range::Float(0.0, 1e9), "CPU time per completion (interrupt, midlayer, next submission)"),
-                s::p("isr_reads", s::Kind::Int, "", s::Default::Value("0"), s::Range::Int(0, 64), "relaxed PIO reads of adapter registers per interrupt, each behind the bus traffic (qla1280: 5)"),
+                s::p("isr_reads", s::Kind::Int, "", s::Default::Value("0"), s::Range::Int(0, 64), "relaxed PIO reads of adapter registers per interrupt, each behind the bus traffic (qla1280: 4)"),
+                s::p("isr_flush_reads", s::Kind::Int, "", s::Default::Value("0"), s::Range::Int(0, 64), "flushing PIO reads (`readw` on sn2: the read, then sn_dma_flush()) per interrupt, after the relaxed ones (qla1280: 1)"),
+                s::p("submit_reads", s::Kind::Int, "", s::Default::Value("0"), s::Range::Int(0, 64), "relaxed PIO reads after each doorbell write, the CPU waiting for each (qla1280: 1)"),
             ],
             one_of: &[],
             metrics: &[

@@ -12,9 +12,13 @@
 //! waits for the data's acknowledgements), then an interrupt. The CPU's
 //! handler spends `host_ns`, reads the status (its copy was invalidated:
 //! a miss to the ring's node), writes the next command (a write miss to
-//! the ring's node) and rings the doorbell (a posted PIO write).
+//! the ring's node) and rings the doorbell (a posted PIO write), which the
+//! driver may follow with a register read to flush it (`submit_reads`).
+//! The handler's register reads before it walks the ring are relaxed
+//! (`isr_reads`) or flushing (`isr_flush_reads`: `readw` on sn2, the
+//! relaxed read and then `sn_dma_flush()`, as in `drivers/pci/pio.rs`).
 
-use super::{DmaEv, IoPath, Landed};
+use super::{DmaEv, IoPath, Landed, REG_BYTES};
 use crate::engine::{Dur, EventQueue, Time};
 use crate::machine::Machine;
 
@@ -47,6 +51,13 @@ pub struct Setup {
     /// Relaxed PIO reads of adapter registers the interrupt handler makes
     /// before it looks at the status ring (each waits for the bus).
     pub isr_reads: u32,
+    /// Flushing PIO reads the handler makes after those (`readw` on sn2:
+    /// the read, then `sn_dma_flush()`, which waits for every DMA write
+    /// the chipset accepted before it).
+    pub isr_flush_reads: u32,
+    /// Relaxed PIO reads the CPU makes after each doorbell write, waiting
+    /// for each (a driver's "PCI posted write flush").
+    pub submit_reads: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -68,6 +79,31 @@ const ENTRY_BYTES: u64 = 64;
 /// node that is the bus snoop the memory write already pays; across nodes
 /// it is a fabric round trip between the ring's node and the CPU's.
 const STATUS_LINE_SHARED: bool = true;
+
+/// The tag on a flushing read's interrupt write (status writes count up
+/// from 0).
+const FLAG_TAG: u64 = u64::MAX;
+
+/// What a register read is for, and so what follows it; `left` reads of
+/// the kind remain, this one included.
+#[derive(Debug, Clone, Copy)]
+enum Read {
+    /// The handler's relaxed reads.
+    Relaxed { left: u32 },
+    /// The handler's flushing reads (the read, then `sn_dma_flush()`).
+    Flushing { left: u32 },
+    /// The reads after a doorbell write.
+    Submit { left: u32 },
+}
+
+/// The CPU's work in one handler run, in order.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    /// A completion (by its I/O's issue time), then the next submission.
+    Complete(Time),
+    /// A submission only (the first `queue_depth` I/Os).
+    Submit,
+}
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
@@ -105,19 +141,21 @@ enum Ev {
     },
     /// The CPU takes the next pending interrupt.
     HandlerStart,
-    /// A handler's register read reached the device node's hub; `left`
-    /// reads remain, this one included.
-    IsrReadAtHub {
-        left: u32,
-    },
-    IsrReadAtChipset {
-        left: u32,
-    },
-    IsrReadResponse {
-        left: u32,
-    },
-    /// The handler's register reads are done.
-    HandlerBody,
+    /// A register read reached the device node's hub.
+    RegReadAtHub(Read),
+    RegReadAtChipset(Read),
+    /// The device answered: the response leaves the chipset.
+    RegReadResponse(Read),
+    /// `sn_dma_flush()`'s force-interrupt write reached the device
+    /// node's hub, then the chipset.
+    ForceIntAtHub,
+    ForceIntAtChipset,
+    /// The chipset sends the interrupt write (barrier attribute).
+    FlushInterruptOut,
+    /// The CPU's spin sees the flag written: the flushing read is done.
+    FlagSeen,
+    /// The CPU goes on with the handler's work.
+    HandlerNext,
 }
 
 struct State<'m> {
@@ -136,8 +174,11 @@ struct State<'m> {
     latency_sum: u64,
     /// Interrupts raised and not yet handled, by their I/O's issue time.
     irqs: std::collections::VecDeque<Time>,
-    /// The completions the running handler takes.
-    batch: Vec<Time>,
+    /// The running handler's work: the completions it takes (and the
+    /// first submissions before any completion).
+    batch: std::collections::VecDeque<Work>,
+    /// Flushing reads left in the handler, the current one included.
+    flushing_left: u32,
     in_handler: bool,
     /// Issue times of I/Os whose status is in flight, by tag.
     tags: std::collections::BTreeMap<u64, Time>,
@@ -187,6 +228,11 @@ impl State<'_> {
                     self.push(t, Ev::Dma(e));
                 }
                 for l in landed {
+                    if l.tag == FLAG_TAG {
+                        let seen = self.path.flag_seen(l.in_memory, self.s.cpu_node);
+                        self.push(seen, Ev::FlagSeen);
+                        continue;
+                    }
                     let issued = self.tags.remove(&l.tag).expect("tagged status write");
                     // The interrupt follows the status write (barrier
                     // attribute) from the device's hub to the CPU.
@@ -286,63 +332,131 @@ impl State<'_> {
             Ev::HandlerStart => {
                 // One handler takes every completion posted so far: the
                 // ring's in-pointer register names them all.
-                self.batch.extend(self.irqs.drain(..));
+                self.batch.extend(self.irqs.drain(..).map(Work::Complete));
                 if self.s.isr_reads > 0 {
-                    self.isr_read(now, self.s.isr_reads);
+                    self.reg_read(
+                        now,
+                        Read::Relaxed {
+                            left: self.s.isr_reads,
+                        },
+                    );
+                } else if self.s.isr_flush_reads > 0 {
+                    self.flushing_reads(now);
                 } else {
-                    self.handler_body(now);
+                    self.handler_next(now);
                 }
             }
-            Ev::IsrReadAtHub { left } => {
+            Ev::RegReadAtHub(why) => {
                 let at = self.path.hub_to_chipset(now, 0);
-                self.push(at, Ev::IsrReadAtChipset { left });
+                self.push(at, Ev::RegReadAtChipset(why));
             }
-            Ev::IsrReadAtChipset { left } => {
-                // Behind the data bursts and status writes queued on the bus.
+            Ev::RegReadAtChipset(why) => {
+                // Behind the data bursts, status writes and posted writes
+                // queued on the bus (a read does not pass posted writes).
                 let done = self.path.bus.submit(now, self.m.pci.pio_bytes());
                 let at = done + Self::ns(self.m.pci.pio_read_ns);
-                self.push(at, Ev::IsrReadResponse { left });
+                self.push(at, Ev::RegReadResponse(why));
             }
-            Ev::IsrReadResponse { left } => {
+            Ev::RegReadResponse(why) => {
                 // Up the link behind the DMA queued there, back to the CPU.
-                let at = self.path.chipset_to_hub(now, 8)
+                let at = self.path.chipset_to_hub(now, REG_BYTES)
                     + self.path.fabric(self.s.device_node, self.s.cpu_node)
                     + Self::ns(self.m.chipset_read_ns() / 2.0);
-                if left > 1 {
-                    self.isr_read(at, left - 1);
-                } else {
-                    self.push(at, Ev::HandlerBody);
+                match why {
+                    Read::Relaxed { left } if left > 1 => {
+                        self.reg_read(at, Read::Relaxed { left: left - 1 })
+                    }
+                    Read::Relaxed { .. } => self.flushing_reads(at),
+                    Read::Flushing { left } => {
+                        self.flushing_left = left;
+                        let at = self.path.flush_store_at_hub(at, self.s.cpu_node);
+                        self.push(at, Ev::ForceIntAtHub);
+                    }
+                    Read::Submit { left } if left > 1 => {
+                        self.reg_read(at, Read::Submit { left: left - 1 })
+                    }
+                    Read::Submit { .. } => self.push(at, Ev::HandlerNext),
                 }
             }
-            Ev::HandlerBody => self.handler_body(now),
+            Ev::ForceIntAtHub => {
+                let at = self.path.force_int_at_chipset(now);
+                self.push(at, Ev::ForceIntAtChipset);
+            }
+            Ev::ForceIntAtChipset => {
+                let at = self.path.flush_interrupt_due(now);
+                self.push(at, Ev::FlushInterruptOut);
+            }
+            Ev::FlushInterruptOut => {
+                // Other I/Os' data and status writes the chipset accepted
+                // until now are ahead of it.
+                let (t, e) = self.path.flush_interrupt(now, FLAG_TAG);
+                self.push(t, Ev::Dma(e));
+            }
+            Ev::FlagSeen => {
+                let left = self.flushing_left;
+                if left > 1 {
+                    self.reg_read(now, Read::Flushing { left: left - 1 });
+                } else {
+                    self.flushing_left = 0;
+                    self.handler_next(now);
+                }
+            }
+            Ev::HandlerNext => self.handler_next(now),
         }
     }
 
-    /// One relaxed PIO read of an adapter register from the handler
-    /// (`readw_relaxed`: no DMA flush), issued at `at`.
-    fn isr_read(&mut self, at: Time, left: u32) {
+    /// One PIO read of an adapter register, issued by the CPU at `at`: out
+    /// through its hub, across the fabric, down the link and onto the bus.
+    fn reg_read(&mut self, at: Time, why: Read) {
         let to_hub = Self::ns(self.m.chipset_read_ns() / 2.0)
             + self.path.fabric(self.s.cpu_node, self.s.device_node);
-        self.push(at + to_hub, Ev::IsrReadAtHub { left });
+        self.push(at + to_hub, Ev::RegReadAtHub(why));
     }
 
-    /// The rest of the handler at `now`, for each completion of the batch:
-    /// `host_ns`, the status read (its copy was invalidated: a miss to the
-    /// ring's node), the next command.
-    fn handler_body(&mut self, now: Time) {
+    /// The handler's flushing reads from `at`, then the rest of it.
+    fn flushing_reads(&mut self, at: Time) {
+        if self.s.isr_flush_reads > 0 {
+            self.reg_read(
+                at,
+                Read::Flushing {
+                    left: self.s.isr_flush_reads,
+                },
+            );
+        } else {
+            self.push(at, Ev::HandlerNext);
+        }
+    }
+
+    /// The handler's work from `now`: for each completion `host_ns`, the
+    /// status read (its copy was invalidated: a miss to the ring's node),
+    /// then the next command; after each doorbell the CPU waits for its
+    /// `submit_reads` and comes back here.
+    fn handler_next(&mut self, now: Time) {
         let mut done = now;
-        for issued in std::mem::take(&mut self.batch) {
-            done = done
-                + Self::ns(self.s.host_ns)
-                + Self::ns(self.m.mem_latency_ns(self.s.cpu_node, self.s.ring_node));
-            self.completed += 1;
-            self.latency_sum += (done - issued).as_ns();
-            if self.completed == self.s.queue_depth {
-                self.warm_at = done;
+        while let Some(work) = self.batch.pop_front() {
+            if let Work::Complete(issued) = work {
+                done = done
+                    + Self::ns(self.s.host_ns)
+                    + Self::ns(self.m.mem_latency_ns(self.s.cpu_node, self.s.ring_node));
+                self.completed += 1;
+                self.latency_sum += (done - issued).as_ns();
+                if self.completed == self.s.queue_depth {
+                    self.warm_at = done;
+                }
+                self.last_at = done;
+                if self.issued >= self.s.ios {
+                    continue;
+                }
             }
-            self.last_at = done;
-            if self.issued < self.s.ios {
-                done = self.submit(done);
+            done = self.submit(done);
+            if self.s.submit_reads > 0 {
+                self.reg_read(
+                    done,
+                    Read::Submit {
+                        left: self.s.submit_reads,
+                    },
+                );
+                return;
             }
         }
         self.cpu_free = done;
@@ -370,16 +484,17 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         last_at: Time::ZERO,
         latency_sum: 0,
         irqs: Default::default(),
-        batch: Vec::new(),
+        batch: Default::default(),
+        flushing_left: 0,
         in_handler: false,
         tags: Default::default(),
         next_tag: 0,
     };
-    let mut t = Time::ZERO;
-    for _ in 0..setup.queue_depth.min(setup.ios) {
-        t = st.submit(t);
-    }
-    st.cpu_free = t;
+    // The first `queue_depth` submissions, as one run of CPU work.
+    st.batch
+        .extend((0..setup.queue_depth.min(setup.ios)).map(|_| Work::Submit));
+    st.in_handler = true;
+    st.handler_next(Time::ZERO);
     while let Some((now, ev)) = st.q.pop() {
         st.step(now, ev);
     }

@@ -140,6 +140,52 @@ impl<'m> IoPath<'m> {
         Dur::from_ns_f64(self.machine.fabric_one_way_ns(a, b))
     }
 
+    /// `sn_dma_flush()` after a read returned to a CPU on `cpu` at `now`
+    /// (`pcibr_dma.c`, its PIC branch): `*flush_addr = 0` is a store to the
+    /// flag line, which the CPU holds only shared since its last spin (an
+    /// ownership miss to the flag's node), and the volatile force-interrupt
+    /// store after it is a release store (`st.rel` on ia64), so it waits for
+    /// that; then the store leaves through the CPU's hub: when it reaches
+    /// this node's hub.
+    pub fn flush_store_at_hub(&self, now: Time, cpu: usize) -> Time {
+        now + self.flag_miss(cpu)
+            + Dur::from_ns_f64(self.machine.pci.uc_store_ns)
+            + (Dur::from_ns_f64(self.machine.chipset_read_ns() / 2.0) + self.fabric(cpu, self.node))
+    }
+
+    /// The force-interrupt store leaves the hub for the chipset at `now`:
+    /// when the chipset has it. Call in time order.
+    pub fn force_int_at_chipset(&mut self, now: Time) -> Time {
+        self.hub_to_chipset(now, REG_BYTES)
+    }
+
+    /// The chipset has the force-interrupt store at `now`: when its
+    /// interrupt write leaves (`pci.flush_ns`, the PIC's turnaround).
+    pub fn flush_interrupt_due(&self, now: Time) -> Time {
+        now + Dur::from_ns_f64(self.machine.pci.flush_ns)
+    }
+
+    /// The chipset sends the flush's interrupt write at `now`: a write of
+    /// the flag word in this node's memory (where the PROM sets up the
+    /// flush list) with the barrier attribute, so every DMA write accepted
+    /// before it is ahead of it. Its [`Landed`] notice carries `tag`.
+    pub fn flush_interrupt(&mut self, now: Time, tag: u64) -> (Time, DmaEv) {
+        self.accept(now, self.node, REG_BYTES as u32, true, Some(tag))
+    }
+
+    /// The flag word reached memory at `in_memory`: the write first
+    /// recalled the flag line the spinning CPU on `cpu` held dirty, and the
+    /// CPU's next spin read misses to it. When the CPU sees the flag.
+    pub fn flag_seen(&self, in_memory: Time, cpu: usize) -> Time {
+        in_memory + self.flag_miss(cpu) + self.flag_miss(cpu)
+    }
+
+    /// A load or ownership miss from a CPU on `cpu` to the flush flag's
+    /// node (this one).
+    pub fn flag_miss(&self, cpu: usize) -> Dur {
+        Dur::from_ns_f64(self.machine.mem_latency_ns(cpu, self.node))
+    }
+
     /// The chipset accepts a DMA write at `now` (its bus transfer ended,
     /// or the chipset made it: an interrupt). Returns its first stage.
     pub fn accept(
@@ -259,6 +305,10 @@ impl<'m> IoPath<'m> {
         }
     }
 }
+
+/// Bytes of data a register read returns and a PIO write or the flush's
+/// interrupt write carries (one 64-bit register).
+pub const REG_BYTES: u64 = 8;
 
 /// Payload bytes of one XIO micropacket (128 bits of data beside 32 of
 /// control, which the port's quoted rate does not count).

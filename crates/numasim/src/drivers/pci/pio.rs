@@ -35,7 +35,7 @@
 //!   polls it waits `udelay(1)` (arch/ia64/sn/io/machvec/iomv.c
 //!   up to 2.6.7-rc2) or only `cpu_relax()` (from 2.6.7-rc3), per [`MmiobWait`].
 
-use super::{DmaEv, IoPath, Landed};
+use super::{DmaEv, IoPath, Landed, REG_BYTES};
 use crate::engine::{Dur, EventQueue, SimRng, Time};
 use crate::machine::Machine;
 use rand::RngExt;
@@ -163,9 +163,6 @@ const GAP_NS: u64 = 2_000;
 const CHIPSET_BUFFER_BURSTS: u64 = 2;
 /// `udelay(1)`: ia64 spins on the ITC for one microsecond.
 const UDELAY_1: Dur = Dur::from_us(1);
-/// Bytes of data a PIO read returns and a PIO write or the interrupt
-/// write carries (one 64-bit register).
-const REG_BYTES: u64 = 8;
 
 struct State<'m> {
     m: &'m Machine,
@@ -196,11 +193,6 @@ impl State<'_> {
     }
     fn uc_store(&self) -> Dur {
         Dur::from_ns_f64(self.m.pci.uc_store_ns)
-    }
-    /// A load or ownership miss from the CPU to the flag's node (the
-    /// device's, where the PROM sets up the flush list).
-    fn flag_miss(&self) -> Dur {
-        Dur::from_ns_f64(self.m.mem_latency_ns(self.s.cpu_node, self.s.device_node))
     }
     fn push(&mut self, at: Time, ev: Ev) {
         self.q
@@ -243,9 +235,7 @@ impl State<'_> {
                 }
                 for l in landed {
                     debug_assert_eq!(l.tag, FLAG);
-                    // The write first recalled the flag line the spinning
-                    // CPU held dirty; the CPU's next spin read misses.
-                    let seen = l.in_memory + self.flag_miss() + self.flag_miss();
+                    let seen = self.path.flag_seen(l.in_memory, c);
                     self.push(seen, Ev::FlagSeen);
                 }
             }
@@ -354,26 +344,22 @@ impl State<'_> {
                     Op::Read(PioRead::Relaxed) | Op::Flush { .. } => false,
                 };
                 if flush {
-                    // sn_dma_flush(): `*flush_addr = 0` needs the flag line
-                    // back (shared since the last spin), and the volatile
-                    // force-interrupt store is a release store after it.
-                    let at = now + self.flag_miss() + self.uc_store() + self.to_io_hub();
+                    let at = self.path.flush_store_at_hub(now, c);
                     self.push(at, Ev::ForceIntAtHub);
                 } else {
                     self.finish_op(now);
                 }
             }
             Ev::ForceIntAtHub => {
-                let at = self.path.hub_to_chipset(now, REG_BYTES);
+                let at = self.path.force_int_at_chipset(now);
                 self.push(at, Ev::ForceIntAtChipset);
             }
             Ev::ForceIntAtChipset => {
-                let at = now + Dur::from_ns_f64(self.m.pci.flush_ns);
+                let at = self.path.flush_interrupt_due(now);
                 self.push(at, Ev::InterruptOut);
             }
             Ev::InterruptOut => {
-                // Everything the chipset accepted until now is ahead of it.
-                let (t, e) = self.path.accept(now, d, REG_BYTES as u32, true, Some(FLAG));
+                let (t, e) = self.path.flush_interrupt(now, FLAG);
                 self.push(t, Ev::Dma(e));
             }
             Ev::FlagSeen => self.finish_op(now),
