@@ -724,21 +724,24 @@ pub fn ring_copy(
 mod tests {
     use super::*;
 
+    /// One stream copy's rate, MB/s, on the machine's default kernel.
+    fn copy_rate(m: &Machine, k: &KernelConfig, bytes: u64) -> f64 {
+        stream_copy(
+            m,
+            k,
+            bytes,
+            false,
+            0,
+            crate::engine::rng::stream(1, "c", bytes),
+        )
+        .mbps
+    }
+
     #[test]
     fn a_copy_past_the_non_temporal_threshold_skips_the_read_for_ownership() {
         let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
         let k = KernelConfig::defaults(&m);
-        let rate = |m: &Machine, bytes: u64| {
-            stream_copy(
-                m,
-                &k,
-                bytes,
-                false,
-                0,
-                crate::engine::rng::stream(1, "c", bytes),
-            )
-            .mbps
-        };
+        let rate = |m: &Machine, bytes: u64| copy_rate(m, &k, bytes);
         // Far past the caches: memory's rate, whatever the threshold.
         let big = 4u64 << 30;
         let one = rate(&m, big);
@@ -783,17 +786,7 @@ mod tests {
             .collect();
         m.hierarchy.stream_reach = m.hierarchy.reach.clone();
         let bytes = m.l1_bytes() * 2;
-        let rate = |m: &Machine| {
-            stream_copy(
-                m,
-                &k,
-                bytes,
-                false,
-                0,
-                crate::engine::rng::stream(1, "c", bytes),
-            )
-            .mbps
-        };
+        let rate = |m: &Machine| copy_rate(m, &k, bytes);
         // LRU-like L1: nothing of a cycle twice its size stays, its rate
         // does not matter.
         m.hierarchy.stream_retain = vec![0.0; n];
