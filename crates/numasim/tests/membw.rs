@@ -81,6 +81,31 @@ fn interleave_gains_where_bandwidth_binds_and_loses_where_latency_binds() {
     );
 }
 
+/// A write-allocate copy's ownership reads load the controllers as far as
+/// `[hierarchy] rfo_cost` says (2 (rfo_cost - 1) of a line; 1.5, the
+/// default, a whole read): a node's copy, where its controllers bind, runs
+/// faster when the probe found them nearly free; a copy with non-temporal
+/// stores (`write_allocate` off) reads no line for ownership either way.
+#[test]
+fn ownership_reads_load_the_controllers_as_rfo_cost_says() {
+    let run = |extra: &str| {
+        values(
+            &format!(
+                "name = \"t\"\n[machine]\npreset = \"epyc-9004-nps4\"\n{extra}[[run]]\nworkload = \"stream\"\n\
+                 nodes = [0]\nthreads = [24]\nop = [\"copy\"]\n"
+            ),
+            "stream_mbps",
+        )[0]
+    };
+    let full = run("");
+    let free = run("[machine.hierarchy]\nrfo_cost = 1.0\n");
+    assert!(free > 1.2 * full, "{free} vs {full}");
+    let nt = run("[machine.memsys]\nwrite_allocate = false\n");
+    let nt_free =
+        run("[machine.memsys]\nwrite_allocate = false\n[machine.hierarchy]\nrfo_cost = 1.0\n");
+    assert_eq!(nt, nt_free);
+}
+
 /// Without `[memsys]` the latency matrix is dram.latency_ns × the SLIT ratio.
 #[test]
 fn without_memsys_the_matrix_is_the_slit_rule() {

@@ -419,6 +419,17 @@ impl Step {
                     for &op in ops {
                         let (reads, writes) = op.arrays();
                         let fetched = reads + if m.memsys.write_allocate { writes } else { 0.0 };
+                        // A write-allocate store holds a miss slot for its
+                        // line; memory supplies the ownership read only
+                        // as far as `rfo_cost` says (2 (rfo_cost - 1) of
+                        // a line: 1 at the default 1.5, as before).
+                        let rfo = (2.0 * (m.hierarchy.rfo_cost - 1.0)).clamp(0.0, 1.0);
+                        let supplied = reads
+                            + if m.memsys.write_allocate {
+                                rfo * writes
+                            } else {
+                                0.0
+                            };
                         let flows: Vec<Flow> = per_node
                             .iter()
                             .map(|&(n, k)| {
@@ -428,7 +439,10 @@ impl Step {
                                         memflow::homes(n, Some(set))
                                     }
                                 };
-                                node_flow(m, n, k, homes, writes / fetched, 0.0)
+                                Flow {
+                                    from_memory: supplied / fetched,
+                                    ..node_flow(m, n, k, homes, writes / fetched, 0.0)
+                                }
                             })
                             .collect();
                         let s = memflow::solve(m, &flows);
@@ -509,6 +523,7 @@ fn node_flow(
         homes,
         mlp: m.memsys.mlp_lines * busy_cores as f64 / threads.max(1) as f64,
         writebacks: wb,
+        from_memory: 1.0,
         delay_ns,
     }
 }

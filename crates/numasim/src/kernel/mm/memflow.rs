@@ -52,6 +52,12 @@ pub struct Flow {
     pub mlp: f64,
     /// Lines written back per line fetched (STREAM's stores; 0 for reads).
     pub writebacks: f64,
+    /// Share of the lines a thread holds in flight that memory supplies:
+    /// 1, except for stores whose ownership read memory mostly does not
+    /// carry (`[hierarchy] rfo_cost` under 1.5, fitted by the probe from
+    /// its own copies): the store's line still holds a miss slot until it
+    /// is owned, but its read is not traffic.
+    pub from_memory: f64,
     /// Time a thread waits between requests, ns (MLC's injected delay).
     pub delay_ns: f64,
     /// Last-level-cache domains the threads occupy: their traffic shares
@@ -156,8 +162,8 @@ pub fn solve(m: &Machine, flows: &[Flow]) -> Solution {
             let mut u: std::collections::BTreeMap<usize, f64> = Default::default();
             let fs = m.socket_of(f.node);
             for &(h, p) in &f.homes {
-                let fetched = p * line;
-                let back = fetched * f.writebacks;
+                let fetched = p * line * f.from_memory;
+                let back = p * line * f.writebacks;
                 *u.entry(h).or_default() += fetched + back;
                 let hs = m.socket_of(h);
                 if hs != fs {
@@ -210,7 +216,7 @@ pub fn solve(m: &Machine, flows: &[Flow]) -> Solution {
     let mut llc_rho = vec![0.0f64; flows.len()];
     let mut llc_first = vec![0.0f64; n];
     let mut level = vec![f64::INFINITY; resources];
-    let llc_bytes = |f: &Flow| line * (1.0 + f.writebacks);
+    let llc_bytes = |f: &Flow| line * (f.from_memory + f.writebacks);
     let llc_cap = |f: &Flow| s.llc_gbps * f.llc_domains.max(1.0);
     let w = |rho: f64, c: f64| wait(s.queue_ns, rho, s.queue_lines, line, c);
     for _ in 0..ITERATIONS {
@@ -391,6 +397,7 @@ llc_cpus = 8
             homes: homes(node, set),
             mlp,
             writebacks: 0.0,
+            from_memory: 1.0,
             delay_ns: 0.0,
             llc_domains: 4.0,
         }
@@ -429,6 +436,7 @@ llc_cpus = 8
             homes: vec![(home, 1.0)],
             mlp,
             writebacks: 0.0,
+            from_memory: 1.0,
             delay_ns: 0.0,
             llc_domains: 1.0,
         };
