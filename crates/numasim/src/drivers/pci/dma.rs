@@ -138,6 +138,8 @@ struct State<'m> {
     irqs: std::collections::VecDeque<Time>,
     /// The completions the running handler takes.
     batch: Vec<Time>,
+    /// [`IoPath::handle`]'s outputs, reused by every DMA stage.
+    scratch: (Vec<(Time, DmaEv)>, Vec<Landed>),
     in_handler: bool,
     /// Issue times of I/Os whose status is in flight, by tag.
     tags: std::collections::BTreeMap<u64, Time>,
@@ -181,12 +183,14 @@ impl State<'_> {
     fn step(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::Dma(e) => {
-                let (mut next, mut landed) = (Vec::new(), Vec::<Landed>::new());
+                // The stage's outputs go to buffers kept across events (a
+                // fresh pair a stage was a fifth of the run: issue 31).
+                let (mut next, mut landed) = std::mem::take(&mut self.scratch);
                 self.path.handle(now, e, &mut next, &mut landed);
-                for (t, e) in next {
+                for (t, e) in next.drain(..) {
                     self.push(t, Ev::Dma(e));
                 }
-                for l in landed {
+                for l in landed.drain(..) {
                     let issued = self.tags.remove(&l.tag).expect("tagged status write");
                     // The interrupt follows the status write (barrier
                     // attribute) from the device's hub to the CPU.
@@ -195,6 +199,7 @@ impl State<'_> {
                         + Self::ns(self.m.chipset_read_ns() / 2.0);
                     self.push(at, Ev::Interrupt { issued });
                 }
+                self.scratch = (next, landed);
             }
             Ev::DoorbellAtHub { issued } => {
                 let at = self.path.hub_to_chipset(now, 8);
@@ -331,7 +336,8 @@ impl State<'_> {
     /// ring's node), the next command.
     fn handler_body(&mut self, now: Time) {
         let mut done = now;
-        for issued in std::mem::take(&mut self.batch) {
+        let mut batch = std::mem::take(&mut self.batch);
+        for issued in batch.drain(..) {
             done = done
                 + Self::ns(self.s.host_ns)
                 + Self::ns(self.m.mem_latency_ns(self.s.cpu_node, self.s.ring_node));
@@ -345,6 +351,7 @@ impl State<'_> {
                 done = self.submit(done);
             }
         }
+        self.batch = batch;
         self.cpu_free = done;
         if self.irqs.is_empty() {
             self.in_handler = false;
@@ -371,6 +378,7 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         latency_sum: 0,
         irqs: Default::default(),
         batch: Vec::new(),
+        scratch: Default::default(),
         in_handler: false,
         tags: Default::default(),
         next_tag: 0,
