@@ -168,6 +168,26 @@ impl<C: TransferCost> CacheLine<C> {
         self.miss(now, latency, true)
     }
 
+    /// `cpu` on `node` writes the line `n` times in a row from `now`, each
+    /// write starting when the one before completes (a batch's list
+    /// operations on one head); returns when the last completes. The same
+    /// as `n` calls of [`write`](Self::write): after the first the line is
+    /// this CPU's, whose copy is ready by then, so the rest are hits at
+    /// that time, counted without being run one by one.
+    pub fn write_times(&mut self, now: Time, cpu: usize, node: usize, n: u64) -> Time {
+        if n == 0 {
+            return now;
+        }
+        let t = self.write(now, cpu, node);
+        debug_assert!(
+            self.ready <= t,
+            "the writer's copy is ready when its write completes"
+        );
+        self.stats.writes += n - 1;
+        self.stats.hits += n - 1;
+        t
+    }
+
     /// `cpu` on `node` reads the line at `now`; returns when the data is in
     /// its cache.
     pub fn read(&mut self, now: Time, cpu: usize, node: usize) -> Time {
@@ -667,6 +687,35 @@ mod tests {
             }
             let s = l.stats();
             prop_assert_eq!(s.hits + s.transfers, s.reads + s.writes);
+        }
+
+        /// `write_times(n)` leaves the line as `n` chained writes would: the
+        /// same completion, state, readiness and statistics, amid random
+        /// reads and writes by other CPUs (including ones still in flight).
+        #[test]
+        fn write_times_is_n_chained_writes(
+            ops in prop::collection::vec((0u64..300, 0usize..8, 0u8..3, 0u64..20), 1..200),
+            dir in 0u64..50,
+        ) {
+            let mut batched = CacheLine::new(0, COST).with_directory(dir);
+            let mut each = CacheLine::new(0, COST).with_directory(dir);
+            let mut now = Time::ZERO;
+            for &(gap, cpu, op, n) in &ops {
+                now += Dur(gap);
+                let node = cpu / 2;
+                let (a, b) = match op {
+                    0 => (batched.read(now, cpu, node), each.read(now, cpu, node)),
+                    1 => (batched.write(now, cpu, node), each.write(now, cpu, node)),
+                    _ => (
+                        batched.write_times(now, cpu, node, n),
+                        (0..n).fold(now, |t, _| each.write(t, cpu, node)),
+                    ),
+                };
+                prop_assert_eq!(a, b);
+                prop_assert_eq!(batched.stats(), each.stats());
+                prop_assert_eq!(batched.state(), each.state());
+                prop_assert_eq!(batched.ready(), each.ready());
+            }
         }
     }
 }

@@ -627,10 +627,17 @@ impl<C: TransferCost> Lock<C> {
                     (p, p)
                 }
                 None => {
-                    let p = if jitter > 0 {
-                        min_uniform_phase(&mut self.rng, jitter, k)
-                    } else {
-                        0
+                    let p = match best {
+                        _ if jitter == 0 => 0,
+                        // Its moment is at least `ns`, no earlier than the
+                        // best so far, which keeps a tie: it cannot win.
+                        // Its random number is drawn all the same (the
+                        // stream stays as it was), its `pow` is not.
+                        Some((t, ..)) if ns >= t => {
+                            skip_uniform_phase(&mut self.rng, jitter, k);
+                            0
+                        }
+                        _ => min_uniform_phase(&mut self.rng, jitter, k),
                     };
                     (ns + p, p)
                 }
@@ -959,6 +966,18 @@ fn min_uniform_phase(rng: &mut SimRng, jitter: u64, k: u64) -> u64 {
     let u = ((rng.random::<u64>() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
     let above = (jitter as f64 * u.powf(1.0 / k as f64)).ceil() as u64;
     jitter - above.clamp(1, jitter)
+}
+
+/// Draw what [`min_uniform_phase`] draws, for a class whose phase cannot
+/// matter (it cannot win the race whatever it is): the same random numbers
+/// taken from `rng`, without the `pow`.
+fn skip_uniform_phase(rng: &mut SimRng, jitter: u64, k: u64) {
+    debug_assert!(jitter > 0 && k > 0);
+    if k == 1 {
+        rng.random_range(0..jitter);
+    } else {
+        rng.random::<u64>();
+    }
 }
 
 /// Waiters at one transfer time from the releaser: a node group minus the
@@ -1816,6 +1835,30 @@ mod tests {
     /// makes it: nothing when nobody else waits, rising with the retry rate,
     /// never above one request per other waiter, and that bound once the
     /// directory is saturated.
+    /// A class skipped in the race takes the same random numbers its
+    /// phase would have: the draws after it are the ones they were.
+    #[test]
+    fn a_skipped_phase_draws_what_the_phase_draws() {
+        use crate::engine::stream;
+        for (jitter, k) in [
+            (1u64, 1u64),
+            (7, 1),
+            (1000, 1),
+            (u64::MAX / 3, 1),
+            (50, 2),
+            (50, 31),
+        ] {
+            let mut a = stream(9, "skip-phase", jitter ^ k);
+            let mut b = a.clone();
+            for _ in 0..200 {
+                let p = min_uniform_phase(&mut a, jitter, k);
+                assert!(p < jitter);
+                skip_uniform_phase(&mut b, jitter, k);
+                assert_eq!(a.random::<u64>(), b.random::<u64>());
+            }
+        }
+    }
+
     #[test]
     fn nack_queue_wait_grows_with_load_up_to_one_request_per_waiter() {
         assert_eq!(nack_queue_wait(10, 0.0, 0), 0);

@@ -11,7 +11,7 @@ use crate::kernel::locking::line;
 use crate::kernel::locking::spinlock::spinlock;
 use crate::kernel::mm::page_alloc::{Gfp, PageAlloc, Placement, Use};
 use crate::kernel::sched::core::{nice_to_ticks0, proc_change_penalty, SchedCosts, WalkCost};
-use crate::kernel::sched::rq::{longest_idle, Counters, RqLock, TaskQueues, TaskState};
+use crate::kernel::sched::rq::{Counters, IdleCpus, RqLock, TaskQueues, TaskState};
 use crate::kernel::sched::trace::{Segment, Trace};
 use crate::kernel::sched::Sched;
 use crate::machine::Machine;
@@ -222,9 +222,9 @@ pub fn aim7(
     }
     let mut job: Vec<Job> = Vec::with_capacity(tasks as usize);
     let mut curr: Vec<Option<usize>> = vec![None; ncpu];
-    // Idle CPUs, and since when (reschedule_idle() takes the one idle longest).
-    let mut idle_since: Vec<Option<Time>> = vec![Some(Time::ZERO); ncpu];
-    let mut kicked = vec![false; ncpu];
+    // Idle CPUs, since when (reschedule_idle() takes the one idle longest),
+    // and whether a kick is on its way to each.
+    let mut idle = IdleCpus::new(ncpu);
     // Interrupt work a CPU did during its current burst (delays its end).
     let mut stolen = vec![Dur(0); ncpu];
     let mut burst_started = vec![Time::ZERO; ncpu];
@@ -356,7 +356,7 @@ pub fn aim7(
                     kick_pending[cpu] = true;
                     continue;
                 }
-                kicked[cpu] = false;
+                idle.set_kicked(cpu, false);
                 if curr[cpu].is_some() {
                     continue;
                 }
@@ -427,11 +427,11 @@ pub fn aim7(
                             local_bursts += local;
                             let run = burst_ns * (1.0 - mix.mem_stall + mix.mem_stall * ratio);
                             curr[cpu] = Some(i);
-                            idle_since[cpu] = None;
+                            idle.set_since(cpu, None);
                             burst_started[cpu] = done;
                             emit!(done + Dur::from_ns_f64(run), Ev::BurstEnd(cpu));
-                        } else if idle_since[cpu].is_none() {
-                            idle_since[cpu] = Some(done);
+                        } else if idle.since(cpu).is_none() {
+                            idle.set_since(cpu, Some(done));
                         }
                         emit!(done, Ev::Unlock(cpu));
                     }
@@ -442,24 +442,24 @@ pub fn aim7(
                         let target = match sched {
                             Sched::Smp => {
                                 ns += ncpu as f64 * c.cpu_scan_ns;
-                                if idle_since[last].is_some() && !kicked[last] {
+                                if idle.available(last) {
                                     Some(last)
                                 } else {
-                                    longest_idle(&idle_since, &kicked, 0..ncpu)
+                                    idle.longest(0..ncpu)
                                 }
                             }
                             Sched::Numa => {
                                 let lo = node.partition_point(|&n| n < task_node);
                                 let hi = node.partition_point(|&n| n <= task_node);
                                 ns += (hi - lo) as f64 * c.cpu_scan_ns;
-                                let here = if idle_since[last].is_some() && !kicked[last] {
+                                let here = if idle.available(last) {
                                     Some(last)
                                 } else {
-                                    longest_idle(&idle_since, &kicked, lo..hi)
+                                    idle.longest(lo..hi)
                                 };
                                 here.or_else(|| {
                                     ns += ncpu as f64 * c.cpu_scan_ns;
-                                    longest_idle(&idle_since, &kicked, 0..ncpu)
+                                    idle.longest(0..ncpu)
                                 })
                             }
                         };
@@ -480,7 +480,7 @@ pub fn aim7(
                             stolen[cpu] += done - asked;
                         }
                         if let Some(k) = target {
-                            kicked[k] = true;
+                            idle.set_kicked(k, true);
                             // The kick is a write to the idle CPU's
                             // need_resched line: one transfer.
                             let ipi = machine.line_transfer_ns(node[cpu], node[k]);

@@ -520,118 +520,133 @@ fn instance(base: &[usize], scope: &[Scope], i: usize, node: usize, mm: usize) -
         }
 }
 
-/// Where every thread is in its program.
-struct Progress<'a> {
-    threads: &'a [FaultThread],
-    sample: u64,
-    /// Index into the setup stages (while `in_setup`), the fault's or the
-    /// teardown's.
-    stage: Vec<usize>,
-    in_setup: Vec<bool>,
+/// Where one thread is in its program. One record a thread, with the
+/// stages it is running kept beside the index into them: a stage event
+/// reads and moves one place instead of five arrays and the phase test.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    /// The stages being run: the setup's (while `in_setup`), the fault's
+    /// or the teardown's.
+    stages: &'static [Stage],
+    /// Index into `stages`.
+    stage: usize,
+    /// The page the current unit is on (within its phase).
+    page: u64,
     /// Units done: the faults, then (with a teardown) the same pages' unmaps.
-    fault: Vec<u64>,
-    /// Whether the path has a teardown phase (units are twice the faults).
-    tears: bool,
-    finish: Vec<Option<Time>>,
+    fault: u64,
+    /// The thread's faults, and its units (twice that with a teardown).
+    faults: u64,
+    units: u64,
+    in_setup: bool,
+    finish: Option<Time>,
+}
+
+impl Cursor {
+    /// The stages of unit `fault` and the page it is on.
+    fn phase(fault: u64, faults: u64, path: &FaultPath) -> (&'static [Stage], u64) {
+        if fault < faults {
+            (path.stages, fault)
+        } else {
+            (path.teardown, fault - faults)
+        }
+    }
+
+    /// Step over the batch markers at the current stage: into the section
+    /// on the page that drains or refills, past it on every other.
+    fn settle(&mut self, path: &FaultPath) {
+        while let Some(&st) = self.stages.get(self.stage) {
+            let (len, runs) = match st {
+                Drain(b, len) => {
+                    let k = path.batch.pages(b);
+                    (len, self.page % k == k - 1)
+                }
+                Refill(b, len) => (len, self.page.is_multiple_of(path.batch.pages(b))),
+                _ => return,
+            };
+            self.stage += if runs { 1 } else { len + 1 };
+        }
+    }
+}
+
+/// Where every thread is in its program.
+struct Progress {
+    sample: u64,
+    th: Vec<Cursor>,
     /// Threads that have done their sample.
     reached: usize,
     /// Faults run as events.
     simulated: u64,
 }
 
-impl<'a> Progress<'a> {
-    fn new(threads: &'a [FaultThread], sample: u64, path: &FaultPath) -> Self {
-        let n = threads.len();
-        let mut p = Progress {
-            threads,
+impl Progress {
+    fn new(threads: &[FaultThread], sample: u64, path: &FaultPath) -> Self {
+        let tears = !path.teardown.is_empty();
+        let th = threads
+            .iter()
+            .map(|t| {
+                let in_setup = !t.setup.is_empty();
+                let mut c = Cursor {
+                    stages: if in_setup { t.setup } else { path.stages },
+                    stage: 0,
+                    page: 0,
+                    fault: 0,
+                    faults: t.faults,
+                    units: t.faults * if tears { 2 } else { 1 },
+                    in_setup,
+                    finish: None,
+                };
+                // A path may open with a batch section (a pcp refill).
+                if !in_setup && t.faults > 0 {
+                    c.settle(path);
+                }
+                c
+            })
+            .collect();
+        Progress {
             sample,
-            stage: vec![0; n],
-            in_setup: threads.iter().map(|t| !t.setup.is_empty()).collect(),
-            fault: vec![0; n],
-            tears: !path.teardown.is_empty(),
-            finish: vec![None; n],
+            th,
             reached: 0,
             simulated: 0,
-        };
-        // A path may open with a batch section (a pcp refill).
-        for i in 0..n {
-            if !p.in_setup[i] && threads[i].faults > 0 {
-                p.settle(i, path);
-            }
         }
-        p
     }
 
     /// Thread `i`'s units: its faults, and as many unmaps with a teardown.
     fn units(&self, i: usize) -> u64 {
-        self.threads[i].faults * if self.tears { 2 } else { 1 }
+        self.th[i].units
     }
 
-    /// The stages of thread `i`'s current unit and the page it is on.
-    fn phase(&self, i: usize, path: &FaultPath) -> (&'static [Stage], u64) {
-        let f = self.threads[i].faults;
-        if self.fault[i] < f {
-            (path.stages, self.fault[i])
-        } else {
-            (path.teardown, self.fault[i] - f)
-        }
-    }
-
-    /// Step over the batch markers at thread `i`'s stage: into the section
-    /// on the page that drains or refills, past it on every other.
-    fn settle(&mut self, i: usize, path: &FaultPath) {
-        let (stages, page) = self.phase(i, path);
-        while let Some(&st) = stages.get(self.stage[i]) {
-            let (len, runs) = match st {
-                Drain(b, len) => {
-                    let k = path.batch.pages(b);
-                    (len, page % k == k - 1)
-                }
-                Refill(b, len) => (len, page.is_multiple_of(path.batch.pages(b))),
-                _ => return,
-            };
-            self.stage[i] += if runs { 1 } else { len + 1 };
-        }
-    }
-
-    fn current(&self, i: usize, path: &FaultPath) -> Stage {
-        if self.in_setup[i] {
-            self.threads[i].setup[self.stage[i]]
-        } else {
-            self.phase(i, path).0[self.stage[i]]
-        }
+    fn current(&self, i: usize) -> Stage {
+        let c = &self.th[i];
+        c.stages[c.stage]
     }
 
     /// Move thread `i` past its current stage at `now`; false when it has
     /// done all its faults.
     fn advance(&mut self, i: usize, now: Time, path: &FaultPath) -> bool {
-        self.stage[i] += 1;
+        let c = &mut self.th[i];
+        c.stage += 1;
         loop {
-            if !self.in_setup[i] {
-                self.settle(i, path);
+            if !c.in_setup {
+                c.settle(path);
             }
-            let len = if self.in_setup[i] {
-                self.threads[i].setup.len()
-            } else {
-                self.phase(i, path).0.len()
-            };
-            if self.stage[i] < len {
+            if c.stage < c.stages.len() {
                 return true;
             }
-            self.stage[i] = 0;
-            if self.in_setup[i] {
-                self.in_setup[i] = false;
+            c.stage = 0;
+            if c.in_setup {
+                c.in_setup = false;
             } else {
-                self.fault[i] += 1;
+                c.fault += 1;
                 self.simulated += 1;
-                if self.fault[i] == self.sample.min(self.units(i)) {
+                if c.fault == self.sample.min(c.units) {
                     self.reached += 1;
                 }
             }
-            if self.fault[i] >= self.units(i) {
-                self.finish[i] = Some(now);
+            if c.fault >= c.units {
+                c.finish = Some(now);
                 return false;
             }
+            (c.stages, c.page) = Cursor::phase(c.fault, c.faults, path);
         }
     }
 }
@@ -750,7 +765,7 @@ pub fn simulate(
     let mut q = EventQueue::with_capacity(2 * n);
     for (i, t) in threads.iter().enumerate() {
         if t.faults == 0 && t.setup.is_empty() {
-            p.finish[i] = Some(Time::ZERO);
+            p.th[i].finish = Some(Time::ZERO);
             p.reached += 1;
         } else {
             q.push(Time::ZERO, i).expect("empty queue");
@@ -771,7 +786,7 @@ pub fn simulate(
         let mm = threads[i].mm;
         // When this stage is over (None: the thread waits for a lock and
         // the release moves it on).
-        let done = match p.current(i, path) {
+        let done = match p.current(i) {
             Sem => {
                 let d = sems[mm.min(mms - 1)].down_read(now, i, node);
                 wait += d - now;
@@ -789,8 +804,10 @@ pub fn simulate(
                 Some(x.max(y))
             }
             PageWrite(l, b) => {
+                // One write a page, each after the last: the first moves
+                // the line here, the rest hit it.
                 let line = &mut lines[instance(&line_base, path.lines, l, node, mm)];
-                Some((0..path.batch.pages(b)).fold(now, |t, _| line.write(t, i, node)))
+                Some(line.write_times(now, i, node, path.batch.pages(b)))
             }
             // `settle` steps over the markers before a thread reaches them.
             Drain(..) | Refill(..) => Some(now),
@@ -837,16 +854,16 @@ pub fn simulate(
     for i in 0..n {
         let units = p.units(i);
         all_faults += units;
-        done_faults += p.fault[i];
-        let end = match p.finish[i] {
+        done_faults += p.th[i].fault;
+        let end = match p.th[i].finish {
             Some(f) => {
                 active += f.as_secs_f64();
                 f.as_secs_f64()
             }
             None => {
                 active += t_end.as_secs_f64();
-                if p.fault[i] >= sample.min(units) {
-                    t_end.as_secs_f64() * units as f64 / p.fault[i] as f64
+                if p.th[i].fault >= sample.min(units) {
+                    t_end.as_secs_f64() * units as f64 / p.th[i].fault as f64
                 } else {
                     0.0
                 }
@@ -873,8 +890,8 @@ pub fn simulate(
         // Faults, not units: a page's unmap is part of its fault's cost.
         simulated_faults: threads
             .iter()
-            .zip(&p.fault)
-            .map(|(t, &u)| u.min(t.faults))
+            .zip(&p.th)
+            .map(|(t, c)| c.fault.min(t.faults))
             .sum(),
         acquisitions: per_index(&lock_base, path.locks.len(), lk.len(), |j| {
             lk[j].stats().acquisitions
@@ -1046,4 +1063,193 @@ pub fn sharers(machine: &Machine, placed: &[Placement]) -> Vec<f64> {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stream;
+    use rand::RngExt;
+
+    /// The stage walk as it was before [`Cursor`] (one array per field, the
+    /// phase found again at every step), kept to check the new one.
+    struct Reference<'a> {
+        threads: &'a [FaultThread],
+        sample: u64,
+        /// Index into the setup stages (while `in_setup`), the fault's or the
+        /// teardown's.
+        stage: Vec<usize>,
+        in_setup: Vec<bool>,
+        /// Units done: the faults, then (with a teardown) the same pages' unmaps.
+        fault: Vec<u64>,
+        /// Whether the path has a teardown phase (units are twice the faults).
+        tears: bool,
+        finish: Vec<Option<Time>>,
+        /// Threads that have done their sample.
+        reached: usize,
+        /// Faults run as events.
+        simulated: u64,
+    }
+
+    impl<'a> Reference<'a> {
+        fn new(threads: &'a [FaultThread], sample: u64, path: &FaultPath) -> Self {
+            let n = threads.len();
+            let mut p = Reference {
+                threads,
+                sample,
+                stage: vec![0; n],
+                in_setup: threads.iter().map(|t| !t.setup.is_empty()).collect(),
+                fault: vec![0; n],
+                tears: !path.teardown.is_empty(),
+                finish: vec![None; n],
+                reached: 0,
+                simulated: 0,
+            };
+            // A path may open with a batch section (a pcp refill).
+            for i in 0..n {
+                if !p.in_setup[i] && threads[i].faults > 0 {
+                    p.settle(i, path);
+                }
+            }
+            p
+        }
+
+        /// Thread `i`'s units: its faults, and as many unmaps with a teardown.
+        fn units(&self, i: usize) -> u64 {
+            self.threads[i].faults * if self.tears { 2 } else { 1 }
+        }
+
+        /// The stages of thread `i`'s current unit and the page it is on.
+        fn phase(&self, i: usize, path: &FaultPath) -> (&'static [Stage], u64) {
+            let f = self.threads[i].faults;
+            if self.fault[i] < f {
+                (path.stages, self.fault[i])
+            } else {
+                (path.teardown, self.fault[i] - f)
+            }
+        }
+
+        /// Step over the batch markers at thread `i`'s stage: into the section
+        /// on the page that drains or refills, past it on every other.
+        fn settle(&mut self, i: usize, path: &FaultPath) {
+            let (stages, page) = self.phase(i, path);
+            while let Some(&st) = stages.get(self.stage[i]) {
+                let (len, runs) = match st {
+                    Drain(b, len) => {
+                        let k = path.batch.pages(b);
+                        (len, page % k == k - 1)
+                    }
+                    Refill(b, len) => (len, page.is_multiple_of(path.batch.pages(b))),
+                    _ => return,
+                };
+                self.stage[i] += if runs { 1 } else { len + 1 };
+            }
+        }
+
+        fn current(&self, i: usize, path: &FaultPath) -> Stage {
+            if self.in_setup[i] {
+                self.threads[i].setup[self.stage[i]]
+            } else {
+                self.phase(i, path).0[self.stage[i]]
+            }
+        }
+
+        /// Move thread `i` past its current stage at `now`; false when it has
+        /// done all its faults.
+        fn advance(&mut self, i: usize, now: Time, path: &FaultPath) -> bool {
+            self.stage[i] += 1;
+            loop {
+                if !self.in_setup[i] {
+                    self.settle(i, path);
+                }
+                let len = if self.in_setup[i] {
+                    self.threads[i].setup.len()
+                } else {
+                    self.phase(i, path).0.len()
+                };
+                if self.stage[i] < len {
+                    return true;
+                }
+                self.stage[i] = 0;
+                if self.in_setup[i] {
+                    self.in_setup[i] = false;
+                } else {
+                    self.fault[i] += 1;
+                    self.simulated += 1;
+                    if self.fault[i] == self.sample.min(self.units(i)) {
+                        self.reached += 1;
+                    }
+                }
+                if self.fault[i] >= self.units(i) {
+                    self.finish[i] = Some(now);
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Random threads (with and without a setup, some with no faults) on
+    /// every path shape (batch markers, a teardown, a setup), advanced in
+    /// random order: the per-thread cursors give the stage sequence, the
+    /// finish times and the counts the arrays gave.
+    #[test]
+    fn cursors_walk_the_stages_as_the_arrays_did() {
+        let batches = Batches {
+            lru_add: 15,
+            pcp: 7,
+            lru_free: 4,
+        };
+        let paths = [
+            anon_ptl(Scope::Global),
+            anon_cmpxchg(Scope::PerNode),
+            anon_batched(batches),
+            anon_batched(Batches::NONE),
+            devzero_fault(true, Scope::Global),
+            devzero_fault(false, Scope::PerNode),
+            devzero_batched(true, true, batches),
+            devzero_batched(false, true, batches),
+            devzero_batched(true, false, Batches::NONE),
+        ];
+        let mut rng = stream(7, "progress-test", 0);
+        for round in 0..300 {
+            let path = &paths[round % paths.len()];
+            let n = rng.random_range(1..6usize);
+            let threads: Vec<FaultThread> = (0..n)
+                .map(|i| FaultThread {
+                    cpu: i as u64,
+                    node: i % 2,
+                    faults: rng.random_range(0..40u64),
+                    work_ns: 1,
+                    setup: if rng.random_bool(0.5) {
+                        DEVZERO_SETUP
+                    } else {
+                        &[]
+                    },
+                    mm: 0,
+                })
+                .collect();
+            let sample = rng.random_range(1..50u64);
+            let mut new = Progress::new(&threads, sample, path);
+            let mut old = Reference::new(&threads, sample, path);
+            let mut live: Vec<usize> = (0..n)
+                .filter(|&i| threads[i].faults > 0 || !threads[i].setup.is_empty())
+                .collect();
+            let mut now = Time::ZERO;
+            while !live.is_empty() {
+                let k = rng.random_range(0..live.len());
+                let i = live[k];
+                assert_eq!(new.current(i), old.current(i, path));
+                now += Dur(rng.random_range(0..3u64));
+                let (a, b) = (new.advance(i, now, path), old.advance(i, now, path));
+                assert_eq!(a, b);
+                if !a {
+                    live.swap_remove(k);
+                }
+                assert_eq!((new.reached, new.simulated), (old.reached, old.simulated));
+                assert_eq!(new.th[i].fault, old.fault[i]);
+                assert_eq!(new.th[i].finish, old.finish[i]);
+                assert_eq!(new.units(i), old.units(i));
+            }
+        }
+    }
 }

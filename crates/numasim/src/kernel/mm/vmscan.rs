@@ -138,6 +138,11 @@ pub fn split_into(total: u64, weights: &[u64], parts: &mut Vec<u64>, scratch: &m
         return;
     }
     let total = total.min(sum);
+    if let [_] = weights {
+        // One weight (a pass on one node): all of it is its share.
+        parts.push(total);
+        return;
+    }
     // Runs every tick over every node: 64-bit arithmetic where the product
     // fits (it nearly always does), and the remainders from the quotients
     // rather than a 128-bit modulo each.
