@@ -113,6 +113,12 @@ impl LinkSet {
     /// the last is through.
     pub fn carry_all(&mut self, ready: Time, share: u64) -> Time {
         let d = self.dur(share);
+        self.carry_all_dur(ready, share, d)
+    }
+
+    /// `carry_all` with the share's time `d = dur(share)` already known.
+    #[inline]
+    fn carry_all_dur(&mut self, ready: Time, share: u64, d: Dur) -> Time {
         self.r = self
             .r
             .max(Time(ready.as_ns().saturating_sub(self.d.as_ns())));
@@ -128,11 +134,12 @@ impl LinkSet {
     pub fn carry_all_but(&mut self, me: usize, ready: Time, share: u64, mine: u64) -> Time {
         assert!(mine >= share, "the gathering port moves at least one share");
         let before = self.busy_until(me);
-        let all = self.carry_all(ready, share);
+        // One division and ceiling per size (a copy books two link sets).
+        let (d_share, d) = (self.dur(share), self.dur(mine));
+        let all = self.carry_all_dur(ready, share, d_share);
         // `me` takes its own bytes instead of the share (the shared
         // counters gave it one share). Its new time is above the
         // transform's floor, since `mine` ≥ `share`.
-        let (d_share, d) = (self.dur(share), self.dur(mine));
         let done = ready.max(before) + d;
         debug_assert!(done.as_ns() >= self.r.as_ns() + self.d.as_ns());
         self.raw[me] = Time(done.as_ns() - self.d.as_ns());
