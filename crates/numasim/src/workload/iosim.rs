@@ -813,8 +813,8 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         // The reader read up to here in order; its next
                         // read() may cross into the ahead window.
                         x.ra.sequential_to(x.consumed);
-                        x.todo
-                            .extend(x.ra.read(x.consumed, READ_CALL_BYTES, size));
+                        x.ra
+                            .read_into(x.consumed, READ_CALL_BYTES, size, &mut x.todo);
                         if x.consumed >= size {
                             end = end.max(done);
                         } else {
