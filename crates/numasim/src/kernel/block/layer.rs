@@ -5,7 +5,7 @@
 //! is in memory (or out of it). The caller owns the event queue: `submit`
 //! and `disk_done` return the disk finish times to schedule.
 
-use super::blkdev::{Dest, DiskModel, DiskState, Part, Parts, Req};
+use super::blkdev::{Dest, DiskModel, DiskState, Part, Req};
 use super::path::{Link, LinkSet};
 use super::stripe::Stripe;
 use crate::engine::{stream, Dur, Time};
@@ -296,16 +296,7 @@ impl BlockLayer {
     fn enqueue_piece(&mut self, d: usize, off: u64, write: bool, part: Part) {
         let max = self.model.max_request;
         debug_assert!(part.bytes <= max);
-        let new = self.disks[d].enqueue_in(
-            Req {
-                off,
-                len: part.bytes,
-                write,
-                parts: Parts::one(part),
-            },
-            max,
-            &mut self.spare,
-        );
+        let new = self.disks[d].enqueue_part(off, write, part, max, &mut self.spare);
         if new {
             self.requests.get(d, write);
         }
