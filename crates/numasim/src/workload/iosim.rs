@@ -636,7 +636,10 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
     let mut rd: Vec<Reader> = (0..n)
         .map(|t| {
             let mut ra = Readahead::new(r.readahead.div_ceil(2), r.page);
-            let todo = ra.read(0, READ_CALL_BYTES, files[t].bytes).into_iter().collect();
+            let todo = ra
+                .read(0, READ_CALL_BYTES, files[t].bytes)
+                .into_iter()
+                .collect();
             Reader {
                 issued: 0,
                 cursor: Cursor::default(),
@@ -813,8 +816,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         // The reader read up to here in order; its next
                         // read() may cross into the ahead window.
                         x.ra.sequential_to(x.consumed);
-                        x.ra
-                            .read_into(x.consumed, READ_CALL_BYTES, size, &mut x.todo);
+                        x.ra.read_into(x.consumed, READ_CALL_BYTES, size, &mut x.todo);
                         if x.consumed >= size {
                             end = end.max(done);
                         } else {
