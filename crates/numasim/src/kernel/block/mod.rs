@@ -50,7 +50,7 @@ const SMALL_ROUND: f64 = (1u64 << 52) as f64;
 /// ceiling per request part: this is an add, a mask and a subtract.
 #[inline(always)]
 fn nearest_small(x: f64) -> Option<(u64, f64)> {
-    if !(x >= 0.0 && x < SMALL_LIMIT) {
+    if !(0.0..SMALL_LIMIT).contains(&x) {
         return None;
     }
     let y = x + SMALL_ROUND;
@@ -97,7 +97,7 @@ mod tests {
             9007199254740993.0,
             // Around the fast path's bound (2^51) and its smallest inputs.
             2251799813685247.5,
-            2251799813685247.75,
+            2251799813685248.0 - 0.25,
             2251799813685248.0,
             2251799813685248.5,
             5e-324,
