@@ -400,12 +400,19 @@ impl BlockLayer {
 
     /// Unplug disk `d` (`generic_unplug_device()`): an idle disk starts on
     /// its queue; (disk, finish time) pushed on `started` if it did.
+    #[inline]
     pub fn unplug(&mut self, now: Time, d: usize, started: &mut Vec<(usize, Time)>) {
+        // Inline: nearly every piece a reader submits finds its disk busy.
         if !self.disks[d].busy {
-            if let Some((req, t)) = self.disks[d].dispatch(now, &self.model) {
-                self.in_service_push(d, req, now);
-                started.push((d, t));
-            }
+            self.start_idle(now, d, started);
+        }
+    }
+
+    /// `unplug` of an idle disk: it starts on its queue's next request.
+    fn start_idle(&mut self, now: Time, d: usize, started: &mut Vec<(usize, Time)>) {
+        if let Some((req, t)) = self.disks[d].dispatch(now, &self.model) {
+            self.in_service_push(d, req, now);
+            started.push((d, t));
         }
     }
 
