@@ -585,82 +585,118 @@ type Arrivals = VecDeque<bool>;
 
 const INTERLEAVED: u32 = u32::MAX;
 
+/// One buffered reader's state, together: the event handlers read and
+/// write most of it for the one reader an event is about (as separate
+/// vectors by reader, a bounds check and a cache line each).
+struct Reader {
+    /// Bytes whose readahead windows are decided.
+    issued: u64,
+    cursor: Cursor,
+    /// Bytes copied out.
+    consumed: u64,
+    /// The next chunk's number (its requests' tag).
+    seq: u64,
+    /// Chunks copied out so far: the front chunk's number.
+    popped: u64,
+    chunks: VecDeque<Chunk>,
+    arrived: Arrivals,
+    /// The requests decided and not yet submitted: (disk, disk offset,
+    /// part), each within one stripe unit and the queue's limit.
+    prepared: Vec<(usize, u64, Part)>,
+    /// How many of `prepared` are submitted (the rest wait for a
+    /// request), whether it sleeps for one, and whether it was just woken.
+    submitted: usize,
+    asleep: bool,
+    woken: bool,
+    waiting: bool,
+    /// Its readahead windows (mm/readahead.c, 2.6.15), and the windows
+    /// decided but not yet issued (the CPU was busy reclaiming).
+    ra: Readahead,
+    todo: VecDeque<(u64, u64)>,
+    /// The one wake it has pending (`wake`).
+    wake_at: Option<Time>,
+    /// Its CPU (`t % cpus`).
+    cpu: usize,
+}
+
 /// Every thread reads its whole file; returns the run.
 pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayout]) -> IoRun {
     let n = r.node.len();
     let mut q = Events::with_capacity(n + layer.disks.len());
-    let mut issued = vec![0u64; n];
-    let mut cursor = vec![Cursor::default(); n];
-    let mut consumed = vec![0u64; n];
-    let mut seq = vec![0u64; n];
-    let mut chunks: Vec<VecDeque<Chunk>> = (0..n).map(|_| VecDeque::new()).collect();
-    let mut arrived: Vec<Arrivals> = (0..n).map(|_| VecDeque::new()).collect();
-    // Per reader, chunks copied out so far: the front chunk's number.
-    let mut popped = vec![0u64; n];
     let ncpu = r.cpus.max(1);
     let mut cpu_free = vec![Time::ZERO; ncpu];
-    // Per reader, the requests decided and not yet submitted: (disk, disk
-    // offset, part), each within one stripe unit and the queue's limit.
-    let mut prepared: Vec<Vec<(usize, u64, Part)>> = vec![Vec::new(); n];
-    // Per reader: how many of `prepared` are submitted (the rest wait for
-    // a request), whether it sleeps for one, and whether it was just woken.
-    let mut submitted = vec![0usize; n];
-    let mut asleep = vec![false; n];
-    let mut woken = vec![false; n];
-    let mut waiting = vec![true; n];
     let mut kswapd_free = vec![Time::ZERO; r.nodes];
     let mut kswapd_ns = vec![0.0; r.nodes];
     let mut purge_free = Time::ZERO;
     let mut cpu = CpuTime::default();
     let mut started = Vec::new();
     let mut end = Time::ZERO;
-    // Each reader's readahead windows (mm/readahead.c, 2.6.15), and the
-    // windows decided but not yet issued (the CPU was busy reclaiming).
     // `readahead` is what readahead keeps in flight, a current and an
     // ahead window: each window at most half of it (`ra_pages`).
-    let mut ra: Vec<Readahead> = (0..n)
-        .map(|_| Readahead::new(r.readahead.div_ceil(2), r.page))
+    let mut rd: Vec<Reader> = (0..n)
+        .map(|t| {
+            let mut ra = Readahead::new(r.readahead.div_ceil(2), r.page);
+            let todo = ra
+                .read(0, READ_CALL_BYTES, files[t].bytes)
+                .into_iter()
+                .collect();
+            Reader {
+                issued: 0,
+                cursor: Cursor::default(),
+                consumed: 0,
+                seq: 0,
+                popped: 0,
+                chunks: VecDeque::new(),
+                arrived: VecDeque::new(),
+                prepared: Vec::new(),
+                submitted: 0,
+                asleep: false,
+                woken: false,
+                waiting: true,
+                ra,
+                todo,
+                wake_at: None,
+                cpu: t % ncpu,
+            }
+        })
         .collect();
-    let mut todo: Vec<VecDeque<(u64, u64)>> = (0..n).map(|_| VecDeque::new()).collect();
-    for t in 0..n {
-        todo[t].extend(ra[t].read(0, READ_CALL_BYTES, files[t].bytes));
-    }
     let page_copy_ns = r.page as f64 / (r.b.copy_gbps);
     // The one wake each reader has pending: a reader woken early finds
     // its CPU busy or its chunk missing and re-arms, so a second wake is
     // never needed, and letting them pile up made the queue grow without
     // bound when readers outnumber the disks' requests (NVMe, 128 readers).
-    let mut wake_at: Vec<Option<Time>> = vec![None; n];
-    for t in 0..n {
-        wake(&mut q, &mut wake_at, t, Time::ZERO);
+    for (t, x) in rd.iter_mut().enumerate() {
+        wake(&mut q, &mut x.wake_at, t, Time::ZERO);
     }
     while let Some((now, ev)) = q.next() {
         match ev {
             Ev::Thread(t) => {
-                if wake_at[t] != Some(now) {
+                let x = &mut rd[t];
+                if x.wake_at != Some(now) {
                     continue; // superseded by an earlier wake
                 }
-                wake_at[t] = None;
-                if asleep[t] {
+                x.wake_at = None;
+                if x.asleep {
                     // Asleep in get_request_wait(): its wake resumes it.
                     continue;
                 }
+                let c = x.cpu;
                 // Work happens when the thread's CPU is free, never ahead.
-                if cpu_free[t % ncpu] > now {
-                    wake(&mut q, &mut wake_at, t, cpu_free[t % ncpu]);
+                if cpu_free[c] > now {
+                    wake(&mut q, &mut x.wake_at, t, cpu_free[c]);
                     continue;
                 }
                 // Readahead: the windows the reader's read() at its
                 // position opens (a current and an ahead window).
                 let size = files[t].bytes;
-                while let Some(&(at, len)) = todo[t].front() {
-                    if cpu_free[t % ncpu] > now {
+                while let Some(&(at, len)) = x.todo.front() {
+                    if cpu_free[c] > now {
                         // Busy reclaiming: go on when the CPU is free.
-                        wake(&mut q, &mut wake_at, t, cpu_free[t % ncpu]);
+                        wake(&mut q, &mut x.wake_at, t, cpu_free[c]);
                         break;
                     }
-                    todo[t].pop_front();
-                    debug_assert_eq!(at, issued[t], "windows tile the file");
+                    x.todo.pop_front();
+                    debug_assert_eq!(at, x.issued, "windows tile the file");
                     let pages = len.div_ceil(r.page);
                     let node = place(r, now, t, &kswapd_free);
                     // Free pages first: reclaim them where they will be placed.
@@ -691,14 +727,10 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     // together), not once the whole window or a whole
                     // contiguous run is in. The stripe is cut once here:
                     // each piece keeps its disk for the submit.
-                    let seq0 = seq[t];
-                    let (seq_t, prep, ch, ar) = (
-                        &mut seq[t],
-                        &mut prepared[t],
-                        &mut chunks[t],
-                        &mut arrived[t],
-                    );
-                    map_from(&files[t], &mut cursor[t], issued[t], len, |v, l| {
+                    let seq0 = x.seq;
+                    let (seq_t, prep, ch, ar) =
+                        (&mut x.seq, &mut x.prepared, &mut x.chunks, &mut x.arrived);
+                    map_from(&files[t], &mut x.cursor, x.issued, len, |v, l| {
                         stripe.requests_on_disks(v, l, max, |d, off, b| {
                             let part = Part {
                                 owner: t as u32,
@@ -716,16 +748,16 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                             ar.push_back(false);
                         })
                     });
-                    let reqs = seq[t] - seq0;
+                    let reqs = x.seq - seq0;
                     let submit = reqs as f64 * r.b.request_us * 1e3;
                     cpu.submit_ns += submit;
-                    let at = ready.max(cpu_free[t % ncpu]) + dur(submit);
-                    cpu_free[t % ncpu] = at;
+                    let at = ready.max(cpu_free[c]) + dur(submit);
+                    cpu_free[c] = at;
                     q.push(at, Ev::Submit(t)).expect("future");
-                    issued[t] += len;
+                    x.issued += len;
                 }
                 // Copy out the oldest chunk if it has arrived.
-                match arrived[t].front() {
+                match x.arrived.front() {
                     // The CPU is still reclaiming or submitting the window
                     // just decided: copy once it is free. The copy's
                     // traffic is booked on the node ports when it happens
@@ -734,14 +766,14 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                     // (interleaved shares touch all of them) past that
                     // moment, and every other reader's copy and DMA
                     // queued behind the idle gap.
-                    Some(true) if cpu_free[t % ncpu] > now => {
-                        wake(&mut q, &mut wake_at, t, cpu_free[t % ncpu]);
+                    Some(true) if cpu_free[c] > now => {
+                        wake(&mut q, &mut x.wake_at, t, cpu_free[c]);
                     }
                     Some(true) => {
-                        arrived[t].pop_front();
-                        let c = chunks[t].pop_front().expect("front");
-                        popped[t] += 1;
-                        let c_len = u64::from(c.len);
+                        x.arrived.pop_front();
+                        let ch = x.chunks.pop_front().expect("front");
+                        x.popped += 1;
+                        let c_len = u64::from(ch.len);
                         let pages = c_len as f64 / r.page as f64;
                         let work = pages * (page_copy_ns + r.b.page_op_ns);
                         cpu.copy_ns += work;
@@ -750,7 +782,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         // The copy reads from the page cache's nodes and writes
                         // the user buffer's: both cross node ports.
                         let me = r.node[t];
-                        match (c.node != INTERLEAVED).then_some(c.node as usize) {
+                        match (ch.node != INTERLEAVED).then_some(ch.node as usize) {
                             // Every other node sends a share out and takes
                             // one in; this node's ports carry all the others'.
                             None if r.nodes > 1 => {
@@ -777,50 +809,51 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                         // node's memory and its stores write the user buffer
                         // into the buffer's node's: the same controllers the
                         // DMA passes (`BlockLayer::dma`), on one budget.
-                        done = done.max(copy_through_memory(layer, me, c.node, c_len, start));
-                        cpu_free[t % ncpu] = done;
-                        consumed[t] += c_len;
-                        waiting[t] = false;
+                        done = done.max(copy_through_memory(layer, me, ch.node, c_len, start));
+                        cpu_free[c] = done;
+                        x.consumed += c_len;
+                        x.waiting = false;
                         // The reader read up to here in order; its next
                         // read() may cross into the ahead window.
-                        ra[t].sequential_to(consumed[t]);
-                        todo[t].extend(ra[t].read(consumed[t], READ_CALL_BYTES, size));
-                        if consumed[t] >= size {
+                        x.ra.sequential_to(x.consumed);
+                        x.ra.read_into(x.consumed, READ_CALL_BYTES, size, &mut x.todo);
+                        if x.consumed >= size {
                             end = end.max(done);
                         } else {
-                            wake(&mut q, &mut wake_at, t, done);
+                            wake(&mut q, &mut x.wake_at, t, done);
                         }
                     }
-                    _ => waiting[t] = true,
+                    _ => x.waiting = true,
                 }
             }
             Ev::Submit(t) => {
                 // Everything prepared up to now (the submits of one refill
                 // come due in order; later ones wait for their own event).
                 // A reader asleep for a request resumes only when woken.
-                if asleep[t] {
+                let x = &mut rd[t];
+                if x.asleep {
                     continue;
                 }
-                let again = std::mem::take(&mut woken[t]);
-                let mut i = submitted[t];
-                while let Some(&(d, off, part)) = prepared[t].get(i) {
+                let again = std::mem::take(&mut x.woken);
+                let mut i = x.submitted;
+                while let Some(&(d, off, part)) = x.prepared.get(i) {
                     if !layer.try_submit_piece(now, d, off, false, part, &mut started) {
                         // No request free on that disk: sleep until it
                         // frees one; the rest of the refill waits.
                         layer.sleep_for_request(now, d, false, t as u32, again, &mut started);
-                        asleep[t] = true;
+                        x.asleep = true;
                         break;
                     }
                     i += 1;
                 }
-                if asleep[t] {
-                    submitted[t] = i;
+                if x.asleep {
+                    x.submitted = i;
                 } else {
-                    prepared[t].clear();
-                    submitted[t] = 0;
+                    x.prepared.clear();
+                    x.submitted = 0;
                     if again {
                         // Back from the sleep: go on reading.
-                        wake(&mut q, &mut wake_at, t, now);
+                        wake(&mut q, &mut x.wake_at, t, now);
                     }
                 }
                 for (disk, at) in started.drain(..) {
@@ -836,8 +869,8 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 }
                 for (_, t) in layer.requests.woken.drain(..) {
                     let t = t as usize;
-                    asleep[t] = false;
-                    woken[t] = true;
+                    rd[t].asleep = false;
+                    rd[t].woken = true;
                     q.push(now, Ev::Submit(t)).expect("now");
                 }
             }
@@ -845,20 +878,21 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
                 let parts = q.take_parts(slot);
                 for p in &parts {
                     let (thread, tag, bytes) = (p.owner as usize, p.tag, p.bytes);
+                    let x = &mut rd[thread];
                     // Chunks are numbered in order: the tag indexes them.
-                    if let Some(i) = tag.checked_sub(popped[thread]) {
-                        if let Some(a) = arrived[thread].get_mut(i as usize) {
+                    if let Some(i) = tag.checked_sub(x.popped) {
+                        if let Some(a) = x.arrived.get_mut(i as usize) {
                             debug_assert_eq!(
-                                u64::from(chunks[thread][i as usize].len),
+                                u64::from(x.chunks[i as usize].len),
                                 bytes,
                                 "a chunk is one part"
                             );
                             *a = true;
                         }
                     }
-                    if waiting[thread] && arrived[thread].front() == Some(&true) {
-                        waiting[thread] = false;
-                        wake(&mut q, &mut wake_at, thread, now);
+                    if x.waiting && x.arrived.front() == Some(&true) {
+                        x.waiting = false;
+                        wake(&mut q, &mut x.wake_at, thread, now);
                     }
                 }
                 layer.recycle(parts);
@@ -866,7 +900,7 @@ pub fn buffered_read(r: &BufferedRead, layer: &mut BlockLayer, files: &[FileLayo
         }
     }
     let mut run = IoRun {
-        bytes: consumed.iter().sum(),
+        bytes: rd.iter().map(|x| x.consumed).sum(),
         elapsed: end - Time::ZERO,
         cpu,
         kswapd_ns,
@@ -904,12 +938,13 @@ fn copy_through_memory(
     }
 }
 
-/// Arm reader `t`'s wake at `at` unless one is pending no later.
-fn wake(q: &mut Events, wake_at: &mut [Option<Time>], t: usize, at: Time) {
-    if wake_at[t].is_some_and(|w| w <= at) {
+/// Arm reader `t`'s wake at `at` unless one is pending no later
+/// (`wake_at`, the reader's).
+fn wake(q: &mut Events, wake_at: &mut Option<Time>, t: usize, at: Time) {
+    if wake_at.is_some_and(|w| w <= at) {
         return;
     }
-    wake_at[t] = Some(at);
+    *wake_at = Some(at);
     q.push(at, Ev::Thread(t)).expect("wake in the future");
 }
 

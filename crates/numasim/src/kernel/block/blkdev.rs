@@ -136,6 +136,29 @@ impl Parts {
             pool.push(v);
         }
     }
+    /// `p` after these (a back merge of one part: `append` of it).
+    pub fn push_back(&mut self, p: Part, pool: &mut Vec<Vec<Part>>) {
+        let n = self.len();
+        if n < INLINE_PARTS {
+            self.inline[n] = p;
+        } else {
+            self.spill(pool);
+            self.more.push_back(p);
+        }
+        self.len += 1;
+    }
+    /// `p` before these (a front merge of one part: `prepend` of it).
+    pub fn push_front(&mut self, p: Part, pool: &mut Vec<Vec<Part>>) {
+        let n = self.len();
+        if n < INLINE_PARTS {
+            self.inline.copy_within(0..n, 1);
+            self.inline[0] = p;
+        } else {
+            self.spill(pool);
+            self.more.push_front(p);
+        }
+        self.len += 1;
+    }
     /// `o`'s parts after these (a back merge).
     pub fn append(&mut self, o: Parts, pool: &mut Vec<Vec<Part>>) {
         let (n, k) = (self.len(), o.len());
@@ -610,29 +633,70 @@ impl DiskState {
     /// `enqueue`, with part lists taken from and given back to `pool`;
     /// true if `req` took a new place in the queue (it did not merge).
     pub fn enqueue_in(&mut self, req: Req, max_request: u64, pool: &mut Vec<Vec<Part>>) -> bool {
-        self.queue.merging_below(max_request);
-        // Nothing in the model queues an empty request; should one come,
-        // `merge_target` looks at each queued request for it.
-        let found = self
-            .queue
-            .merge_target(req.off, req.len, req.write, max_request);
-        let Some(seq) = found else {
+        let Some((seq, back)) = self.merge_slot(req.off, req.len, req.write, max_request) else {
             self.queue.push(req);
             return true;
         };
-        let q = self.queue.reqs.get_mut(seq);
-        let (off, len) = if q.off + q.len == req.off {
-            let span = (q.off, q.len + req.len);
-            q.parts.append(req.parts, pool);
-            span
+        let (off, len) = (req.off, req.len);
+        let q = &mut self.queue.reqs.get_mut(seq).parts;
+        if back {
+            q.append(req.parts, pool);
         } else {
-            let span = (req.off, q.len + req.len);
-            q.parts.prepend(req.parts, pool);
-            span
-        };
-        self.queue.reindex(seq, off, len);
-        self.stats.merges += 1;
+            q.prepend(req.parts, pool);
+        }
+        self.merged(seq, back, off, len);
         false
+    }
+    /// `enqueue_in` of a request of the one part `part` (`part.bytes` at
+    /// `off`), which is built only if it takes a new place: most of a
+    /// buffered read's pieces merge, and a request is 136 bytes to fill
+    /// and move for the one part it would hand over.
+    pub fn enqueue_part(
+        &mut self,
+        off: u64,
+        write: bool,
+        part: Part,
+        max_request: u64,
+        pool: &mut Vec<Vec<Part>>,
+    ) -> bool {
+        let len = part.bytes;
+        let Some((seq, back)) = self.merge_slot(off, len, write, max_request) else {
+            self.queue.push(Req {
+                off,
+                len,
+                write,
+                parts: Parts::one(part),
+            });
+            return true;
+        };
+        let q = &mut self.queue.reqs.get_mut(seq).parts;
+        if back {
+            q.push_back(part, pool);
+        } else {
+            q.push_front(part, pool);
+        }
+        self.merged(seq, back, off, len);
+        false
+    }
+    /// The queued request `len` bytes at `off` merge into
+    /// (`merge_target`), and whether they go at its back (it ends at
+    /// `off`) or its front.
+    fn merge_slot(&mut self, off: u64, len: u64, write: bool, max: u64) -> Option<(u64, bool)> {
+        self.queue.merging_below(max);
+        // Nothing in the model queues an empty request; should one come,
+        // `merge_target` looks at each queued request for it.
+        let seq = self.queue.merge_target(off, len, write, max)?;
+        let q = self.queue.reqs.get(seq);
+        Some((seq, q.off + q.len == off))
+    }
+    /// Request `seq` took `len` bytes at `off`, at its back or front: its
+    /// new span indexed and the merge counted.
+    fn merged(&mut self, seq: u64, back: bool, off: u64, len: u64) {
+        let q = self.queue.reqs.get(seq);
+        let start = if back { q.off } else { off };
+        let span = q.len + len;
+        self.queue.reindex(seq, start, span);
+        self.stats.merges += 1;
     }
     /// Whether `enqueue` would merge a request of `len` at `off` into a
     /// queued one (then it needs no new request: `__make_request()` tries
@@ -883,13 +947,20 @@ mod tests {
                 x % n
             };
             let unit = 64 << 10;
+            let mut pool = Vec::new();
             for step in 0..20_000u64 {
                 if rnd(3) > 0 {
                     // Small offsets and lengths: many abut, many tie.
                     let mut q = req(rnd(64) * unit, (1 + rnd(8)) * unit);
                     q.write = rnd(2) == 0;
                     q.parts.get_mut(0).unwrap().tag = step;
-                    d.enqueue(q.clone(), m.max_request);
+                    if rnd(2) == 0 {
+                        d.enqueue(q.clone(), m.max_request);
+                    } else {
+                        // The one-part form: the same queue.
+                        let part = *q.parts.iter().next().unwrap();
+                        d.enqueue_part(q.off, q.write, part, m.max_request, &mut pool);
+                    }
                     r.enqueue(q, m.max_request);
                 } else {
                     let head = d.head;

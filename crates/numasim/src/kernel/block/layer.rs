@@ -5,7 +5,7 @@
 //! is in memory (or out of it). The caller owns the event queue: `submit`
 //! and `disk_done` return the disk finish times to schedule.
 
-use super::blkdev::{Dest, DiskModel, DiskState, Part, Parts, Req};
+use super::blkdev::{Dest, DiskModel, DiskState, Part, Req};
 use super::path::{Link, LinkSet};
 use super::stripe::Stripe;
 use crate::engine::{stream, Dur, Time};
@@ -296,16 +296,7 @@ impl BlockLayer {
     fn enqueue_piece(&mut self, d: usize, off: u64, write: bool, part: Part) {
         let max = self.model.max_request;
         debug_assert!(part.bytes <= max);
-        let new = self.disks[d].enqueue_in(
-            Req {
-                off,
-                len: part.bytes,
-                write,
-                parts: Parts::one(part),
-            },
-            max,
-            &mut self.spare,
-        );
+        let new = self.disks[d].enqueue_part(off, write, part, max, &mut self.spare);
         if new {
             self.requests.get(d, write);
         }
@@ -409,12 +400,19 @@ impl BlockLayer {
 
     /// Unplug disk `d` (`generic_unplug_device()`): an idle disk starts on
     /// its queue; (disk, finish time) pushed on `started` if it did.
+    #[inline]
     pub fn unplug(&mut self, now: Time, d: usize, started: &mut Vec<(usize, Time)>) {
+        // Inline: nearly every piece a reader submits finds its disk busy.
         if !self.disks[d].busy {
-            if let Some((req, t)) = self.disks[d].dispatch(now, &self.model) {
-                self.in_service_push(d, req, now);
-                started.push((d, t));
-            }
+            self.start_idle(now, d, started);
+        }
+    }
+
+    /// `unplug` of an idle disk: it starts on its queue's next request.
+    fn start_idle(&mut self, now: Time, d: usize, started: &mut Vec<(usize, Time)>) {
+        if let Some((req, t)) = self.disks[d].dispatch(now, &self.model) {
+            self.in_service_push(d, req, now);
+            started.push((d, t));
         }
     }
 

@@ -49,8 +49,9 @@ impl Link {
 #[derive(Debug, Clone)]
 pub struct LinkSet {
     bytes_per_ns: f64,
-    /// Per port, its `busy_until` before the shared transform.
-    raw: Vec<Time>,
+    /// Per port, its `busy_until` before the shared transform and what it
+    /// carried on its own (together: a booking touches all three).
+    ports: Vec<Port>,
     /// The shared transform `x ↦ max(x, r) + d` every port's time is under.
     r: Time,
     d: Dur,
@@ -59,8 +60,14 @@ pub struct LinkSet {
     /// Busy time and bytes added to every port by interleaved shares.
     shared_busy: Dur,
     shared_bytes: u64,
-    own_busy: Vec<Dur>,
-    own_bytes: Vec<u64>,
+}
+
+/// One port of a [`LinkSet`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Port {
+    raw: Time,
+    own_busy: Dur,
+    own_bytes: u64,
 }
 
 impl LinkSet {
@@ -68,23 +75,21 @@ impl LinkSet {
     pub fn new(n: usize, bytes_per_s: f64) -> LinkSet {
         LinkSet {
             bytes_per_ns: bytes_per_s / 1e9,
-            raw: vec![Time::ZERO; n],
+            ports: vec![Port::default(); n],
             r: Time::ZERO,
             d: Dur::ZERO,
             max_raw: Time::ZERO,
             shared_busy: Dur::ZERO,
             shared_bytes: 0,
-            own_busy: vec![Dur::ZERO; n],
-            own_bytes: vec![0; n],
         }
     }
 
     pub fn len(&self) -> usize {
-        self.raw.len()
+        self.ports.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.raw.is_empty()
+        self.ports.is_empty()
     }
 
     fn dur(&self, bytes: u64) -> Dur {
@@ -93,7 +98,7 @@ impl LinkSet {
 
     /// When port `i` is free.
     pub fn busy_until(&self, i: usize) -> Time {
-        self.raw[i].max(self.r) + self.d
+        self.ports[i].raw.max(self.r) + self.d
     }
 
     /// Port `i` moves `bytes` ready from `ready` on; returns when they are
@@ -102,10 +107,11 @@ impl LinkSet {
         let d = self.dur(bytes);
         let done = ready.max(self.busy_until(i)) + d;
         // done ≥ r + d, so the raw value stays above r and reads back exact.
-        self.raw[i] = Time(done.as_ns() - self.d.as_ns());
-        self.max_raw = self.max_raw.max(self.raw[i]);
-        self.own_busy[i] += d;
-        self.own_bytes[i] += bytes;
+        let p = &mut self.ports[i];
+        p.raw = Time(done.as_ns() - self.d.as_ns());
+        self.max_raw = self.max_raw.max(p.raw);
+        p.own_busy += d;
+        p.own_bytes += bytes;
         done
     }
 
@@ -113,6 +119,12 @@ impl LinkSet {
     /// the last is through.
     pub fn carry_all(&mut self, ready: Time, share: u64) -> Time {
         let d = self.dur(share);
+        self.carry_all_dur(ready, share, d)
+    }
+
+    /// `carry_all` with the share's time `d = dur(share)` already known.
+    #[inline]
+    fn carry_all_dur(&mut self, ready: Time, share: u64, d: Dur) -> Time {
         self.r = self
             .r
             .max(Time(ready.as_ns().saturating_sub(self.d.as_ns())));
@@ -128,17 +140,19 @@ impl LinkSet {
     pub fn carry_all_but(&mut self, me: usize, ready: Time, share: u64, mine: u64) -> Time {
         assert!(mine >= share, "the gathering port moves at least one share");
         let before = self.busy_until(me);
-        let all = self.carry_all(ready, share);
+        // One division and ceiling per size (a copy books two link sets).
+        let (d_share, d) = (self.dur(share), self.dur(mine));
+        let all = self.carry_all_dur(ready, share, d_share);
         // `me` takes its own bytes instead of the share (the shared
         // counters gave it one share). Its new time is above the
         // transform's floor, since `mine` ≥ `share`.
-        let (d_share, d) = (self.dur(share), self.dur(mine));
         let done = ready.max(before) + d;
         debug_assert!(done.as_ns() >= self.r.as_ns() + self.d.as_ns());
-        self.raw[me] = Time(done.as_ns() - self.d.as_ns());
-        self.max_raw = self.max_raw.max(self.raw[me]);
-        self.own_busy[me] += Dur(d.as_ns() - d_share.as_ns());
-        self.own_bytes[me] += mine - share;
+        let p = &mut self.ports[me];
+        p.raw = Time(done.as_ns() - self.d.as_ns());
+        self.max_raw = self.max_raw.max(p.raw);
+        p.own_busy += Dur(d.as_ns() - d_share.as_ns());
+        p.own_bytes += mine - share;
         // The latest port: `me` itself or the latest of the others. Another
         // port's time is what `all` computed unless `me` was the latest
         // there; then the others' latest is at most that.
@@ -147,12 +161,12 @@ impl LinkSet {
 
     /// Busy time of port `i`.
     pub fn busy(&self, i: usize) -> Dur {
-        self.own_busy[i] + self.shared_busy
+        self.ports[i].own_busy + self.shared_busy
     }
 
     /// Bytes port `i` moved.
     pub fn bytes(&self, i: usize) -> u64 {
-        self.own_bytes[i] + self.shared_bytes
+        self.ports[i].own_bytes + self.shared_bytes
     }
 }
 

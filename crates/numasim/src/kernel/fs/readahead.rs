@@ -76,11 +76,15 @@ impl Readahead {
     /// cover it), each clipped at end of file.
     pub fn read(&mut self, off: u64, req: u64, size: u64) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
-        let clip = |s: u64, l: u64, out: &mut Vec<(u64, u64)>| {
-            if s < size {
-                out.push((s, l.min(size - s)));
-            }
-        };
+        self.read_into(off, req, size, &mut out);
+        out
+    }
+
+    /// `read`, the ranges appended to `out` (a reader calls it after every
+    /// copy, and nearly every call opens nothing: no list to build).
+    pub fn read_into(&mut self, off: u64, req: u64, size: u64, out: &mut impl Extend<(u64, u64)>) {
+        // A window clipped at end of file; none past it.
+        let clip = |s: u64, l: u64| (s < size).then(|| (s, l.min(size - s)));
         let sequential = off == self.next;
         self.next = off + req.max(1);
         if !sequential {
@@ -89,18 +93,18 @@ impl Readahead {
                 next: self.next,
                 ..Readahead::new(self.max, self.page)
             };
-            clip(off, req, &mut out);
-            return out;
+            out.extend(clip(off, req));
+            return;
         }
         if self.size == 0 {
             self.start = off;
             self.size = self.init_size(req);
-            clip(self.start, self.size, &mut out);
+            out.extend(clip(self.start, self.size));
             // The reader's next read() follows at once: the ahead window.
             self.ahead_start = self.start + self.size;
             self.ahead_size = self.next_size(self.size);
-            clip(self.ahead_start, self.ahead_size, &mut out);
-            return out;
+            out.extend(clip(self.ahead_start, self.ahead_size));
+            return;
         }
         // Crossed into the ahead window: shift and issue the next one.
         while self.next > self.ahead_start && self.ahead_start < size {
@@ -108,9 +112,8 @@ impl Readahead {
             self.size = self.ahead_size;
             self.ahead_start = self.start + self.size;
             self.ahead_size = self.next_size(self.size);
-            clip(self.ahead_start, self.ahead_size, &mut out);
+            out.extend(clip(self.ahead_start, self.ahead_size));
         }
-        out
     }
 }
 
