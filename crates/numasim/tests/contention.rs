@@ -748,3 +748,60 @@ fn gettimeofday_window_flags_starved_callers_and_underestimates() {
     let few = simulate_calls(&m, Gettimeofday::Cmpxchg, 4, 8, 1);
     assert!(few.starved_callers <= 1, "{few:?}");
 }
+
+#[test]
+fn every_24_fault_takes_its_nodes_zone_lock_once() {
+    // 2.4.21 has no per-CPU page lists: each fault's alloc_page() runs
+    // rmqueue() under zone->lock of the page's node and unlinks one page
+    // from the free list (docs/contention.md, session 15), on the stock,
+    // Altix and /dev/zero paths alike; the lock is the node's, so a thread
+    // alone on its node finds it where it left it and never waits for it.
+    let m = machine("altix-512");
+    for path in [
+        memory::anon_ptl(Scope::Global),
+        memory::anon_cmpxchg(Scope::PerNode),
+        memory::devzero_fault(true, Scope::Global),
+        memory::devzero_fault(false, Scope::PerNode),
+    ] {
+        let th: Vec<FaultThread> = threads(&m, 8, 500)
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| FaultThread { mm: i, ..t })
+            .collect();
+        let r = memory::simulate(&m, &th, &path, Spinlock::Tas, u64::MAX, 1);
+        assert_eq!(r.acquisitions[memory::idx::ZONE_LOCK], 8 * 500, "{path:?}");
+        assert_eq!(r.line_writes[memory::idx::ZONE_FREE], 8 * 500, "{path:?}");
+    }
+    // Two CPUs of one node pass its zone lock and free list between them
+    // each fault; one CPU on each of two nodes keeps its own: the same
+    // faults take longer on the shared node (the Altix path; its LRU lock
+    // and page_cache_size are the node's too, so this direction held
+    // before the zone lock as well).
+    let alone = |cpus: [u64; 2]| -> f64 {
+        let th: Vec<FaultThread> = cpus
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| FaultThread {
+                cpu: c,
+                node: m.cpu_node(c).unwrap(),
+                faults: 2_000,
+                work_ns: 7_000,
+                setup: &[],
+                mm: i,
+            })
+            .collect();
+        memory::simulate(
+            &m,
+            &th,
+            &memory::devzero_fault(false, Scope::PerNode),
+            Spinlock::Tas,
+            u64::MAX,
+            1,
+        )
+        .time_s
+    };
+    let (same, split) = (alone([0, 1]), alone([0, 2]));
+    assert_eq!(m.cpu_node(0), m.cpu_node(1));
+    assert_ne!(m.cpu_node(0), m.cpu_node(2));
+    assert!(same > split, "{same} vs {split}");
+}

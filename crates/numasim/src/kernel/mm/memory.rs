@@ -48,9 +48,9 @@
 //! `teardown`, with its own CPU time `fault.unmap_ns`). A batched
 //! path takes each lock once per batch, not once per page; the per-page
 //! list work stays under the lock ([`Stage::PageWrite`]). The 2.4 paths
-//! here do not batch (every batch is one page) and do not model the zone
-//! lock, as before; the paths of 2.6 and later do both
-//! ([`devzero_batched`]). docs/contention.md, "Fault path by release".
+//! here do not batch (every batch is one page: `zone->lock` and the LRU
+//! lock once a fault, [`RMQUEUE`]); the paths of 2.6 and later batch
+//! both ([`devzero_batched`]). docs/contention.md, "Fault path by release".
 //!
 //! **Batching.** Millions of faults repeat the same contention pattern. The
 //! simulator runs every fault of every thread as events until each thread
@@ -190,7 +190,7 @@ pub mod idx {
     pub const LRU_COUNT: usize = 2;
     /// The two counters the `/dev/zero` superblock lock guards.
     pub const SB_COUNT: usize = 3;
-    /// `zone->lock` of the node's zone (paths of 2.6 and later).
+    /// `zone->lock` of the node's zone.
     pub const ZONE_LOCK: usize = 2;
     /// The zone's order-0 free list head (`free_area[0]`).
     pub const ZONE_FREE: usize = 4;
@@ -228,6 +228,17 @@ const LRU_ADD: [Stage; 4] = [
     Unlock(LRU_LOCK),
 ];
 
+/// 2.4.21's `rmqueue()` for the order-0 page every fault allocates
+/// (`alloc_page()` → `__alloc_pages()`, mm/page_alloc.c): `zone->lock`
+/// of the page's zone (a node's: each node is a `pg_data_t` on
+/// discontiguous ia64) around `memlist_del()` of the free list's first
+/// page. `zone_t` puts the lock, `free_pages` and the order-0 list head
+/// in its first 128 bytes, so the lock's hand-off brings them; the
+/// unlinked page's `struct page` was written by whoever allocated before
+/// (its `prev` pointed at their page): one transfer when that was another
+/// CPU. No per-CPU page lists before 2.5.45 ([`PCP_REFILL`]).
+const RMQUEUE: [Stage; 3] = [Lock(ZONE_LOCK), Write(ZONE_FREE), Unlock(ZONE_LOCK)];
+
 const fn concat<const N: usize>(parts: &[&[Stage]]) -> [Stage; N] {
     let mut out = [Work; N];
     let (mut i, mut k) = (0, 0);
@@ -248,20 +259,14 @@ const fn concat<const N: usize>(parts: &[&[Stage]]) -> [Stage; N] {
 /// retaken, `mm->rss++` (a line every thread of the process writes), then
 /// `lru_cache_add()`; `pte_none()`'s re-read and `set_pte()` hit the PTE's
 /// line, which the walk brought in.
-const ANON_PTL_STAGES: [Stage; 13] = concat(&[
-    &[
-        Sem,
-        Lock(OWN_LOCK),
-        PtlWork,
-        Unlock(OWN_LOCK),
-        Work,
-        Lock(OWN_LOCK),
-        Write(RSS),
-    ],
+const ANON_PTL_STAGES: [Stage; 16] = concat(&[
+    &[Sem, Lock(OWN_LOCK), PtlWork, Unlock(OWN_LOCK)],
+    &RMQUEUE,
+    &[Work, Lock(OWN_LOCK), Write(RSS)],
     &LRU_ADD,
     &[Unlock(OWN_LOCK), Sem],
 ]);
-const ANON_CMPXCHG_STAGES: [Stage; 7] = concat(&[&[Sem, Work], &LRU_ADD, &[Sem]]);
+const ANON_CMPXCHG_STAGES: [Stage; 10] = concat(&[&[Sem], &RMQUEUE, &[Work], &LRU_ADD, &[Sem]]);
 
 /// `mmap()` of `/dev/zero` with the superblock lock: the section that
 /// updates its two counters, also taken once per fault.
@@ -274,14 +279,15 @@ pub const DEVZERO_SETUP: &[Stage] = &[Lock(OWN_LOCK), Write(SB_COUNT), Unlock(OW
 /// zeroed; `add_to_page_cache()` (`page_cache_size`) and `lru_cache_add()`;
 /// `page_table_lock` again for `++mm->rss` and `set_pte()`; `up_read()`.
 const DEVZERO_24_HEAD: [Stage; 3] = [Sem, Write(PTL_WORD), PtlWork];
-const DEVZERO_24_TAIL: [Stage; 9] = concat(&[
+const DEVZERO_24_TAIL: [Stage; 12] = concat(&[
+    &RMQUEUE,
     &[Work, Write(PC_COUNT)],
     &LRU_ADD,
     &[Write(PTL_WORD), Write(RSS), Sem],
 ]);
-const DEVZERO_LOCKED_STAGES: [Stage; 15] =
+const DEVZERO_LOCKED_STAGES: [Stage; 18] =
     concat(&[&DEVZERO_24_HEAD, DEVZERO_SETUP, &DEVZERO_24_TAIL]);
-const DEVZERO_ALTIX_STAGES: [Stage; 12] = concat(&[&DEVZERO_24_HEAD, &DEVZERO_24_TAIL]);
+const DEVZERO_ALTIX_STAGES: [Stage; 15] = concat(&[&DEVZERO_24_HEAD, &DEVZERO_24_TAIL]);
 
 /// `rmqueue_pcplist()` / `buffered_rmqueue()`: the per-CPU list is
 /// refilled from the buddy lists under `zone->lock`, `pcp->batch` pages
@@ -417,11 +423,12 @@ pub fn devzero_batched(locked: bool, unmap: bool, batch: Batches) -> FaultPath {
 }
 
 /// The path's own lock is global (the superblock lock, or the one
-/// process's `page_table_lock`); the LRU lock has `lru`'s scope.
+/// process's `page_table_lock`); the LRU lock has `lru`'s scope;
+/// `zone->lock` is the node's.
 fn lock_scopes(lru: Scope) -> &'static [Scope] {
     match lru {
-        Scope::PerNode => &[Scope::Global, Scope::PerNode],
-        _ => &[Scope::Global, Scope::Global],
+        Scope::PerNode => &[Scope::Global, Scope::PerNode, Scope::PerNode],
+        _ => &[Scope::Global, Scope::Global, Scope::PerNode],
     }
 }
 
@@ -429,7 +436,7 @@ fn lock_scopes(lru: Scope) -> &'static [Scope] {
 /// kernel with per-node LRU lists here is the Altix kernel, which counts
 /// page-cache pages per node too ([ALTIX04] B2, C8); the superblock
 /// counters are global, `mm->rss` and `page_table_lock`'s word each
-/// address space's (the zone's free list is not on these paths).
+/// address space's; the zone's free list is the node's.
 fn line_scopes(lru: Scope) -> &'static [Scope] {
     use Scope::*;
     match lru {
