@@ -240,6 +240,11 @@ pub enum Leaf {
     },
     /// Misses on successive pages of a stream.
     Sequential,
+    /// Misses on successive pages of a stream whose page-table lines are
+    /// found `line_ns` away: a leaf line is reused once a pass, as the
+    /// stream's own lines are, so it lives where they do, and no
+    /// prefetcher fetches it ahead (the walker loads it on demand).
+    StreamLeaf { line_ns: f64 },
 }
 
 impl Leaf {
@@ -278,6 +283,10 @@ pub fn miss_cost_ns(m: &Machine, page: u64, leaf: Leaf, l1_reuse: f64) -> f64 {
             // Sequential pages: a new page-table line every line/pte pages.
             let f = (pte / line).min(1.0);
             f * m.llc_latency_ns() + (1.0 - f) * l1
+        }
+        Leaf::StreamLeaf { line_ns } => {
+            let f = (pte / line).min(1.0);
+            f * line_ns + (1.0 - f) * l1
         }
     };
     m.tlb.miss_ns + leaf + upper as f64 * l1 + m.tlb.miss_l1_lines * l1_reuse * m.llc_latency_ns()
@@ -452,6 +461,10 @@ pub fn stream_copy(
     let h = &m.hierarchy;
     let in_l1 = bytes <= m.l1_bytes();
     let line = m.cpu.cache_line as f64;
+    // Where the machine gives each cache's reach (a fitted host), a TLB
+    // miss's leaf page-table line is found where the stream's lines are
+    // (`Leaf::StreamLeaf`); else in the LLC, as before (every preset).
+    let mut leaf = Leaf::Sequential;
     let mut ns = if in_l1 {
         bytes as f64 / h.l1_copy_mbps * 1e3
     } else {
@@ -477,6 +490,16 @@ pub fn stream_copy(
             residency_of(m, Access::Stream, bytes, k.mm.page_size)
         };
         let l1_own = !h.reach.is_empty() && h.reach.len() == m.cpu.caches.len();
+        if l1_own {
+            let cycle = m.cycle_ns();
+            let cached: f64 = shares
+                .iter()
+                .map(|(share, c)| share * c.latency_cycles * cycle)
+                .sum();
+            leaf = Leaf::StreamLeaf {
+                line_ns: cached + mem * memory_ns(m),
+            };
+        }
         let mut per_byte = 0.0;
         let mut streamed = mem;
         let mut carry = 0.0;
@@ -520,7 +543,7 @@ pub fn stream_copy(
             let per = (bytes / 2).div_ceil(page);
             let misses = tlb::sample_streams(e, k.mm.tlb_replacement, per, 2, hot, rng);
             let closed = tlb::closed_stream_misses(e, 2 * per);
-            let cost = miss_cost_ns(m, page, Leaf::Sequential, reuse);
+            let cost = miss_cost_ns(m, page, leaf, reuse);
             // Beyond L1 the lines already in flight keep arriving while
             // the miss is served.
             let line_ns = line / h.stream_mbps * 1e3;
@@ -737,6 +760,19 @@ mod tests {
         .mbps
     }
 
+    /// Each cache's reach its size, its sets within a page (no spread of
+    /// set loads), as a fitted machine gives them.
+    fn give_reaches(m: &mut Machine) {
+        m.hierarchy.reach = m.cpu.caches.iter().map(|c| c.size).collect();
+        m.hierarchy.ways = m
+            .cpu
+            .caches
+            .iter()
+            .map(|c| (c.size / 4096) as u32)
+            .collect();
+        m.hierarchy.stream_reach = m.hierarchy.reach.clone();
+    }
+
     #[test]
     fn a_copy_past_the_non_temporal_threshold_skips_the_read_for_ownership() {
         let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
@@ -775,16 +811,7 @@ mod tests {
         for c in m.cpu.caches.iter_mut().filter(|c| c.level > 1) {
             c.copy_mbps.get_or_insert(100_000.0);
         }
-        // Each cache's reach its size, its sets within a page (no spread
-        // of set loads), as a fitted machine gives them.
-        m.hierarchy.reach = m.cpu.caches.iter().map(|c| c.size).collect();
-        m.hierarchy.ways = m
-            .cpu
-            .caches
-            .iter()
-            .map(|c| (c.size / 4096) as u32)
-            .collect();
-        m.hierarchy.stream_reach = m.hierarchy.reach.clone();
+        give_reaches(&mut m);
         let bytes = m.l1_bytes() * 2;
         let rate = |m: &Machine| copy_rate(m, &k, bytes);
         // LRU-like L1: nothing of a cycle twice its size stays, its rate
@@ -802,6 +829,51 @@ mod tests {
         };
         let fast_l1 = rate(&m);
         assert!(fast_l1 > slow_l1 * 1.05, "{slow_l1} {fast_l1}");
+    }
+
+    #[test]
+    fn a_streams_page_table_line_is_found_where_its_lines_are() {
+        let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
+        m.hierarchy.prefetch_depth_lines = 0.0;
+        for c in m.cpu.caches.iter_mut().filter(|c| c.level > 1) {
+            c.copy_mbps.get_or_insert(100_000.0);
+        }
+        let mut k = KernelConfig::defaults(&m);
+        k.mm.page_size = 4096;
+        // ns a TLB miss adds to a 4 KiB-page copy: a TLB that misses
+        // every page against one that holds them all (the same pages, so
+        // the same residency).
+        let per_miss = |m: &Machine, bytes: u64| {
+            let run = |entries: u32| {
+                let mut t = m.clone();
+                t.tlb.entries = entries;
+                stream_copy(
+                    &t,
+                    &k,
+                    bytes,
+                    false,
+                    0,
+                    crate::engine::rng::stream(1, "c", bytes),
+                )
+            };
+            let (a, b) = (run(16), run(1 << 19));
+            let ns = |c: &StreamCopy| bytes as f64 / c.mbps * 1e3;
+            assert!(a.misses_per_pass > 0.0 && b.misses_per_pass == 0.0);
+            (ns(&a) - ns(&b)) / a.misses_per_pass
+        };
+        let (in_llc, past) = (8u64 << 20, 1u64 << 30);
+        // No reaches (every preset): the leaf line is the LLC's wherever
+        // the stream is served.
+        let (a, b) = (per_miss(&m, in_llc), per_miss(&m, past));
+        assert!((a / b - 1.0).abs() < 0.05, "{a} {b}");
+        // With each cache's reach (a fitted host), a copy the LLC holds
+        // finds its page-table lines there; one far past it, in memory:
+        // an eighth of memory's latency more a miss (8 PTEs a line).
+        give_reaches(&mut m);
+        m.hierarchy.stream_retain = vec![0.0; m.cpu.caches.len()];
+        let (a, b) = (per_miss(&m, in_llc), per_miss(&m, past));
+        let eighth = m.memory.latency_ns / 8.0;
+        assert!(b - a > 0.5 * eighth, "{a} {b} {eighth}");
     }
 
     #[test]
