@@ -823,6 +823,10 @@ impl PageAlloc {
         }
         let before = Self::avail_of(&self.nodes[node]);
         for &(what, p) in frees {
+            if p == 0 {
+                // Most passes free one use only on a node.
+                continue;
+            }
             let n = &mut self.nodes[node];
             let held = n.used_by[what.index()];
             assert!(

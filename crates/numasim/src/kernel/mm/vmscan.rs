@@ -344,8 +344,14 @@ impl Vm {
                 self.swap_out_node(n, sw, &mut k);
             }
             // The node's pages go back together: nothing above reads the
-            // allocator, and one update of its sums is what three gave.
-            mm.free_uses_on_node(n, &[(Use::PageCache, fc), (Use::Anon, dc + sw)]);
+            // allocator, and one update of its sums is what three gave
+            // (a single use keeps the plain call, which is shorter).
+            match (fc, dc + sw) {
+                (0, 0) => {}
+                (fc, 0) => mm.free_on_node(n, fc, Use::PageCache),
+                (0, a) => mm.free_on_node(n, a, Use::Anon),
+                (fc, a) => mm.free_uses_on_node(n, &[(Use::PageCache, fc), (Use::Anon, a)]),
+            }
             let dw = at(&k.dw, i);
             if dw > 0 {
                 self.dirty[n] -= dw;
