@@ -311,3 +311,37 @@ fn alloc_upto_skipping_full_nodes_equals_the_zonelist_walk() {
     }
     mm.check_conservation().unwrap();
 }
+
+/// Freeing a node's page cache and anonymous pages in one call leaves the
+/// allocator exactly as one `free_on_node` a use does (every count, sum
+/// and room bit, hence every later placement), through random takes and
+/// frees that cross the watermarks both ways.
+#[test]
+fn freeing_uses_at_once_equals_a_call_a_use() {
+    use rand::RngExt;
+    let m = altix_of_200_nodes();
+    let (mut one, mut each) = (PageAlloc::new(&m, 17), PageAlloc::new(&m, 17));
+    let n = m.node_count();
+    let per_node = one.node(0).present;
+    let mut rng = numasim::engine::stream(7, "free-uses-check", 0);
+    for round in 0..4000 {
+        let node = rng.random_range(0..n);
+        if round % 3 == 2 {
+            let held = one.node(node).used_by;
+            let pc = rng.random_range(0..=held[Use::PageCache.index()]);
+            let anon = rng.random_range(0..=held[Use::Anon.index()]);
+            one.free_uses_on_node(node, &[(Use::PageCache, pc), (Use::Anon, anon)]);
+            each.free_on_node(node, pc, Use::PageCache);
+            each.free_on_node(node, anon, Use::Anon);
+        } else {
+            let what = [Use::PageCache, Use::Anon][rng.random_range(0..2)];
+            let gfp = [Gfp::Normal, Gfp::Min, Gfp::Atomic][rng.random_range(0..3)];
+            let pages = rng.random_range(0..per_node * 3);
+            let a = one.alloc_upto(node, pages, gfp, what);
+            let b = each.alloc_upto(node, pages, gfp, what);
+            assert_eq!(a.parts, b.parts, "round {round} node {node}");
+        }
+        assert_eq!(format!("{one:?}"), format!("{each:?}"), "round {round}");
+    }
+    one.check_conservation().unwrap();
+}

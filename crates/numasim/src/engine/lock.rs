@@ -1250,11 +1250,13 @@ impl Spinners {
             // The short list: one scan and one small sort per range, not a
             // scan per prefix count and a sort per rank lookup.
             for (lo, hi) in ranges {
-                let mut here = [(0usize, 0usize); FEW];
+                // Nodes and list positions in 32 bits, as a waiter keeps
+                // them: half the bytes to zero on every release.
+                let mut here = [(0u32, 0u32); FEW];
                 let mut n = 0;
                 for (j, w) in self.few.iter().enumerate() {
                     if w.node() >= lo && w.node() < hi {
-                        here[n] = (w.node(), j);
+                        here[n] = (w.node, j as u32);
                         n += 1;
                     }
                 }
@@ -1263,6 +1265,7 @@ impl Spinners {
                     let here = &mut here[..n];
                     here.sort_unstable();
                     let (node, at) = here[pick as usize];
+                    let (node, at) = (node as usize, at as usize);
                     let i = self.few[..at].iter().filter(|w| w.node() == node).count();
                     return self.remove(node, i);
                 }
@@ -1464,20 +1467,13 @@ impl Spinners {
                 // node of that class stands for it (as the two-range scan
                 // finds it).
                 let mut bound = [(0usize, 0usize); MAX_LEVELS + 2];
-                let mut ranges = [[(0usize, 0usize); 2]; MAX_LEVELS + 2];
-                let (mut lo, mut hi) = (from, from + 1);
-                bound[0] = (lo, hi);
-                ranges[0] = [(lo, hi), (0, 0)];
+                bound[0] = (from, from + 1);
                 for (k, g) in groups.iter().map(|&g| g as usize).enumerate() {
                     let glo = from / g * g;
-                    let ghi = glo + g;
-                    bound[k + 1] = (glo, ghi);
-                    ranges[k + 1] = [(glo, lo), (hi, ghi)];
-                    (lo, hi) = (glo, ghi);
+                    bound[k + 1] = (glo, glo + g);
                 }
                 let last = groups.len() + 1;
                 bound[last] = (0, usize::MAX);
-                ranges[last] = [(0, lo), (hi, usize::MAX)];
                 let mut stat = [(0u64, usize::MAX); MAX_LEVELS + 2];
                 for w in &self.few {
                     let c = bound[..=last]
@@ -1486,8 +1482,17 @@ impl Spinners {
                         .unwrap_or(last);
                     stat[c] = (stat[c].0 + 1, stat[c].1.min(w.node()));
                 }
-                for (&(count, node), &ranges) in stat[..=last].iter().zip(&ranges) {
+                for (c, &(count, node)) in stat[..=last].iter().enumerate() {
                     if count > 0 {
+                        // A class's ranges: its group less the one inside
+                        // (built for the classes that have waiters only).
+                        let ranges = match c {
+                            0 => [bound[0], (0, 0)],
+                            _ => {
+                                let ((lo, hi), (glo, ghi)) = (bound[c - 1], bound[c]);
+                                [(glo, lo), (hi, ghi)]
+                            }
+                        };
                         out.push(Class::of(cost, from, node, count, ranges));
                     }
                 }

@@ -182,6 +182,10 @@ struct State<'m> {
     times: Vec<u64>,
     ops_started: u32,
     busy_until_end: bool,
+    /// A DMA stage's next stages and landed writes, reused across events
+    /// (two fresh vectors an event were the busy bus's malloc traffic).
+    dma_next: Vec<(Time, DmaEv)>,
+    dma_landed: Vec<Landed>,
 }
 
 impl State<'_> {
@@ -228,16 +232,18 @@ impl State<'_> {
         let (c, d) = (self.s.cpu_node, self.s.device_node);
         match ev {
             Ev::Dma(e) => {
-                let (mut next, mut landed) = (Vec::new(), Vec::<Landed>::new());
+                let mut next = std::mem::take(&mut self.dma_next);
+                let mut landed = std::mem::take(&mut self.dma_landed);
                 self.path.handle(now, e, &mut next, &mut landed);
-                for (t, e) in next {
+                for (t, e) in next.drain(..) {
                     self.push(t, Ev::Dma(e));
                 }
-                for l in landed {
+                for l in landed.drain(..) {
                     debug_assert_eq!(l.tag, FLAG);
                     let seen = self.path.flag_seen(l.in_memory, c);
                     self.push(seen, Ev::FlagSeen);
                 }
+                (self.dma_next, self.dma_landed) = (next, landed);
             }
             Ev::MasterRequest => {
                 if self.busy_until_end {
@@ -384,6 +390,8 @@ pub fn simulate(machine: &Machine, setup: &Setup, op: Op) -> PioResult {
         times: Vec::with_capacity(setup.ops as usize),
         ops_started: 0,
         busy_until_end: setup.load == Load::Busy && !setup.dma_nodes.is_empty(),
+        dma_next: Vec::new(),
+        dma_landed: Vec::new(),
     };
     let busy = st.busy_until_end;
     if busy {

@@ -809,6 +809,43 @@ impl PageAlloc {
         self.update_room(node, &before, &after);
     }
 
+    /// Pages of several uses freed on one node at once: what
+    /// [`free_on_node`](Self::free_on_node) once a use does (the sums move by
+    /// the same amounts, and a watermark's room bit ends as it would after
+    /// the last call), with the node's watermark sums and room bits updated
+    /// once. Reclaim frees a node's clean cache and its swapped pages in one
+    /// pass, on every node (issue 31: a call a use was a seventh of
+    /// altix-bigio).
+    pub fn free_uses_on_node(&mut self, node: usize, frees: &[(Use, u64)]) {
+        let pages: u64 = frees.iter().map(|&(_, p)| p).sum();
+        if pages == 0 {
+            return;
+        }
+        let before = Self::avail_of(&self.nodes[node]);
+        for &(what, p) in frees {
+            if p == 0 {
+                // Most passes free one use only on a node.
+                continue;
+            }
+            let n = &mut self.nodes[node];
+            let held = n.used_by[what.index()];
+            assert!(
+                held >= p,
+                "freeing {p} {what:?} pages on node {node} that holds {held}"
+            );
+            n.used_by[what.index()] -= p;
+            self.used_total[what.index()] -= p;
+        }
+        let n = &mut self.nodes[node];
+        n.free += pages;
+        let after = Self::avail_of(n);
+        self.free_total += pages;
+        for k in 0..4 {
+            self.avail_total[k] += after[k] - before[k];
+        }
+        self.update_room(node, &before, &after);
+    }
+
     /// Give pages back (`__free_pages()`).
     pub fn free(&mut self, placement: &Placement, what: Use) {
         for &(node, pages) in &placement.parts {

@@ -334,15 +334,23 @@ impl Vm {
                 // proportion (the list is a subset of the clean pages).
                 let l = (self.listed[n] as u128 * fc as u128 / k.clean[i].max(1) as u128) as u64;
                 self.listed[n] -= l.min(self.listed[n]);
-                mm.free_on_node(n, fc, Use::PageCache);
             }
             let dc = at(&k.dc, i);
             if dc > 0 {
-                self.drop_swapcache_node(mm, n, dc, &mut k);
+                self.drop_swapcache_node(n, dc, &mut k);
             }
             let sw = at(&k.sw, i);
             if sw > 0 {
-                self.swap_out_node(mm, n, sw, &mut k);
+                self.swap_out_node(n, sw, &mut k);
+            }
+            // The node's pages go back together: nothing above reads the
+            // allocator, and one update of its sums is what three gave
+            // (a single use keeps the plain call, which is shorter).
+            match (fc, dc + sw) {
+                (0, 0) => {}
+                (fc, 0) => mm.free_on_node(n, fc, Use::PageCache),
+                (0, a) => mm.free_on_node(n, a, Use::Anon),
+                (fc, a) => mm.free_uses_on_node(n, &[(Use::PageCache, fc), (Use::Anon, a)]),
             }
             let dw = at(&k.dw, i);
             if dw > 0 {
@@ -383,7 +391,8 @@ impl Vm {
 
     /// Free `pages` swap-cache pages of node `n` (their data is on swap
     /// already), in proportion to each task's share.
-    fn drop_swapcache_node(&mut self, mm: &mut PageAlloc, n: usize, pages: u64, k: &mut Scratch) {
+    /// The caller frees the pages on the node.
+    fn drop_swapcache_node(&mut self, n: usize, pages: u64, k: &mut Scratch) {
         k.owned.clear();
         k.owned.extend(self.tasks.iter().map(|t| t.swapcache[n]));
         split_into(pages, &k.owned, &mut k.parts, &mut k.split);
@@ -394,12 +403,12 @@ impl Vm {
         }
         self.swapcache_node[n] -= pages;
         self.swapcache_total -= pages;
-        mm.free_on_node(n, pages, Use::Anon);
     }
 
     /// Swap out `pages` anonymous pages of node `n`, taken from its tasks in
     /// proportion to what each has there.
-    fn swap_out_node(&mut self, mm: &mut PageAlloc, n: usize, pages: u64, k: &mut Scratch) {
+    /// The caller frees the pages on the node.
+    fn swap_out_node(&mut self, n: usize, pages: u64, k: &mut Scratch) {
         k.owned.clear();
         k.owned
             .extend(self.tasks.iter().map(|t| t.anon[n] - t.swapcache[n]));
@@ -416,7 +425,6 @@ impl Vm {
             t.source_ahead -= ahead;
             t.swapped_ahead += ahead;
         }
-        mm.free_on_node(n, pages, Use::Anon);
     }
 
     /// Reclaim on the allocating node before going off-node: SGI's `toss()`
