@@ -790,23 +790,9 @@ impl PageAlloc {
         if pages == 0 {
             return;
         }
-        let held = self.nodes[node].used_by[what.index()];
-        assert!(
-            held >= pages,
-            "freeing {pages} {what:?} pages on node {node} that holds {held}"
-        );
         let before = Self::avail_of(&self.nodes[node]);
-        let n = &mut self.nodes[node];
-        n.used_by[what.index()] -= pages;
-        n.free += pages;
-        let after = Self::avail_of(n);
-        self.free_total += pages;
-        self.used_total[what.index()] -= pages;
-        for k in 0..4 {
-            // More free: each watermark's room grows or stays.
-            self.avail_total[k] += after[k] - before[k];
-        }
-        self.update_room(node, &before, &after);
+        self.release_use(node, pages, what);
+        self.add_free(node, pages, &before);
     }
 
     /// Pages of several uses freed on one node at once: what
@@ -823,27 +809,42 @@ impl PageAlloc {
         }
         let before = Self::avail_of(&self.nodes[node]);
         for &(what, p) in frees {
-            if p == 0 {
-                // Most passes free one use only on a node.
-                continue;
+            // Most passes free one use only on a node.
+            if p > 0 {
+                self.release_use(node, p, what);
             }
-            let n = &mut self.nodes[node];
-            let held = n.used_by[what.index()];
-            assert!(
-                held >= p,
-                "freeing {p} {what:?} pages on node {node} that holds {held}"
-            );
-            n.used_by[what.index()] -= p;
-            self.used_total[what.index()] -= p;
         }
+        self.add_free(node, pages, &before);
+    }
+
+    /// `pages` of `what` on `node` stop being used (the first half of a
+    /// free; [`add_free`](Self::add_free) is the second).
+    // Always inlined: as calls they cost altix-toss 1% more instructions.
+    #[inline(always)]
+    fn release_use(&mut self, node: usize, pages: u64, what: Use) {
+        let used = &mut self.nodes[node].used_by[what.index()];
+        assert!(
+            *used >= pages,
+            "freeing {pages} {what:?} pages on node {node} that holds {used}"
+        );
+        *used -= pages;
+        self.used_total[what.index()] -= pages;
+    }
+
+    /// `pages` become free on `node`, whose watermark room was `before`
+    /// when the free began: the totals and the room bits follow.
+    // Always inlined: as calls they cost altix-toss 1% more instructions.
+    #[inline(always)]
+    fn add_free(&mut self, node: usize, pages: u64, before: &[u64; 4]) {
         let n = &mut self.nodes[node];
         n.free += pages;
         let after = Self::avail_of(n);
         self.free_total += pages;
         for k in 0..4 {
+            // More free: each watermark's room grows or stays.
             self.avail_total[k] += after[k] - before[k];
         }
-        self.update_room(node, &before, &after);
+        self.update_room(node, before, &after);
     }
 
     /// Give pages back (`__free_pages()`).
