@@ -478,19 +478,18 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
     }
     // The clock: clock_gettime is the clock read and its conversion in user
     // space (vDSO); what gettimeofday costs beyond it is the call itself.
-    let one = |v: &[(usize, f64)]| v.iter().find(|(t, _)| *t == 1).map(|x| x.1);
     let sp = |metric: &str| {
         let key = format!("{metric} threads=1");
         spread_tag(m.spreads.iter().find(|(k, _)| *k == key).map(|x| x.1))
     };
-    if let Some(c) = one(&m.clock_gettime_ns) {
+    if let Some(c) = one_thread(&m.clock_gettime_ns) {
         mach.timer.clock_read_ns = c;
         src.push((
             "timer",
             "clock_read_ns",
             format!("clock_gettime_ns, 1 thread{}", sp("clock_gettime_ns")),
         ));
-        if let Some(g) = one(&m.gettimeofday_ns).filter(|&g| g < c) {
+        if let Some(g) = one_thread(&m.gettimeofday_ns).filter(|&g| g < c) {
             // Both through the vDSO, and gettimeofday the cheaper (it
             // reads CLOCK_REALTIME directly, clock_gettime dispatches on
             // the clock id first: lib/vdso/gettimeofday.c,
@@ -514,7 +513,7 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
                 "0: gettimeofday is a vDSO call, no cheaper than clock_gettime by a syscall"
                     .to_string(),
             ));
-        } else if let Some(g) = one(&m.gettimeofday_ns) {
+        } else if let Some(g) = one_thread(&m.gettimeofday_ns) {
             mach.timer.syscall_ns = (g - c).max(0.0);
             // A difference of two close figures: its uncertainty is the
             // sum of theirs, in ns.
@@ -541,9 +540,9 @@ fn fit_costs(m: &Measurements, f: &mut Fit) {
     // model's, the rest is `fault_ns`.
     // On the thread's CPU clock where the run has it, as every other
     // one-thread figure (a busy host's wait for a CPU is not a fault's).
-    let (faults, metric) = match one(&m.fault_on_cpu_per_s).filter(|r| *r > 0.0) {
+    let (faults, metric) = match one_thread(&m.fault_on_cpu_per_s).filter(|r| *r > 0.0) {
         Some(r) => (Some(r), "fault_on_cpu_per_s"),
-        None => (one(&m.fault_per_s), "fault_per_s"),
+        None => (one_thread(&m.fault_per_s), "fault_per_s"),
     };
     if let Some(rate) = faults.filter(|r| *r > 0.0) {
         let base = mach.clone();
@@ -1171,6 +1170,11 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
         base.sizes = sizes;
     }
     Ok(base)
+}
+
+/// A by-thread-count measurement's one-thread figure.
+pub fn one_thread(v: &[(usize, f64)]) -> Option<f64> {
+    v.iter().find(|(t, _)| *t == 1).map(|x| x.1)
 }
 
 #[cfg(test)]

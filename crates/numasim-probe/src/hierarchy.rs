@@ -21,7 +21,7 @@
 //! | `hierarchy.stream_mbps`       | copy at the largest size                       |
 //! | `hierarchy.prefetch_depth_lines` | copy at the largest size with 4 KiB pages   |
 
-use crate::calibrate::{random_reach, Measurements};
+use crate::calibrate::{one_thread, random_reach, Measurements};
 use crate::mem::SizeResult;
 use crate::sys::PageKind;
 use numasim::engine::rng::stream;
@@ -126,11 +126,7 @@ pub fn measured_raw(r: &SizeResult, metric: &str) -> Option<(f64, f64)> {
 /// or more), where the read is under 0.2%: left out, as before. 0 where
 /// the run has no clock figure.
 pub fn loop_ns(meas: &Measurements, metric: &str, bytes: u64) -> f64 {
-    let clock = meas
-        .clock_gettime_ns
-        .iter()
-        .find(|(t, _)| *t == 1)
-        .map_or(0.0, |x| x.1.max(0.0));
+    let clock = one_thread(&meas.clock_gettime_ns).map_or(0.0, |c| c.max(0.0));
     match metric {
         // Model units: ns per buffer byte, both halves.
         "copy_mbps" => clock / bytes.max(1) as f64,

@@ -139,7 +139,7 @@ pub fn validate(meas: &Measurements, m: &Machine, used: &[Used]) -> Vec<Record> 
     // any count. The row checks that mechanism: one thread's measured add
     // beside each count's; a host whose CPUs share a core (SMT siblings,
     // vCPUs on one core) shows here what the model leaves out.
-    if let Some(&(_, one)) = meas.atomic_percpu_ns.iter().find(|(t, _)| *t == 1) {
+    if let Some(one) = crate::calibrate::one_thread(&meas.atomic_percpu_ns) {
         for &(t, ns) in &meas.atomic_percpu_ns {
             if t < 2 || t as u64 > m.cpu_count() {
                 continue;

@@ -157,6 +157,17 @@ pub fn residency_of(
     (out, 1.0 - held)
 }
 
+/// A load's mean latency over a [`residency_of`]: each cache's share at
+/// its latency, the rest at memory's.
+fn served_ns(m: &Machine, shares: &[(f64, &crate::machine::Cache)], mem: f64) -> f64 {
+    let cycle = m.cycle_ns();
+    let hit: f64 = shares
+        .iter()
+        .map(|(share, c)| share * c.latency_cycles * cycle)
+        .sum();
+    hit + mem * memory_ns(m)
+}
+
 /// The caches smallest first (by level, then size), each with the bytes
 /// of one core's buffer it can hold: its size, the last level only its
 /// `llc_reach`.
@@ -403,11 +414,7 @@ pub fn pointer_chase(
     let map = Mapping::of(m, k, false, BufferKind::Anon, bytes);
     // The chase walks one random cycle: the same order every pass.
     let (shares, mem) = residency_of(m, Access::Cyclic, bytes, k.mm.page_size);
-    let cycle = m.cycle_ns();
-    let hit: f64 = shares
-        .iter()
-        .map(|(share, c)| share * c.latency_cycles * cycle)
-        .sum();
+    let served = served_ns(m, &shares, mem);
     let (rate, cost, refills) = match map {
         Mapping::Paged(page) => {
             let e = TlbPartition::of(m, &k.mm).paged;
@@ -429,8 +436,7 @@ pub fn pointer_chase(
         paged_refills: refills,
         refill_ns: cost,
     };
-    let ns =
-        (hit + mem * memory_ns(m) + rate * cost) * (1.0 + interruption_fraction(m, k, map, &d));
+    let ns = (served + rate * cost) * (1.0 + interruption_fraction(m, k, map, &d));
     PointerChase {
         ns_per_load: ns,
         tlb_miss_rate: rate,
@@ -491,13 +497,8 @@ pub fn stream_copy(
         };
         let l1_own = !h.reach.is_empty() && h.reach.len() == m.cpu.caches.len();
         if l1_own {
-            let cycle = m.cycle_ns();
-            let cached: f64 = shares
-                .iter()
-                .map(|(share, c)| share * c.latency_cycles * cycle)
-                .sum();
             leaf = Leaf::StreamLeaf {
-                line_ns: cached + mem * memory_ns(m),
+                line_ns: served_ns(m, &shares, mem),
             };
         }
         let mut per_byte = 0.0;
@@ -748,7 +749,8 @@ mod tests {
     use super::*;
 
     /// One stream copy's rate, MB/s, on the machine's default kernel.
-    fn copy_rate(m: &Machine, k: &KernelConfig, bytes: u64) -> f64 {
+    /// One thread's cached copy of `bytes`, seeded by its size.
+    fn copy(m: &Machine, k: &KernelConfig, bytes: u64) -> StreamCopy {
         stream_copy(
             m,
             k,
@@ -757,7 +759,10 @@ mod tests {
             0,
             crate::engine::rng::stream(1, "c", bytes),
         )
-        .mbps
+    }
+
+    fn copy_rate(m: &Machine, k: &KernelConfig, bytes: u64) -> f64 {
+        copy(m, k, bytes).mbps
     }
 
     /// Each cache's reach its size, its sets within a page (no spread of
@@ -847,14 +852,7 @@ mod tests {
             let run = |entries: u32| {
                 let mut t = m.clone();
                 t.tlb.entries = entries;
-                stream_copy(
-                    &t,
-                    &k,
-                    bytes,
-                    false,
-                    0,
-                    crate::engine::rng::stream(1, "c", bytes),
-                )
+                copy(&t, &k, bytes)
             };
             let (a, b) = (run(16), run(1 << 19));
             let ns = |c: &StreamCopy| bytes as f64 / c.mbps * 1e3;
