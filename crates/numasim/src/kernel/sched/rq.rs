@@ -392,16 +392,18 @@ impl IdleCpus {
         }
     }
 
-    fn counts(&self, cpu: usize) -> bool {
+    /// Idle and not kicked: a wake-up may send its task there (what
+    /// the count counts).
+    pub fn available(&self, cpu: usize) -> bool {
         self.since[cpu].is_some() && !self.kicked[cpu]
     }
 
     /// Change `cpu`'s state, keeping the count.
     fn set(&mut self, cpu: usize, since: Option<Time>, kicked: bool) {
-        let before = self.counts(cpu);
+        let before = self.available(cpu);
         self.since[cpu] = since;
         self.kicked[cpu] = kicked;
-        let after = self.counts(cpu);
+        let after = self.available(cpu);
         self.free = self.free + usize::from(after) - usize::from(before);
     }
 
@@ -417,11 +419,6 @@ impl IdleCpus {
     /// A kick sent to `cpu` (true) or handled by it (false).
     pub fn set_kicked(&mut self, cpu: usize, kicked: bool) {
         self.set(cpu, self.since[cpu], kicked);
-    }
-
-    /// Idle and not kicked: a wake-up may send its task there.
-    pub fn available(&self, cpu: usize) -> bool {
-        self.counts(cpu)
     }
 
     /// [`longest_idle`] over `range`; none without a scan when no CPU is
