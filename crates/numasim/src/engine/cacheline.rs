@@ -233,14 +233,9 @@ impl<C: TransferCost> CacheLine<C> {
         self.cost.transfer_ns(from, to)
     }
 
-    /// A dirty line from the cache of a CPU on `owner` to one on `node`: the
-    /// bus snoop within a node, else request to home, forward, reply.
+    /// A dirty line from the cache of a CPU on `owner` to one on `node`.
     fn forward_ns(&self, owner: usize, node: usize) -> u64 {
-        if owner == node {
-            self.ns(node, node)
-        } else {
-            (self.ns(node, self.home) + self.ns(self.home, owner) + self.ns(owner, node)) / 2
-        }
+        forward_ns(&self.cost, self.home, owner, node)
     }
 
     /// The requester already holds the line as it needs it. It waits only
@@ -294,6 +289,74 @@ impl<C: TransferCost> CacheLine<C> {
     /// Statistics so far.
     pub fn stats(&self) -> &LineStats {
         &self.stats
+    }
+}
+
+/// A dirty line from the cache of a CPU on `owner` to one on `node`, for a
+/// line whose memory is on `home`: the bus snoop within a node, else
+/// request to home, forward, reply (three hops, each half a round trip).
+pub(crate) fn forward_ns<C: TransferCost>(cost: &C, home: usize, owner: usize, node: usize) -> u64 {
+    if owner == node {
+        cost.transfer_ns(node, node)
+    } else {
+        (cost.transfer_ns(node, home)
+            + cost.transfer_ns(home, owner)
+            + cost.transfer_ns(owner, node))
+            / 2
+    }
+}
+
+/// The CPU whose cache holds a line modified or exclusive, in two 32-bit
+/// fields (a cell's size matters, issue 31), or nobody: the line is only in
+/// memory. A [`LineCell`]'s owner, and a lock word's (the engine's `Lock`
+/// and `LockCell`): a request by the owning CPU itself is a hit, by another
+/// CPU a transfer from the owner's node ([`Owner::find`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Owner {
+    cpu: u32,
+    node: u32,
+}
+
+/// Where a request finds a line ([`Owner::find`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// In the requester's own cache, modified or exclusive: no transfer.
+    Hit,
+    /// Only in memory on its home node.
+    Memory,
+    /// In the cache of another CPU, on this node.
+    Cache(usize),
+}
+
+impl Owner {
+    /// Only in memory.
+    pub(crate) const NONE: Owner = Owner {
+        cpu: NONE,
+        node: NONE,
+    };
+
+    /// In the cache of `cpu` on `node`.
+    pub(crate) fn new(cpu: usize, node: usize) -> Self {
+        Owner {
+            cpu: u32::try_from(cpu).expect("CPU numbers fit 32 bits"),
+            node: u32::try_from(node).expect("node numbers fit 32 bits"),
+        }
+    }
+
+    /// The owning CPU and its node, if the line is in a cache.
+    #[inline]
+    pub(crate) fn cpu_node(&self) -> Option<(usize, usize)> {
+        (self.cpu != NONE).then_some((self.cpu as usize, self.node as usize))
+    }
+
+    /// What a request by `cpu` finds.
+    #[inline]
+    pub(crate) fn find(&self, cpu: usize) -> Found {
+        match self.cpu {
+            NONE => Found::Memory,
+            c if c as usize == cpu => Found::Hit,
+            _ => Found::Cache(self.node as usize),
+        }
     }
 }
 
@@ -388,9 +451,8 @@ impl Sharers {
 #[derive(Debug, Clone, Copy)]
 pub struct LineCell {
     home: u32,
-    /// The owning CPU, or [`NONE`]: only in memory.
-    owner_cpu: u32,
-    owner_node: u32,
+    /// The owning CPU and its node, or nobody: only in memory.
+    owner: Owner,
     /// Transfers in flight inline (0 to [`INLINE`]), or [`INLINE`] + 1 +
     /// the index of their queue in [`LineSet::spilled`].
     in_flight_n: u32,
@@ -440,8 +502,7 @@ impl<C: TransferCost> LineSet<C> {
     pub fn add(&self, home: usize) -> LineCell {
         LineCell {
             home: u32::try_from(home).expect("node numbers fit 32 bits"),
-            owner_cpu: NONE,
-            owner_node: NONE,
+            owner: Owner::NONE,
             in_flight_n: 0,
             directory_free: Time::ZERO,
             ready: Time::ZERO,
@@ -453,26 +514,18 @@ impl<C: TransferCost> LineSet<C> {
     pub fn write(&mut self, line: &mut LineCell, now: Time, cpu: usize, node: usize) -> Time {
         self.stats.writes += 1;
         let home = line.home as usize;
-        let ns = |a: usize, b: usize| self.cost.transfer_ns(a, b);
-        let latency = match line.owner_cpu {
-            c if c != NONE && c as usize == cpu => {
+        let latency = match line.owner.find(cpu) {
+            Found::Hit => {
                 self.stats.hits += 1;
                 return now.max(line.ready);
             }
-            NONE => ns(home, node),
-            _ => {
+            Found::Memory => self.cost.transfer_ns(home, node),
+            Found::Cache(o) => {
                 self.stats.invalidations += 1;
-                let o = line.owner_node as usize;
-                // `CacheLine::forward_ns`: the bus snoop, or three hops.
-                if o == node {
-                    ns(node, node)
-                } else {
-                    (ns(node, home) + ns(home, o) + ns(o, node)) / 2
-                }
+                forward_ns(&self.cost, home, o, node)
             }
         };
-        line.owner_cpu = u32::try_from(cpu).expect("CPU numbers fit 32 bits");
-        line.owner_node = u32::try_from(node).expect("node numbers fit 32 bits");
+        line.owner = Owner::new(cpu, node);
         // `CacheLine::miss` of an ownership transfer.
         let waiting = self.settle(line, now);
         let served = now.max(line.directory_free) + Dur(self.directory_ns);

@@ -1,8 +1,10 @@
 //! A lock (spinlock or mutex) shared by CPUs on different nodes.
 //!
-//! The lock is modelled by who holds it, who waits, and where its cache line
-//! sits. Taking the lock moves the line to the taker's node, at the cost the
-//! caller's [`TransferCost`] gives; nothing else is charged, so the hold time
+//! The lock is modelled by who holds it, who waits, and which CPU's cache
+//! holds its line (the last to take it: its store left the line modified
+//! there, tracked as a `LineCell` tracks its owner). Re-taking by that CPU
+//! is a hit; any other CPU's take moves the line to it, at the cost the
+//! caller's [`TransferCost`] gives (on-node or remote); nothing else is charged, so the hold time
 //! itself is the caller's business (it calls [`Lock::release`] when done).
 //!
 //! Two policies, as in the kernel's history:
@@ -32,6 +34,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use rand::RngExt;
 
+use super::cacheline::{forward_ns, Found, Owner};
 use super::cost::TransferCost;
 use super::rng::SimRng;
 use super::time::{Dur, Time};
@@ -197,9 +200,10 @@ pub struct Lock<C> {
     waiters: VecDeque<Waiter>,
     /// Waiters grouped by node (test-and-set: order does not matter).
     spinners: Spinners,
-    /// Node whose cache holds the lock's line; [`NO_NODE`] until first
-    /// taken.
-    line_node: u32,
+    /// The CPU whose cache holds the lock's line (the last to take it),
+    /// as a `LineCell` tracks a line's owner: its re-take is a hit, another
+    /// CPU's a transfer from its node. Nobody until first taken.
+    line: Owner,
     /// Node whose directory tracks the lock word (test-and-set hand-offs
     /// go through it); [`NO_NODE`]: direct transfers.
     home: u32,
@@ -225,7 +229,7 @@ impl<C: TransferCost> Lock<C> {
             holder: None,
             waiters: VecDeque::new(),
             spinners: Spinners::default(),
-            line_node: NO_NODE,
+            line: Owner::NONE,
             home: NO_NODE,
             stats: LockStats::default(),
             spin_jitter_ns: 0,
@@ -394,7 +398,7 @@ impl<C: TransferCost> Lock<C> {
             holder: None,
             waiters: VecDeque::new(),
             spinners: Spinners::default(),
-            line_node: NO_NODE,
+            line: Owner::NONE,
             home: self.home,
             stats: LockStats::default(),
             spin_jitter_ns: self.spin_jitter_ns,
@@ -408,12 +412,7 @@ impl<C: TransferCost> Lock<C> {
     /// Time for the lock's line to move from a cache on `from` to `to`.
     fn hop_ns(&self, from: usize, to: usize) -> u64 {
         match self.home() {
-            Some(h) if from != to && self.policy == LockPolicy::Unfair => {
-                (self.cost.transfer_ns(to, h)
-                    + self.cost.transfer_ns(h, from)
-                    + self.cost.transfer_ns(from, to))
-                    / 2
-            }
+            Some(h) if self.policy == LockPolicy::Unfair => forward_ns(&self.cost, h, from, to),
             _ => self.cost.transfer_ns(from, to),
         }
     }
@@ -442,16 +441,15 @@ impl<C: TransferCost> Lock<C> {
             self.stats.max_waiters = self.stats.max_waiters.max(self.waiters());
             return None;
         }
-        let (from, ns) = match self.line_node {
-            NO_NODE => {
+        let (from, ns) = match self.line.find(cpu) {
+            // Its own last take left the line modified in its cache.
+            Found::Hit => (node, 0),
+            Found::Memory => {
                 // Never taken: from memory on its home node.
                 let h = self.home().unwrap_or(node);
                 (h, self.cost.transfer_ns(h, node))
             }
-            o => {
-                let o = o as usize;
-                (o, self.hop_ns(o, node))
-            }
+            Found::Cache(o) => (o, self.hop_ns(o, node)),
         };
         let chain = self.line_busy_until.0.saturating_sub(now.0) / 2;
         let at = now + Dur(chain + ns);
@@ -677,7 +675,7 @@ impl<C: TransferCost> Lock<C> {
         contended: bool,
     ) {
         self.holder = Some(Holder::new(cpu, node, at));
-        self.line_node = small(node);
+        self.line = Owner::new(cpu, node);
         let wait = at - asked;
         self.stats.wait_sum += wait;
         self.stats.wait_max = self.stats.wait_max.max(wait);
@@ -720,7 +718,7 @@ impl<C: TransferCost> Lock<C> {
 }
 
 /// The state of one lock of a [`LockSet`] that every acquire and release
-/// touches (32 bytes): the holder, the line's node, the home, and where the
+/// touches (32 bytes): the line's owner (the holder while held), the home, and where the
 /// lock's full state is while CPUs wait for it. Kept by the caller, beside
 /// whatever else its events touch (sched-ops keeps a CPU's state, its run
 /// queue's lock and its queue head's line together; issue 31).
@@ -728,15 +726,23 @@ impl<C: TransferCost> Lock<C> {
 pub struct LockCell {
     /// When the holder got the lock (meaningless while free).
     since: Time,
-    /// The holder's CPU, or [`NO_NODE`] while free.
-    holder_cpu: u32,
-    holder_node: u32,
-    line_node: u32,
+    /// The CPU whose cache holds the line: the holder while `held`, the
+    /// last holder while free (as [`Lock`]'s).
+    line: Owner,
+    held: bool,
     home: u32,
     /// The lock's number in its set (its random stream).
     id: u32,
     /// Its slot in [`LockSet::busy`] while CPUs wait, else [`NO_NODE`].
     slot: u32,
+}
+
+impl LockCell {
+    /// The holder: the line's owner while held.
+    fn holder(&self) -> Option<Holder> {
+        let (cpu, node) = self.line.cpu_node().filter(|_| self.held)?;
+        Some(Holder::new(cpu, node, self.since))
+    }
 }
 
 /// Many locks of one kind (policy, cost, spinning and retry settings), as
@@ -795,9 +801,8 @@ impl<C: TransferCost + Clone> LockSet<C> {
         self.rngs.push(rng);
         LockCell {
             since: Time::ZERO,
-            holder_cpu: NO_NODE,
-            holder_node: NO_NODE,
-            line_node: NO_NODE,
+            line: Owner::NONE,
+            held: false,
             home: home.map_or(NO_NODE, small),
             id,
             slot: NO_NODE,
@@ -815,18 +820,17 @@ impl<C: TransferCost + Clone> LockSet<C> {
         if cell.slot != NO_NODE {
             return self.busy[cell.slot as usize].acquire(now, cpu, node);
         }
-        if cell.holder_cpu == NO_NODE {
+        if !cell.held {
             // Free and without waiters: the shared lock, given this one's
             // line and home, takes it (and counts it).
             let p = &mut self.proto;
-            p.line_node = cell.line_node;
+            p.line = cell.line;
             p.home = cell.home;
             let at = p.acquire(now, cpu, node);
             let h = p.holder.take().expect("a free lock is granted");
-            cell.holder_cpu = h.cpu;
-            cell.holder_node = h.node;
+            cell.held = true;
             cell.since = h.since;
-            cell.line_node = p.line_node;
+            cell.line = p.line;
             return at;
         }
         // The first waiter: the lock in full, from the pool.
@@ -845,12 +849,8 @@ impl<C: TransferCost + Clone> LockSet<C> {
             }
         };
         l.home = cell.home;
-        l.line_node = cell.line_node;
-        l.holder = Some(Holder {
-            cpu: cell.holder_cpu,
-            node: cell.holder_node,
-            since: cell.since,
-        });
+        l.line = cell.line;
+        l.holder = cell.holder();
         l.line_busy_until = Time::ZERO;
         l.acquire(now, cpu, node)
     }
@@ -862,14 +862,10 @@ impl<C: TransferCost + Clone> LockSet<C> {
     pub fn release(&mut self, cell: &mut LockCell, now: Time, cpu: usize) -> Option<Grant> {
         if cell.slot == NO_NODE {
             let p = &mut self.proto;
-            p.holder = (cell.holder_cpu != NO_NODE).then_some(Holder {
-                cpu: cell.holder_cpu,
-                node: cell.holder_node,
-                since: cell.since,
-            });
+            p.holder = cell.holder();
             let g = p.release(now, cpu);
             debug_assert!(g.is_none(), "a lock in its cell has no waiters");
-            cell.holder_cpu = NO_NODE;
+            cell.held = false;
             return g;
         }
         let s = cell.slot as usize;
@@ -879,10 +875,9 @@ impl<C: TransferCost + Clone> LockSet<C> {
         // still holds its line (that state is the full lock's alone).
         if l.waiters() == 0 && l.stampede().is_none() {
             let h = l.holder.expect("a lock with waiters is granted on");
-            cell.holder_cpu = h.cpu;
-            cell.holder_node = h.node;
+            cell.held = true;
             cell.since = h.since;
-            cell.line_node = l.line_node;
+            cell.line = l.line;
             cell.slot = NO_NODE;
             self.rngs[cell.id as usize] = l.rng.clone();
             let st = std::mem::take(&mut l.stats);
@@ -896,9 +891,7 @@ impl<C: TransferCost + Clone> LockSet<C> {
     /// `cell`'s holder's CPU and when it got the lock (as [`Lock::holder`]).
     pub fn holder(&self, cell: &LockCell) -> Option<(usize, Time)> {
         match cell.slot {
-            NO_NODE => {
-                (cell.holder_cpu != NO_NODE).then_some((cell.holder_cpu as usize, cell.since))
-            }
+            NO_NODE => cell.holder().map(|h| (h.cpu(), h.since)),
             s => self.busy[s as usize].holder(),
         }
     }
@@ -1653,6 +1646,65 @@ mod tests {
         );
         assert_eq!(b.max_wait(), s.max_wait());
         assert_eq!(b.acquisitions, s.acquisitions);
+    }
+
+    /// The lock word's line stays modified in the last holder's cache
+    /// (issue 34, session 16): a lone CPU re-taking its lock hits after
+    /// the first take, another CPU on its node pays the on-node transfer,
+    /// one on another node the remote (three-hop, via the home) one. The
+    /// same through a [`LockSet`]'s cell. Before, the lock remembered the
+    /// node only and charged the on-node transfer to the lone CPU.
+    #[test]
+    fn the_last_holder_retakes_its_lock_from_its_own_cache() {
+        use super::super::cost::CostTable;
+        // 4 nodes: 10 ns on a node, 100 in a pair, 300 across.
+        let cost = CostTable::from_groups(4, vec![2], vec![10, 100, 300]);
+        for policy in [LockPolicy::Fifo, LockPolicy::Unfair] {
+            let home = 3;
+            let make = || {
+                Lock::new(policy, &cost, stream(1, "retake", 0))
+                    .with_spinning(40, 5)
+                    .with_home(home)
+            };
+            let remote = match policy {
+                LockPolicy::Fifo => cost.transfer_ns(0, 2),
+                // Request to the home, forward, reply: three half hops.
+                LockPolicy::Unfair => {
+                    (cost.transfer_ns(2, home) + cost.transfer_ns(home, 0) + cost.transfer_ns(0, 2))
+                        / 2
+                }
+            };
+            let mut l = make();
+            let mut set = LockSet::new(make());
+            let mut cell = set.add(Some(home), stream(1, "retake", 0));
+            let mut both = |now: u64, cpu: usize, node: usize| {
+                let a = l.acquire(Time(now), cpu, node).expect("free");
+                let b = set.acquire(&mut cell, Time(now), cpu, node).expect("free");
+                assert_eq!(a, b, "{policy:?}: the set as the lock");
+                let release = a + Dur(50);
+                assert_eq!(l.release(release, cpu), None);
+                assert_eq!(set.release(&mut cell, release, cpu), None);
+                (a - Time(now)).0
+            };
+            // First take: from memory on the home.
+            assert_eq!(both(0, 0, 0), cost.transfer_ns(home, 0));
+            for k in 1..100 {
+                assert_eq!(both(1000 * k, 0, 0), 0, "{policy:?}: take {k} is a hit");
+            }
+            // CPU 1 on the same node: the on-node transfer; then its own.
+            assert_eq!(both(200_000, 1, 0), cost.transfer_ns(0, 0));
+            assert_eq!(both(201_000, 1, 0), 0);
+            // CPU 0 again: the line is in CPU 1's cache now.
+            assert_eq!(both(202_000, 0, 0), cost.transfer_ns(0, 0));
+            // CPU 8 on node 2: remote.
+            assert_eq!(both(203_000, 8, 2), remote, "{policy:?}");
+            assert_eq!(both(204_000, 8, 2), 0);
+            let s = l.stats();
+            assert_eq!(s.acquisitions, 105);
+            // Only the take that crossed nodes (and the first, from the home).
+            assert_eq!(s.remote_transfers, 2);
+            assert_eq!(set.stats(), *s);
+        }
     }
 
     #[test]
