@@ -431,12 +431,18 @@ impl BlockLayer {
     }
 
     fn in_service_push(&mut self, d: usize, req: Req, finish: Time) {
-        let slots = self.slots(d);
-        let free = self.in_service[slots]
-            .iter()
-            .position(|s| s.is_none())
-            .expect("a free command (has_free_command)");
-        self.in_service[d * self.model.commands as usize + free] = Some((req, finish));
+        // One command (every preset): the disk's one slot, no scan.
+        let at = if self.model.commands == 1 {
+            d
+        } else {
+            let slots = self.slots(d);
+            slots.start
+                + self.in_service[slots]
+                    .iter()
+                    .position(|s| s.is_none())
+                    .expect("a free command (has_free_command)")
+        };
+        self.in_service[at] = Some((req, finish));
     }
 
     /// Disk `d` finished its request at `now`: carry its data over the
@@ -444,15 +450,19 @@ impl BlockLayer {
     pub fn disk_done(&mut self, now: Time, d: usize) -> (Done, Option<Time>) {
         // The request that finishes now: the one of the disk's commands
         // that finishes first (one slot, where the disk serves one).
-        let slots = self.slots(d);
-        let first = slots.start
-            + self.in_service[slots]
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| s.as_ref().map(|(_, t)| (*t, i)))
-                .min()
-                .expect("disk had a request")
-                .1;
+        let first = if self.model.commands == 1 {
+            d
+        } else {
+            let slots = self.slots(d);
+            slots.start
+                + self.in_service[slots]
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| s.as_ref().map(|(_, t)| (*t, i)))
+                    .min()
+                    .expect("disk had a request")
+                    .1
+        };
         let (req, _finish) = self.in_service[first].take().expect("disk had a request");
         self.disks[d].finish(now);
         self.requests.freed(now, d, req.write);
