@@ -70,20 +70,9 @@ pub fn once(dir: &Path, bytes: u64, block: usize, direct: bool) -> io::Result<Op
     };
     let mut f = f;
     let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
-    for _ in 0..blocks {
-        if let Err(e) = f.write_all(buf.as_slice()) {
-            let _ = std::fs::remove_file(&path);
-            if direct && e.raw_os_error() == Some(libc::EINVAL) {
-                return Ok(None);
-            }
-            return Err(e);
-        }
-        if sys::stop_requested() {
-            let _ = std::fs::remove_file(&path);
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
-        }
+    if !write_blocks(&mut f, buf.as_slice(), blocks, &path, direct)? {
+        return Ok(None);
     }
-    f.sync_all()?;
     let w = throughput(mib, t0, c0);
     drop(f);
     // read
@@ -158,21 +147,43 @@ pub fn depth_file(dir: &Path, bytes: u64) -> io::Result<Option<std::path::PathBu
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
         *b = (i * 13 + 5) as u8;
     }
-    for _ in 0..(bytes / block as u64).max(1) {
-        if let Err(e) = f.write_all(buf.as_slice()) {
-            let _ = std::fs::remove_file(&path);
-            if e.raw_os_error() == Some(libc::EINVAL) {
-                return Ok(None);
+    if !write_blocks(
+        &mut f,
+        buf.as_slice(),
+        (bytes / block as u64).max(1),
+        &path,
+        true,
+    )? {
+        return Ok(None);
+    }
+    Ok(Some(path))
+}
+
+/// Write `buf` `blocks` times to `f` (the file at `path`) and sync it.
+/// `Ok(false)`: a direct write refused (`EINVAL`: the filesystem takes no
+/// `O_DIRECT`); on that, an error or a stop the file is removed.
+fn write_blocks(
+    f: &mut std::fs::File,
+    buf: &[u8],
+    blocks: u64,
+    path: &Path,
+    direct: bool,
+) -> io::Result<bool> {
+    for _ in 0..blocks {
+        if let Err(e) = f.write_all(buf) {
+            let _ = std::fs::remove_file(path);
+            if direct && e.raw_os_error() == Some(libc::EINVAL) {
+                return Ok(false);
             }
             return Err(e);
         }
         if sys::stop_requested() {
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path);
             return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
         }
     }
     f.sync_all()?;
-    Ok(Some(path))
+    Ok(true)
 }
 
 /// `depth` threads reading `path` with `O_DIRECT` at once, each its own

@@ -414,6 +414,28 @@ fn memcpys_non_temporal_threshold_explains_the_xeon_64_mib_copy() {
     );
 }
 
+/// The direct write and read of 64 MiB at `size` a call on `mach`, as
+/// the probe would have measured them (spread 0), into `meas`.
+fn push_direct_rates(meas: &mut numasim_probe::iofit::IoMeas, mach: &Machine, size: u64) {
+    let k = numasim::kernel::KernelConfig::defaults(mach);
+    let io = numasim::workload::HostFileIo {
+        fs: numasim::kernel::fs::FsKind::Xfs,
+        file_size: 64 << 20,
+        io_size: size,
+        readahead: 256 << 10,
+    };
+    let d = io.direct(mach, &k, 1).unwrap();
+    for (write, mibps) in [(true, d.direct_write_mibps), (false, d.direct_read_mibps)] {
+        meas.rates.push(numasim_probe::iofit::Rate {
+            direct: true,
+            write,
+            request: size,
+            mibps,
+            spread: Some(0.0),
+        });
+    }
+}
+
 /// The disk fit separates a per-request latency from the media rate, for
 /// reads and writes each, and the allocating write's work from both: a
 /// disk simulated with known latencies (a write acknowledged sooner than
@@ -426,9 +448,7 @@ fn memcpys_non_temporal_threshold_explains_the_xeon_64_mib_copy() {
 #[test]
 fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
     use numasim::kernel::KernelConfig;
-    use numasim_probe::iofit::{
-        self, CpuCost, DiskFit, IoMeas, Rate, LARGE_REQUEST, SMALL_REQUEST,
-    };
+    use numasim_probe::iofit::{self, CpuCost, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
     let (_, f) = fitted(1);
     let truth = DiskFit {
         read_mibps: 2000.0,
@@ -454,24 +474,8 @@ fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
     };
     let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
     let dirty_ns = mach.block.as_ref().unwrap().dio_dirty_page_ns;
-    let k = KernelConfig::defaults(&mach);
     for size in [LARGE_REQUEST, SMALL_REQUEST] {
-        let io = numasim::workload::HostFileIo {
-            fs: numasim::kernel::fs::FsKind::Xfs,
-            file_size: 64 << 20,
-            io_size: size,
-            readahead: 256 << 10,
-        };
-        let d = io.direct(&mach, &k, 1).unwrap();
-        for (write, mibps) in [(true, d.direct_write_mibps), (false, d.direct_read_mibps)] {
-            meas.rates.push(Rate {
-                direct: true,
-                write,
-                request: size,
-                mibps,
-                spread: Some(0.0),
-            });
-        }
+        push_direct_rates(&mut meas, &mach, size);
         // The read's CPU per call, and the write's: that plus the two
         // allocation steps, less the read's page re-dirtying.
         let mib = size as f64 / (1u64 << 20) as f64;
@@ -703,10 +707,7 @@ fn the_buffered_reads_page_work_comes_from_its_cpu_time() {
 /// out, the disk keeps one command and misses the depth-4 speed-up.
 #[test]
 fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
-    use numasim::kernel::KernelConfig;
-    use numasim_probe::iofit::{
-        self, DepthRate, DiskFit, IoMeas, Rate, LARGE_REQUEST, SMALL_REQUEST,
-    };
+    use numasim_probe::iofit::{self, DepthRate, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
     let (_, f) = fitted(1);
     for commands in [3u32, 1] {
         let truth = DiskFit {
@@ -729,24 +730,8 @@ fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
             ..IoMeas::default()
         };
         let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
-        let k = KernelConfig::defaults(&mach);
         for size in [LARGE_REQUEST, SMALL_REQUEST] {
-            let io = numasim::workload::HostFileIo {
-                fs: numasim::kernel::fs::FsKind::Xfs,
-                file_size: 64 << 20,
-                io_size: size,
-                readahead: 256 << 10,
-            };
-            let d = io.direct(&mach, &k, 1).unwrap();
-            for (write, mibps) in [(true, d.direct_write_mibps), (false, d.direct_read_mibps)] {
-                meas.rates.push(Rate {
-                    direct: true,
-                    write,
-                    request: size,
-                    mibps,
-                    spread: Some(0.0),
-                });
-            }
+            push_direct_rates(&mut meas, &mach, size);
         }
         let depths = [2u32, 4, 8];
         let ups = iofit::sim_speedups(&f.machine, &meas, &truth, LARGE_REQUEST, &depths).unwrap();
