@@ -731,7 +731,13 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             v.push(("io.disks", k, "the scratch directory's device".into()));
         }
         for (k, from) in &d.sources {
-            v.push(("io.disks", k, from.clone()));
+            // The sweep's command count is the `[block]` table's.
+            let table = if *k == "disk_commands" {
+                "block"
+            } else {
+                "io.disks"
+            };
+            v.push((table, k, from.clone()));
         }
         v.push((
             "io",
@@ -785,6 +791,13 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "copy_gbps",
             "half the last-level cache's fitted copy_mbps (a copy reads and writes; the page just came in through the LLC), else the stream's".into(),
         ));
+        if let Some(c) = d.ceiling_mibps {
+            v.push((
+                "block",
+                "controller_mbps",
+                format!("the queue-depth sweep levels off: all the disk's commands together at most {c:.0} MiB/s"),
+            ));
+        }
         for k in ["controller_mbps", "io_node_gbps"] {
             v.push((
                 "block",
@@ -995,6 +1008,42 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                     request,
                     pct_per_mibps: num(metric)?,
                 });
+            }
+            "qd_read_mibps" | "qd_speedup" => {
+                let request = case["request"]
+                    .as_str()
+                    .and_then(crate::bench::parse_size_label)
+                    .ok_or_else(|| bad("no `case.request` size"))?;
+                let depth = case["depth"]
+                    .as_u64()
+                    .filter(|d| (1..=1024).contains(d))
+                    .ok_or_else(|| bad("`case.depth` is not a depth of 1 to 1024"))?
+                    as u32;
+                let i = match base
+                    .io
+                    .depths
+                    .iter()
+                    .position(|d| d.request == request && d.depth == depth)
+                {
+                    Some(i) => i,
+                    None => {
+                        base.io.depths.push(crate::iofit::DepthRate {
+                            request,
+                            depth,
+                            mibps: 0.0,
+                            speedup: 1.0,
+                            spread: None,
+                        });
+                        base.io.depths.len() - 1
+                    }
+                };
+                let d = &mut base.io.depths[i];
+                if metric == "qd_speedup" {
+                    d.speedup = num(metric)?;
+                    d.spread = v["spread"].as_f64();
+                } else {
+                    d.mibps = num(metric)?;
+                }
             }
             "io_file_bytes" => base.io.file_bytes = num(metric)? as u64,
             "read_ahead_bytes" => base.io.read_ahead = Some(num(metric)? as u64).filter(|b| *b > 0),

@@ -70,20 +70,9 @@ pub fn once(dir: &Path, bytes: u64, block: usize, direct: bool) -> io::Result<Op
     };
     let mut f = f;
     let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
-    for _ in 0..blocks {
-        if let Err(e) = f.write_all(buf.as_slice()) {
-            let _ = std::fs::remove_file(&path);
-            if direct && e.raw_os_error() == Some(libc::EINVAL) {
-                return Ok(None);
-            }
-            return Err(e);
-        }
-        if sys::stop_requested() {
-            let _ = std::fs::remove_file(&path);
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
-        }
+    if !write_blocks(&mut f, buf.as_slice(), blocks, &path, direct)? {
+        return Ok(None);
     }
-    f.sync_all()?;
     let w = throughput(mib, t0, c0);
     drop(f);
     // read
@@ -144,4 +133,114 @@ fn throughput(mib: f64, t0: u64, c0: u64) -> Throughput {
         cpu_pct_per_mibps: (cpu / wall * 100.0) / mibps.max(1e-9),
         spread: 0.0,
     }
+}
+
+/// The queue-depth sweep's file: `bytes` written with `O_DIRECT` in 1 MiB
+/// calls and synced. `Ok(None)`: the filesystem refuses `O_DIRECT`.
+pub fn depth_file(dir: &Path, bytes: u64) -> io::Result<Option<std::path::PathBuf>> {
+    let path = dir.join("depth-direct.dat");
+    let block = 1usize << 20;
+    let Some(mut f) = sys::open_direct(&path, true)? else {
+        return Ok(None);
+    };
+    let mut buf = Mapping::new(block, PageKind::Base)?;
+    for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
+        *b = (i * 13 + 5) as u8;
+    }
+    if !write_blocks(
+        &mut f,
+        buf.as_slice(),
+        (bytes / block as u64).max(1),
+        &path,
+        true,
+    )? {
+        return Ok(None);
+    }
+    Ok(Some(path))
+}
+
+/// Write `buf` `blocks` times to `f` (the file at `path`) and sync it.
+/// `Ok(false)`: a direct write refused (`EINVAL`: the filesystem takes no
+/// `O_DIRECT`); on that, an error or a stop the file is removed.
+fn write_blocks(
+    f: &mut std::fs::File,
+    buf: &[u8],
+    blocks: u64,
+    path: &Path,
+    direct: bool,
+) -> io::Result<bool> {
+    for _ in 0..blocks {
+        if let Err(e) = f.write_all(buf) {
+            let _ = std::fs::remove_file(path);
+            if direct && e.raw_os_error() == Some(libc::EINVAL) {
+                return Ok(false);
+            }
+            return Err(e);
+        }
+        if sys::stop_requested() {
+            let _ = std::fs::remove_file(path);
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+        }
+    }
+    f.sync_all()?;
+    Ok(true)
+}
+
+/// `depth` threads reading `path` with `O_DIRECT` at once, each its own
+/// `bytes / depth` of it front to back in `block` calls: `depth` requests
+/// in flight, as fio's `--numjobs=depth --offset_increment` with
+/// `--ioengine=psync` keeps them. MiB/s of all the threads together,
+/// from the first call to the last thread's end. `Ok(None)`: the
+/// filesystem refuses `O_DIRECT` at this size.
+pub fn direct_depth(
+    path: &Path,
+    bytes: u64,
+    block: usize,
+    depth: usize,
+) -> io::Result<Option<f64>> {
+    let depth = depth.max(1);
+    let per = (bytes / depth as u64 / block as u64).max(1);
+    let t0 = sys::monotonic_ns();
+    let got: Vec<io::Result<Option<u64>>> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..depth)
+            .map(|t| {
+                s.spawn(move || -> io::Result<Option<u64>> {
+                    use std::os::unix::fs::FileExt;
+                    let Some(f) = sys::open_direct(path, false)? else {
+                        return Ok(None);
+                    };
+                    let mut buf = Mapping::new(block, PageKind::Base)?;
+                    let start = t as u64 * per * block as u64;
+                    let mut n = 0u64;
+                    for i in 0..per {
+                        match f.read_at(buf.as_mut_slice(), start + i * block as u64) {
+                            Ok(k) => n += k as u64,
+                            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Ok(None),
+                            Err(e) => return Err(e),
+                        }
+                        if sys::stop_requested() {
+                            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+                        }
+                    }
+                    Ok(Some(n))
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("reader panicked")))
+            })
+            .collect()
+    });
+    let wall = (sys::monotonic_ns() - t0).max(1) as f64 / 1e9;
+    let mut total = 0u64;
+    for g in got {
+        match g? {
+            Some(n) => total += n,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(total as f64 / (1 << 20) as f64 / wall))
 }

@@ -260,7 +260,10 @@ impl Plan {
         let faults = 2.0 * counts as f64 * self.effort.reps as f64 * faults_one * 1.3;
         let scaling = counts as f64 * 4.0 * figure;
         let io_s = if io {
-            2.0 * self.io_reps as f64 * 2.0 * self.io_bytes as f64 / 500e6
+            // The passes at queue depth 1, then the queue-depth sweep
+            // (at most two call sizes, each depth reading the file once).
+            let sweep = (self.io_reps.max(3) * 2 * SWEEP_DEPTHS.len()) as f64;
+            (2.0 * self.io_reps as f64 * 2.0 + sweep) * self.io_bytes as f64 / 500e6
         } else {
             0.0
         };
@@ -404,6 +407,108 @@ fn cpu_model_and_clock() -> (String, Option<f64>, Option<u64>) {
             .filter(|n| *n > 0)
     });
     (model, mhz, tlb)
+}
+
+/// Depths of the queue-depth sweep: threads reading at once.
+const SWEEP_DEPTHS: [u32; 4] = [1, 2, 4, 8];
+
+/// The queue-depth sweep (round 16; docs/probe.md): `O_DIRECT` reads of
+/// one file by 1, 2, 4 and 8 threads at once, each its own region, at
+/// 1 MiB a call and at the readahead's request size (`read_ahead_kb`
+/// capped by `max_sectors_kb`) where that differs. Round by round, each
+/// round every point once, at least three rounds: a point's speed-up is
+/// the median over the rounds of its rate over the same round's depth 1.
+fn depth_sweep(
+    dir: &std::path::Path,
+    bytes: u64,
+    reps: usize,
+    fs: &str,
+    io_meas: &mut iofit::IoMeas,
+    records: &mut Vec<Record>,
+    notes: &mut Vec<String>,
+) -> Result<(), ProbeError> {
+    let Some(path) = io::depth_file(dir, bytes).map_err(internal("file I/O"))? else {
+        return Ok(());
+    };
+    let ra = io_meas
+        .read_ahead
+        .unwrap_or(iofit::DEFAULT_READ_AHEAD)
+        .min(io_meas.max_request.unwrap_or(iofit::DEFAULT_MAX_REQUEST));
+    let mut sizes = vec![iofit::LARGE_REQUEST];
+    // The readahead's request, where it is another size and the file
+    // holds a call for each of the deepest depth's threads.
+    if ra != iofit::LARGE_REQUEST && ra >= 64 << 10 && ra * 8 <= bytes {
+        sizes.push(ra);
+    }
+    let rounds = reps.max(3);
+    // [size][depth][round]
+    let mut got = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
+    let run = |got: &mut Vec<Vec<Vec<f64>>>| -> Result<bool, ProbeError> {
+        for _ in 0..rounds {
+            for (i, &size) in sizes.iter().enumerate() {
+                for (j, &d) in SWEEP_DEPTHS.iter().enumerate() {
+                    let r = io::direct_depth(&path, bytes, size as usize, d as usize)
+                        .map_err(internal("file I/O"))?;
+                    check_stop()?;
+                    match r {
+                        Some(r) => got[i][j].push(r),
+                        None => return Ok(false),
+                    }
+                }
+            }
+        }
+        Ok(true)
+    };
+    let ok = run(&mut got);
+    let _ = std::fs::remove_file(&path);
+    if !ok? {
+        notes.push("io: queue-depth sweep skipped: O_DIRECT refused".into());
+        return Ok(());
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[(v.len() - 1) / 2]
+    };
+    for (i, &size) in sizes.iter().enumerate() {
+        for (j, &d) in SWEEP_DEPTHS.iter().enumerate() {
+            let mut rates = got[i][j].clone();
+            let mut ups: Vec<f64> = got[i][j]
+                .iter()
+                .zip(&got[i][0])
+                .map(|(r, one)| r / one.max(1e-9))
+                .collect();
+            let mibps = median(&mut rates);
+            let speedup = median(&mut ups);
+            let rate_spread = (rates[rates.len() - 1] - rates[0]) / mibps.max(1e-9);
+            let up_spread = (ups[ups.len() - 1] - ups[0]) / speedup.max(1e-9);
+            let case = || {
+                vec![
+                    ("io", json!("direct")),
+                    ("fs", json!(fs)),
+                    ("request", json!(bench::size_label(size))),
+                    ("depth", json!(d)),
+                ]
+            };
+            records.push(rec_s(case(), "qd_read_mibps", "MiB/s", mibps, rate_spread));
+            if d > 1 {
+                records.push(rec_s(case(), "qd_speedup", "x", speedup, up_spread));
+            }
+            io_meas.depths.push(iofit::DepthRate {
+                request: size,
+                depth: d,
+                mibps,
+                speedup,
+                spread: (d > 1).then_some(up_spread),
+            });
+        }
+    }
+    notes.push(format!(
+        "io: queue-depth sweep: O_DIRECT reads by {:?} threads at once, each its own region of a {} file, at {} a call; {rounds} rounds, speed-ups over each round's depth 1",
+        SWEEP_DEPTHS,
+        size_label(bytes),
+        sizes.iter().map(|&s| bench::size_label(s)).collect::<Vec<_>>().join(" and ")
+    ));
+    Ok(())
 }
 
 /// The scratch directory's block device's `queue/read_ahead_kb` and
@@ -1222,7 +1327,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         let free = sys::fs_free_bytes(scratch.path()).unwrap_or(u64::MAX);
         let bytes = plan.io_bytes.min(free / 4);
         progress.stage(&format!(
-            "sequential write and read, {} file in {} ({fs}), buffered and O_DIRECT",
+            "sequential write and read, {} file in {} ({fs}), buffered and O_DIRECT; O_DIRECT reads at queue depths 1..8",
             size_label(bytes & !((1 << 20) - 1)),
             scratch.path().display()
         ));
@@ -1336,6 +1441,17 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                         break;
                     }
                 }
+            }
+            if io_meas.get(true, false, iofit::LARGE_REQUEST).is_some() {
+                depth_sweep(
+                    scratch.path(),
+                    bytes & !((1 << 20) - 1),
+                    plan.io_reps,
+                    &fs,
+                    &mut io_meas,
+                    &mut records,
+                    &mut notes,
+                )?;
             }
             notes.push(format!(
                 "io: {} file, 1 MiB requests (direct also 128 KiB), one thread; buffered writes timed through fsync, buffered reads after POSIX_FADV_DONTNEED; CPU is the calling thread's (kernel writeback threads not counted)",

@@ -414,6 +414,28 @@ fn memcpys_non_temporal_threshold_explains_the_xeon_64_mib_copy() {
     );
 }
 
+/// The direct write and read of 64 MiB at `size` a call on `mach`, as
+/// the probe would have measured them (spread 0), into `meas`.
+fn push_direct_rates(meas: &mut numasim_probe::iofit::IoMeas, mach: &Machine, size: u64) {
+    let k = numasim::kernel::KernelConfig::defaults(mach);
+    let io = numasim::workload::HostFileIo {
+        fs: numasim::kernel::fs::FsKind::Xfs,
+        file_size: 64 << 20,
+        io_size: size,
+        readahead: 256 << 10,
+    };
+    let d = io.direct(mach, &k, 1).unwrap();
+    for (write, mibps) in [(true, d.direct_write_mibps), (false, d.direct_read_mibps)] {
+        meas.rates.push(numasim_probe::iofit::Rate {
+            direct: true,
+            write,
+            request: size,
+            mibps,
+            spread: Some(0.0),
+        });
+    }
+}
+
 /// The disk fit separates a per-request latency from the media rate, for
 /// reads and writes each, and the allocating write's work from both: a
 /// disk simulated with known latencies (a write acknowledged sooner than
@@ -426,9 +448,7 @@ fn memcpys_non_temporal_threshold_explains_the_xeon_64_mib_copy() {
 #[test]
 fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
     use numasim::kernel::KernelConfig;
-    use numasim_probe::iofit::{
-        self, CpuCost, DiskFit, IoMeas, Rate, LARGE_REQUEST, SMALL_REQUEST,
-    };
+    use numasim_probe::iofit::{self, CpuCost, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
     let (_, f) = fitted(1);
     let truth = DiskFit {
         read_mibps: 2000.0,
@@ -437,6 +457,8 @@ fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
         write_latency_us: Some(40.0),
         alloc_us: Some(4.0),
         page_op_ns: None,
+        commands: 1,
+        ceiling_mibps: None,
         sources: Vec::new(),
         notes: Vec::new(),
     };
@@ -448,27 +470,12 @@ fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
         max_request: Some(1 << 20),
         max_segments: None,
         cpu: Vec::new(),
+        depths: Vec::new(),
     };
     let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
     let dirty_ns = mach.block.as_ref().unwrap().dio_dirty_page_ns;
-    let k = KernelConfig::defaults(&mach);
     for size in [LARGE_REQUEST, SMALL_REQUEST] {
-        let io = numasim::workload::HostFileIo {
-            fs: numasim::kernel::fs::FsKind::Xfs,
-            file_size: 64 << 20,
-            io_size: size,
-            readahead: 256 << 10,
-        };
-        let d = io.direct(&mach, &k, 1).unwrap();
-        for (write, mibps) in [(true, d.direct_write_mibps), (false, d.direct_read_mibps)] {
-            meas.rates.push(Rate {
-                direct: true,
-                write,
-                request: size,
-                mibps,
-                spread: Some(0.0),
-            });
-        }
+        push_direct_rates(&mut meas, &mach, size);
         // The read's CPU per call, and the write's: that plus the two
         // allocation steps, less the read's page re-dirtying.
         let mib = size as f64 / (1u64 << 20) as f64;
@@ -690,4 +697,103 @@ fn the_buffered_reads_page_work_comes_from_its_cpu_time() {
         "{:?}",
         buffered.value
     );
+}
+
+/// `disk_commands` from the queue-depth sweep: a disk simulated with a
+/// known number of commands (3, then 1) gives direct rates at depth 1 and
+/// the sweep's speed-ups at depths 2, 4 and 8; fitted back, the count
+/// comes out as it went in, no ceiling is claimed, and the sweep's
+/// calibration rows reproduce their speed-ups. Fitted with the sweep left
+/// out, the disk keeps one command and misses the depth-4 speed-up.
+#[test]
+fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
+    use numasim_probe::iofit::{self, DepthRate, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
+    let (_, f) = fitted(1);
+    for commands in [3u32, 1] {
+        let truth = DiskFit {
+            read_mibps: 1200.0,
+            write_mibps: 1500.0,
+            latency_us: 150.0,
+            write_latency_us: Some(40.0),
+            alloc_us: None,
+            page_op_ns: None,
+            commands,
+            ceiling_mibps: None,
+            sources: Vec::new(),
+            notes: Vec::new(),
+        };
+        let mut meas = IoMeas {
+            fs: "ext4".into(),
+            file_bytes: 64 << 20,
+            read_ahead: Some(128 << 10),
+            max_request: Some(1 << 20),
+            ..IoMeas::default()
+        };
+        let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
+        for size in [LARGE_REQUEST, SMALL_REQUEST] {
+            push_direct_rates(&mut meas, &mach, size);
+        }
+        let depths = [2u32, 4, 8];
+        let ups = iofit::sim_speedups(&f.machine, &meas, &truth, LARGE_REQUEST, &depths).unwrap();
+        if commands == 3 {
+            assert!(ups[1] > 2.0, "the sweep sees the commands: {ups:?}");
+        }
+        let mut swept = meas.clone();
+        for (&depth, &speedup) in depths.iter().zip(&ups) {
+            swept.depths.push(DepthRate {
+                request: LARGE_REQUEST,
+                depth,
+                mibps: 0.0,
+                speedup,
+                spread: Some(0.0),
+            });
+        }
+        let got = iofit::fit(&f.machine, &swept).unwrap();
+        assert_eq!(
+            (got.commands, got.ceiling_mibps),
+            (commands, None),
+            "{got:?}"
+        );
+        let rows = iofit::validate(&f.machine, &swept, &got);
+        let sweep: Vec<_> = rows.iter().filter(|r| r.metric == "qd_speedup").collect();
+        assert_eq!(sweep.len(), 3);
+        for r in sweep {
+            assert_eq!(r.role, Some(Role::Calibration), "{r:?}");
+            assert!(r.deviation().unwrap().abs() < 0.02, "{r:?}");
+        }
+        // No sweep: one command, and with 3 the depth-4 point is missed.
+        let plain = iofit::fit(&f.machine, &meas).unwrap();
+        assert_eq!(plain.commands, 1);
+        let one = iofit::sim_speedups(&f.machine, &meas, &plain, LARGE_REQUEST, &[4]).unwrap()[0];
+        if commands == 3 {
+            assert!(ups[1] / one > 1.5, "{one} against {}", ups[1]);
+        }
+    }
+}
+
+/// A saved run's queue-depth sweep reads back (`--from`): each depth's
+/// rate and speed-up join into one point, a run without one has none,
+/// and a depth of 0 is refused naming the key.
+#[test]
+fn a_saved_depth_sweep_reads_back_and_a_bad_depth_is_refused() {
+    let plain = measurements_from_records(&run_text(1)).unwrap();
+    assert!(plain.io.depths.is_empty());
+    let line = |depth: u32, metric: &str, value: f64| {
+        format!(
+            "{{\"experiment\":\"probe\",\"case\":{{\"io\":\"direct\",\"fs\":\"ext4\",\"request\":\"1 MiB\",\"depth\":{depth}}},\"metric\":\"{metric}\",\"unit\":\"x\",\"value\":{value},\"paper\":null,\"role\":null,\"spread\":0.1}}\n"
+        )
+    };
+    let mut text = run_text(1);
+    text += &line(1, "qd_read_mibps", 1000.0);
+    text += &line(4, "qd_read_mibps", 2500.0);
+    text += &line(4, "qd_speedup", 2.4);
+    let m = measurements_from_records(&text).unwrap();
+    let d = &m.io.depths;
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!((d[0].depth, d[0].mibps, d[0].speedup), (1, 1000.0, 1.0));
+    assert_eq!((d[1].depth, d[1].mibps, d[1].speedup), (4, 2500.0, 2.4));
+    assert_eq!(d[1].spread, Some(0.1));
+    let bad = run_text(1) + &line(0, "qd_speedup", 2.0);
+    let e = measurements_from_records(&bad).unwrap_err();
+    assert!(e.contains("depth"), "{e}");
 }

@@ -937,6 +937,34 @@ fn a_queue_depth_out_of_range_names_the_key() {
     assert_eq!(m.block.unwrap().queue_depth, 1);
 }
 
+/// `[block] disk_commands`: a count the disk cannot serve (none, more
+/// than 65,536, not a whole number) is refused naming the key; one that
+/// it can reads back from the machine file it is written to, and 1 (the
+/// default) is not written, so machine files of before stay as they were.
+#[test]
+fn disk_commands_out_of_range_names_the_key_and_reads_back() {
+    let text = presets::preset_text("altix-a3700").unwrap();
+    let with = |v: &str| {
+        text.replace(
+            "queue_depth = 128",
+            &format!("queue_depth = 128\ndisk_commands = {v}"),
+        )
+    };
+    for bad in ["0", "100000", "-1", "2.5", "\"many\""] {
+        let e = Machine::from_toml_str(&with(bad), "m.toml")
+            .expect_err(bad)
+            .to_string();
+        assert!(e.contains("disk_commands"), "{bad}: {e}");
+    }
+    let m = Machine::from_toml_str(&with("4"), "m.toml").unwrap();
+    assert_eq!(m.block.as_ref().unwrap().disk_commands, 4);
+    let back = Machine::from_toml_str(&m.to_toml_string(), "m.toml").unwrap();
+    assert_eq!(back.block, m.block);
+    let one = Machine::from_toml_str(text, "m.toml").unwrap();
+    assert_eq!(one.block.as_ref().unwrap().disk_commands, 1);
+    assert!(!one.to_toml_string().contains("disk_commands"));
+}
+
 /// A machine file's `queue_depth` reaches the runs: with one request a
 /// queue, 8 XFS readers or direct-I/O threads keep fewer requests on the
 /// disks and move less than with 128, and the writers' run still ends.

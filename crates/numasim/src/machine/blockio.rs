@@ -33,6 +33,13 @@ pub struct BlockParams {
     /// before the media has it returns writes sooner than reads. Absent:
     /// `disk_latency_us` both ways.
     pub disk_write_latency_us: Option<f64>,
+    /// Commands the device services at once, each at the media rate
+    /// (`disk_commands`, default 1): an NVMe drive or a virtio-blk disk
+    /// takes many commands from its queue and works on them side by side
+    /// (a hypervisor's backend serves a virtual disk's requests from
+    /// several I/O threads), where a SCSI disk's head serves one. Requests
+    /// beyond it wait in the queue (`queue_depth` still bounds that).
+    pub disk_commands: u32,
     /// The drive acknowledges writes from its cache (WCE): a sequential
     /// write never waits for the platter to come round.
     pub disk_write_cache: bool,
@@ -163,6 +170,7 @@ pub fn read(r: &mut TableReader) -> Result<Option<BlockParams>, InputError> {
         disk_command_us: nonneg(&mut t, "disk_command_us")?,
         disk_latency_us: t.nonneg_f64("disk_latency_us")?.unwrap_or(0.0),
         disk_write_latency_us: t.nonneg_f64("disk_write_latency_us")?,
+        disk_commands: t.u32_in("disk_commands", 1, 1 << 16)?.unwrap_or(1),
         disk_write_cache: t.bool("disk_write_cache")?.unwrap_or(false),
         elevator_noop: match t.choice("elevator", &[("noop", true), ("deadline", false)])? {
             Some(v) => v,
@@ -247,5 +255,8 @@ pub fn write(p: &BlockParams) -> Table {
         if p.elevator_noop { "noop" } else { "deadline" }.into(),
     );
     t.insert("queue_depth".into(), (p.queue_depth as i64).into());
+    if p.disk_commands > 1 {
+        t.insert("disk_commands".into(), (p.disk_commands as i64).into());
+    }
     t
 }

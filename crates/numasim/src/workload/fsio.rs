@@ -521,6 +521,29 @@ impl HostFileIo {
         })
     }
 
+    /// `depth` threads' `O_DIRECT` reads at once, each of its own file of
+    /// `file_size / depth` (the probe's queue-depth sweep: `depth`
+    /// requests in flight, each thread's region its own), MiB/s of all.
+    pub fn direct_read_depth(
+        &self,
+        m: &Machine,
+        k: &KernelConfig,
+        seed: u64,
+        depth: u64,
+    ) -> Option<f64> {
+        check_machine(m).ok()?;
+        let depth = depth.max(1);
+        let io = self.io_size.max(1);
+        let each = HostFileIo {
+            file_size: (self.file_size / depth / io).max(1) * io,
+            ..*self
+        };
+        let (runs, _) = each.step("direct-io", m).direct_runs(m, k, seed, depth);
+        runs.iter()
+            .find(|r| r.0 == DirectMode::Read)
+            .map(|r| r.1.mibps())
+    }
+
     /// One thread's buffered read of a file written before it, through
     /// readahead and the page cache, MiB/s.
     pub fn buffered_read(&self, m: &Machine, k: &KernelConfig, seed: u64) -> Option<f64> {

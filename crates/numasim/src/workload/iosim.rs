@@ -432,8 +432,14 @@ pub fn direct_phase(
                 bios[t].pop_front();
                 layer.queue_plugged(v, l, write, part, &mut touched);
                 for (disk, queued) in touched.drain(..) {
-                    if layer.disks[disk].busy {
-                        // Its completion runs the queue (blk_run_queue()).
+                    if layer.disks[disk].serving > 0 {
+                        // Its completion runs the queue (blk_run_queue());
+                        // a disk with a command free takes the request
+                        // now, as a running queue dispatches to a free
+                        // hardware tag (`disk_commands`).
+                        if layer.disks[disk].has_free_command(&layer.model) {
+                            layer.unplug(now, disk, &mut started);
+                        }
                         continue;
                     }
                     if queued >= UNPLUG_THRESH {

@@ -217,6 +217,8 @@ pub struct DiskModel {
     /// The same for a write (`disk_write_latency_us`, default the read's).
     pub write_latency_ns: u64,
     pub write_cache: bool,
+    /// Requests in service at once (`disk_commands`), each at the media rate.
+    pub commands: u32,
     pub max_request: u64,
     /// `noop`: serve in arrival order (merging only); else C-LOOK.
     pub noop: bool,
@@ -244,6 +246,7 @@ impl DiskModel {
             write_latency_ns: (b.disk_write_latency_us.unwrap_or(b.disk_latency_us) * 1e3).round()
                 as u64,
             write_cache: b.disk_write_cache,
+            commands: b.disk_commands.max(1),
             max_request: b.max_request,
             noop: b.elevator_noop,
         }
@@ -281,7 +284,8 @@ pub struct DiskState {
     head: u64,
     last_write: bool,
     idle_since: Time,
-    pub busy: bool,
+    /// Requests in service (at most `DiskModel::commands`).
+    pub serving: u32,
     queue: Queue,
     rng: SimRng,
     pub stats: DiskStats,
@@ -611,7 +615,7 @@ impl DiskState {
             head: 0,
             last_write: false,
             idle_since: Time::ZERO,
-            busy: false,
+            serving: 0,
             queue: Queue::default(),
             rng,
             stats: DiskStats::default(),
@@ -733,7 +737,7 @@ impl DiskState {
         if let Some(d) = skip {
             let cache_hides = m.write_cache && (req.write || self.last_write);
             if !cache_hides {
-                let idle = if self.busy {
+                let idle = if self.serving > 0 {
                     0
                 } else {
                     now.as_ns().saturating_sub(self.idle_since.as_ns())
@@ -747,7 +751,7 @@ impl DiskState {
             // The write cache hides the platter for a write, and for
             // whatever follows one (the drive destages while it waits).
             let cache_hides = m.write_cache && (req.write || self.last_write);
-            if !self.busy && gap > 0 && !cache_hides && m.rev_ns > 0 {
+            if self.serving == 0 && gap > 0 && !cache_hides && m.rev_ns > 0 {
                 t += (m.rev_ns - gap % m.rev_ns) as f64;
             }
         } else {
@@ -759,7 +763,7 @@ impl DiskState {
         }
         t += m.transfer_ns(req.len, req.write) as f64;
         let d = Dur(super::round_u64(t));
-        self.busy = true;
+        self.serving += 1;
         self.head = req.off + req.len;
         self.last_write = req.write;
         self.stats.ios += 1;
@@ -769,8 +773,15 @@ impl DiskState {
     }
     /// The request in service is done at `now`.
     pub fn finish(&mut self, now: Time) {
-        self.busy = false;
-        self.idle_since = now;
+        self.serving -= 1;
+        if self.serving == 0 {
+            self.idle_since = now;
+        }
+    }
+    /// Whether the disk may start another request (`DiskModel::commands`).
+    #[inline]
+    pub fn has_free_command(&self, m: &DiskModel) -> bool {
+        self.serving < m.commands
     }
 }
 
@@ -791,6 +802,7 @@ mod tests {
             latency_ns: 0,
             write_latency_ns: 0,
             write_cache: false,
+            commands: 1,
             max_request: 512 << 10,
             noop: false,
         }
