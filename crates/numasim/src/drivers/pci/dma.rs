@@ -163,6 +163,10 @@ struct State<'m> {
     s: &'m Setup,
     path: IoPath<'m>,
     q: EventQueue<Ev>,
+    /// The handled event is still on top of the heap: the step's first new
+    /// event replaces it (`EventQueue::replace_top`: one sift where pop and
+    /// push take two; the same sequence numbers, so the same order).
+    top: bool,
     /// Commands rung in and not yet fetched, with their issue times.
     pending: std::collections::VecDeque<Time>,
     engine_busy: bool,
@@ -189,9 +193,12 @@ struct State<'m> {
 
 impl State<'_> {
     fn push(&mut self, at: Time, ev: Ev) {
-        self.q
-            .push(at, ev)
-            .expect("stages are scheduled at or after now");
+        if std::mem::take(&mut self.top) {
+            self.q.replace_top(at, ev)
+        } else {
+            self.q.push(at, ev)
+        }
+        .expect("stages are scheduled at or after now");
     }
     fn ns(x: f64) -> Dur {
         Dur::from_ns_f64(x)
@@ -480,6 +487,7 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         s: setup,
         path: IoPath::new(machine, setup.device_node),
         q: EventQueue::with_capacity(64),
+        top: false,
         pending: Default::default(),
         engine_busy: false,
         cpu_free: Time::ZERO,
@@ -501,7 +509,15 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         .extend((0..setup.queue_depth.min(setup.ios)).map(|_| Work::Submit));
     st.in_handler = true;
     st.handler_next(Time::ZERO);
-    while let Some((now, ev)) = st.q.pop() {
+    loop {
+        // A step that scheduled nothing leaves its event to drop.
+        if std::mem::take(&mut st.top) {
+            st.q.discard_top();
+        }
+        let Some((now, ev)) = st.q.peek_pending() else {
+            break;
+        };
+        st.top = true;
         st.step(now, ev);
     }
     let measured = st.completed.saturating_sub(setup.queue_depth) as f64;
