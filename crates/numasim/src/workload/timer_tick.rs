@@ -9,7 +9,7 @@
 //! over; a machine whose tick work does not finish before the next tick
 //! falls further behind at every tick and does not boot.
 
-use crate::engine::{Dur, EventQueue, Time};
+use crate::engine::{Dur, Time, TopQueue};
 use crate::kernel::locking::contention::ContentionKnobs;
 use crate::kernel::time::tick::{phases, TickWork, Work};
 use crate::machine::Machine;
@@ -46,7 +46,7 @@ pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64, seed: u64
     let phase = phases(machine.timer.tick_phase, cpus, period.as_ns(), seed);
     // When CPU c's tick k is raised.
     let tick_at = |c: usize, k: u64| Time::ZERO + phase[c] + Dur(period.as_ns() * k);
-    let mut q = EventQueue::with_capacity(n);
+    let mut q = TopQueue::with_capacity(n);
     for c in 0..n {
         q.push(tick_at(c, 0), (c, Step::Tick(0)))
             .expect("empty queue");
@@ -60,30 +60,15 @@ pub fn simulate(machine: &Machine, knobs: &ContentionKnobs, cpus: u64, seed: u64
     // of its tick and the end of tick k-1's work.
     let mut pending: Vec<u64> = vec![0; n];
     let mut working = vec![false; n];
-    // The handled event stays on top of the heap and the handler's first
-    // new event replaces it (`EventQueue::replace_top`: one sift where pop
-    // and push take two; the same sequence numbers, so the same order); a
-    // handler that schedules nothing drops it.
-    let mut top = false;
+    // The handled event stays on top of the heap until the handler's
+    // first new event replaces it (`TopQueue`: one sift where pop then
+    // push take two; the same order).
     macro_rules! emit {
-        ($at:expr, $ev:expr) => {{
-            let (at, ev) = ($at, $ev);
-            if std::mem::take(&mut top) {
-                q.replace_top(at, ev)
-            } else {
-                q.push(at, ev)
-            }
-            .expect("not before now")
-        }};
-    }
-    loop {
-        if std::mem::take(&mut top) {
-            q.discard_top();
-        }
-        let Some((now, (c, step))) = q.peek_pending() else {
-            break;
+        ($at:expr, $ev:expr) => {
+            q.push($at, $ev).expect("not before now")
         };
-        top = true;
+    }
+    while let Some((now, (c, step))) = q.take_next() {
         match step {
             Step::Tick(k) => {
                 let next = (k + 1 < TICKS).then(|| tick_at(c, k + 1));

@@ -19,7 +19,7 @@
 //! relaxed read and then `sn_dma_flush()`, as in `drivers/pci/pio.rs`).
 
 use super::{DmaEv, IoPath, Landed, REG_BYTES};
-use crate::engine::{Dur, EventQueue, Time};
+use crate::engine::{Dur, Time, TopQueue};
 use crate::machine::Machine;
 
 knob_enum! {
@@ -162,11 +162,9 @@ struct State<'m> {
     m: &'m Machine,
     s: &'m Setup,
     path: IoPath<'m>,
-    q: EventQueue<Ev>,
-    /// The handled event is still on top of the heap: the step's first new
-    /// event replaces it (`EventQueue::replace_top`: one sift where pop and
-    /// push take two; the same sequence numbers, so the same order).
-    top: bool,
+    /// The handled event stays on top of the heap until the step's first
+    /// new event replaces it (one sift where pop then push take two).
+    q: TopQueue<Ev>,
     /// Commands rung in and not yet fetched, with their issue times.
     pending: std::collections::VecDeque<Time>,
     engine_busy: bool,
@@ -193,12 +191,9 @@ struct State<'m> {
 
 impl State<'_> {
     fn push(&mut self, at: Time, ev: Ev) {
-        if std::mem::take(&mut self.top) {
-            self.q.replace_top(at, ev)
-        } else {
-            self.q.push(at, ev)
-        }
-        .expect("stages are scheduled at or after now");
+        self.q
+            .push(at, ev)
+            .expect("stages are scheduled at or after now");
     }
     fn ns(x: f64) -> Dur {
         Dur::from_ns_f64(x)
@@ -486,8 +481,7 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         m: machine,
         s: setup,
         path: IoPath::new(machine, setup.device_node),
-        q: EventQueue::with_capacity(64),
-        top: false,
+        q: TopQueue::with_capacity(64),
         pending: Default::default(),
         engine_busy: false,
         cpu_free: Time::ZERO,
@@ -509,15 +503,7 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         .extend((0..setup.queue_depth.min(setup.ios)).map(|_| Work::Submit));
     st.in_handler = true;
     st.handler_next(Time::ZERO);
-    loop {
-        // A step that scheduled nothing leaves its event to drop.
-        if std::mem::take(&mut st.top) {
-            st.q.discard_top();
-        }
-        let Some((now, ev)) = st.q.peek_pending() else {
-            break;
-        };
-        st.top = true;
+    while let Some((now, ev)) = st.q.take_next() {
         st.step(now, ev);
     }
     let measured = st.completed.saturating_sub(setup.queue_depth) as f64;

@@ -36,7 +36,7 @@
 //!   up to 2.6.7-rc2) or only `cpu_relax()` (from 2.6.7-rc3), per [`MmiobWait`].
 
 use super::{DmaEv, IoPath, Landed, REG_BYTES};
-use crate::engine::{Dur, EventQueue, SimRng, Time};
+use crate::engine::{Dur, SimRng, Time, TopQueue};
 use crate::machine::Machine;
 use rand::RngExt;
 
@@ -169,11 +169,9 @@ struct State<'m> {
     s: &'m Setup,
     op: Op,
     path: IoPath<'m>,
-    q: EventQueue<Ev>,
-    /// The handled event is still on top of the heap: the step's first new
-    /// event replaces it (`EventQueue::replace_top`: one sift where pop and
-    /// push take two; the same sequence numbers, so the same order).
-    top: bool,
+    /// The handled event stays on top of the heap until the step's first
+    /// new event replaces it (one sift where pop then push take two).
+    q: TopQueue<Ev>,
     rng: SimRng,
     t0: Time,
     /// Write responses the CPU's hub has seen in this operation.
@@ -203,12 +201,9 @@ impl State<'_> {
         Dur::from_ns_f64(self.m.pci.uc_store_ns)
     }
     fn push(&mut self, at: Time, ev: Ev) {
-        if std::mem::take(&mut self.top) {
-            self.q.replace_top(at, ev)
-        } else {
-            self.q.push(at, ev)
-        }
-        .expect("stages are scheduled at or after now");
+        self.q
+            .push(at, ev)
+            .expect("stages are scheduled at or after now");
     }
     fn finish_op(&mut self, now: Time) {
         self.times.push((now - self.t0).as_ns());
@@ -387,8 +382,7 @@ pub fn simulate(machine: &Machine, setup: &Setup, op: Op) -> PioResult {
         s: setup,
         op,
         path: IoPath::new(machine, setup.device_node),
-        q: EventQueue::with_capacity(64),
-        top: false,
+        q: TopQueue::with_capacity(64),
         rng: crate::engine::stream(setup.seed, "pci-pio", 0),
         t0: Time::ZERO,
         acks: 0,
@@ -407,15 +401,7 @@ pub fn simulate(machine: &Machine, setup: &Setup, op: Op) -> PioResult {
     }
     st.push(Time::ZERO + WARMUP, Ev::OpStart);
     let mut first_op = None;
-    loop {
-        // A step that scheduled nothing leaves its event to drop.
-        if std::mem::take(&mut st.top) {
-            st.q.discard_top();
-        }
-        let Some((now, ev)) = st.q.peek_pending() else {
-            break;
-        };
-        st.top = true;
+    while let Some((now, ev)) = st.q.take_next() {
         if first_op.is_none() && matches!(ev, Ev::OpStart) {
             first_op = Some((now, st.path.bytes_written));
         }
