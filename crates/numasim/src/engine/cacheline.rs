@@ -251,6 +251,14 @@ impl<C: TransferCost> CacheLine<C> {
     /// have arrived, and later requests wait for them. A read of a clean
     /// line comes from memory at once.
     fn miss(&mut self, now: Time, latency: u64, transient: bool) -> Time {
+        if self.ready <= now {
+            // `ready` is at or after every transfer in flight (each push
+            // raises it to its completion), so all have completed: what
+            // the loop below would pop one by one (a lock-protected line
+            // such as aim7's run-queue head, written once the last
+            // holder's copy has landed).
+            self.in_flight.clear();
+        }
         while self.in_flight.front().is_some_and(|&t| t <= now) {
             self.in_flight.pop_front();
         }
@@ -768,6 +776,37 @@ mod tests {
                 prop_assert_eq!(batched.stats(), each.stats());
                 prop_assert_eq!(batched.state(), each.state());
                 prop_assert_eq!(batched.ready(), each.ready());
+            }
+        }
+
+        /// `miss` drops every transfer in flight at once when `ready` has
+        /// passed: that needs every one to complete by `ready`. After
+        /// random reads and writes the list is in completion order and
+        /// ends at or before `ready`, and each miss NACKs exactly the
+        /// transfers the list held still in flight (what popping the
+        /// completed ones one by one left).
+        #[test]
+        fn transfers_in_flight_complete_by_ready(
+            ops in prop::collection::vec((0u64..300, 0usize..8, any::<bool>()), 1..200),
+            dir in 0u64..50,
+        ) {
+            let mut l = CacheLine::new(0, COST).with_directory(dir);
+            let mut now = Time::ZERO;
+            for &(gap, cpu, write) in &ops {
+                now += Dur(gap);
+                let before: Vec<Time> = l.in_flight.iter().copied().collect();
+                let (transfers, nacks) = (l.stats().transfers, l.stats().nacks);
+                if write {
+                    l.write(now, cpu, cpu / 2);
+                } else {
+                    l.read(now, cpu, cpu / 2);
+                }
+                if l.stats().transfers > transfers {
+                    let still = before.iter().filter(|&&t| t > now).count() as u64;
+                    prop_assert_eq!(l.stats().nacks - nacks, still);
+                }
+                prop_assert!(l.in_flight.iter().is_sorted());
+                prop_assert!(l.in_flight.iter().all(|&t| t <= l.ready()));
             }
         }
     }

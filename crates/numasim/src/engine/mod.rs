@@ -13,7 +13,7 @@ pub(crate) mod time;
 pub use cacheline::{CacheLine, LineCell, LineSet, LineState, LineStats, Sharers};
 pub use cost::{CostTable, FnCost, TransferCost, UniformCost};
 pub use lock::{Grant, Lock, LockCell, LockPolicy, LockSet, LockStats, NodeLockStats};
-pub use queue::{EventQueue, LaneQueue, PastEvent};
+pub use queue::{EventQueue, LaneQueue, PastEvent, TopQueue};
 pub use rng::{stream, SimRng, Streams};
 pub use server::{Server, ServerStats};
 pub use time::{Dur, Time};

@@ -292,6 +292,64 @@ impl<E> EventQueue<E> {
     }
 }
 
+/// An [`EventQueue`] driven one handled event at a time, with the handled
+/// event left on top of the heap until the handler's first new event
+/// replaces it ([`EventQueue::replace_top`]: one sift where `pop` then
+/// `push` take two; the same sequence numbers, so the same order). A
+/// handler that schedules nothing has its event dropped when the next is
+/// taken.
+pub struct TopQueue<E> {
+    q: EventQueue<E>,
+    /// The event [`take_next`](Self::take_next) returned is still on top.
+    top: bool,
+}
+
+impl<E: Copy> TopQueue<E> {
+    /// An empty queue with room for `n` pending events.
+    pub fn with_capacity(n: usize) -> Self {
+        TopQueue {
+            q: EventQueue::with_capacity(n),
+            top: false,
+        }
+    }
+
+    /// The next event to handle (the one handled before is dropped if
+    /// nothing replaced it).
+    #[inline]
+    pub fn take_next(&mut self) -> Option<(Time, E)> {
+        if std::mem::take(&mut self.top) {
+            self.q.discard_top();
+        }
+        let e = self.q.peek_pending()?;
+        self.top = true;
+        Some(e)
+    }
+
+    /// Schedule `event` at `at`: the first of a handler's events takes the
+    /// handled one's place.
+    #[inline]
+    pub fn push(&mut self, at: Time, event: E) -> Result<(), PastEvent> {
+        if std::mem::take(&mut self.top) {
+            let r = self.q.replace_top(at, event);
+            self.top = r.is_err();
+            r
+        } else {
+            self.q.push(at, event)
+        }
+    }
+
+    /// The time of the last event taken.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.q.now()
+    }
+
+    /// Total number of events ever pushed.
+    pub fn pushed(&self) -> u64 {
+        self.q.pushed()
+    }
+}
+
 /// An [`EventQueue`] with a FIFO lane beside its heap, for events a model
 /// schedules a fixed delay after the clock (a CPU's next operation after
 /// `work_ns` of user work). Such events arrive in time order, so they need

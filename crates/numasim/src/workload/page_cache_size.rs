@@ -50,16 +50,19 @@ pub fn simulate(
         q.push(Time::ZERO + Dur(work_ns), c).expect("empty queue");
     }
     // Each event: CPU c has finished the work of its next step and updates
-    // the count (+1 on insertion, -1 on removal).
-    while let Some((now, c)) = q.pop() {
+    // the count (+1 on insertion, -1 on removal). The handled event stays
+    // on top of the heap and the CPU's next replaces it (one sift where
+    // pop then push took two; the same sequence number, the same order).
+    while let Some((now, c)) = q.peek_pending() {
         let delta = if done[c].is_multiple_of(2) { 1 } else { -1 };
         let t = counter.add(now, c, node[c], delta);
         on_counter += t - now;
         done[c] += 1;
         if done[c] < 2 * ops {
-            q.push(t + Dur(work_ns), c).expect("future");
+            q.replace_top(t + Dur(work_ns), c).expect("future");
         } else {
             end = end.max(t);
+            q.discard_top();
         }
     }
     let busy = end.as_secs_f64() * n as f64;

@@ -19,7 +19,7 @@
 //! relaxed read and then `sn_dma_flush()`, as in `drivers/pci/pio.rs`).
 
 use super::{DmaEv, IoPath, Landed, REG_BYTES};
-use crate::engine::{Dur, EventQueue, Time};
+use crate::engine::{Dur, Time, TopQueue};
 use crate::machine::Machine;
 
 knob_enum! {
@@ -162,7 +162,9 @@ struct State<'m> {
     m: &'m Machine,
     s: &'m Setup,
     path: IoPath<'m>,
-    q: EventQueue<Ev>,
+    /// The handled event stays on top of the heap until the step's first
+    /// new event replaces it (one sift where pop then push take two).
+    q: TopQueue<Ev>,
     /// Commands rung in and not yet fetched, with their issue times.
     pending: std::collections::VecDeque<Time>,
     engine_busy: bool,
@@ -479,7 +481,7 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         m: machine,
         s: setup,
         path: IoPath::new(machine, setup.device_node),
-        q: EventQueue::with_capacity(64),
+        q: TopQueue::with_capacity(64),
         pending: Default::default(),
         engine_busy: false,
         cpu_free: Time::ZERO,
@@ -501,7 +503,7 @@ pub fn simulate(machine: &Machine, setup: &Setup) -> IopsResult {
         .extend((0..setup.queue_depth.min(setup.ios)).map(|_| Work::Submit));
     st.in_handler = true;
     st.handler_next(Time::ZERO);
-    while let Some((now, ev)) = st.q.pop() {
+    while let Some((now, ev)) = st.q.take_next() {
         st.step(now, ev);
     }
     let measured = st.completed.saturating_sub(setup.queue_depth) as f64;

@@ -36,7 +36,7 @@
 //!   up to 2.6.7-rc2) or only `cpu_relax()` (from 2.6.7-rc3), per [`MmiobWait`].
 
 use super::{DmaEv, IoPath, Landed, REG_BYTES};
-use crate::engine::{Dur, EventQueue, SimRng, Time};
+use crate::engine::{Dur, SimRng, Time, TopQueue};
 use crate::machine::Machine;
 use rand::RngExt;
 
@@ -169,7 +169,9 @@ struct State<'m> {
     s: &'m Setup,
     op: Op,
     path: IoPath<'m>,
-    q: EventQueue<Ev>,
+    /// The handled event stays on top of the heap until the step's first
+    /// new event replaces it (one sift where pop then push take two).
+    q: TopQueue<Ev>,
     rng: SimRng,
     t0: Time,
     /// Write responses the CPU's hub has seen in this operation.
@@ -380,7 +382,7 @@ pub fn simulate(machine: &Machine, setup: &Setup, op: Op) -> PioResult {
         s: setup,
         op,
         path: IoPath::new(machine, setup.device_node),
-        q: EventQueue::with_capacity(64),
+        q: TopQueue::with_capacity(64),
         rng: crate::engine::stream(setup.seed, "pci-pio", 0),
         t0: Time::ZERO,
         acks: 0,
@@ -399,7 +401,7 @@ pub fn simulate(machine: &Machine, setup: &Setup, op: Op) -> PioResult {
     }
     st.push(Time::ZERO + WARMUP, Ev::OpStart);
     let mut first_op = None;
-    while let Some((now, ev)) = st.q.pop() {
+    while let Some((now, ev)) = st.q.take_next() {
         if first_op.is_none() && matches!(ev, Ev::OpStart) {
             first_op = Some((now, st.path.bytes_written));
         }
