@@ -441,17 +441,22 @@ fn depth_sweep(
         sizes.push(ra);
     }
     let rounds = reps.max(3);
+    let dev = block_stat(dir);
     // [size][depth][round]
     let mut got = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
-    let run = |got: &mut Vec<Vec<Vec<f64>>>| -> Result<bool, ProbeError> {
+    let mut counted = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
+    let mut run = |got: &mut Vec<Vec<Vec<f64>>>| -> Result<bool, ProbeError> {
         for _ in 0..rounds {
             for (i, &size) in sizes.iter().enumerate() {
                 for (j, &d) in SWEEP_DEPTHS.iter().enumerate() {
-                    let r = io::direct_depth(&path, bytes, size as usize, d as usize)
+                    let r = io::direct_depth(&path, bytes, size as usize, d as usize, dev.as_ref())
                         .map_err(internal("file I/O"))?;
                     check_stop()?;
                     match r {
-                        Some(r) => got[i][j].push(r),
+                        Some((r, c)) => {
+                            got[i][j].push(r);
+                            counted[i][j].push(c);
+                        }
                         None => return Ok(false),
                     }
                 }
@@ -493,6 +498,10 @@ fn depth_sweep(
             if d > 1 {
                 records.push(rec_s(case(), "qd_speedup", "x", speedup, up_spread));
             }
+            records.extend(device_records(
+                case(),
+                io::mean_delta(counted[i][j].iter().copied()),
+            ));
             io_meas.depths.push(iofit::DepthRate {
                 request: size,
                 depth: d,
@@ -516,15 +525,9 @@ fn depth_sweep(
 /// queue is its disk's); `None` where sysfs does not say (a network or
 /// overlay file system).
 fn block_queue_limits(dir: &Path) -> (Option<u64>, Option<u64>, Option<u64>) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(md) = std::fs::metadata(dir) else {
+    let Some(base) = block_sysfs(dir) else {
         return (None, None, None);
     };
-    let dev = md.dev();
-    // Linux's dev_t encoding (glibc's gnu_dev_major/minor).
-    let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);
-    let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0xff);
-    let base = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
     let read = |name: &str| {
         [base.join("queue"), base.join("../queue")]
             .iter()
@@ -543,6 +546,38 @@ fn block_queue_limits(dir: &Path) -> (Option<u64>, Option<u64>, Option<u64>) {
         kb("max_sectors_kb"),
         read("max_segments"),
     )
+}
+
+/// `/sys/dev/block/MAJOR:MINOR` of the device holding `dir`.
+fn block_sysfs(dir: &Path) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    // Linux's dev_t encoding (glibc's gnu_dev_major/minor).
+    let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);
+    let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0xff);
+    Some(std::path::PathBuf::from(format!(
+        "/sys/dev/block/{major}:{minor}"
+    )))
+}
+
+/// The `stat` file of the device holding `dir` (a partition has its own),
+/// where sysfs has one: the requests each I/O pass made.
+fn block_stat(dir: &Path) -> Option<io::DevStat> {
+    let p = block_sysfs(dir)?.join("stat");
+    p.is_file().then_some(io::DevStat(p))
+}
+
+/// The device's requests over a pass, as two records: `io_requests` (per
+/// pass, the mean over its repetitions) and `io_request_bytes` (their mean
+/// size). Nothing where the device was not counted.
+fn device_records(case: Vec<(&'static str, Value)>, d: Option<io::DevDelta>) -> Vec<Record> {
+    let Some(d) = d else {
+        return Vec::new();
+    };
+    vec![
+        rec(case.clone(), "io_requests", "requests", d.requests),
+        rec(case, "io_request_bytes", "B", d.avg_bytes()),
+    ]
 }
 
 fn fs_type(dir: &Path) -> String {
@@ -1358,14 +1393,22 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             // on both call sizes alike (run back to back, one run's 128 KiB
             // reads went 26% faster per byte than the 1 MiB reads before
             // them, more than either's spread, and the latency fit saw none).
+            let dev = block_stat(scratch.path());
             let mut runs: Vec<Option<Vec<io::SeqResult>>> = vec![Some(Vec::new()); passes.len()];
             for _ in 0..plan.io_reps {
                 for (i, &(_, direct, request)) in passes.iter().enumerate() {
                     if runs[i].is_none() {
                         continue;
                     }
-                    let r = io::once(scratch.path(), bytes, request as usize, direct)
-                        .map_err(internal("file I/O"))?;
+                    let r = io::once(
+                        scratch.path(),
+                        bytes,
+                        request as usize,
+                        direct,
+                        sys::PageKind::Base,
+                        dev.as_ref(),
+                    )
+                    .map_err(internal("file I/O"))?;
                     check_stop()?;
                     match (r, &mut runs[i]) {
                         (Some(r), Some(v)) => v.push(r),
@@ -1427,6 +1470,8 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                             "%CPU/(MiB/s)",
                             r.read.cpu_pct_per_mibps,
                         ));
+                        records.extend(device_records(c(Some("write")), r.write.device));
+                        records.extend(device_records(c(Some("read")), r.read.device));
                         if request == iofit::LARGE_REQUEST && (direct || disk.is_none()) {
                             disk = Some((format!("probed {fs}"), r.read.mibps.min(r.write.mibps)));
                         }
