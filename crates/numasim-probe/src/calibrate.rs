@@ -983,6 +983,19 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                         .ok_or_else(|| bad(&format!("`case.request` {l:?} is not a size")))?,
                 };
                 let direct_io = case["io"] == "direct";
+                let rate = crate::iofit::Rate {
+                    direct: direct_io,
+                    write: metric == "seq_write_mibps",
+                    request,
+                    mibps: num(metric)?,
+                    spread: v["spread"].as_f64(),
+                };
+                // A huge-page buffer's direct rates (round 16b) are kept
+                // apart: the 4 KiB-page rates are the ones fitted before.
+                if case["buffer"] == "thp" {
+                    base.io.huge_rates.push(rate);
+                    continue;
+                }
                 base.io.fs = case["fs"].as_str().unwrap_or("unknown").to_string();
                 base.io.rates.push(crate::iofit::Rate {
                     direct: direct_io,
@@ -996,6 +1009,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                     direct.push((metric.to_string(), num(metric)?));
                 }
             }
+            "cpu_pct_per_mibps" if case["buffer"] == "thp" => {}
             "cpu_pct_per_mibps" => {
                 let request = match case["request"].as_str() {
                     None => crate::iofit::LARGE_REQUEST,

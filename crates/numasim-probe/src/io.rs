@@ -76,6 +76,10 @@ fn sample(dev: Option<&DevStat>) -> Option<[u64; 4]> {
 pub struct SeqResult {
     pub write: Throughput,
     pub read: Throughput,
+    /// For a buffer of transparent huge pages: the share of the call
+    /// buffer that `/proc/self/smaps` shows in huge pages (`AnonHugePages`),
+    /// percent (the mean over repetitions); `None` for base pages.
+    pub huge_pct: Option<f64>,
 }
 
 /// Write then read back a `bytes`-long file in `block`-sized requests,
@@ -122,6 +126,12 @@ pub fn once(
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
         *b = (i * 7 + 1) as u8;
     }
+    // MADV_HUGEPAGE is advice: whether the faults got huge pages is
+    // read back, since a direct request's segments depend on it.
+    let huge_pct = (pages == PageKind::Thp).then(|| {
+        buf.thp_bytes()
+            .map_or(0.0, |b| (b as f64 / block as f64).min(1.0) * 100.0)
+    });
     let blocks = (bytes / block as u64).max(1);
     let mib = (blocks * block as u64) as f64 / (1 << 20) as f64;
     // write
@@ -171,7 +181,11 @@ pub fn once(
     r.device = DevStat::delta(s0, sample(dev), false);
     drop(f);
     let _ = std::fs::remove_file(&path);
-    Ok(Some(SeqResult { write: w, read: r }))
+    Ok(Some(SeqResult {
+        write: w,
+        read: r,
+        huge_pct,
+    }))
 }
 
 /// The median of repetitions, write and read each, with its spread
@@ -188,9 +202,11 @@ pub fn median(runs: &[SeqResult]) -> Option<SeqResult> {
         m.device = mean_delta(v.iter().map(|t| t.device));
         m
     };
+    let huge: Option<Vec<f64>> = runs.iter().map(|r| r.huge_pct).collect();
     Some(SeqResult {
         write: median(|r| r.write),
         read: median(|r| r.read),
+        huge_pct: huge.map(|h| h.iter().sum::<f64>() / h.len() as f64),
     })
 }
 

@@ -70,6 +70,10 @@ pub struct IoMeas {
     /// The test file's size.
     pub file_bytes: u64,
     pub rates: Vec<Rate>,
+    /// Direct rates with the call buffer in transparent huge pages (since
+    /// round 16b; `rates` are the 4 KiB-page buffer's): few segments a
+    /// request. Empty in runs saved before.
+    pub huge_rates: Vec<Rate>,
     /// The device's `queue/read_ahead_kb` and `queue/max_sectors_kb`, bytes.
     pub read_ahead: Option<u64>,
     pub max_request: Option<u64>,

@@ -1383,10 +1383,17 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             // 1 MiB calls buffered and direct, then direct 128 KiB calls:
             // two call sizes at queue depth 1 tell the disk's per-request
             // latency from its rate (iofit.rs).
+            // Direct calls also into a buffer of transparent huge pages
+            // (round 16b): a direct request's scatter-gather segments are
+            // its buffer's physically contiguous runs (block/blk-merge.c),
+            // so 4 KiB pages make up to one segment a page and huge pages
+            // a few, and the pair tells the per-segment cost.
             let passes = [
-                ("buffered", false, iofit::LARGE_REQUEST),
-                ("direct", true, iofit::LARGE_REQUEST),
-                ("direct", true, iofit::SMALL_REQUEST),
+                ("buffered", false, iofit::LARGE_REQUEST, sys::PageKind::Base),
+                ("direct", true, iofit::LARGE_REQUEST, sys::PageKind::Base),
+                ("direct", true, iofit::SMALL_REQUEST, sys::PageKind::Base),
+                ("direct", true, iofit::LARGE_REQUEST, sys::PageKind::Thp),
+                ("direct", true, iofit::SMALL_REQUEST, sys::PageKind::Thp),
             ];
             // Round by round, as the memory figures: each repetition runs
             // every pass once, so the host's drift over the I/O tests falls
@@ -1396,7 +1403,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             let dev = block_stat(scratch.path());
             let mut runs: Vec<Option<Vec<io::SeqResult>>> = vec![Some(Vec::new()); passes.len()];
             for _ in 0..plan.io_reps {
-                for (i, &(_, direct, request)) in passes.iter().enumerate() {
+                for (i, &(_, direct, request, pages)) in passes.iter().enumerate() {
                     if runs[i].is_none() {
                         continue;
                     }
@@ -1405,7 +1412,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                         bytes,
                         request as usize,
                         direct,
-                        sys::PageKind::Base,
+                        pages,
                         dev.as_ref(),
                     )
                     .map_err(internal("file I/O"))?;
@@ -1423,7 +1430,8 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                     }
                 }
             }
-            for ((label, direct, request), pass) in passes.into_iter().zip(runs) {
+            for ((label, direct, request, pages), pass) in passes.into_iter().zip(runs) {
+                let huge = pages == sys::PageKind::Thp;
                 match pass.and_then(|v| io::median(&v)) {
                     Some(r) => {
                         let c = |op: Option<&str>| {
@@ -1432,6 +1440,9 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                             // before issue 36 wrote it.
                             if request != iofit::LARGE_REQUEST {
                                 v.push(("request", json!(bench::size_label(request))));
+                            }
+                            if huge {
+                                v.push(("buffer", json!(pages.label())));
                             }
                             if let Some(op) = op {
                                 v.push(("op", json!(op)));
@@ -1442,7 +1453,12 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                             [("seq_write_mibps", r.write), ("seq_read_mibps", r.read)]
                         {
                             records.push(rec_s(c(None), metric, "MiB/s", t.mibps, t.spread));
-                            io_meas.rates.push(iofit::Rate {
+                            let rates = if huge {
+                                &mut io_meas.huge_rates
+                            } else {
+                                &mut io_meas.rates
+                            };
+                            rates.push(iofit::Rate {
                                 direct,
                                 write: metric == "seq_write_mibps",
                                 request,
@@ -1451,6 +1467,9 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                             });
                         }
                         for (write, t) in [(true, r.write), (false, r.read)] {
+                            if huge {
+                                continue;
+                            }
                             io_meas.cpu.push(iofit::CpuCost {
                                 direct,
                                 write,
@@ -1472,10 +1491,14 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                         ));
                         records.extend(device_records(c(Some("write")), r.write.device));
                         records.extend(device_records(c(Some("read")), r.read.device));
-                        if request == iofit::LARGE_REQUEST && (direct || disk.is_none()) {
+                        if let Some(p) = r.huge_pct {
+                            records.push(rec(c(None), "io_buffer_huge_pct", "%", p));
+                        }
+                        if request == iofit::LARGE_REQUEST && !huge && (direct || disk.is_none()) {
                             disk = Some((format!("probed {fs}"), r.read.mibps.min(r.write.mibps)));
                         }
                     }
+                    None if huge => {}
                     None => {
                         if request == iofit::LARGE_REQUEST {
                             notes.push(format!(
