@@ -1010,6 +1010,11 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                 }
             }
             "cpu_pct_per_mibps" if case["buffer"] == "thp" => {}
+            "io_request_bytes"
+                if case["io"] == "buffered" && case["op"] == "read" && case["depth"].is_null() =>
+            {
+                base.io.buffered_request = Some(num(metric)?).filter(|b| *b > 0.0);
+            }
             "cpu_pct_per_mibps" => {
                 let request = match case["request"].as_str() {
                     None => crate::iofit::LARGE_REQUEST,
