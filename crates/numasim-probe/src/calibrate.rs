@@ -1010,6 +1010,16 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                 }
             }
             "cpu_pct_per_mibps" if case["buffer"] == "thp" => {}
+            "io_buffer_runs" => {
+                let request = match case["request"].as_str() {
+                    None => crate::iofit::LARGE_REQUEST,
+                    Some(l) => crate::bench::parse_size_label(l)
+                        .ok_or_else(|| bad(&format!("`case.request` {l:?} is not a size")))?,
+                };
+                base.io
+                    .buffer_runs
+                    .push((case["buffer"] == "thp", request, num(metric)?));
+            }
             "io_request_bytes"
                 if case["io"] == "buffered" && case["op"] == "read" && case["depth"].is_null() =>
             {

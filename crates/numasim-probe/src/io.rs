@@ -80,6 +80,9 @@ pub struct SeqResult {
     /// buffer that `/proc/self/smaps` shows in huge pages (`AnonHugePages`),
     /// percent (the mean over repetitions); `None` for base pages.
     pub huge_pct: Option<f64>,
+    /// The call buffer's physically contiguous runs (the mean over
+    /// repetitions), where `/proc/self/pagemap` shows frame numbers.
+    pub phys_runs: Option<f64>,
 }
 
 /// Write then read back a `bytes`-long file in `block`-sized requests,
@@ -128,6 +131,7 @@ pub fn once(
     }
     // MADV_HUGEPAGE is advice: whether the faults got huge pages is
     // read back, since a direct request's segments depend on it.
+    let phys_runs = buf.phys_runs().map(|n| n as f64);
     let huge_pct = (pages == PageKind::Thp).then(|| {
         buf.thp_bytes()
             .map_or(0.0, |b| (b as f64 / block as f64).min(1.0) * 100.0)
@@ -185,6 +189,7 @@ pub fn once(
         write: w,
         read: r,
         huge_pct,
+        phys_runs,
     }))
 }
 
@@ -207,6 +212,11 @@ pub fn median(runs: &[SeqResult]) -> Option<SeqResult> {
         write: median(|r| r.write),
         read: median(|r| r.read),
         huge_pct: huge.map(|h| h.iter().sum::<f64>() / h.len() as f64),
+        phys_runs: runs
+            .iter()
+            .map(|r| r.phys_runs)
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64),
     })
 }
 

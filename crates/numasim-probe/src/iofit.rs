@@ -77,6 +77,10 @@ pub struct IoMeas {
     /// The buffered read's mean request size on the device
     /// (`io_request_bytes`, since round 16b).
     pub buffered_request: Option<f64>,
+    /// A direct pass's call buffer in physically contiguous runs
+    /// (`io_buffer_runs`, since round 16b, where the probe could read
+    /// frame numbers): (huge-page buffer, call bytes, runs).
+    pub buffer_runs: Vec<(bool, u64, f64)>,
     /// The device's `queue/read_ahead_kb` and `queue/max_sectors_kb`, bytes.
     pub read_ahead: Option<u64>,
     pub max_request: Option<u64>,
@@ -959,8 +963,25 @@ pub fn segment_notes(meas: &IoMeas) -> Vec<String> {
     }
     let lim = sg_limits(meas);
     let mut points = Vec::new();
-    for (rates, run) in [(&meas.rates, BASE_RUN), (&meas.huge_rates, HUGE_RUN)] {
+    let mut counted = 0;
+    for (rates, huge, run) in [
+        (&meas.rates, false, BASE_RUN),
+        (&meas.huge_rates, true, HUGE_RUN),
+    ] {
         for r in rates.iter().filter(|r| r.direct && !r.write) {
+            // The buffer's own runs where recorded: a 4 KiB-page buffer
+            // is as contiguous as the allocator made it.
+            let run = match meas
+                .buffer_runs
+                .iter()
+                .find(|b| b.0 == huge && b.1 == r.request)
+            {
+                Some(b) if b.2 >= 1.0 => {
+                    counted += 1;
+                    ((r.request as f64 / b.2).round() as u64).clamp(BASE_RUN, r.request)
+                }
+                _ => run,
+            };
             points.push((r.request, run, r.mibps));
         }
     }
@@ -971,21 +992,29 @@ pub fn segment_notes(meas: &IoMeas) -> Vec<String> {
         )];
     };
     let mut v = vec![format!(
-        "io: segments: direct reads fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s (rms log error {:.3}; max_segments {}, max_sectors {} KiB; 4 KiB pages counted one segment each)",
+        "io: segments: direct reads fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s (rms log error {:.3}; max_segments {}, max_sectors {} KiB; {})",
         f.latency_us,
         f.segment_us,
         f.mibps,
         f.rms_log,
         lim.max_segments,
-        lim.max_bytes >> 10
+        lim.max_bytes >> 10,
+        if counted == points.len() {
+            "every buffer's segments counted from /proc/self/pagemap".to_string()
+        } else {
+            format!(
+                "{counted} of {} buffers' segments counted from /proc/self/pagemap, the rest one a 4 KiB page or a 2 MiB huge page",
+                points.len()
+            )
+        }
     )];
     let mut fitted = Vec::new();
     for &(bytes, run, m) in &points {
         let sim = segment_mibps(bytes, run, lim, f.latency_us, f.segment_us, f.mibps);
         fitted.push(format!(
-            "{} {}: {:.0} vs {:.0}",
+            "{} in {} segments: {:.0} vs {:.0}",
             crate::bench::size_label(bytes),
-            if run == HUGE_RUN { "huge" } else { "4k" },
+            bytes.div_ceil(run),
             sim,
             m
         ));

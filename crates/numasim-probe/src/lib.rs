@@ -1495,6 +1495,10 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                         if let Some(p) = r.huge_pct {
                             records.push(rec(c(None), "io_buffer_huge_pct", "%", p));
                         }
+                        if let (true, Some(n)) = (direct, r.phys_runs) {
+                            records.push(rec(c(None), "io_buffer_runs", "segments", n));
+                            io_meas.buffer_runs.push((huge, request, n));
+                        }
                         if request == iofit::LARGE_REQUEST && !huge && (direct || disk.is_none()) {
                             disk = Some((format!("probed {fs}"), r.read.mibps.min(r.write.mibps)));
                         }

@@ -4,11 +4,11 @@
 //! (`bio_iov_iter_get_pages`, block/bio.c); physically adjacent pages
 //! merge into one segment, and the block layer splits a bio that holds
 //! more than the queue's `max_segments` segments or `max_sectors_kb`
-//! bytes (`bio_split_rw_at` / `bvec_split_segs`, block/blk-merge.c, Linux
-//! 6.18). Each segment is a descriptor the device walks: a host-side
-//! mapping on a virtual disk, an SG entry on a real HBA. So a request's
-//! time is its latency, plus a cost per segment, plus its bytes at the
-//! media rate.
+//! bytes (`bio_split_io_at`, `bio_split_rw_at` in earlier 6.x, and
+//! `bvec_split_segs`; block/blk-merge.c, Linux 6.18). Each segment is a
+//! descriptor the device walks: a host-side mapping on a virtual disk, an
+//! SG entry on a real HBA. So a request's time is its latency, plus a cost
+//! per segment, plus its bytes at the media rate.
 
 /// The queue's limits a bio is split at.
 #[derive(Debug, Clone, Copy, PartialEq)]
