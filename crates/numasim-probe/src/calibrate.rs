@@ -1010,6 +1010,18 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                 }
             }
             "cpu_pct_per_mibps" if case["buffer"] == "thp" => {}
+            "io_buffer_runs" if !case["depth"].is_null() => {
+                let request = case["request"]
+                    .as_str()
+                    .and_then(crate::bench::parse_size_label)
+                    .ok_or_else(|| bad("no `case.request` size"))?;
+                let depth = case["depth"]
+                    .as_u64()
+                    .ok_or_else(|| bad("`case.depth` is not a depth"))?;
+                base.io
+                    .sweep_runs
+                    .push((request, depth as u32, num(metric)?));
+            }
             "io_buffer_runs" => {
                 let request = match case["request"].as_str() {
                     None => crate::iofit::LARGE_REQUEST,

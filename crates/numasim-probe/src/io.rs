@@ -315,20 +315,22 @@ pub fn direct_depth(
     block: usize,
     depth: usize,
     dev: Option<&DevStat>,
-) -> io::Result<Option<(f64, Option<DevDelta>)>> {
+) -> io::Result<Option<(f64, Option<DevDelta>, Option<f64>)>> {
     let depth = depth.max(1);
     let per = (bytes / depth as u64 / block as u64).max(1);
     let s0 = sample(dev);
     let t0 = sys::monotonic_ns();
-    let got: Vec<io::Result<Option<u64>>> = std::thread::scope(|s| {
+    let got: Vec<io::Result<Option<(u64, Option<u64>)>>> = std::thread::scope(|s| {
         let threads: Vec<_> = (0..depth)
             .map(|t| {
-                s.spawn(move || -> io::Result<Option<u64>> {
+                s.spawn(move || -> io::Result<Option<(u64, Option<u64>)>> {
                     use std::os::unix::fs::FileExt;
                     let Some(f) = sys::open_direct(path, false)? else {
                         return Ok(None);
                     };
                     let mut buf = Mapping::new(block, PageKind::Base)?;
+                    buf.as_mut_slice().fill(0);
+                    let runs = buf.phys_runs();
                     let start = t as u64 * per * block as u64;
                     let mut n = 0u64;
                     for i in 0..per {
@@ -341,7 +343,7 @@ pub fn direct_depth(
                             return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
                         }
                     }
-                    Ok(Some(n))
+                    Ok(Some((n, runs)))
                 })
             })
             .collect();
@@ -356,11 +358,19 @@ pub fn direct_depth(
     let wall = (sys::monotonic_ns() - t0).max(1) as f64 / 1e9;
     let counted = DevStat::delta(s0, sample(dev), false);
     let mut total = 0u64;
+    let mut runs = Some(0u64);
     for g in got {
         match g? {
-            Some(n) => total += n,
+            Some((n, r)) => {
+                total += n;
+                runs = runs.zip(r).map(|(a, b)| a + b);
+            }
             None => return Ok(None),
         }
     }
-    Ok(Some((total as f64 / (1 << 20) as f64 / wall, counted)))
+    Ok(Some((
+        total as f64 / (1 << 20) as f64 / wall,
+        counted,
+        runs.map(|r| r as f64 / depth as f64),
+    )))
 }

@@ -81,6 +81,9 @@ pub struct IoMeas {
     /// (`io_buffer_runs`, since round 16b, where the probe could read
     /// frame numbers): (huge-page buffer, call bytes, runs).
     pub buffer_runs: Vec<(bool, u64, f64)>,
+    /// The sweep's call buffers in runs, the mean over threads and
+    /// rounds: (call bytes, depth, runs).
+    pub sweep_runs: Vec<(u64, u32, f64)>,
     /// The device's `queue/read_ahead_kb` and `queue/max_sectors_kb`, bytes.
     pub read_ahead: Option<u64>,
     pub max_request: Option<u64>,

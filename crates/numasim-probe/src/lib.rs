@@ -445,6 +445,7 @@ fn depth_sweep(
     // [size][depth][round]
     let mut got = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
     let mut counted = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
+    let mut runs = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
     let mut run = |got: &mut Vec<Vec<Vec<f64>>>| -> Result<bool, ProbeError> {
         for _ in 0..rounds {
             for (i, &size) in sizes.iter().enumerate() {
@@ -453,9 +454,10 @@ fn depth_sweep(
                         .map_err(internal("file I/O"))?;
                     check_stop()?;
                     match r {
-                        Some((r, c)) => {
+                        Some((r, c, n)) => {
                             got[i][j].push(r);
                             counted[i][j].push(c);
+                            runs[i][j].push(n);
                         }
                         None => return Ok(false),
                     }
@@ -502,6 +504,13 @@ fn depth_sweep(
                 case(),
                 io::mean_delta(counted[i][j].iter().copied()),
             ));
+            // Each thread's call buffer in physical runs, the mean over
+            // threads and rounds (where pagemap shows frame numbers).
+            if let Some(v) = runs[i][j].iter().copied().collect::<Option<Vec<f64>>>() {
+                let n = v.iter().sum::<f64>() / v.len().max(1) as f64;
+                records.push(rec(case(), "io_buffer_runs", "segments", n));
+                io_meas.sweep_runs.push((size, d, n));
+            }
             io_meas.depths.push(iofit::DepthRate {
                 request: size,
                 depth: d,
@@ -1492,6 +1501,10 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                         ));
                         records.extend(device_records(c(Some("write")), r.write.device));
                         records.extend(device_records(c(Some("read")), r.read.device));
+                        if !direct {
+                            io_meas.buffered_request =
+                                r.read.device.map(|d| d.avg_bytes()).filter(|b| *b > 0.0);
+                        }
                         if let Some(p) = r.huge_pct {
                             records.push(rec(c(None), "io_buffer_huge_pct", "%", p));
                         }
