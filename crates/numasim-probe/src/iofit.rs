@@ -1040,17 +1040,20 @@ pub fn segment_notes(meas: &IoMeas) -> Vec<String> {
         ));
     }
     for d in meas.depths.iter().filter(|d| d.depth == 1) {
-        let sim = segment_mibps(
-            d.request,
-            BASE_RUN,
-            lim,
-            f.latency_us,
-            f.segment_us,
-            f.mibps,
-        );
+        let run = meas
+            .sweep_runs
+            .iter()
+            .find(|s| s.0 == d.request && s.1 == 1 && s.2 >= 1.0)
+            .map_or(BASE_RUN, |s| {
+                ((d.request as f64 / s.2).round() as u64).clamp(BASE_RUN, d.request)
+            });
+        let sim = segment_mibps(d.request, run, lim, f.latency_us, f.segment_us, f.mibps);
+        let counted = meas.sweep_runs.iter().any(|s| s.0 == d.request && s.1 == 1);
         v.push(format!(
-            "io: segments: sweep depth 1 at {} (4 KiB buffer) predicted {:.0} MiB/s vs {:.0} measured ({:+.1}%)",
+            "io: segments: sweep depth 1 at {} ({} segments a call, {}) predicted {:.0} MiB/s vs {:.0} measured ({:+.1}%)",
             crate::bench::size_label(d.request),
+            d.request.div_ceil(run),
+            if counted { "counted" } else { "one a 4 KiB page" },
             sim,
             d.mibps,
             (sim / d.mibps - 1.0) * 100.0
