@@ -303,6 +303,20 @@ fn write_blocks(
     Ok(true)
 }
 
+/// One thread's bytes read and its call buffer's physical runs.
+type ThreadGot = io::Result<Option<(u64, Option<u64>)>>;
+
+/// One point of the queue-depth sweep.
+#[derive(Debug, Clone, Copy)]
+pub struct DepthPass {
+    /// All threads together.
+    pub mibps: f64,
+    /// The device's requests over the point.
+    pub device: Option<DevDelta>,
+    /// A thread's call buffer in physical runs, the mean over threads.
+    pub runs: Option<f64>,
+}
+
 /// `depth` threads reading `path` with `O_DIRECT` at once, each its own
 /// `bytes / depth` of it front to back in `block` calls: `depth` requests
 /// in flight, as fio's `--numjobs=depth --offset_increment` with
@@ -315,15 +329,15 @@ pub fn direct_depth(
     block: usize,
     depth: usize,
     dev: Option<&DevStat>,
-) -> io::Result<Option<(f64, Option<DevDelta>, Option<f64>)>> {
+) -> io::Result<Option<DepthPass>> {
     let depth = depth.max(1);
     let per = (bytes / depth as u64 / block as u64).max(1);
     let s0 = sample(dev);
     let t0 = sys::monotonic_ns();
-    let got: Vec<io::Result<Option<(u64, Option<u64>)>>> = std::thread::scope(|s| {
+    let got: Vec<ThreadGot> = std::thread::scope(|s| {
         let threads: Vec<_> = (0..depth)
             .map(|t| {
-                s.spawn(move || -> io::Result<Option<(u64, Option<u64>)>> {
+                s.spawn(move || -> ThreadGot {
                     use std::os::unix::fs::FileExt;
                     let Some(f) = sys::open_direct(path, false)? else {
                         return Ok(None);
@@ -368,9 +382,9 @@ pub fn direct_depth(
             None => return Ok(None),
         }
     }
-    Ok(Some((
-        total as f64 / (1 << 20) as f64 / wall,
-        counted,
-        runs.map(|r| r as f64 / depth as f64),
-    )))
+    Ok(Some(DepthPass {
+        mibps: total as f64 / (1 << 20) as f64 / wall,
+        device: counted,
+        runs: runs.map(|r| r as f64 / depth as f64),
+    }))
 }

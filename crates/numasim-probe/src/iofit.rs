@@ -878,12 +878,14 @@ fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
         }
         a.swap(c, p);
         b.swap(c, p);
-        for r in c + 1..3 {
-            let f = a[r][c] / a[c][c];
-            for k in c..3 {
-                a[r][k] -= f * a[c][k];
+        let (top, below) = a.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for (r, row) in below.iter_mut().enumerate() {
+            let f = row[c] / pivot[c];
+            for (x, p) in row.iter_mut().zip(pivot).skip(c) {
+                *x -= f * p;
             }
-            b[r] -= f * b[c];
+            b[c + 1 + r] -= f * b[c];
         }
     }
     let mut x = [0.0; 3];
@@ -892,67 +894,6 @@ fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
         x[c] = (b[c] - s) / a[c][c];
     }
     Some(x)
-}
-
-#[cfg(test)]
-mod segment_tests {
-    use super::*;
-    use numasim::kernel::block::segments::SgLimits;
-
-    const LIM: SgLimits = SgLimits {
-        max_segments: 254,
-        max_bytes: 4 << 20,
-    };
-
-    fn synthetic(lat: f64, seg: f64, mibps: f64) -> Vec<(u64, u64, f64)> {
-        [
-            (1 << 20, BASE_RUN),
-            (128 << 10, BASE_RUN),
-            (1 << 20, HUGE_RUN),
-            (128 << 10, HUGE_RUN),
-        ]
-        .iter()
-        .map(|&(b, r)| (b, r, segment_mibps(b, r, LIM, lat, seg, mibps)))
-        .collect()
-    }
-
-    #[test]
-    fn the_fit_recovers_a_known_latency_segment_cost_and_rate() {
-        for &(lat, seg, mibps) in &[
-            (47.0, 2.0, 4100.0),
-            (10.0, 0.5, 1500.0),
-            (200.0, 0.0, 800.0),
-        ] {
-            let f = fit_segments(&synthetic(lat, seg, mibps), LIM).unwrap();
-            assert!((f.latency_us - lat).abs() < 1e-6 * lat.max(1.0), "{f:?}");
-            assert!((f.segment_us - seg).abs() < 1e-6, "{f:?}");
-            assert!((f.mibps / mibps - 1.0).abs() < 1e-9, "{f:?}");
-            assert!(f.rms_log < 1e-9);
-        }
-    }
-
-    #[test]
-    fn noise_moves_the_fit_but_not_its_direction() {
-        // The 4 KiB buffer 10% slower than its model: more segment cost.
-        let mut p = synthetic(47.0, 2.0, 4100.0);
-        p[0].2 *= 0.9;
-        p[1].2 *= 0.9;
-        let f = fit_segments(&p, LIM).unwrap();
-        assert!(f.segment_us > 2.0, "{f:?}");
-        assert!(f.rms_log > 0.0);
-    }
-
-    #[test]
-    fn too_few_or_contradictory_points_fit_nothing() {
-        let p = synthetic(47.0, 2.0, 4100.0);
-        assert!(fit_segments(&p[..2], LIM).is_none());
-        // Huge pages slower than scattered ones: a negative segment cost.
-        let q: Vec<_> = p
-            .iter()
-            .map(|&(b, r, m)| (b, r, if r == HUGE_RUN { m * 0.3 } else { m }))
-            .collect();
-        assert!(fit_segments(&q, LIM).is_none());
-    }
 }
 
 /// Round 16b's notes: the segment disk fitted to the direct reads of
@@ -1060,4 +1001,65 @@ pub fn segment_notes(meas: &IoMeas) -> Vec<String> {
         ));
     }
     v
+}
+
+#[cfg(test)]
+mod segment_tests {
+    use super::*;
+    use numasim::kernel::block::segments::SgLimits;
+
+    const LIM: SgLimits = SgLimits {
+        max_segments: 254,
+        max_bytes: 4 << 20,
+    };
+
+    fn synthetic(lat: f64, seg: f64, mibps: f64) -> Vec<(u64, u64, f64)> {
+        [
+            (1 << 20, BASE_RUN),
+            (128 << 10, BASE_RUN),
+            (1 << 20, HUGE_RUN),
+            (128 << 10, HUGE_RUN),
+        ]
+        .iter()
+        .map(|&(b, r)| (b, r, segment_mibps(b, r, LIM, lat, seg, mibps)))
+        .collect()
+    }
+
+    #[test]
+    fn the_fit_recovers_a_known_latency_segment_cost_and_rate() {
+        for &(lat, seg, mibps) in &[
+            (47.0, 2.0, 4100.0),
+            (10.0, 0.5, 1500.0),
+            (200.0, 0.0, 800.0),
+        ] {
+            let f = fit_segments(&synthetic(lat, seg, mibps), LIM).unwrap();
+            assert!((f.latency_us - lat).abs() < 1e-6 * lat.max(1.0), "{f:?}");
+            assert!((f.segment_us - seg).abs() < 1e-6, "{f:?}");
+            assert!((f.mibps / mibps - 1.0).abs() < 1e-9, "{f:?}");
+            assert!(f.rms_log < 1e-9);
+        }
+    }
+
+    #[test]
+    fn noise_moves_the_fit_but_not_its_direction() {
+        // The 4 KiB buffer 10% slower than its model: more segment cost.
+        let mut p = synthetic(47.0, 2.0, 4100.0);
+        p[0].2 *= 0.9;
+        p[1].2 *= 0.9;
+        let f = fit_segments(&p, LIM).unwrap();
+        assert!(f.segment_us > 2.0, "{f:?}");
+        assert!(f.rms_log > 0.0);
+    }
+
+    #[test]
+    fn too_few_or_contradictory_points_fit_nothing() {
+        let p = synthetic(47.0, 2.0, 4100.0);
+        assert!(fit_segments(&p[..2], LIM).is_none());
+        // Huge pages slower than scattered ones: a negative segment cost.
+        let q: Vec<_> = p
+            .iter()
+            .map(|&(b, r, m)| (b, r, if r == HUGE_RUN { m * 0.3 } else { m }))
+            .collect();
+        assert!(fit_segments(&q, LIM).is_none());
+    }
 }

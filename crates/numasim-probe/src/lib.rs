@@ -454,10 +454,10 @@ fn depth_sweep(
                         .map_err(internal("file I/O"))?;
                     check_stop()?;
                     match r {
-                        Some((r, c, n)) => {
-                            got[i][j].push(r);
-                            counted[i][j].push(c);
-                            runs[i][j].push(n);
+                        Some(p) => {
+                            got[i][j].push(p.mibps);
+                            counted[i][j].push(p.device);
+                            runs[i][j].push(p.runs);
                         }
                         None => return Ok(false),
                     }
