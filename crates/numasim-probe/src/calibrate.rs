@@ -904,6 +904,24 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
             value.ok_or_else(|| bad(&format!("`{what}` needs a finite value of 0 or more")))
         };
         let node = || case["node"].as_u64().ok_or_else(|| bad("no `case.node`"));
+        // An I/O pass's call size: 1 MiB where the case names none.
+        let pass_request = || match case["request"].as_str() {
+            None => Ok(crate::iofit::LARGE_REQUEST),
+            Some(l) => crate::bench::parse_size_label(l)
+                .ok_or_else(|| bad(&format!("`case.request` {l:?} is not a size"))),
+        };
+        // A sweep point's call size and depth.
+        let sweep_point = || -> Result<(u64, u32), String> {
+            let request = case["request"]
+                .as_str()
+                .and_then(crate::bench::parse_size_label)
+                .ok_or_else(|| bad("no `case.request` size"))?;
+            let depth = case["depth"]
+                .as_u64()
+                .filter(|d| (1..=1024).contains(d))
+                .ok_or_else(|| bad("`case.depth` is not a depth of 1 to 1024"))?;
+            Ok((request, depth as u32))
+        };
         let node_mut = |nodes: &mut Vec<NodeInfo>, id: u64| -> usize {
             match nodes.iter().position(|n| n.id == id as usize) {
                 Some(i) => i,
@@ -977,31 +995,46 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                 distance.push((node()?, to, num(metric)? as u32));
             }
             "seq_read_mibps" | "seq_write_mibps" => {
-                let request = match case["request"].as_str() {
-                    None => crate::iofit::LARGE_REQUEST,
-                    Some(l) => crate::bench::parse_size_label(l)
-                        .ok_or_else(|| bad(&format!("`case.request` {l:?} is not a size")))?,
-                };
+                let request = pass_request()?;
                 let direct_io = case["io"] == "direct";
-                base.io.fs = case["fs"].as_str().unwrap_or("unknown").to_string();
-                base.io.rates.push(crate::iofit::Rate {
+                let rate = crate::iofit::Rate {
                     direct: direct_io,
                     write: metric == "seq_write_mibps",
                     request,
                     mibps: num(metric)?,
                     spread: v["spread"].as_f64(),
-                });
+                };
+                // A huge-page buffer's direct rates (round 16b) are kept
+                // apart: the 4 KiB-page rates are the ones fitted before.
+                if case["buffer"] == "thp" {
+                    base.io.huge_rates.push(rate);
+                    continue;
+                }
+                base.io.fs = case["fs"].as_str().unwrap_or("unknown").to_string();
+                base.io.rates.push(rate);
                 if direct_io && request == crate::iofit::LARGE_REQUEST {
                     fs = base.io.fs.clone();
                     direct.push((metric.to_string(), num(metric)?));
                 }
             }
+            "cpu_pct_per_mibps" if case["buffer"] == "thp" => {}
+            "io_buffer_runs" if !case["depth"].is_null() => {
+                let (request, depth) = sweep_point()?;
+                base.io.sweep_runs.push((request, depth, num(metric)?));
+            }
+            "io_buffer_runs" => {
+                let request = pass_request()?;
+                base.io
+                    .buffer_runs
+                    .push((case["buffer"] == "thp", request, num(metric)?));
+            }
+            "io_request_bytes"
+                if case["io"] == "buffered" && case["op"] == "read" && case["depth"].is_null() =>
+            {
+                base.io.buffered_request = Some(num(metric)?).filter(|b| *b > 0.0);
+            }
             "cpu_pct_per_mibps" => {
-                let request = match case["request"].as_str() {
-                    None => crate::iofit::LARGE_REQUEST,
-                    Some(l) => crate::bench::parse_size_label(l)
-                        .ok_or_else(|| bad(&format!("`case.request` {l:?} is not a size")))?,
-                };
+                let request = pass_request()?;
                 base.io.cpu.push(crate::iofit::CpuCost {
                     direct: case["io"] == "direct",
                     write: case["op"] == "write",
@@ -1010,15 +1043,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                 });
             }
             "qd_read_mibps" | "qd_speedup" => {
-                let request = case["request"]
-                    .as_str()
-                    .and_then(crate::bench::parse_size_label)
-                    .ok_or_else(|| bad("no `case.request` size"))?;
-                let depth = case["depth"]
-                    .as_u64()
-                    .filter(|d| (1..=1024).contains(d))
-                    .ok_or_else(|| bad("`case.depth` is not a depth of 1 to 1024"))?
-                    as u32;
+                let (request, depth) = sweep_point()?;
                 let i = match base
                     .io
                     .depths

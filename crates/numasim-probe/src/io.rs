@@ -14,12 +14,75 @@ pub struct Throughput {
     pub cpu_pct_per_mibps: f64,
     /// (max - min) / median of the repetitions' MiB/s (0 for one).
     pub spread: f64,
+    /// The device's requests over the transfer, where its
+    /// `/sys/block/<dev>/stat` was read (the mean over repetitions after
+    /// [`median`]).
+    pub device: Option<DevDelta>,
+}
+
+/// Requests the scratch directory's device completed over a transfer, and
+/// their 512-byte sectors (`/sys/block/<dev>/stat`'s "read I/Os" and "read
+/// sectors", or the write pair; Documentation/block/stat.rst). The counters
+/// are the whole device's: another program's I/O in the same seconds counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DevDelta {
+    pub requests: f64,
+    pub sectors: f64,
+}
+
+impl DevDelta {
+    /// Mean bytes per request (0 for none).
+    pub fn avg_bytes(&self) -> f64 {
+        if self.requests > 0.0 {
+            self.sectors * 512.0 / self.requests
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A device's `stat` file: read before and after a transfer.
+#[derive(Debug, Clone)]
+pub struct DevStat(pub std::path::PathBuf);
+
+impl DevStat {
+    /// (read I/Os, read sectors, write I/Os, write sectors).
+    fn sample(&self) -> Option<[u64; 4]> {
+        let text = std::fs::read_to_string(&self.0).ok()?;
+        let f: Vec<u64> = text
+            .split_whitespace()
+            .map(|w| w.parse().ok())
+            .collect::<Option<_>>()?;
+        (f.len() >= 7).then(|| [f[0], f[2], f[4], f[6]])
+    }
+
+    /// The change between two samples, reads or writes.
+    fn delta(a: Option<[u64; 4]>, b: Option<[u64; 4]>, write: bool) -> Option<DevDelta> {
+        let (a, b) = (a?, b?);
+        let i = if write { 2 } else { 0 };
+        Some(DevDelta {
+            requests: b[i].saturating_sub(a[i]) as f64,
+            sectors: b[i + 1].saturating_sub(a[i + 1]) as f64,
+        })
+    }
+}
+
+/// `dev`'s sample, where there is a device.
+fn sample(dev: Option<&DevStat>) -> Option<[u64; 4]> {
+    dev.and_then(DevStat::sample)
 }
 
 #[derive(Debug, Clone, Copy)]
 pub struct SeqResult {
     pub write: Throughput,
     pub read: Throughput,
+    /// For a buffer of transparent huge pages: the share of the call
+    /// buffer that `/proc/self/smaps` shows in huge pages (`AnonHugePages`),
+    /// percent (the mean over repetitions); `None` for base pages.
+    pub huge_pct: Option<f64>,
+    /// The call buffer's physically contiguous runs (the mean over
+    /// repetitions), where `/proc/self/pagemap` shows frame numbers.
+    pub phys_runs: Option<f64>,
 }
 
 /// Write then read back a `bytes`-long file in `block`-sized requests,
@@ -35,7 +98,7 @@ pub fn sequential(
 ) -> io::Result<Option<SeqResult>> {
     let mut runs = Vec::new();
     for _ in 0..reps {
-        match once(dir, bytes, block, direct)? {
+        match once(dir, bytes, block, direct, PageKind::Base, None)? {
             Some(r) => runs.push(r),
             None => return Ok(None),
         }
@@ -46,17 +109,33 @@ pub fn sequential(
 /// One repetition of [`sequential`]: buffered writes are timed through
 /// `fsync`; buffered reads start with the file's pages dropped from the
 /// page cache (`POSIX_FADV_DONTNEED`). `Ok(None)`: the filesystem refuses
-/// `O_DIRECT`.
-pub fn once(dir: &Path, bytes: u64, block: usize, direct: bool) -> io::Result<Option<SeqResult>> {
+/// `O_DIRECT`. The call buffer has `pages` (a direct request's segments
+/// are its pages, merged where physically adjacent); `dev`, where given,
+/// counts the device's requests over each transfer.
+pub fn once(
+    dir: &Path,
+    bytes: u64,
+    block: usize,
+    direct: bool,
+    pages: PageKind,
+    dev: Option<&DevStat>,
+) -> io::Result<Option<SeqResult>> {
     let path = dir.join(if direct {
         "seq-direct.dat"
     } else {
         "seq-buffered.dat"
     });
-    let mut buf = Mapping::new(block, PageKind::Base)?;
+    let mut buf = Mapping::new(block, pages)?;
     for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
         *b = (i * 7 + 1) as u8;
     }
+    // MADV_HUGEPAGE is advice: whether the faults got huge pages is
+    // read back, since a direct request's segments depend on it.
+    let phys_runs = buf.phys_runs().map(|n| n as f64);
+    let huge_pct = (pages == PageKind::Thp).then(|| {
+        buf.thp_bytes()
+            .map_or(0.0, |b| (b as f64 / block as f64).min(1.0) * 100.0)
+    });
     let blocks = (bytes / block as u64).max(1);
     let mib = (blocks * block as u64) as f64 / (1 << 20) as f64;
     // write
@@ -69,11 +148,13 @@ pub fn once(dir: &Path, bytes: u64, block: usize, direct: bool) -> io::Result<Op
         std::fs::File::create(&path)?
     };
     let mut f = f;
+    let s0 = sample(dev);
     let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
     if !write_blocks(&mut f, buf.as_slice(), blocks, &path, direct)? {
         return Ok(None);
     }
-    let w = throughput(mib, t0, c0);
+    let mut w = throughput(mib, t0, c0);
+    w.device = DevStat::delta(s0, sample(dev), true);
     drop(f);
     // read
     let mut f = if direct {
@@ -86,6 +167,7 @@ pub fn once(dir: &Path, bytes: u64, block: usize, direct: bool) -> io::Result<Op
         sys::drop_file_cache(&f)?;
         f
     };
+    let s0 = sample(dev);
     let (t0, c0) = (sys::monotonic_ns(), sys::thread_cpu_ns());
     let mut got = 0u64;
     loop {
@@ -99,10 +181,16 @@ pub fn once(dir: &Path, bytes: u64, block: usize, direct: bool) -> io::Result<Op
             return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
         }
     }
-    let r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
+    let mut r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
+    r.device = DevStat::delta(s0, sample(dev), false);
     drop(f);
     let _ = std::fs::remove_file(&path);
-    Ok(Some(SeqResult { write: w, read: r }))
+    Ok(Some(SeqResult {
+        write: w,
+        read: r,
+        huge_pct,
+        phys_runs,
+    }))
 }
 
 /// The median of repetitions, write and read each, with its spread
@@ -116,11 +204,39 @@ pub fn median(runs: &[SeqResult]) -> Option<SeqResult> {
         v.sort_by(|a, b| a.mibps.total_cmp(&b.mibps));
         let mut m = v[(v.len() - 1) / 2];
         m.spread = (v[v.len() - 1].mibps - v[0].mibps) / m.mibps.max(1e-9);
+        m.device = mean_delta(v.iter().map(|t| t.device));
         m
     };
+    let huge: Option<Vec<f64>> = runs.iter().map(|r| r.huge_pct).collect();
     Some(SeqResult {
         write: median(|r| r.write),
         read: median(|r| r.read),
+        huge_pct: huge.map(|h| h.iter().sum::<f64>() / h.len() as f64),
+        phys_runs: runs
+            .iter()
+            .map(|r| r.phys_runs)
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64),
+    })
+}
+
+/// The mean of the repetitions' device counts; `None` unless every one
+/// has them.
+pub fn mean_delta(d: impl Iterator<Item = Option<DevDelta>>) -> Option<DevDelta> {
+    let mut n = 0.0;
+    let mut sum = DevDelta {
+        requests: 0.0,
+        sectors: 0.0,
+    };
+    for x in d {
+        let x = x?;
+        sum.requests += x.requests;
+        sum.sectors += x.sectors;
+        n += 1.0;
+    }
+    (n > 0.0).then(|| DevDelta {
+        requests: sum.requests / n,
+        sectors: sum.sectors / n,
     })
 }
 
@@ -132,6 +248,7 @@ fn throughput(mib: f64, t0: u64, c0: u64) -> Throughput {
         mibps,
         cpu_pct_per_mibps: (cpu / wall * 100.0) / mibps.max(1e-9),
         spread: 0.0,
+        device: None,
     }
 }
 
@@ -186,6 +303,20 @@ fn write_blocks(
     Ok(true)
 }
 
+/// One thread's bytes read and its call buffer's physical runs.
+type ThreadGot = io::Result<Option<(u64, Option<u64>)>>;
+
+/// One point of the queue-depth sweep.
+#[derive(Debug, Clone, Copy)]
+pub struct DepthPass {
+    /// All threads together.
+    pub mibps: f64,
+    /// The device's requests over the point.
+    pub device: Option<DevDelta>,
+    /// A thread's call buffer in physical runs, the mean over threads.
+    pub runs: Option<f64>,
+}
+
 /// `depth` threads reading `path` with `O_DIRECT` at once, each its own
 /// `bytes / depth` of it front to back in `block` calls: `depth` requests
 /// in flight, as fio's `--numjobs=depth --offset_increment` with
@@ -197,19 +328,23 @@ pub fn direct_depth(
     bytes: u64,
     block: usize,
     depth: usize,
-) -> io::Result<Option<f64>> {
+    dev: Option<&DevStat>,
+) -> io::Result<Option<DepthPass>> {
     let depth = depth.max(1);
     let per = (bytes / depth as u64 / block as u64).max(1);
+    let s0 = sample(dev);
     let t0 = sys::monotonic_ns();
-    let got: Vec<io::Result<Option<u64>>> = std::thread::scope(|s| {
+    let got: Vec<ThreadGot> = std::thread::scope(|s| {
         let threads: Vec<_> = (0..depth)
             .map(|t| {
-                s.spawn(move || -> io::Result<Option<u64>> {
+                s.spawn(move || -> ThreadGot {
                     use std::os::unix::fs::FileExt;
                     let Some(f) = sys::open_direct(path, false)? else {
                         return Ok(None);
                     };
                     let mut buf = Mapping::new(block, PageKind::Base)?;
+                    buf.as_mut_slice().fill(0);
+                    let runs = buf.phys_runs();
                     let start = t as u64 * per * block as u64;
                     let mut n = 0u64;
                     for i in 0..per {
@@ -222,7 +357,7 @@ pub fn direct_depth(
                             return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
                         }
                     }
-                    Ok(Some(n))
+                    Ok(Some((n, runs)))
                 })
             })
             .collect();
@@ -235,12 +370,21 @@ pub fn direct_depth(
             .collect()
     });
     let wall = (sys::monotonic_ns() - t0).max(1) as f64 / 1e9;
+    let counted = DevStat::delta(s0, sample(dev), false);
     let mut total = 0u64;
+    let mut runs = Some(0u64);
     for g in got {
         match g? {
-            Some(n) => total += n,
+            Some((n, r)) => {
+                total += n;
+                runs = runs.zip(r).map(|(a, b)| a + b);
+            }
             None => return Ok(None),
         }
     }
-    Ok(Some(total as f64 / (1 << 20) as f64 / wall))
+    Ok(Some(DepthPass {
+        mibps: total as f64 / (1 << 20) as f64 / wall,
+        device: counted,
+        runs: runs.map(|r| r as f64 / depth as f64),
+    }))
 }

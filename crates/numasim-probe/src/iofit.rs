@@ -70,6 +70,20 @@ pub struct IoMeas {
     /// The test file's size.
     pub file_bytes: u64,
     pub rates: Vec<Rate>,
+    /// Direct rates with the call buffer in transparent huge pages (since
+    /// round 16b; `rates` are the 4 KiB-page buffer's): few segments a
+    /// request. Empty in runs saved before.
+    pub huge_rates: Vec<Rate>,
+    /// The buffered read's mean request size on the device
+    /// (`io_request_bytes`, since round 16b).
+    pub buffered_request: Option<f64>,
+    /// A direct pass's call buffer in physically contiguous runs
+    /// (`io_buffer_runs`, since round 16b, where the probe could read
+    /// frame numbers): (huge-page buffer, call bytes, runs).
+    pub buffer_runs: Vec<(bool, u64, f64)>,
+    /// The sweep's call buffers in runs, the mean over threads and
+    /// rounds: (call bytes, depth, runs).
+    pub sweep_runs: Vec<(u64, u32, f64)>,
     /// The device's `queue/read_ahead_kb` and `queue/max_sectors_kb`, bytes.
     pub read_ahead: Option<u64>,
     pub max_request: Option<u64>,
@@ -744,4 +758,308 @@ pub fn validate(m: &Machine, meas: &IoMeas, fit: &DiskFit) -> Vec<Record> {
         }
     }
     out
+}
+
+/// The disk of round 16b: a request's time is `latency + segments ×
+/// per-segment cost + bytes / rate` (kernel/block/segments.rs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SegmentFit {
+    pub latency_us: f64,
+    pub segment_us: f64,
+    pub mibps: f64,
+    /// Root mean square of the fitted rates' log error.
+    pub rms_log: f64,
+}
+
+/// The base page a 4 KiB buffer's segments are counted in: the worst
+/// case, no two pages physically adjacent (the buffer's frames are the
+/// allocator's; adjacent ones merge, so the fitted segment cost is a
+/// lower bound).
+pub const BASE_RUN: u64 = 4 << 10;
+/// A huge page: one segment each (2 MiB on x86-64 and arm64 with 4 KiB
+/// pages).
+pub const HUGE_RUN: u64 = 2 << 20;
+
+/// The block layer's limits the probe read (`max_segments`,
+/// `max_sectors_kb`), with the defaults of runs that lack them.
+pub fn sg_limits(meas: &IoMeas) -> numasim::kernel::block::segments::SgLimits {
+    numasim::kernel::block::segments::SgLimits {
+        max_segments: meas.max_segments.unwrap_or(128),
+        max_bytes: meas.max_request.unwrap_or(DEFAULT_MAX_REQUEST),
+    }
+}
+
+/// Fit latency, per-segment cost and rate to direct reads, each
+/// `(call bytes, contiguous run bytes, MiB/s)`: every call's time is
+/// linear in the three, `requests × latency + segments × cost + bytes /
+/// rate`, so least squares on the times relative to each measured time
+/// (each point weighs alike) solves it. `None` with fewer than three
+/// points or where a parameter comes out negative or the rate not
+/// positive (the points do not tell them apart).
+pub fn fit_segments(
+    points: &[(u64, u64, f64)],
+    lim: numasim::kernel::block::segments::SgLimits,
+) -> Option<SegmentFit> {
+    use numasim::kernel::block::segments::split;
+    if points.len() < 3 {
+        return None;
+    }
+    // Rows [requests, segments, bytes] / t, target 1 (seconds, µs scale).
+    let mut ata = [[0.0f64; 3]; 3];
+    let mut atb = [0.0f64; 3];
+    for &(bytes, run, mibps) in points {
+        if mibps <= 0.0 {
+            return None;
+        }
+        let t_us = bytes as f64 / (mibps * 1048576.0) * 1e6;
+        let (reqs, segs) = split(bytes, run, lim);
+        // Columns scaled to like magnitudes: µs per request, per segment,
+        // per MiB.
+        let row = [
+            reqs as f64 / t_us,
+            segs as f64 / t_us,
+            bytes as f64 / 1048576.0 / t_us,
+        ];
+        for i in 0..3 {
+            for j in 0..3 {
+                ata[i][j] += row[i] * row[j];
+            }
+            atb[i] += row[i];
+        }
+    }
+    let x = solve3(ata, atb)?;
+    // Rounding leaves an exact zero a hair below it (a nanosecond's
+    // millionth); below that a parameter is negative and the fit fails.
+    let (lat, seg, us_per_mib) = (x[0], x[1], x[2]);
+    if lat < -1e-6 || seg < -1e-6 || us_per_mib <= 0.0 {
+        return None;
+    }
+    let (lat, seg) = (lat.max(0.0), seg.max(0.0));
+    let mibps = 1e6 / us_per_mib;
+    let mut sq = 0.0;
+    for &(bytes, run, m) in points {
+        let sim = segment_mibps(bytes, run, lim, lat, seg, mibps);
+        sq += (sim / m).ln().powi(2);
+    }
+    Some(SegmentFit {
+        latency_us: lat,
+        segment_us: seg,
+        mibps,
+        rms_log: (sq / points.len() as f64).sqrt(),
+    })
+}
+
+/// MiB/s of back-to-back calls on a fitted disk.
+pub fn segment_mibps(
+    bytes: u64,
+    run: u64,
+    lim: numasim::kernel::block::segments::SgLimits,
+    latency_us: f64,
+    segment_us: f64,
+    mibps: f64,
+) -> f64 {
+    numasim::kernel::block::segments::call_mibps(
+        bytes,
+        run,
+        lim,
+        latency_us * 1e3,
+        segment_us * 1e3,
+        mibps * 1048576.0 / 1e9,
+    )
+}
+
+/// Gaussian elimination with partial pivoting; `None` for a singular
+/// system.
+fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
+    for c in 0..3 {
+        let p = (c..3).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))?;
+        if a[p][c].abs() < 1e-12 * a.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs())) {
+            return None;
+        }
+        a.swap(c, p);
+        b.swap(c, p);
+        let (top, below) = a.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for (r, row) in below.iter_mut().enumerate() {
+            let f = row[c] / pivot[c];
+            for (x, p) in row.iter_mut().zip(pivot).skip(c) {
+                *x -= f * p;
+            }
+            b[c + 1 + r] -= f * b[c];
+        }
+    }
+    let mut x = [0.0; 3];
+    for c in (0..3).rev() {
+        let s: f64 = (c + 1..3).map(|k| a[c][k] * x[k]).sum();
+        x[c] = (b[c] - s) / a[c][c];
+    }
+    Some(x)
+}
+
+/// Round 16b's notes: the segment disk fitted to the direct reads of
+/// both buffers, and what it predicts for the buffered read (its
+/// observed request size, page-cache folios taken as huge runs) and the
+/// sweep's depth-1 points (4 KiB buffers). Nothing for runs without the
+/// huge-page buffer's reads.
+pub fn segment_notes(meas: &IoMeas) -> Vec<String> {
+    if meas.huge_rates.is_empty() {
+        return Vec::new();
+    }
+    let lim = sg_limits(meas);
+    let mut points = Vec::new();
+    let mut counted = 0;
+    for (rates, huge, run) in [
+        (&meas.rates, false, BASE_RUN),
+        (&meas.huge_rates, true, HUGE_RUN),
+    ] {
+        for r in rates.iter().filter(|r| r.direct && !r.write) {
+            // The buffer's own runs where recorded: a 4 KiB-page buffer
+            // is as contiguous as the allocator made it.
+            let run = match meas
+                .buffer_runs
+                .iter()
+                .find(|b| b.0 == huge && b.1 == r.request)
+            {
+                Some(b) if b.2 >= 1.0 => {
+                    counted += 1;
+                    ((r.request as f64 / b.2).round() as u64).clamp(BASE_RUN, r.request)
+                }
+                _ => run,
+            };
+            points.push((r.request, run, r.mibps));
+        }
+    }
+    let Some(f) = fit_segments(&points, lim) else {
+        return vec![format!(
+            "io: segments: the {} direct reads (4 KiB and huge-page buffers) fit no latency, per-segment cost and rate all >= 0",
+            points.len()
+        )];
+    };
+    let mut v = vec![format!(
+        "io: segments: direct reads fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s (rms log error {:.3}; max_segments {}, max_sectors {} KiB; {})",
+        f.latency_us,
+        f.segment_us,
+        f.mibps,
+        f.rms_log,
+        lim.max_segments,
+        lim.max_bytes >> 10,
+        if counted == points.len() {
+            "every buffer's segments counted from /proc/self/pagemap".to_string()
+        } else {
+            format!(
+                "{counted} of {} buffers' segments counted from /proc/self/pagemap, the rest one a 4 KiB page or a 2 MiB huge page",
+                points.len()
+            )
+        }
+    )];
+    let mut fitted = Vec::new();
+    for &(bytes, run, m) in &points {
+        let sim = segment_mibps(bytes, run, lim, f.latency_us, f.segment_us, f.mibps);
+        fitted.push(format!(
+            "{} in {} segments: {:.0} vs {:.0}",
+            crate::bench::size_label(bytes),
+            bytes.div_ceil(run),
+            sim,
+            m
+        ));
+    }
+    v.push(format!(
+        "io: segments: fitted direct reads, sim vs measured MiB/s: {}",
+        fitted.join("; ")
+    ));
+    if let (Some(req), Some(meas_r)) =
+        (meas.buffered_request, meas.get(false, false, LARGE_REQUEST))
+    {
+        let req = (req.round() as u64).max(4096);
+        let sim = segment_mibps(req, HUGE_RUN, lim, f.latency_us, f.segment_us, f.mibps);
+        v.push(format!(
+            "io: segments: buffered read predicted {:.0} MiB/s in requests of {} KiB (observed mean; folios as huge runs, one request at a time) vs {:.0} measured ({:+.1}%)",
+            sim,
+            req >> 10,
+            meas_r.mibps,
+            (sim / meas_r.mibps - 1.0) * 100.0
+        ));
+    }
+    for d in meas.depths.iter().filter(|d| d.depth == 1) {
+        let run = meas
+            .sweep_runs
+            .iter()
+            .find(|s| s.0 == d.request && s.1 == 1 && s.2 >= 1.0)
+            .map_or(BASE_RUN, |s| {
+                ((d.request as f64 / s.2).round() as u64).clamp(BASE_RUN, d.request)
+            });
+        let sim = segment_mibps(d.request, run, lim, f.latency_us, f.segment_us, f.mibps);
+        let counted = meas.sweep_runs.iter().any(|s| s.0 == d.request && s.1 == 1);
+        v.push(format!(
+            "io: segments: sweep depth 1 at {} ({} segments a call, {}) predicted {:.0} MiB/s vs {:.0} measured ({:+.1}%)",
+            crate::bench::size_label(d.request),
+            d.request.div_ceil(run),
+            if counted { "counted" } else { "one a 4 KiB page" },
+            sim,
+            d.mibps,
+            (sim / d.mibps - 1.0) * 100.0
+        ));
+    }
+    v
+}
+
+#[cfg(test)]
+mod segment_tests {
+    use super::*;
+    use numasim::kernel::block::segments::SgLimits;
+
+    const LIM: SgLimits = SgLimits {
+        max_segments: 254,
+        max_bytes: 4 << 20,
+    };
+
+    fn synthetic(lat: f64, seg: f64, mibps: f64) -> Vec<(u64, u64, f64)> {
+        [
+            (1 << 20, BASE_RUN),
+            (128 << 10, BASE_RUN),
+            (1 << 20, HUGE_RUN),
+            (128 << 10, HUGE_RUN),
+        ]
+        .iter()
+        .map(|&(b, r)| (b, r, segment_mibps(b, r, LIM, lat, seg, mibps)))
+        .collect()
+    }
+
+    #[test]
+    fn the_fit_recovers_a_known_latency_segment_cost_and_rate() {
+        for &(lat, seg, mibps) in &[
+            (47.0, 2.0, 4100.0),
+            (10.0, 0.5, 1500.0),
+            (200.0, 0.0, 800.0),
+        ] {
+            let f = fit_segments(&synthetic(lat, seg, mibps), LIM).unwrap();
+            assert!((f.latency_us - lat).abs() < 1e-6 * lat.max(1.0), "{f:?}");
+            assert!((f.segment_us - seg).abs() < 1e-6, "{f:?}");
+            assert!((f.mibps / mibps - 1.0).abs() < 1e-9, "{f:?}");
+            assert!(f.rms_log < 1e-9);
+        }
+    }
+
+    #[test]
+    fn noise_moves_the_fit_but_not_its_direction() {
+        // The 4 KiB buffer 10% slower than its model: more segment cost.
+        let mut p = synthetic(47.0, 2.0, 4100.0);
+        p[0].2 *= 0.9;
+        p[1].2 *= 0.9;
+        let f = fit_segments(&p, LIM).unwrap();
+        assert!(f.segment_us > 2.0, "{f:?}");
+        assert!(f.rms_log > 0.0);
+    }
+
+    #[test]
+    fn too_few_or_contradictory_points_fit_nothing() {
+        let p = synthetic(47.0, 2.0, 4100.0);
+        assert!(fit_segments(&p[..2], LIM).is_none());
+        // Huge pages slower than scattered ones: a negative segment cost.
+        let q: Vec<_> = p
+            .iter()
+            .map(|&(b, r, m)| (b, r, if r == HUGE_RUN { m * 0.3 } else { m }))
+            .collect();
+        assert!(fit_segments(&q, LIM).is_none());
+    }
 }

@@ -441,17 +441,24 @@ fn depth_sweep(
         sizes.push(ra);
     }
     let rounds = reps.max(3);
+    let dev = block_stat(dir);
     // [size][depth][round]
     let mut got = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
-    let run = |got: &mut Vec<Vec<Vec<f64>>>| -> Result<bool, ProbeError> {
+    let mut counted = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
+    let mut runs = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
+    let mut run = |got: &mut Vec<Vec<Vec<f64>>>| -> Result<bool, ProbeError> {
         for _ in 0..rounds {
             for (i, &size) in sizes.iter().enumerate() {
                 for (j, &d) in SWEEP_DEPTHS.iter().enumerate() {
-                    let r = io::direct_depth(&path, bytes, size as usize, d as usize)
+                    let r = io::direct_depth(&path, bytes, size as usize, d as usize, dev.as_ref())
                         .map_err(internal("file I/O"))?;
                     check_stop()?;
                     match r {
-                        Some(r) => got[i][j].push(r),
+                        Some(p) => {
+                            got[i][j].push(p.mibps);
+                            counted[i][j].push(p.device);
+                            runs[i][j].push(p.runs);
+                        }
                         None => return Ok(false),
                     }
                 }
@@ -493,6 +500,17 @@ fn depth_sweep(
             if d > 1 {
                 records.push(rec_s(case(), "qd_speedup", "x", speedup, up_spread));
             }
+            records.extend(device_records(
+                case(),
+                io::mean_delta(counted[i][j].iter().copied()),
+            ));
+            // Each thread's call buffer in physical runs, the mean over
+            // threads and rounds (where pagemap shows frame numbers).
+            if let Some(v) = runs[i][j].iter().copied().collect::<Option<Vec<f64>>>() {
+                let n = v.iter().sum::<f64>() / v.len().max(1) as f64;
+                records.push(rec(case(), "io_buffer_runs", "segments", n));
+                io_meas.sweep_runs.push((size, d, n));
+            }
             io_meas.depths.push(iofit::DepthRate {
                 request: size,
                 depth: d,
@@ -516,15 +534,9 @@ fn depth_sweep(
 /// queue is its disk's); `None` where sysfs does not say (a network or
 /// overlay file system).
 fn block_queue_limits(dir: &Path) -> (Option<u64>, Option<u64>, Option<u64>) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(md) = std::fs::metadata(dir) else {
+    let Some(base) = block_sysfs(dir) else {
         return (None, None, None);
     };
-    let dev = md.dev();
-    // Linux's dev_t encoding (glibc's gnu_dev_major/minor).
-    let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);
-    let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0xff);
-    let base = std::path::PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
     let read = |name: &str| {
         [base.join("queue"), base.join("../queue")]
             .iter()
@@ -543,6 +555,38 @@ fn block_queue_limits(dir: &Path) -> (Option<u64>, Option<u64>, Option<u64>) {
         kb("max_sectors_kb"),
         read("max_segments"),
     )
+}
+
+/// `/sys/dev/block/MAJOR:MINOR` of the device holding `dir`.
+fn block_sysfs(dir: &Path) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    // Linux's dev_t encoding (glibc's gnu_dev_major/minor).
+    let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);
+    let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0xff);
+    Some(std::path::PathBuf::from(format!(
+        "/sys/dev/block/{major}:{minor}"
+    )))
+}
+
+/// The `stat` file of the device holding `dir` (a partition has its own),
+/// where sysfs has one: the requests each I/O pass made.
+fn block_stat(dir: &Path) -> Option<io::DevStat> {
+    let p = block_sysfs(dir)?.join("stat");
+    p.is_file().then_some(io::DevStat(p))
+}
+
+/// The device's requests over a pass, as two records: `io_requests` (per
+/// pass, the mean over its repetitions) and `io_request_bytes` (their mean
+/// size). Nothing where the device was not counted.
+fn device_records(case: Vec<(&'static str, Value)>, d: Option<io::DevDelta>) -> Vec<Record> {
+    let Some(d) = d else {
+        return Vec::new();
+    };
+    vec![
+        rec(case.clone(), "io_requests", "requests", d.requests),
+        rec(case, "io_request_bytes", "B", d.avg_bytes()),
+    ]
 }
 
 fn fs_type(dir: &Path) -> String {
@@ -573,6 +617,7 @@ fn fit_and_write(
         calibrate::fit(meas).map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
     let (machine_toml, unseen) = fit.annotated_toml();
     notes.extend(fit.notes);
+    notes.extend(iofit::segment_notes(&meas.io));
     notes.push(format!(
         "machine: not seen by the probe, written as defaults: {}",
         unseen.join(", ")
@@ -1348,24 +1393,39 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             // 1 MiB calls buffered and direct, then direct 128 KiB calls:
             // two call sizes at queue depth 1 tell the disk's per-request
             // latency from its rate (iofit.rs).
+            // Direct calls also into a buffer of transparent huge pages
+            // (round 16b): a direct request's scatter-gather segments are
+            // its buffer's physically contiguous runs (block/blk-merge.c),
+            // so 4 KiB pages make up to one segment a page and huge pages
+            // a few, and the pair tells the per-segment cost.
             let passes = [
-                ("buffered", false, iofit::LARGE_REQUEST),
-                ("direct", true, iofit::LARGE_REQUEST),
-                ("direct", true, iofit::SMALL_REQUEST),
+                ("buffered", false, iofit::LARGE_REQUEST, sys::PageKind::Base),
+                ("direct", true, iofit::LARGE_REQUEST, sys::PageKind::Base),
+                ("direct", true, iofit::SMALL_REQUEST, sys::PageKind::Base),
+                ("direct", true, iofit::LARGE_REQUEST, sys::PageKind::Thp),
+                ("direct", true, iofit::SMALL_REQUEST, sys::PageKind::Thp),
             ];
             // Round by round, as the memory figures: each repetition runs
             // every pass once, so the host's drift over the I/O tests falls
             // on both call sizes alike (run back to back, one run's 128 KiB
             // reads went 26% faster per byte than the 1 MiB reads before
             // them, more than either's spread, and the latency fit saw none).
+            let dev = block_stat(scratch.path());
             let mut runs: Vec<Option<Vec<io::SeqResult>>> = vec![Some(Vec::new()); passes.len()];
             for _ in 0..plan.io_reps {
-                for (i, &(_, direct, request)) in passes.iter().enumerate() {
+                for (i, &(_, direct, request, pages)) in passes.iter().enumerate() {
                     if runs[i].is_none() {
                         continue;
                     }
-                    let r = io::once(scratch.path(), bytes, request as usize, direct)
-                        .map_err(internal("file I/O"))?;
+                    let r = io::once(
+                        scratch.path(),
+                        bytes,
+                        request as usize,
+                        direct,
+                        pages,
+                        dev.as_ref(),
+                    )
+                    .map_err(internal("file I/O"))?;
                     check_stop()?;
                     match (r, &mut runs[i]) {
                         (Some(r), Some(v)) => v.push(r),
@@ -1380,7 +1440,8 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                     }
                 }
             }
-            for ((label, direct, request), pass) in passes.into_iter().zip(runs) {
+            for ((label, direct, request, pages), pass) in passes.into_iter().zip(runs) {
+                let huge = pages == sys::PageKind::Thp;
                 match pass.and_then(|v| io::median(&v)) {
                     Some(r) => {
                         let c = |op: Option<&str>| {
@@ -1389,6 +1450,9 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                             // before issue 36 wrote it.
                             if request != iofit::LARGE_REQUEST {
                                 v.push(("request", json!(bench::size_label(request))));
+                            }
+                            if huge {
+                                v.push(("buffer", json!(pages.label())));
                             }
                             if let Some(op) = op {
                                 v.push(("op", json!(op)));
@@ -1399,7 +1463,12 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                             [("seq_write_mibps", r.write), ("seq_read_mibps", r.read)]
                         {
                             records.push(rec_s(c(None), metric, "MiB/s", t.mibps, t.spread));
-                            io_meas.rates.push(iofit::Rate {
+                            let rates = if huge {
+                                &mut io_meas.huge_rates
+                            } else {
+                                &mut io_meas.rates
+                            };
+                            rates.push(iofit::Rate {
                                 direct,
                                 write: metric == "seq_write_mibps",
                                 request,
@@ -1408,6 +1477,9 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                             });
                         }
                         for (write, t) in [(true, r.write), (false, r.read)] {
+                            if huge {
+                                continue;
+                            }
                             io_meas.cpu.push(iofit::CpuCost {
                                 direct,
                                 write,
@@ -1427,10 +1499,24 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                             "%CPU/(MiB/s)",
                             r.read.cpu_pct_per_mibps,
                         ));
-                        if request == iofit::LARGE_REQUEST && (direct || disk.is_none()) {
+                        records.extend(device_records(c(Some("write")), r.write.device));
+                        records.extend(device_records(c(Some("read")), r.read.device));
+                        if !direct {
+                            io_meas.buffered_request =
+                                r.read.device.map(|d| d.avg_bytes()).filter(|b| *b > 0.0);
+                        }
+                        if let Some(p) = r.huge_pct {
+                            records.push(rec(c(None), "io_buffer_huge_pct", "%", p));
+                        }
+                        if let (true, Some(n)) = (direct, r.phys_runs) {
+                            records.push(rec(c(None), "io_buffer_runs", "segments", n));
+                            io_meas.buffer_runs.push((huge, request, n));
+                        }
+                        if request == iofit::LARGE_REQUEST && !huge && (direct || disk.is_none()) {
                             disk = Some((format!("probed {fs}"), r.read.mibps.min(r.write.mibps)));
                         }
                     }
+                    None if huge => {}
                     None => {
                         if request == iofit::LARGE_REQUEST {
                             notes.push(format!(

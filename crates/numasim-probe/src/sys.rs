@@ -284,6 +284,38 @@ impl Mapping {
         }
     }
 
+    /// The buffer's physically contiguous runs of base pages (from
+    /// `/proc/self/pagemap`'s frame numbers): the scatter-gather segments a
+    /// direct request over the whole buffer is built of, before the
+    /// queue's `max_segment_size`. `None` where the frame numbers are
+    /// hidden (they read as 0 without `CAP_SYS_ADMIN`) or a page is not
+    /// present.
+    pub fn phys_runs(&self) -> Option<u64> {
+        use std::io::{Read, Seek, SeekFrom};
+        let page = page_size() as usize;
+        let first = self.ptr as usize / page;
+        let pages = self.len.div_ceil(page);
+        let mut f = std::fs::File::open("/proc/self/pagemap").ok()?;
+        f.seek(SeekFrom::Start(first as u64 * 8)).ok()?;
+        let mut raw = vec![0u8; pages * 8];
+        f.read_exact(&mut raw).ok()?;
+        let mut runs = 0u64;
+        let mut prev: Option<u64> = None;
+        for e in raw.chunks_exact(8) {
+            let e = u64::from_ne_bytes(e.try_into().ok()?);
+            // Bit 63: present; bits 0-54: the frame number.
+            let pfn = e & ((1u64 << 55) - 1);
+            if e >> 63 == 0 || pfn == 0 {
+                return None;
+            }
+            if prev != Some(pfn.wrapping_sub(1)) {
+                runs += 1;
+            }
+            prev = Some(pfn);
+        }
+        Some(runs)
+    }
+
     /// Bytes of this mapping backed by transparent huge pages, from
     /// `/proc/self/smaps` (`AnonHugePages`). `None` where smaps cannot be read.
     pub fn thp_bytes(&self) -> Option<u64> {

@@ -471,6 +471,7 @@ fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
         max_segments: None,
         cpu: Vec::new(),
         depths: Vec::new(),
+        ..IoMeas::default()
     };
     let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
     let dirty_ns = mach.block.as_ref().unwrap().dio_dirty_page_ns;
@@ -796,4 +797,35 @@ fn a_saved_depth_sweep_reads_back_and_a_bad_depth_is_refused() {
     let bad = run_text(1) + &line(0, "qd_speedup", 2.0);
     let e = measurements_from_records(&bad).unwrap_err();
     assert!(e.contains("depth"), "{e}");
+}
+
+/// Round 16b's records (device request counts, the huge-page buffer's
+/// direct reads) added to an older run change nothing the fit used before:
+/// the 4 KiB buffer's rates, the CPU costs and the machine file stay as
+/// they were, the huge-page rates land apart, and the buffered read's
+/// request size is read.
+#[test]
+fn round_16b_records_leave_the_older_fit_alone() {
+    let old = run_text(1);
+    let add = [
+        r#"{"experiment":"probe","case":{"io":"direct","fs":"ext4","buffer":"thp"},"metric":"seq_read_mibps","unit":"MiB/s","value":3236.0,"paper":null,"role":null,"spread":0.07}"#,
+        r#"{"experiment":"probe","case":{"io":"direct","fs":"ext4","buffer":"thp"},"metric":"seq_write_mibps","unit":"MiB/s","value":3520.0,"paper":null,"role":null,"spread":0.03}"#,
+        r#"{"experiment":"probe","case":{"io":"direct","fs":"ext4","buffer":"thp","op":"read"},"metric":"cpu_pct_per_mibps","unit":"%CPU/(MiB/s)","value":0.5,"paper":null,"role":null}"#,
+        r#"{"experiment":"probe","case":{"io":"direct","fs":"ext4","buffer":"thp"},"metric":"io_buffer_huge_pct","unit":"%","value":100.0,"paper":null,"role":null}"#,
+        r#"{"experiment":"probe","case":{"io":"buffered","fs":"ext4","op":"read"},"metric":"io_requests","unit":"requests","value":131.0,"paper":null,"role":null}"#,
+        r#"{"experiment":"probe","case":{"io":"buffered","fs":"ext4","op":"read"},"metric":"io_request_bytes","unit":"B","value":2052268.0,"paper":null,"role":null}"#,
+        r#"{"experiment":"probe","case":{"io":"direct","fs":"ext4","request":"1 MiB","depth":1},"metric":"io_request_bytes","unit":"B","value":784190.0,"paper":null,"role":null}"#,
+    ];
+    let new = format!("{}\n{}\n", old.trim_end(), add.join("\n"));
+    let a = measurements_from_records(&old).unwrap();
+    let b = measurements_from_records(&new).unwrap();
+    assert_eq!(a.io.rates, b.io.rates);
+    assert_eq!(a.io.cpu, b.io.cpu);
+    assert!(a.io.huge_rates.is_empty() && a.io.buffered_request.is_none());
+    assert_eq!(b.io.huge_rates.len(), 2);
+    assert_eq!(b.io.buffered_request, Some(2052268.0));
+    assert_eq!(
+        fit(&a).unwrap().annotated_toml().0,
+        fit(&b).unwrap().annotated_toml().0
+    );
 }

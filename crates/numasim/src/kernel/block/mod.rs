@@ -10,6 +10,7 @@ pub mod blkdev;
 pub(crate) mod disk;
 pub mod layer;
 pub(crate) mod path;
+pub mod segments;
 pub(crate) mod stripe;
 
 pub use blkdev::{DiskModel, Req};
