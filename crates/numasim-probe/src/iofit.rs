@@ -561,13 +561,15 @@ fn fit_commands(m: &Machine, meas: &IoMeas, fit: &mut DiskFit) {
             .sum()
     };
     // Ceilings: none, or the rate a depth's speed-up says the disk gave,
-    // never below the media rate the depth-1 passes fitted (one command
-    // alone would then run slower than they measured).
+    // never below a media rate the depth-1 passes fitted, read or write
+    // (one command alone would then run slower than they measured:
+    // `controller_mbps` caps every byte, written or read).
+    let floor = fit.read_mibps.max(fit.write_mibps);
     let mut ceilings: Vec<Option<f64>> = vec![None];
     ceilings.extend(
         pts.iter()
             .map(|p| one * p.speedup)
-            .filter(|&b| b > fit.read_mibps)
+            .filter(|&b| b > floor)
             .map(Some),
     );
     let mut best: Option<(f64, u32, Option<f64>)> = None;

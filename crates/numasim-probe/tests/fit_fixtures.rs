@@ -772,6 +772,63 @@ fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
     }
 }
 
+/// A ceiling on all commands together caps every byte, written or read
+/// (`controller_mbps`), so the sweep's fit never claims one below the
+/// media rate the direct writes fitted: a disk that writes at 3,000 MiB/s
+/// and whose read sweep levels off at 1.3x keeps its direct-write
+/// calibration row (a live run on this guest fitted 1,678 MiB/s from the
+/// reads and put its 1 MiB write 48% low).
+#[test]
+fn the_sweep_never_fits_a_ceiling_below_the_write_rate() {
+    use numasim_probe::iofit::{self, DepthRate, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
+    let (_, f) = fitted(1);
+    let truth = DiskFit {
+        read_mibps: 1200.0,
+        write_mibps: 3000.0,
+        latency_us: 150.0,
+        write_latency_us: Some(40.0),
+        alloc_us: None,
+        page_op_ns: None,
+        commands: 1,
+        ceiling_mibps: None,
+        sources: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut meas = IoMeas {
+        fs: "ext4".into(),
+        file_bytes: 64 << 20,
+        read_ahead: Some(128 << 10),
+        max_request: Some(1 << 20),
+        ..IoMeas::default()
+    };
+    let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
+    for size in [LARGE_REQUEST, SMALL_REQUEST] {
+        push_direct_rates(&mut meas, &mach, size);
+    }
+    for depth in [2u32, 4, 8] {
+        meas.depths.push(DepthRate {
+            request: LARGE_REQUEST,
+            depth,
+            mibps: 0.0,
+            speedup: 1.3,
+            spread: Some(0.0),
+        });
+    }
+    let got = iofit::fit(&f.machine, &meas).unwrap();
+    if let Some(c) = got.ceiling_mibps {
+        assert!(c > got.write_mibps, "{got:?}");
+    }
+    let rows = iofit::validate(&f.machine, &meas, &got);
+    let writes: Vec<_> = rows
+        .iter()
+        .filter(|r| r.metric == "seq_write_mibps" && format!("{:?}", r.case).contains("direct"))
+        .collect();
+    assert!(!writes.is_empty());
+    for r in writes {
+        assert!(r.deviation().unwrap().abs() < 0.02, "{r:?}");
+    }
+}
+
 /// A saved run's queue-depth sweep reads back (`--from`): each depth's
 /// rate and speed-up join into one point, a run without one has none,
 /// and a depth of 0 is refused naming the key.
