@@ -700,6 +700,42 @@ fn the_buffered_reads_page_work_comes_from_its_cpu_time() {
     );
 }
 
+/// A disk with one latency each way and `commands`, no allocation cost,
+/// and the direct rates (1 MiB and 128 KiB a call, no sweep) that the
+/// probe would have measured of it on `f`'s machine.
+fn sweep_disk(
+    f: &Fit,
+    read_mibps: f64,
+    write_mibps: f64,
+    commands: u32,
+) -> (numasim_probe::iofit::DiskFit, numasim_probe::iofit::IoMeas) {
+    use numasim_probe::iofit::{self, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
+    let truth = DiskFit {
+        read_mibps,
+        write_mibps,
+        latency_us: 150.0,
+        write_latency_us: Some(40.0),
+        alloc_us: None,
+        page_op_ns: None,
+        commands,
+        ceiling_mibps: None,
+        sources: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut meas = IoMeas {
+        fs: "ext4".into(),
+        file_bytes: 64 << 20,
+        read_ahead: Some(128 << 10),
+        max_request: Some(1 << 20),
+        ..IoMeas::default()
+    };
+    let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
+    for size in [LARGE_REQUEST, SMALL_REQUEST] {
+        push_direct_rates(&mut meas, &mach, size);
+    }
+    (truth, meas)
+}
+
 /// `disk_commands` from the queue-depth sweep: a disk simulated with a
 /// known number of commands (3, then 1) gives direct rates at depth 1 and
 /// the sweep's speed-ups at depths 2, 4 and 8; fitted back, the count
@@ -708,32 +744,10 @@ fn the_buffered_reads_page_work_comes_from_its_cpu_time() {
 /// out, the disk keeps one command and misses the depth-4 speed-up.
 #[test]
 fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
-    use numasim_probe::iofit::{self, DepthRate, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
+    use numasim_probe::iofit::{self, DepthRate, LARGE_REQUEST};
     let (_, f) = fitted(1);
     for commands in [3u32, 1] {
-        let truth = DiskFit {
-            read_mibps: 1200.0,
-            write_mibps: 1500.0,
-            latency_us: 150.0,
-            write_latency_us: Some(40.0),
-            alloc_us: None,
-            page_op_ns: None,
-            commands,
-            ceiling_mibps: None,
-            sources: Vec::new(),
-            notes: Vec::new(),
-        };
-        let mut meas = IoMeas {
-            fs: "ext4".into(),
-            file_bytes: 64 << 20,
-            read_ahead: Some(128 << 10),
-            max_request: Some(1 << 20),
-            ..IoMeas::default()
-        };
-        let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
-        for size in [LARGE_REQUEST, SMALL_REQUEST] {
-            push_direct_rates(&mut meas, &mach, size);
-        }
+        let (truth, meas) = sweep_disk(&f, 1200.0, 1500.0, commands);
         let depths = [2u32, 4, 8];
         let ups = iofit::sim_speedups(&f.machine, &meas, &truth, LARGE_REQUEST, &depths).unwrap();
         if commands == 3 {
@@ -780,31 +794,9 @@ fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
 /// reads and put its 1 MiB write 48% low).
 #[test]
 fn the_sweep_never_fits_a_ceiling_below_the_write_rate() {
-    use numasim_probe::iofit::{self, DepthRate, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
+    use numasim_probe::iofit::{self, DepthRate, LARGE_REQUEST};
     let (_, f) = fitted(1);
-    let truth = DiskFit {
-        read_mibps: 1200.0,
-        write_mibps: 3000.0,
-        latency_us: 150.0,
-        write_latency_us: Some(40.0),
-        alloc_us: None,
-        page_op_ns: None,
-        commands: 1,
-        ceiling_mibps: None,
-        sources: Vec::new(),
-        notes: Vec::new(),
-    };
-    let mut meas = IoMeas {
-        fs: "ext4".into(),
-        file_bytes: 64 << 20,
-        read_ahead: Some(128 << 10),
-        max_request: Some(1 << 20),
-        ..IoMeas::default()
-    };
-    let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
-    for size in [LARGE_REQUEST, SMALL_REQUEST] {
-        push_direct_rates(&mut meas, &mach, size);
-    }
+    let (_, mut meas) = sweep_disk(&f, 1200.0, 3000.0, 1);
     for depth in [2u32, 4, 8] {
         meas.depths.push(DepthRate {
             request: LARGE_REQUEST,
