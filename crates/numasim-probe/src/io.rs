@@ -67,6 +67,12 @@ impl DevStat {
     }
 }
 
+/// The error a pass returns when the user stopped the probe (`lib.rs`
+/// turns it into `ProbeError::Interrupted`).
+fn interrupted() -> io::Error {
+    io::Error::new(io::ErrorKind::Interrupted, "interrupted")
+}
+
 /// `dev`'s sample, where there is a device.
 fn sample(dev: Option<&DevStat>) -> Option<[u64; 4]> {
     dev.and_then(DevStat::sample)
@@ -178,7 +184,7 @@ pub fn once(
         got += n as u64;
         if sys::stop_requested() {
             let _ = std::fs::remove_file(&path);
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+            return Err(interrupted());
         }
     }
     let mut r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
@@ -296,7 +302,7 @@ fn write_blocks(
         }
         if sys::stop_requested() {
             let _ = std::fs::remove_file(path);
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+            return Err(interrupted());
         }
     }
     f.sync_all()?;
@@ -354,7 +360,7 @@ pub fn direct_depth(
                             Err(e) => return Err(e),
                         }
                         if sys::stop_requested() {
-                            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+                            return Err(interrupted());
                         }
                     }
                     Ok(Some((n, runs)))
