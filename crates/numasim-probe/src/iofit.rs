@@ -782,6 +782,13 @@ pub const BASE_RUN: u64 = 4 << 10;
 /// pages).
 pub const HUGE_RUN: u64 = 2 << 20;
 
+/// A call buffer of `request` bytes counted in `runs` physically
+/// contiguous runs (`/proc/self/pagemap`): its mean run, between a base
+/// page and the whole buffer.
+fn run_bytes(request: u64, runs: f64) -> u64 {
+    ((request as f64 / runs).round() as u64).clamp(BASE_RUN, request)
+}
+
 /// The block layer's limits the probe read (`max_segments`,
 /// `max_sectors_kb`), with the defaults of runs that lack them.
 pub fn sg_limits(meas: &IoMeas) -> numasim::kernel::block::segments::SgLimits {
@@ -924,7 +931,7 @@ pub fn segment_notes(meas: &IoMeas) -> Vec<String> {
             {
                 Some(b) if b.2 >= 1.0 => {
                     counted += 1;
-                    ((r.request as f64 / b.2).round() as u64).clamp(BASE_RUN, r.request)
+                    run_bytes(r.request, b.2)
                 }
                 _ => run,
             };
@@ -987,9 +994,7 @@ pub fn segment_notes(meas: &IoMeas) -> Vec<String> {
             .sweep_runs
             .iter()
             .find(|s| s.0 == d.request && s.1 == 1 && s.2 >= 1.0)
-            .map_or(BASE_RUN, |s| {
-                ((d.request as f64 / s.2).round() as u64).clamp(BASE_RUN, d.request)
-            });
+            .map_or(BASE_RUN, |s| run_bytes(d.request, s.2));
         let sim = segment_mibps(d.request, run, lim, f.latency_us, f.segment_us, f.mibps);
         let counted = meas.sweep_runs.iter().any(|s| s.0 == d.request && s.1 == 1);
         v.push(format!(
