@@ -265,9 +265,11 @@ pub struct BandwidthFloor {
 }
 
 impl BandwidthFloor {
-    fn source(&self) -> &'static str {
+    /// What was written, for the fit's note (`stream rate`) or the machine
+    /// file's comment (`stream_mbps`, the record it came from).
+    fn source(&self, core: &'static str) -> &'static str {
         if self.one_core {
-            "one core's stream_mbps"
+            core
         } else {
             "the slowest repetition's bound, 2 x median x (1 - spread),"
         }
@@ -411,7 +413,7 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
             m.node_copy_spread.unwrap_or(0.0) * 100.0,
             crate::bench::SPREAD_BOUND * 100.0,
             was,
-            floor.source(),
+            floor.source("one core's stream rate"),
             floor.gbps
         ));
     }
@@ -724,7 +726,7 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
                     "FLAGGED node_copy_mbps{} would give {:.1}: {} instead, a lower bound",
                     spread_tag(m.node_copy_spread),
                     2.0 * bps / 1e9,
-                    floor.source()
+                    floor.source("one core's stream_mbps")
                 )
             } else {
                 format!(
