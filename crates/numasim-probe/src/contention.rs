@@ -25,6 +25,10 @@ pub struct FaultRate {
     /// Median share of the threads' wall time (`threads` × span) they
     /// were on a CPU.
     pub on_cpu_share: f64,
+    /// The first repetition's on-CPU rate alone: the later ones reuse the
+    /// frames it freed, which a guest's host already backs (docs/probe.md,
+    /// "Round 17").
+    pub first_on_cpu_per_s: f64,
 }
 
 /// First-touch faults per second with `threads` threads in one address space,
@@ -76,6 +80,7 @@ pub fn fault_threads(
         on_cpu_per_s: bench::median(&on_cpu),
         on_cpu_spread: bench::spread(&on_cpu),
         on_cpu_share: bench::median(&shares),
+        first_on_cpu_per_s: on_cpu.first().copied().unwrap_or(0.0),
     })
 }
 
@@ -142,14 +147,98 @@ pub fn clock_cost(call: ClockCall, threads: usize, cpus: &[usize], effort: Effor
     (bench::median(&v), bench::spread(&v))
 }
 
+/// One thread's first-touch faults on its own CPU clock (faults per
+/// second of its CPU time) on `cpus[0]`, while `readers` threads on
+/// `cpus[1..]` each read their own `read_bytes` buffer in a loop, touching
+/// no new page: whether a fault slows with the node's load alone, without
+/// any other thread faulting (docs/probe.md, "Round 17"). Median of
+/// `reps` and its spread; `None` where there are too few CPUs.
+pub fn fault_beside_readers(
+    bytes: usize,
+    readers: usize,
+    read_bytes: usize,
+    cpus: &[usize],
+    reps: usize,
+) -> std::io::Result<Option<(f64, f64)>> {
+    if readers + 1 > cpus.len() {
+        return Ok(None);
+    }
+    let page = sys::page_size() as usize;
+    let mut bufs = (0..readers)
+        .map(|_| Mapping::new(read_bytes, PageKind::Base))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    // Fault the readers' buffers in before anything is timed.
+    for b in &mut bufs {
+        for x in b.as_mut_slice().iter_mut().step_by(page) {
+            touch(x);
+        }
+    }
+    let slices: Vec<&[u8]> = bufs.iter().map(|b| b.as_slice()).collect();
+    let mut rates = Vec::new();
+    for _ in 0..reps {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let rate = std::thread::scope(|s| -> std::io::Result<f64> {
+            for (words, &cpu) in slices.iter().zip(&cpus[1..]) {
+                let (stop, words): (_, &[u8]) = (&stop, words);
+                s.spawn(move || {
+                    let _ = sys::pin_to_cpu(cpu);
+                    let mut acc = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        for line in words.chunks(64) {
+                            acc = acc.wrapping_add(line[0] as u64);
+                        }
+                    }
+                    black_box(acc);
+                });
+            }
+            let faulter = s.spawn(|| -> std::io::Result<f64> {
+                let _ = sys::pin_to_cpu(cpus[0]);
+                // Let the readers reach their loops first.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                let mut m = Mapping::new(bytes, PageKind::Base)?;
+                let c0 = sys::thread_cpu_ns();
+                let mut n = 0u64;
+                for x in m.as_mut_slice().iter_mut().step_by(page) {
+                    touch(x);
+                    n += 1;
+                }
+                let cpu_ns = sys::thread_cpu_ns().saturating_sub(c0).max(1);
+                Ok(n as f64 * 1e9 / cpu_ns as f64)
+            });
+            let r = faulter.join().expect("fault thread panicked");
+            stop.store(true, Ordering::Relaxed);
+            r
+        })?;
+        rates.push(rate);
+        if sys::stop_requested() {
+            break;
+        }
+    }
+    Ok(Some((bench::median(&rates), bench::spread(&rates))))
+}
+
 #[repr(align(128))]
 struct Padded(AtomicU64);
 
 /// ns per `fetch_add` seen by each of `threads` threads: all on one shared
 /// counter (`shared = true`), or each on its own cache line (per-CPU).
 pub fn atomic_add(shared: bool, threads: usize, cpus: &[usize], effort: Effort) -> (f64, f64) {
+    let (ns, sp, _) = atomic_add_each(shared, threads, cpus, effort);
+    (ns, sp)
+}
+
+/// [`atomic_add`], with each thread's own figure too (median over the
+/// repetitions; thread `i` on `cpus[i % len]`): which CPU a mean's
+/// difference comes from.
+pub fn atomic_add_each(
+    shared: bool,
+    threads: usize,
+    cpus: &[usize],
+    effort: Effort,
+) -> (f64, f64, Vec<f64>) {
     let counters: Vec<Padded> = (0..threads).map(|_| Padded(AtomicU64::new(0))).collect();
     let mut v = Vec::new();
+    let mut each: Vec<Vec<f64>> = vec![Vec::new(); threads];
     for _ in 0..effort.reps {
         let (res, _) = bench::run_pinned(threads, cpus, Some(effort.rep_time), |i, stop| {
             let c = &counters[if shared { 0 } else { i }].0;
@@ -162,10 +251,14 @@ pub fn atomic_add(shared: bool, threads: usize, cpus: &[usize], effort: Effort) 
             }
             n
         });
+        for (e, r) in each.iter_mut().zip(&res) {
+            e.push(r.ns_per_op());
+        }
         v.push(res.iter().map(|r| r.ns_per_op()).sum::<f64>() / res.len() as f64);
         if sys::stop_requested() {
             break;
         }
     }
-    (bench::median(&v), bench::spread(&v))
+    let each = each.iter().map(|e| bench::median(e)).collect();
+    (bench::median(&v), bench::spread(&v), each)
 }

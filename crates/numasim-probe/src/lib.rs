@@ -1267,6 +1267,49 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
             f.on_cpu_spread,
         ));
         records.push(rec(case(), "fault_cpu_share", "fraction", f.on_cpu_share));
+        // The first repetition apart: the later ones reuse the frames it
+        // freed (a guest's host already backs them).
+        records.push(rec(
+            case(),
+            "fault_first_on_cpu_per_s",
+            "faults/s",
+            f.first_on_cpu_per_s,
+        ));
+    }
+    // One faulting thread beside 0, half and all the other CPUs reading
+    // their own buffers (no faults): whether a fault slows with the
+    // node's load alone (docs/probe.md, "Round 17").
+    let others = allowed.len().saturating_sub(1);
+    let mut reader_counts = vec![0, others / 2, others];
+    reader_counts.dedup();
+    // The readers' buffers together at most the fault test's own size.
+    let beside_bytes = plan.fault_bytes / 4;
+    let read_bytes = plan.fault_bytes / (others.max(8) as u64);
+    progress.stage("first-touch faults beside reading CPUs");
+    for &k in &reader_counts {
+        let r = contention::fault_beside_readers(
+            beside_bytes as usize,
+            k,
+            read_bytes as usize,
+            &allowed,
+            fault_reps,
+        )
+        .map_err(internal("fault test (beside readers)"))?;
+        check_stop()?;
+        if let Some((rate, sp)) = r {
+            records.push(rec_s(
+                vec![
+                    ("threads", json!(1)),
+                    ("readers", json!(k)),
+                    ("bytes", json!(beside_bytes)),
+                    ("read_bytes", json!(read_bytes)),
+                ],
+                "fault_beside_readers_per_s",
+                "faults/s",
+                rate,
+                sp,
+            ));
+        }
     }
     progress.stage(&format!(
         "first-touch faults, {} in 1..{max_threads} processes",
@@ -1329,7 +1372,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
     let mut atomic_percpu = Vec::new();
     for &t in &counts {
         for (kind, shared) in [("shared", true), ("percpu", false)] {
-            let (ns, sp) = contention::atomic_add(shared, t, &allowed, plan.effort);
+            let (ns, sp, each) = contention::atomic_add_each(shared, t, &allowed, plan.effort);
             if shared {
                 atomic_shared.push((t, ns));
             } else {
@@ -1342,7 +1385,40 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                 ns,
                 sp,
             ));
+            // Each CPU's own per-CPU add at the most threads: which CPU a
+            // mean's difference from one thread's comes from.
+            if !shared && t == max_threads {
+                for (i, ns) in each.iter().enumerate() {
+                    records.push(rec(
+                        vec![
+                            ("threads", json!(t)),
+                            ("kind", json!(kind)),
+                            ("cpu", json!(allowed[i % allowed.len()])),
+                        ],
+                        "atomic_add_cpu_ns",
+                        "ns",
+                        *ns,
+                    ));
+                }
+            }
         }
+        check_stop()?;
+    }
+    // One thread's per-CPU add on the last CPU (the 1-thread row ran on
+    // the first): the CPU, or one busy CPU among idle ones.
+    if let Some(&last) = allowed.last().filter(|_| allowed.len() > 1) {
+        let (ns, sp) = contention::atomic_add(false, 1, &[last], plan.effort);
+        records.push(rec_s(
+            vec![
+                ("threads", json!(1)),
+                ("kind", json!("percpu")),
+                ("cpu", json!(last)),
+            ],
+            "atomic_add_cpu_ns",
+            "ns",
+            ns,
+            sp,
+        ));
         check_stop()?;
     }
     if max_threads > allowed.len() {

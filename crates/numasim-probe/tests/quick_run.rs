@@ -80,6 +80,29 @@ fn quick_probe_reports_everything_and_cleans_up() {
     for (w, c) in wall.iter().zip(&cpu) {
         assert!(w.0 == c.0 && c.1 >= 0.99 * w.1, "wall {w:?} on a CPU {c:?}");
     }
+    // Round 17's checks: one faulter beside no readers at least, and each
+    // thread's own per-CPU add at the most threads, one per thread.
+    let beside: Vec<_> = report
+        .records
+        .iter()
+        .filter(|r| r.metric == "fault_beside_readers_per_s")
+        .collect();
+    assert!(
+        beside
+            .iter()
+            .any(|r| r.case_value("readers").and_then(|v| v.as_u64()) == Some(0)),
+        "{beside:?}"
+    );
+    let most = wall.iter().map(|w| w.0).max().unwrap();
+    let each = report
+        .records
+        .iter()
+        .filter(|r| {
+            r.metric == "atomic_add_cpu_ns"
+                && r.case_value("threads").and_then(|v| v.as_u64()) == Some(most)
+        })
+        .count();
+    assert_eq!(each as u64, most);
     // Every case of the spec's keys is there: size and page on memory rows,
     // threads on scaling rows, io on I/O rows.
     for r in &report.records {
