@@ -332,7 +332,13 @@ impl Vm {
             if fc > 0 {
                 // Listed pages are clean pages; drop them from the list in
                 // proportion (the list is a subset of the clean pages).
-                let l = (self.listed[n] as u128 * fc as u128 / k.clean[i].max(1) as u128) as u64;
+                // In 64 bits where the product fits (a 128-bit division
+                // was 2% of altix-bigio's time); the same quotient.
+                let c = k.clean[i].max(1);
+                let l = match self.listed[n].checked_mul(fc) {
+                    Some(x) => x / c,
+                    None => (self.listed[n] as u128 * fc as u128 / c as u128) as u64,
+                };
                 self.listed[n] -= l.min(self.listed[n]);
             }
             let dc = at(&k.dc, i);
