@@ -476,6 +476,27 @@ fn split_matches_largest_remainder_by_full_sort() {
     }
 }
 
+/// Reclaim's per-node drops and swap-outs skip the split over a node's
+/// tasks when there is one task (`vmscan.rs`, `drop_swapcache_node`,
+/// `swap_out_node`): they give it `pages.min(weight)`, which must be what
+/// `split` gives over that one weight, zeros and overflowing products
+/// included.
+#[test]
+fn one_weight_takes_the_amount_up_to_it() {
+    use numasim::kernel::mm::vmscan::split;
+    use rand::RngExt;
+    let mut rng = numasim::engine::stream(7, "split-one", 0);
+    for round in 0..20_000 {
+        let top = [10u64, 1 << 20, 1 << 40, u64::MAX][round % 4];
+        let (pages, w) = match rng.random_range(0..4) {
+            0 => (0, rng.random_range(0..=top)),
+            1 => (rng.random_range(0..=top), 0),
+            _ => (rng.random_range(0..=top), rng.random_range(0..=top)),
+        };
+        assert_eq!(split(pages, &[w]), vec![pages.min(w)], "{pages} over {w}");
+    }
+}
+
 /// The memory timeline samples every second where nodes × seconds fit its
 /// bound (every published run: 3,600 s on 64 nodes), and otherwise every
 /// whole number of seconds that keeps it within the bound.

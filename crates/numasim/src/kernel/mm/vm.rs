@@ -206,6 +206,13 @@ pub struct Vm {
     /// A spill's placement, reused by every allocation that spills (a
     /// fresh vector each was a `malloc` per spill, every tick).
     spill: Placement,
+    /// The placement `alloc` gathers into, lent to its caller and given
+    /// back after use; the request's per-node shares; the nodes left
+    /// short: reused, as a fresh vector each was a `malloc` (and a
+    /// `realloc` a push) on every allocation, every tick.
+    gathered: Placement,
+    shares: Vec<(usize, u64)>,
+    short: Vec<(usize, u64)>,
     /// Clean page-cache pages on the node's `reclaim_list` (B5).
     pub listed: Vec<u64>,
     pub tasks: Vec<Task>,
@@ -285,6 +292,9 @@ impl Vm {
             swapcache_total: 0,
             scratch: None,
             spill: Placement::default(),
+            gathered: Placement::default(),
+            shares: Vec::new(),
+            short: Vec::new(),
             listed: if kernel.vm.reclaim_list {
                 cache
             } else {
@@ -573,6 +583,7 @@ impl Vm {
             short += want - p.pages();
             a.left -= p.pages();
             a.pages_done += p.pages();
+            self.gathered = p;
         } else {
             let (p, b) = self.alloc(mm, a, want, Use::Anon, Spread::Local);
             blocked += b;
@@ -588,6 +599,7 @@ impl Vm {
                 a.left -= p.pages();
             }
             a.pages_done += p.pages();
+            self.gathered = p;
         }
         if asked > 0 {
             blocked += dt * short as f64 / asked as f64;
@@ -634,6 +646,7 @@ impl Vm {
             t.swapped -= got;
             t.swapped_ahead -= got;
             self.stats.swap_in_pages += got;
+            self.gathered = p;
         }
         let t = &mut self.tasks[a.task];
         if got < need {
@@ -649,7 +662,8 @@ impl Vm {
     /// `__alloc_pages()` for `pages` pages wanted by `a`: local (or
     /// round-robin) first above `pages_low`, node-local reclaim where the
     /// kernel has it, remote spill (A3), kswapd, the `pages_min` pass, then
-    /// direct reclaim. Returns what it got and the ns the thread was blocked.
+    /// direct reclaim. Returns what it got and the ns the thread was blocked;
+    /// the caller gives the placement back to `gathered` when done with it.
     fn alloc(
         &mut self,
         mm: &mut PageAlloc,
@@ -658,15 +672,14 @@ impl Vm {
         what: Use,
         spread: Spread,
     ) -> (Placement, f64) {
+        let mut gathered = std::mem::take(&mut self.gathered);
+        gathered.parts.clear();
         if pages == 0 {
-            return (Placement::default(), 0.0);
+            return (gathered, 0.0);
         }
         let mut pos = std::mem::take(&mut self.place_pos);
         pos.resize(mm.node_count(), NO_SLOT);
-        let mut got = Gather {
-            got: Placement::default(),
-            pos,
-        };
+        let mut got = Gather { got: gathered, pos };
         let blocked = self.alloc_into(mm, a, pages, what, spread, &mut got);
         for &(n, _) in &got.got.parts {
             got.pos[n as usize] = NO_SLOT;
@@ -685,9 +698,11 @@ impl Vm {
         got: &mut Gather,
     ) -> f64 {
         let mut blocked = 0.0;
-        let shares = self.shares(mm, a.node, pages, spread);
-        let mut short: Vec<(usize, u64)> = Vec::new();
-        for (n, p) in shares {
+        let mut shares = std::mem::take(&mut self.shares);
+        self.shares_into(mm, a.node, pages, spread, &mut shares);
+        let mut short = std::mem::take(&mut self.short);
+        short.clear();
+        for &(n, p) in &shares {
             let mut rem = p;
             let local = mm.alloc_upto_node(n, rem, Gfp::Normal, what);
             rem -= local;
@@ -712,18 +727,16 @@ impl Vm {
                 short.push((n, rem));
             }
         }
+        self.shares = shares;
         if short.is_empty() {
+            self.short = short;
             return blocked;
         }
         self.wake_kswapd(mm, &short);
-        for (n, rem) in short.iter_mut() {
-            let p = mm.alloc_upto(*n, *rem, Gfp::Min, what);
-            *rem -= p.pages();
-            self.placed_all(a.task, &p, what);
-            got.merge(&p);
-        }
+        self.alloc_min(mm, a.task, &mut short, what, got);
         let need: u64 = short.iter().map(|s| s.1).sum();
         if need == 0 {
+            self.short = short;
             return blocked;
         }
         // try_to_free_pages(): synchronous, in the allocating thread.
@@ -737,12 +750,8 @@ impl Vm {
         self.stats.direct_reclaim_ns += r.cpu_ns;
         blocked += r.cpu_ns
             + r.io_pages as f64 * self.page as f64 / self.disk.bytes_per_s().max(1.0) * 1e9;
-        for (n, rem) in short.iter_mut() {
-            let p = mm.alloc_upto(*n, *rem, Gfp::Min, what);
-            *rem -= p.pages();
-            self.placed_all(a.task, &p, what);
-            got.merge(&p);
-        }
+        self.alloc_min(mm, a.task, &mut short, what, got);
+        self.short = short;
         if r.freed == 0 && r.full_sweep {
             // Every priority failed: the thread spent the whole sweep.
             self.stats.failed_sweep_ns = Some(r.cpu_ns);
@@ -754,6 +763,26 @@ impl Vm {
             }
         }
         blocked
+    }
+
+    /// The `pages_min` pass for each node left `short`, spilling along its
+    /// zonelist; what each gets comes off its shortfall.
+    fn alloc_min(
+        &mut self,
+        mm: &mut PageAlloc,
+        task: usize,
+        short: &mut [(usize, u64)],
+        what: Use,
+        got: &mut Gather,
+    ) {
+        let mut p = std::mem::take(&mut self.spill);
+        for (n, rem) in short.iter_mut() {
+            mm.alloc_upto_into(*n, *rem, Gfp::Min, what, &mut p);
+            *rem -= p.pages();
+            self.placed_all(task, &p, what);
+            got.merge(&p);
+        }
+        self.spill = p;
     }
 
     /// New pages become visible to reclaim at once: page cache as dirty,
@@ -776,15 +805,17 @@ impl Vm {
 
     /// How a request is split over nodes: all on `node`, or SGI's
     /// round-robin over the nodes with memory.
-    fn shares(
+    fn shares_into(
         &mut self,
         mm: &PageAlloc,
         node: usize,
         pages: u64,
         spread: Spread,
-    ) -> Vec<(usize, u64)> {
+        out: &mut Vec<(usize, u64)>,
+    ) {
+        out.clear();
         match spread {
-            Spread::Local => vec![(node, pages)],
+            Spread::Local => out.push((node, pages)),
             Spread::RoundRobin => {
                 // The nodes with memory never change after boot: listed once.
                 let set = self.rr_set.get_or_insert_with(|| {
@@ -793,7 +824,8 @@ impl Vm {
                         .collect()
                 });
                 if set.is_empty() {
-                    return vec![(node, pages)];
+                    out.push((node, pages));
+                    return;
                 }
                 let len = set.len();
                 let k = len as u64;
@@ -805,17 +837,17 @@ impl Vm {
                     // wrapping, listed in node order as below: no pass over
                     // the nodes that get none (most, on a big machine).
                     let wrapped = (start + extra).saturating_sub(len);
-                    return (0..wrapped)
-                        .chain(start..(start + extra).min(len))
-                        .map(|i| (set[i], 1))
-                        .collect();
+                    out.extend(
+                        (0..wrapped)
+                            .chain(start..(start + extra).min(len))
+                            .map(|i| (set[i], 1)),
+                    );
+                    return;
                 }
-                (0..len)
-                    .map(|i| {
-                        let share = pages / k + u64::from(((i + len - start) % len) < extra);
-                        (set[i], share)
-                    })
-                    .collect()
+                out.extend((0..len).map(|i| {
+                    let share = pages / k + u64::from(((i + len - start) % len) < extra);
+                    (set[i], share)
+                }));
             }
         }
     }
