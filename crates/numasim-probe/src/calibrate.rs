@@ -732,7 +732,10 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
         }
         for (k, from) in &d.sources {
             // The sweep's command count is the `[block]` table's.
-            let table = if *k == "disk_commands" {
+            let table = if matches!(
+                *k,
+                "disk_commands" | "segment_ns" | "segment_write_ns" | "segment_run"
+            ) {
                 "block"
             } else {
                 "io.disks"
@@ -1058,6 +1061,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                             mibps: 0.0,
                             speedup: 1.0,
                             spread: None,
+                            rate_spread: None,
                         });
                         base.io.depths.len() - 1
                     }
@@ -1068,6 +1072,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                     d.spread = v["spread"].as_f64();
                 } else {
                     d.mibps = num(metric)?;
+                    d.rate_spread = v["spread"].as_f64();
                 }
             }
             "io_file_bytes" => base.io.file_bytes = num(metric)? as u64,

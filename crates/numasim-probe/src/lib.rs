@@ -517,6 +517,7 @@ fn depth_sweep(
                 mibps,
                 speedup,
                 spread: (d > 1).then_some(up_spread),
+                rate_spread: Some(rate_spread),
             });
         }
     }
