@@ -1080,6 +1080,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
             "max_request_bytes" => {
                 base.io.max_request = Some(num(metric)? as u64).filter(|b| *b > 0)
             }
+            "io_cache_run_bytes" => base.io.cache_run = Some(num(metric)?).filter(|b| *b > 0.0),
             "max_segments" => base.io.max_segments = Some(num(metric)? as u64).filter(|n| *n > 0),
             _ => {}
         }

@@ -89,6 +89,11 @@ pub struct SeqResult {
     /// The call buffer's physically contiguous runs (the mean over
     /// repetitions), where `/proc/self/pagemap` shows frame numbers.
     pub phys_runs: Option<f64>,
+    /// A buffered read's file in the page cache after it, its mean
+    /// physically contiguous run in bytes (the mean over repetitions),
+    /// where pagemap shows frame numbers: the segments its requests were
+    /// built of (round 17).
+    pub cache_run: Option<f64>,
 }
 
 /// Write then read back a `bytes`-long file in `block`-sized requests,
@@ -189,6 +194,13 @@ pub fn once(
     }
     let mut r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
     r.device = DevStat::delta(s0, sample(dev), false);
+    // After the timed read: the folios it read into, as they lie.
+    let cache_run = if direct {
+        None
+    } else {
+        let page = sys::page_size();
+        sys::file_cache_runs(&f, got).map(|n| (got / page * page) as f64 / n.max(1) as f64)
+    };
     drop(f);
     let _ = std::fs::remove_file(&path);
     Ok(Some(SeqResult {
@@ -196,6 +208,7 @@ pub fn once(
         read: r,
         huge_pct,
         phys_runs,
+        cache_run,
     }))
 }
 
@@ -221,6 +234,11 @@ pub fn median(runs: &[SeqResult]) -> Option<SeqResult> {
         phys_runs: runs
             .iter()
             .map(|r| r.phys_runs)
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64),
+        cache_run: runs
+            .iter()
+            .map(|r| r.cache_run)
             .collect::<Option<Vec<f64>>>()
             .map(|v| v.iter().sum::<f64>() / v.len() as f64),
     })

@@ -81,6 +81,10 @@ pub struct IoMeas {
     /// (`io_buffer_runs`, since round 16b, where the probe could read
     /// frame numbers): (huge-page buffer, call bytes, runs).
     pub buffer_runs: Vec<(bool, u64, f64)>,
+    /// The buffered read's file in the page cache after it: its mean
+    /// physically contiguous run, bytes (`io_cache_run_bytes`, since round
+    /// 17, where the probe could read frame numbers).
+    pub cache_run: Option<f64>,
     /// The sweep's call buffers in runs, the mean over threads and
     /// rounds: (call bytes, depth, runs).
     pub sweep_runs: Vec<(u64, u32, f64)>,
@@ -818,13 +822,15 @@ pub fn validate(m: &Machine, meas: &IoMeas, fit: &DiskFit) -> Vec<Record> {
         segs || (meas.get(true, false, SMALL_REQUEST).is_some() && fit.latency_us > 0.0);
     let segs_w = fit.segment_write_us.is_some_and(|w| w > 0.0);
     let two_writes = segs_w || fit.write_latency_us.is_some_and(|w| w > 0.0);
-    // The buffered read's requests: page-cache folios (huge runs where
-    // large folios reach them, `page_cache_ra_order`, mm/readahead.c), no
+    // The buffered read's requests: page-cache folios, in the runs the
+    // probe counted after the read where it could (round 17), else huge
+    // runs (large folios, `page_cache_ra_order`, mm/readahead.c); no
     // larger than the size the device saw them at.
     let buffered = with_run(
         &mach,
         fit,
-        HUGE_RUN,
+        meas.cache_run
+            .map_or(HUGE_RUN, |b| (b.round() as u64).max(BASE_RUN)),
         meas.buffered_request.map(|b| b.round() as u64),
     );
     let mut out = Vec::new();

@@ -1505,6 +1505,15 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                         if !direct {
                             io_meas.buffered_request =
                                 r.read.device.map(|d| d.avg_bytes()).filter(|b| *b > 0.0);
+                            if let Some(b) = r.cache_run {
+                                records.push(rec(
+                                    c(Some("read")),
+                                    "io_cache_run_bytes",
+                                    "bytes",
+                                    b,
+                                ));
+                                io_meas.cache_run = Some(b);
+                            }
                         }
                         if let Some(p) = r.huge_pct {
                             records.push(rec(c(None), "io_buffer_huge_pct", "%", p));

@@ -1011,3 +1011,63 @@ fn runs_without_the_segment_records_fit_no_segment_cost() {
         }
     }
 }
+
+/// Round 17: the buffered read's page-cache runs (`io_cache_run_bytes`)
+/// are read from a run's records, and the buffered read is simulated
+/// with them: folios of 4 KiB pages make a 4 MiB request of hundreds of
+/// segments (split at `max_segments`) and run slower than huge runs on
+/// the same segment disk; a run without the record keeps huge runs.
+#[test]
+fn the_buffered_read_is_simulated_with_its_counted_page_cache_runs() {
+    use numasim_probe::iofit::{self, DiskFit, IoMeas, Rate, LARGE_REQUEST};
+    let mut text = run_text(1);
+    text.push_str(
+        "{\"experiment\":\"probe\",\"case\":{\"io\":\"buffered\",\"fs\":\"ext4\",\"op\":\"read\"},\"metric\":\"io_cache_run_bytes\",\"unit\":\"bytes\",\"value\":278370.4,\"paper\":null,\"role\":null}\n",
+    );
+    let m = measurements_from_records(&text).unwrap();
+    assert_eq!(m.io.cache_run, Some(278370.4));
+    let (_, f) = fitted(1);
+    let disk = DiskFit {
+        read_mibps: 4000.0,
+        write_mibps: 4500.0,
+        latency_us: 50.0,
+        write_latency_us: Some(40.0),
+        alloc_us: None,
+        page_op_ns: None,
+        commands: 1,
+        ceiling_mibps: None,
+        segment_us: Some(2.0),
+        segment_write_us: Some(0.25),
+        segment_run: Some(4096),
+        sources: Vec::new(),
+        notes: Vec::new(),
+    };
+    let meas = IoMeas {
+        fs: "ext4".into(),
+        file_bytes: 64 << 20,
+        read_ahead: Some(4 << 20),
+        max_request: Some(4 << 20),
+        max_segments: Some(254),
+        buffered_request: Some(4.0 * 1048576.0),
+        rates: vec![Rate {
+            direct: false,
+            write: false,
+            request: LARGE_REQUEST,
+            mibps: 2000.0,
+            spread: Some(0.0),
+        }],
+        ..IoMeas::default()
+    };
+    let sim = |cache_run: Option<f64>| {
+        let meas = IoMeas {
+            cache_run,
+            ..meas.clone()
+        };
+        let rows = iofit::validate(&f.machine, &meas, &disk);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        rows[0].value.unwrap()
+    };
+    let (huge, scattered) = (sim(None), sim(Some(4096.0)));
+    assert_eq!(sim(Some(2.0 * 1048576.0)), huge);
+    assert!(scattered < huge * 0.8, "{scattered} vs {huge}");
+}
