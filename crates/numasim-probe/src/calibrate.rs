@@ -752,7 +752,9 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
         v.push((
             "block",
             "disk_latency_us",
-            if d.latency_us > 0.0 {
+            if d.segment_us.is_some() {
+                "direct seq_read_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, with segment_ns, through the block layer".into()
+            } else if d.latency_us > 0.0 {
                 "direct seq_read_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
             } else {
                 "no second direct request size: latency not told from rate, 0".into()
@@ -762,7 +764,9 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             v.push((
                 "block",
                 "disk_write_latency_us",
-                if w > 0.0 {
+                if d.segment_write_us.is_some_and(|s| s > 0.0) {
+                    "direct seq_write_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, with segment_write_ns, through the block layer".into()
+                } else if w > 0.0 {
                     "direct seq_write_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
                 } else {
                     "direct seq_write_mibps at 1 MiB and 128 KiB a call: no per-call time beyond the host's work, 0".into()
@@ -782,6 +786,13 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "queue/max_sectors_kb of the scratch directory's device (1.25 MiB where not read)"
                 .into(),
         ));
+        if d.segment_us.is_some() {
+            v.push((
+                "block",
+                "max_segments",
+                "queue/max_segments of the scratch directory's device".into(),
+            ));
+        }
         if d.page_op_ns.is_some() {
             v.push((
                 "block",

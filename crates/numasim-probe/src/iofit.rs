@@ -523,20 +523,7 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
     match (r2, clamped) {
         _ if seg.is_some() => {
             let (s, _) = seg.as_ref().expect("guarded");
-            fit.sources.push((
-                "mibps",
-                format!(
-                    "direct seq_read_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, each buffer's segments counted: {:.1} us a request + {:.2} us a segment (segment_ns) + this rate",
-                    s.latency_us, s.segment_us
-                ),
-            ));
-            fit.sources.push((
-                "segment_ns",
-                format!(
-                    "fitted with mibps from the direct reads of both buffer kinds ({:.2} us a segment)",
-                    s.segment_us
-                ),
-            ));
+            segment_sources(&mut fit, false, s);
             fit.sources.push((
                 "segment_run",
                 "the 1 MiB direct call buffer's mean physically contiguous run (io_buffer_runs; a 4 KiB page where not counted)".into(),
@@ -571,20 +558,7 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
     match (w2, w_clamped) {
         _ if wseg.is_some() => {
             let (w, _) = wseg.as_ref().expect("guarded");
-            fit.sources.push((
-                "write_mibps",
-                format!(
-                    "direct seq_write_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, each buffer's segments counted: {:.1} us a request + {:.2} us a segment (segment_write_ns) + this rate",
-                    w.latency_us, w.segment_us
-                ),
-            ));
-            fit.sources.push((
-                "segment_write_ns",
-                format!(
-                    "fitted with write_mibps from the direct writes of both buffer kinds ({:.2} us a segment)",
-                    w.segment_us
-                ),
-            ));
+            segment_sources(&mut fit, true, w);
         }
         (Some(w2), false) => fit.sources.push((
             "write_mibps",
@@ -626,6 +600,35 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
         fit.read_mibps, fit.write_mibps, fit.latency_us
     ));
     Some(fit)
+}
+
+/// The machine file's sources of a rate and its segment cost fitted
+/// together over both buffer kinds (`fit_segment_disk`), reads or writes.
+fn segment_sources(fit: &mut DiskFit, write: bool, s: &SegmentFit) {
+    let (rate, seg, op, what) = if write {
+        (
+            "write_mibps",
+            "segment_write_ns",
+            "seq_write_mibps",
+            "writes",
+        )
+    } else {
+        ("mibps", "segment_ns", "seq_read_mibps", "reads")
+    };
+    fit.sources.push((
+        rate,
+        format!(
+            "direct {op} of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, each buffer's segments counted: {:.1} us a request + {:.2} us a segment ({seg}) + this rate",
+            s.latency_us, s.segment_us
+        ),
+    ));
+    fit.sources.push((
+        seg,
+        format!(
+            "fitted with {rate} from the direct {what} of both buffer kinds ({:.2} us a segment)",
+            s.segment_us
+        ),
+    ));
 }
 
 /// The largest depth the fit tries beyond the sweep's deepest: a

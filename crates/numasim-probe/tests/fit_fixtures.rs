@@ -887,19 +887,19 @@ fn round_16b_records_leave_the_older_fit_alone() {
     );
 }
 
-/// Round 17: a disk simulated with a known per-segment cost (2 µs a read
-/// segment, 0.25 µs a written one, as this guest's virtio disk measured),
-/// latency and rates, read and written at 1 MiB and 128 KiB a call from a
-/// buffer of 4 KiB pages (its runs counted, ~200 a MiB) and from a
-/// huge-page one: fitted back, latency, segment costs and rates come out
-/// as they went in and every direct row is reproduced. Fitted from the
-/// 4 KiB buffer alone (no segment cost), the same disk's huge-page read
-/// would be predicted at less than two-thirds of itself: the row can fail.
-#[test]
-fn the_segment_disk_is_recovered_from_both_buffers_and_its_calls() {
-    use numasim_probe::iofit::{self, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
-    let (_, f) = fitted(1);
-    let truth = DiskFit {
+/// The `[block]` keys of round 17's segment disk.
+const SEGMENT_KEYS: [&str; 4] = [
+    "segment_ns",
+    "segment_write_ns",
+    "segment_run",
+    "max_segments",
+];
+
+/// A disk with a per-segment cost as this guest's virtio disk measured
+/// (2 µs a read segment, 0.25 µs a written one), 50/40 µs latencies and
+/// 4,000/4,500 MiB/s.
+fn segment_disk() -> numasim_probe::iofit::DiskFit {
+    numasim_probe::iofit::DiskFit {
         read_mibps: 4000.0,
         write_mibps: 4500.0,
         latency_us: 50.0,
@@ -913,7 +913,22 @@ fn the_segment_disk_is_recovered_from_both_buffers_and_its_calls() {
         segment_run: Some(4096),
         sources: Vec::new(),
         notes: Vec::new(),
-    };
+    }
+}
+
+/// Round 17: a disk simulated with a known per-segment cost (2 µs a read
+/// segment, 0.25 µs a written one, as this guest's virtio disk measured),
+/// latency and rates, read and written at 1 MiB and 128 KiB a call from a
+/// buffer of 4 KiB pages (its runs counted, ~200 a MiB) and from a
+/// huge-page one: fitted back, latency, segment costs and rates come out
+/// as they went in and every direct row is reproduced. Fitted from the
+/// 4 KiB buffer alone (no segment cost), the same disk's huge-page read
+/// would be predicted at less than two-thirds of itself: the row can fail.
+#[test]
+fn the_segment_disk_is_recovered_from_both_buffers_and_its_calls() {
+    use numasim_probe::iofit::{self, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
+    let (_, f) = fitted(1);
+    let truth = segment_disk();
     let mut meas = IoMeas {
         fs: "ext4".into(),
         file_bytes: 64 << 20,
@@ -961,12 +976,7 @@ fn the_segment_disk_is_recovered_from_both_buffers_and_its_calls() {
     let text = iofit::io_machine(&f.machine, &got, &meas)
         .unwrap()
         .to_toml_string();
-    for key in [
-        "segment_ns",
-        "segment_write_ns",
-        "segment_run",
-        "max_segments",
-    ] {
+    for key in SEGMENT_KEYS {
         assert!(text.contains(key), "{key}");
     }
     // The 4 KiB buffer alone: no segment cost, and the huge-page read is
@@ -1001,12 +1011,7 @@ fn runs_without_the_segment_records_fit_no_segment_cost() {
             (None, None, None)
         );
         let text = f.machine.to_toml_string();
-        for key in [
-            "segment_ns",
-            "segment_write_ns",
-            "segment_run",
-            "max_segments",
-        ] {
+        for key in SEGMENT_KEYS {
             assert!(!text.contains(key), "run {i}: {key}");
         }
     }
@@ -1019,7 +1024,7 @@ fn runs_without_the_segment_records_fit_no_segment_cost() {
 /// the same segment disk; a run without the record keeps huge runs.
 #[test]
 fn the_buffered_read_is_simulated_with_its_counted_page_cache_runs() {
-    use numasim_probe::iofit::{self, DiskFit, IoMeas, Rate, LARGE_REQUEST};
+    use numasim_probe::iofit::{self, IoMeas, Rate, LARGE_REQUEST};
     let mut text = run_text(1);
     text.push_str(
         "{\"experiment\":\"probe\",\"case\":{\"io\":\"buffered\",\"fs\":\"ext4\",\"op\":\"read\"},\"metric\":\"io_cache_run_bytes\",\"unit\":\"bytes\",\"value\":278370.4,\"paper\":null,\"role\":null}\n",
@@ -1027,21 +1032,7 @@ fn the_buffered_read_is_simulated_with_its_counted_page_cache_runs() {
     let m = measurements_from_records(&text).unwrap();
     assert_eq!(m.io.cache_run, Some(278370.4));
     let (_, f) = fitted(1);
-    let disk = DiskFit {
-        read_mibps: 4000.0,
-        write_mibps: 4500.0,
-        latency_us: 50.0,
-        write_latency_us: Some(40.0),
-        alloc_us: None,
-        page_op_ns: None,
-        commands: 1,
-        ceiling_mibps: None,
-        segment_us: Some(2.0),
-        segment_write_us: Some(0.25),
-        segment_run: Some(4096),
-        sources: Vec::new(),
-        notes: Vec::new(),
-    };
+    let disk = segment_disk();
     let meas = IoMeas {
         fs: "ext4".into(),
         file_bytes: 64 << 20,
