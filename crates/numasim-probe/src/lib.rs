@@ -625,7 +625,6 @@ fn fit_and_write(
         calibrate::fit(meas).map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
     let (machine_toml, unseen) = fit.annotated_toml();
     notes.extend(fit.notes);
-    notes.extend(iofit::segment_notes(&meas.io));
     notes.push(format!(
         "machine: not seen by the probe, written as defaults: {}",
         unseen.join(", ")
