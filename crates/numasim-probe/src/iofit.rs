@@ -22,7 +22,12 @@
 //! latency both ways. From the queue-depth sweep (round 16: 1 to 8
 //! threads reading at once, each its own region): `[block]
 //! disk_commands`, the requests the disk serves at once, and a ceiling
-//! on them all where the sweep levels off (`fit_commands`). Predicted
+//! on them all where the sweep levels off (`fit_commands`). Where the run
+//! read a huge-page buffer too (round 17), latency, per-segment cost and
+//! rate come from the direct reads of both buffers together, each call
+//! with its buffer's counted segments, and the writes the same way
+//! (`fit_segment_disk`; `[block] segment_ns`, docs/io.md "Segments").
+//! Predicted
 //! (validation): the buffered read
 //! (readahead's two windows in flight overlap the latency that a direct
 //! call pays alone, on as many commands as the sweep found), a 128 KiB
