@@ -785,7 +785,10 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
         }
         for (k, from) in &d.sources {
             // The sweep's command count is the `[block]` table's.
-            let table = if *k == "disk_commands" {
+            let table = if matches!(
+                *k,
+                "disk_commands" | "segment_ns" | "segment_write_ns" | "segment_run"
+            ) {
                 "block"
             } else {
                 "io.disks"
@@ -802,7 +805,9 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
         v.push((
             "block",
             "disk_latency_us",
-            if d.latency_us > 0.0 {
+            if d.segment_us.is_some() {
+                "direct seq_read_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, with segment_ns, through the block layer".into()
+            } else if d.latency_us > 0.0 {
                 "direct seq_read_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
             } else {
                 "no second direct request size: latency not told from rate, 0".into()
@@ -812,7 +817,9 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             v.push((
                 "block",
                 "disk_write_latency_us",
-                if w > 0.0 {
+                if d.segment_write_us.is_some_and(|s| s > 0.0) {
+                    "direct seq_write_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, with segment_write_ns, through the block layer".into()
+                } else if w > 0.0 {
                     "direct seq_write_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
                 } else {
                     "direct seq_write_mibps at 1 MiB and 128 KiB a call: no per-call time beyond the host's work, 0".into()
@@ -832,6 +839,13 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             "queue/max_sectors_kb of the scratch directory's device (1.25 MiB where not read)"
                 .into(),
         ));
+        if d.segment_us.is_some() {
+            v.push((
+                "block",
+                "max_segments",
+                "queue/max_segments of the scratch directory's device".into(),
+            ));
+        }
         if d.page_op_ns.is_some() {
             v.push((
                 "block",
@@ -1111,6 +1125,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                             mibps: 0.0,
                             speedup: 1.0,
                             spread: None,
+                            rate_spread: None,
                         });
                         base.io.depths.len() - 1
                     }
@@ -1121,6 +1136,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                     d.spread = v["spread"].as_f64();
                 } else {
                     d.mibps = num(metric)?;
+                    d.rate_spread = v["spread"].as_f64();
                 }
             }
             "io_file_bytes" => base.io.file_bytes = num(metric)? as u64,
@@ -1128,6 +1144,7 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
             "max_request_bytes" => {
                 base.io.max_request = Some(num(metric)? as u64).filter(|b| *b > 0)
             }
+            "io_cache_run_bytes" => base.io.cache_run = Some(num(metric)?).filter(|b| *b > 0.0),
             "max_segments" => base.io.max_segments = Some(num(metric)? as u64).filter(|n| *n > 0),
             _ => {}
         }

@@ -20,17 +20,27 @@ pub struct Throughput {
     pub device: Option<DevDelta>,
 }
 
-/// Requests the scratch directory's device completed over a transfer, and
-/// their 512-byte sectors (`/sys/block/<dev>/stat`'s "read I/Os" and "read
-/// sectors", or the write pair; Documentation/block/stat.rst). The counters
+/// Requests the scratch directory's device completed over a transfer,
+/// their 512-byte sectors, and the milliseconds it had one in flight
+/// (`/sys/block/<dev>/stat`'s "read I/Os" and "read sectors", or the
+/// write pair, and "io_ticks"; Documentation/block/stat.rst). The counters
 /// are the whole device's: another program's I/O in the same seconds counts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DevDelta {
     pub requests: f64,
     pub sectors: f64,
+    /// Milliseconds the device had a request in flight ("io_ticks").
+    pub busy_ms: f64,
+    /// The transfer's wall time, ms, where the pass knows it (0: not).
+    pub wall_ms: f64,
 }
 
 impl DevDelta {
+    /// The share of the transfer's wall time the device was busy,
+    /// percent; `None` where the wall time is not known.
+    pub fn busy_pct(&self) -> Option<f64> {
+        (self.wall_ms > 0.0).then(|| 100.0 * self.busy_ms / self.wall_ms)
+    }
     /// Mean bytes per request (0 for none).
     pub fn avg_bytes(&self) -> f64 {
         if self.requests > 0.0 {
@@ -46,23 +56,25 @@ impl DevDelta {
 pub struct DevStat(pub std::path::PathBuf);
 
 impl DevStat {
-    /// (read I/Os, read sectors, write I/Os, write sectors).
-    fn sample(&self) -> Option<[u64; 4]> {
+    /// (read I/Os, read sectors, write I/Os, write sectors, io_ticks ms).
+    fn sample(&self) -> Option<[u64; 5]> {
         let text = std::fs::read_to_string(&self.0).ok()?;
         let f: Vec<u64> = text
             .split_whitespace()
             .map(|w| w.parse().ok())
             .collect::<Option<_>>()?;
-        (f.len() >= 7).then(|| [f[0], f[2], f[4], f[6]])
+        (f.len() >= 10).then(|| [f[0], f[2], f[4], f[6], f[9]])
     }
 
     /// The change between two samples, reads or writes.
-    fn delta(a: Option<[u64; 4]>, b: Option<[u64; 4]>, write: bool) -> Option<DevDelta> {
+    fn delta(a: Option<[u64; 5]>, b: Option<[u64; 5]>, write: bool) -> Option<DevDelta> {
         let (a, b) = (a?, b?);
         let i = if write { 2 } else { 0 };
         Some(DevDelta {
             requests: b[i].saturating_sub(a[i]) as f64,
             sectors: b[i + 1].saturating_sub(a[i + 1]) as f64,
+            busy_ms: b[4].saturating_sub(a[4]) as f64,
+            wall_ms: 0.0,
         })
     }
 }
@@ -74,7 +86,7 @@ fn interrupted() -> io::Error {
 }
 
 /// `dev`'s sample, where there is a device.
-fn sample(dev: Option<&DevStat>) -> Option<[u64; 4]> {
+fn sample(dev: Option<&DevStat>) -> Option<[u64; 5]> {
     dev.and_then(DevStat::sample)
 }
 
@@ -89,6 +101,11 @@ pub struct SeqResult {
     /// The call buffer's physically contiguous runs (the mean over
     /// repetitions), where `/proc/self/pagemap` shows frame numbers.
     pub phys_runs: Option<f64>,
+    /// A buffered read's file in the page cache after it, its mean
+    /// physically contiguous run in bytes (the mean over repetitions),
+    /// where pagemap shows frame numbers: the segments its requests were
+    /// built of (round 17).
+    pub cache_run: Option<f64>,
 }
 
 /// Write then read back a `bytes`-long file in `block`-sized requests,
@@ -160,7 +177,7 @@ pub fn once(
         return Ok(None);
     }
     let mut w = throughput(mib, t0, c0);
-    w.device = DevStat::delta(s0, sample(dev), true);
+    w.device = timed(DevStat::delta(s0, sample(dev), true), mib, &w);
     drop(f);
     // read
     let mut f = if direct {
@@ -188,7 +205,18 @@ pub fn once(
         }
     }
     let mut r = throughput(got as f64 / (1 << 20) as f64, t0, c0);
-    r.device = DevStat::delta(s0, sample(dev), false);
+    r.device = timed(
+        DevStat::delta(s0, sample(dev), false),
+        got as f64 / (1 << 20) as f64,
+        &r,
+    );
+    // After the timed read: the folios it read into, as they lie.
+    let cache_run = if direct {
+        None
+    } else {
+        let page = sys::page_size();
+        sys::file_cache_runs(&f, got).map(|n| (got / page * page) as f64 / n.max(1) as f64)
+    };
     drop(f);
     let _ = std::fs::remove_file(&path);
     Ok(Some(SeqResult {
@@ -196,6 +224,7 @@ pub fn once(
         read: r,
         huge_pct,
         phys_runs,
+        cache_run,
     }))
 }
 
@@ -223,6 +252,11 @@ pub fn median(runs: &[SeqResult]) -> Option<SeqResult> {
             .map(|r| r.phys_runs)
             .collect::<Option<Vec<f64>>>()
             .map(|v| v.iter().sum::<f64>() / v.len() as f64),
+        cache_run: runs
+            .iter()
+            .map(|r| r.cache_run)
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64),
     })
 }
 
@@ -233,16 +267,30 @@ pub fn mean_delta(d: impl Iterator<Item = Option<DevDelta>>) -> Option<DevDelta>
     let mut sum = DevDelta {
         requests: 0.0,
         sectors: 0.0,
+        busy_ms: 0.0,
+        wall_ms: 0.0,
     };
     for x in d {
         let x = x?;
         sum.requests += x.requests;
         sum.sectors += x.sectors;
+        sum.busy_ms += x.busy_ms;
+        sum.wall_ms += x.wall_ms;
         n += 1.0;
     }
     (n > 0.0).then(|| DevDelta {
         requests: sum.requests / n,
         sectors: sum.sectors / n,
+        busy_ms: sum.busy_ms / n,
+        wall_ms: sum.wall_ms / n,
+    })
+}
+
+/// `d` with the wall time of the transfer it counted: `mib` at `t`'s rate.
+fn timed(d: Option<DevDelta>, mib: f64, t: &Throughput) -> Option<DevDelta> {
+    d.map(|d| DevDelta {
+        wall_ms: mib / t.mibps.max(1e-9) * 1e3,
+        ..d
     })
 }
 
@@ -393,4 +441,48 @@ pub fn direct_depth(
         device: counted,
         runs: runs.map(|r| r as f64 / depth as f64),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The device counters are read from the fields Documentation/block/
+    /// stat.rst gives them (read I/Os 1, read sectors 3, write I/Os 5,
+    /// write sectors 7, io_ticks 10), and the busy share is io_ticks over
+    /// the pass's wall time: a wrong field index reads another counter.
+    #[test]
+    fn the_device_counters_come_from_their_stat_fields() {
+        let dir = std::env::temp_dir().join(format!("numasim-devstat-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("stat");
+        let stat = DevStat(path.clone());
+        let line = |f: [u64; 11]| {
+            let v: Vec<String> = f.iter().map(|x| x.to_string()).collect();
+            std::fs::write(&path, v.join(" ") + "\n").unwrap();
+        };
+        line([10, 1, 800, 7, 20, 2, 1600, 9, 0, 100, 300]);
+        let a = stat.sample();
+        line([74, 3, 8992, 99, 21, 2, 1608, 19, 1, 350, 900]);
+        let b = stat.sample();
+        let r = DevStat::delta(a, b, false).unwrap();
+        assert_eq!((r.requests, r.sectors, r.busy_ms), (64.0, 8192.0, 250.0));
+        assert_eq!(r.avg_bytes(), 65536.0);
+        assert_eq!(r.busy_pct(), None);
+        let w = DevStat::delta(a, b, true).unwrap();
+        assert_eq!((w.requests, w.sectors), (1.0, 8.0));
+        let t = Throughput {
+            mibps: 1000.0,
+            cpu_pct_per_mibps: 0.0,
+            spread: 0.0,
+            device: None,
+        };
+        // 500 MiB at 1,000 MiB/s: 500 ms, 250 of them busy.
+        let timed = timed(Some(r), 500.0, &t).unwrap();
+        assert!((timed.busy_pct().unwrap() - 50.0).abs() < 1e-9);
+        // An old kernel's short line (no io_ticks) gives no sample.
+        std::fs::write(&path, "1 2 3 4 5 6 7\n").unwrap();
+        assert!(stat.sample().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

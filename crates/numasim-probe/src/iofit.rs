@@ -22,7 +22,12 @@
 //! latency both ways. From the queue-depth sweep (round 16: 1 to 8
 //! threads reading at once, each its own region): `[block]
 //! disk_commands`, the requests the disk serves at once, and a ceiling
-//! on them all where the sweep levels off (`fit_commands`). Predicted
+//! on them all where the sweep levels off (`fit_commands`). Where the run
+//! read a huge-page buffer too (round 17), latency, per-segment cost and
+//! rate come from the direct reads of both buffers together, each call
+//! with its buffer's counted segments, and the writes the same way
+//! (`fit_segment_disk`; `[block] segment_ns`, docs/io.md "Segments").
+//! Predicted
 //! (validation): the buffered read
 //! (readahead's two windows in flight overlap the latency that a direct
 //! call pays alone, on as many commands as the sweep found), a 128 KiB
@@ -81,6 +86,10 @@ pub struct IoMeas {
     /// (`io_buffer_runs`, since round 16b, where the probe could read
     /// frame numbers): (huge-page buffer, call bytes, runs).
     pub buffer_runs: Vec<(bool, u64, f64)>,
+    /// The buffered read's file in the page cache after it: its mean
+    /// physically contiguous run, bytes (`io_cache_run_bytes`, since round
+    /// 17, where the probe could read frame numbers).
+    pub cache_run: Option<f64>,
     /// The sweep's call buffers in runs, the mean over threads and
     /// rounds: (call bytes, depth, runs).
     pub sweep_runs: Vec<(u64, u32, f64)>,
@@ -113,6 +122,8 @@ pub struct DepthRate {
     /// bimodal, docs/probe.md) cancels from it.
     pub speedup: f64,
     pub spread: Option<f64>,
+    /// The spread of `mibps` over the rounds, where recorded.
+    pub rate_spread: Option<f64>,
 }
 
 /// One pass's CPU cost: percent of one CPU per MiB/s, i.e. 100 × the
@@ -210,6 +221,18 @@ pub struct DiskFit {
     /// HBA link's `[block] controller_mbps`: every request's data crosses
     /// it one after another); `None`: no ceiling seen.
     pub ceiling_mibps: Option<f64>,
+    /// The device's cost per scatter-gather segment, µs (`[block]
+    /// segment_ns`), where the run read both buffer kinds (round 17:
+    /// latency, rate and this fitted together over the 4 KiB-page and
+    /// huge-page buffers' direct reads); `None`: no segment cost.
+    pub segment_us: Option<f64>,
+    /// The same for a write's segments (`[block] segment_write_ns`),
+    /// fitted with the write rate and latency from both buffers' direct
+    /// writes; `Some(0)` where they fit none.
+    pub segment_write_us: Option<f64>,
+    /// The 1 MiB direct call buffer's mean contiguous run, bytes (`[block]
+    /// segment_run` in the machine file: what a program's buffer got).
+    pub segment_run: Option<u64>,
     /// Each fitted value's source, for the machine file's comments.
     pub sources: Vec<(&'static str, String)>,
     pub notes: Vec<String>,
@@ -241,6 +264,18 @@ pub fn io_machine(m: &Machine, fit: &DiskFit, meas: &IoMeas) -> Result<Machine, 
     block.insert("max_request".into(), (max_request as i64).into());
     if fit.commands > 1 {
         block.insert("disk_commands".into(), (fit.commands as i64).into());
+    }
+    if let Some(seg) = fit.segment_us {
+        block.insert("segment_ns".into(), (seg * 1e3).into());
+        if let Some(w) = fit.segment_write_us {
+            block.insert("segment_write_ns".into(), (w * 1e3).into());
+        }
+        if let Some(run) = fit.segment_run {
+            block.insert("segment_run".into(), (run as i64).into());
+        }
+        if let Some(n) = meas.max_segments {
+            block.insert("max_segments".into(), (n.min(65535) as i64).into());
+        }
     }
     block.insert(
         "controller_mbps".into(),
@@ -312,6 +347,9 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
         page_op_ns: None,
         commands: 1,
         ceiling_mibps: None,
+        segment_us: None,
+        segment_write_us: None,
+        segment_run: None,
         sources: Vec::new(),
         notes: Vec::new(),
     };
@@ -339,15 +377,71 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
             Some((inv, l))
         }
     };
+    // Round 17: where the run read a huge-page buffer too, latency,
+    // segment cost and read rate come from all the direct reads together
+    // (`fit_segment_disk`); the loop below then fits the writes alone,
+    // each call with its own buffer's segments in the model.
+    let seg = fit_segment_disk(m, meas, &fit, false);
+    let wseg = seg
+        .as_ref()
+        .and_then(|_| fit_segment_disk(m, meas, &fit, true));
+    if seg.is_some() {
+        // A disk's writes keep their own figures: where both buffers'
+        // writes fit none, a written segment costs nothing (and the loop
+        // fits the writes as before).
+        fit.segment_write_us = Some(wseg.as_ref().map_or(0.0, |w| w.0.segment_us));
+    }
+    if let Some((w, _)) = &wseg {
+        fit.write_mibps = w.mibps;
+        fit.write_latency_us = Some(w.latency_us);
+        fit.notes.push(format!(
+            "io: segments: the direct writes of both buffers fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s beyond the host's work (rms log error {:.3})",
+            w.latency_us, w.segment_us, w.mibps, w.rms_log
+        ));
+    }
+    if let Some((s, points)) = &seg {
+        fit.read_mibps = s.mibps;
+        fit.latency_us = s.latency_us;
+        fit.segment_us = Some(s.segment_us);
+        fit.segment_run = Some(pass_run(meas, false, LARGE_REQUEST));
+        let lim = sg_limits(meas);
+        let shown: Vec<String> = points
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}{} in {} segments {:.0}",
+                    crate::bench::size_label(p.0),
+                    if p.1 >= HUGE_RUN { " (huge)" } else { "" },
+                    numasim::kernel::block::segments::split(p.0, p.1, lim).1,
+                    p.2
+                )
+            })
+            .collect();
+        fit.notes.push(format!(
+            "io: segments: the direct reads of both buffers ({}; MiB/s) fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s beyond the host's work (rms log error {:.3}; max_segments {}): the machine's disk",
+            shown.join(", "),
+            s.latency_us,
+            s.segment_us,
+            s.mibps,
+            s.rms_log,
+            lim.max_segments
+        ));
+    }
     let (mut clamped, mut w_clamped) = (false, false);
     for _ in 0..4 {
         let mach = io_machine(m, &fit, meas).ok()?;
         let k = k_of(&mach);
         let lat = fit.latency_us * 1e-6;
         let w_lat = fit.write_latency_us.map_or(lat, |w| w * 1e-6);
-        let big = meas.host_io(LARGE_REQUEST).direct(&mach, &k, 1)?;
+        let at = |size| with_run(&mach, &fit, pass_run(meas, false, size), None);
+        let big = meas
+            .host_io(LARGE_REQUEST)
+            .direct(&at(LARGE_REQUEST), &k, 1)?;
         let small = match r2.or(w2) {
-            Some(_) => Some(meas.host_io(SMALL_REQUEST).direct(&mach, &k, 1)?),
+            Some(_) => Some(
+                meas.host_io(SMALL_REQUEST)
+                    .direct(&at(SMALL_REQUEST), &k, 1)?,
+            ),
             None => None,
         };
         // The host's work per call: the model's call less the disk's part.
@@ -357,6 +451,8 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
         let t_r1 = per_call(LARGE_REQUEST, r1.mibps);
         let a_r1 = host(big.direct_read_mibps, LARGE_REQUEST, lat, fit.read_mibps);
         let read = match (r2, small) {
+            // Fitted with the segments, above.
+            _ if seg.is_some() => Some((1.0 / (fit.read_mibps * (1u64 << 20) as f64), lat)),
             (Some(r2), Some(small)) => two_sizes(
                 t_r1,
                 a_r1,
@@ -375,6 +471,8 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
             fit.write_mibps,
         );
         let write = match (w2, small) {
+            // Fitted with the segments, above.
+            _ if wseg.is_some() => Some((1.0 / (fit.write_mibps * (1u64 << 20) as f64), w_lat)),
             (Some(w2), Some(small)) => two_sizes(
                 t_w1,
                 a_w1,
@@ -428,6 +526,14 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
     );
     let tag = crate::calibrate::spread_tag;
     match (r2, clamped) {
+        _ if seg.is_some() => {
+            let (s, _) = seg.as_ref().expect("guarded");
+            segment_sources(&mut fit, false, s);
+            fit.sources.push((
+                "segment_run",
+                "the 1 MiB direct call buffer's mean physically contiguous run (io_buffer_runs; a 4 KiB page where not counted)".into(),
+            ));
+        }
         (Some(r2), false) => {
             fit.sources.push((
                 "mibps",
@@ -455,6 +561,10 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
         }
     }
     match (w2, w_clamped) {
+        _ if wseg.is_some() => {
+            let (w, _) = wseg.as_ref().expect("guarded");
+            segment_sources(&mut fit, true, w);
+        }
         (Some(w2), false) => fit.sources.push((
             "write_mibps",
             format!(
@@ -497,6 +607,35 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
     Some(fit)
 }
 
+/// The machine file's sources of a rate and its segment cost fitted
+/// together over both buffer kinds (`fit_segment_disk`), reads or writes.
+fn segment_sources(fit: &mut DiskFit, write: bool, s: &SegmentFit) {
+    let (rate, seg, op, what) = if write {
+        (
+            "write_mibps",
+            "segment_write_ns",
+            "seq_write_mibps",
+            "writes",
+        )
+    } else {
+        ("mibps", "segment_ns", "seq_read_mibps", "reads")
+    };
+    fit.sources.push((
+        rate,
+        format!(
+            "direct {op} of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, each buffer's segments counted: {:.1} us a request + {:.2} us a segment ({seg}) + this rate",
+            s.latency_us, s.segment_us
+        ),
+    ));
+    fit.sources.push((
+        seg,
+        format!(
+            "fitted with {rate} from the direct {what} of both buffer kinds ({:.2} us a segment)",
+            s.segment_us
+        ),
+    ));
+}
+
 /// The largest depth the fit tries beyond the sweep's deepest: a
 /// concurrency above the depths swept cannot be told from the sweep.
 const MAX_COMMANDS: u32 = 64;
@@ -513,11 +652,14 @@ pub fn sim_speedups(
     let mach = io_machine(m, fit, meas).ok()?;
     let k = KernelConfig::defaults(&mach);
     let io = meas.host_io(request);
-    let one = io.direct_read_depth(&mach, &k, 1, 1)?;
+    // Each point with its threads' buffers' runs (where the disk has a
+    // segment cost; else the machine as it is).
+    let at = |d: u32| with_run(&mach, fit, sweep_run(meas, request, d), None);
+    let one = io.direct_read_depth(&at(1), &k, 1, 1)?;
     depths
         .iter()
         .map(|&d| {
-            io.direct_read_depth(&mach, &k, 1, d as u64)
+            io.direct_read_depth(&at(d), &k, 1, d as u64)
                 .map(|r| r / one)
         })
         .collect()
@@ -549,8 +691,9 @@ fn fit_commands(m: &Machine, meas: &IoMeas, fit: &mut DiskFit) {
     let depths: Vec<u32> = pts.iter().map(|p| p.depth).collect();
     let deepest = depths.iter().copied().max().unwrap_or(1).min(MAX_COMMANDS);
     let Some(one) = io_machine(m, fit, meas).ok().and_then(|mach| {
+        let at = with_run(&mach, fit, sweep_run(meas, LARGE_REQUEST, 1), None);
         meas.host_io(LARGE_REQUEST)
-            .direct_read_depth(&mach, &KernelConfig::defaults(&mach), 1, 1)
+            .direct_read_depth(&at, &KernelConfig::defaults(&mach), 1, 1)
     }) else {
         return;
     };
@@ -680,48 +823,85 @@ pub fn validate(m: &Machine, meas: &IoMeas, fit: &DiskFit) -> Vec<Record> {
         return Vec::new();
     };
     let k = KernelConfig::defaults(&mach);
-    let two_sizes = meas.get(true, false, SMALL_REQUEST).is_some() && fit.latency_us > 0.0;
-    let two_writes = fit.write_latency_us.is_some_and(|w| w > 0.0);
+    // With the segment disk every direct read of both buffers is a fit
+    // point (round 17).
+    let segs = fit.segment_us.is_some();
+    let two_sizes =
+        segs || (meas.get(true, false, SMALL_REQUEST).is_some() && fit.latency_us > 0.0);
+    let segs_w = fit.segment_write_us.is_some_and(|w| w > 0.0);
+    let two_writes = segs_w || fit.write_latency_us.is_some_and(|w| w > 0.0);
+    // The buffered read's requests: page-cache folios, in the runs the
+    // probe counted after the read where it could (round 17), else huge
+    // runs (large folios, `page_cache_ra_order`, mm/readahead.c); no
+    // larger than the size the device saw them at.
+    let buffered = with_run(
+        &mach,
+        fit,
+        meas.cache_run
+            .map_or(HUGE_RUN, |b| (b.round() as u64).max(BASE_RUN)),
+        meas.buffered_request.map(|b| b.round() as u64),
+    );
     let mut out = Vec::new();
-    let mut sizes: Vec<u64> = meas.rates.iter().map(|r| r.request).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    for size in sizes {
-        let io = meas.host_io(size);
-        let direct = io.direct(&mach, &k, 1);
-        for r in meas.rates.iter().filter(|r| r.request == size) {
-            let sim = match (r.direct, r.write) {
-                (true, true) => direct.map(|d| d.direct_write_mibps),
-                (true, false) => direct.map(|d| d.direct_read_mibps),
-                (false, false) => io.buffered_read(&mach, &k, 1),
-                // The buffered write is timed through fsync: 256 MiB that
-                // stays under the dirty thresholds until then, a regime the
-                // model's buffered-write (steady state under the dirty
-                // limit) does not replay.
-                (false, true) => None,
-            };
-            let Some(sim) = sim else { continue };
-            let calibration = r.direct
-                && (size == LARGE_REQUEST
-                    || (size == SMALL_REQUEST && if r.write { two_writes } else { two_sizes }));
-            let mut row = crate::validate::row(
-                vec![
+    for (rates, huge) in [(&meas.rates, false), (&meas.huge_rates, true)] {
+        if huge && !segs {
+            continue;
+        }
+        let mut sizes: Vec<u64> = rates.iter().map(|r| r.request).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        for size in sizes {
+            let io = meas.host_io(size);
+            let direct = io.direct(
+                &with_run(&mach, fit, pass_run(meas, huge, size), None),
+                &k,
+                1,
+            );
+            for r in rates.iter().filter(|r| r.request == size) {
+                let sim = match (r.direct, r.write) {
+                    (true, true) => direct.map(|d| d.direct_write_mibps),
+                    (true, false) => direct.map(|d| d.direct_read_mibps),
+                    (false, false) => io.buffered_read(&buffered, &k, 1),
+                    // The buffered write is timed through fsync: 256 MiB that
+                    // stays under the dirty thresholds until then, a regime the
+                    // model's buffered-write (steady state under the dirty
+                    // limit) does not replay.
+                    (false, true) => None,
+                };
+                let Some(sim) = sim else { continue };
+                // The huge-page buffer's reads are fit points, and its
+                // writes where the writes fitted a segment cost of their
+                // own; else they are predicted.
+                let calibration = r.direct
+                    && if huge {
+                        !r.write || segs_w
+                    } else {
+                        size == LARGE_REQUEST
+                            || (size == SMALL_REQUEST
+                                && if r.write { two_writes } else { two_sizes })
+                    };
+                let mut case = vec![
                     ("io", json!(if r.direct { "direct" } else { "buffered" })),
                     ("fs", json!(meas.fs)),
                     ("request", json!(crate::bench::size_label(size))),
-                ],
-                if r.write {
-                    "seq_write_mibps"
-                } else {
-                    "seq_read_mibps"
-                },
-                "MiB/s",
-                sim,
-                r.mibps,
-                calibration,
-            );
-            row.spread = r.spread;
-            out.push(row);
+                ];
+                if huge {
+                    case.push(("buffer", json!("thp")));
+                }
+                let mut row = crate::validate::row(
+                    case,
+                    if r.write {
+                        "seq_write_mibps"
+                    } else {
+                        "seq_read_mibps"
+                    },
+                    "MiB/s",
+                    sim,
+                    r.mibps,
+                    calibration,
+                );
+                row.spread = r.spread;
+                out.push(row);
+            }
         }
     }
     // The queue-depth sweep's speed-ups: at 1 MiB they calibrate
@@ -738,6 +918,33 @@ pub fn validate(m: &Machine, meas: &IoMeas, fit: &DiskFit) -> Vec<Record> {
             .copied()
             .collect();
         let depths: Vec<u32> = pts.iter().map(|p| p.depth).collect();
+        // The sweep's depth-1 rate, predicted from the segment disk with
+        // its threads' counted buffers (round 17; before it the model's
+        // one command was fitted to another pass of the same kind).
+        if let Some(d1) = meas
+            .depths
+            .iter()
+            .find(|d| segs && d.request == size && d.depth == 1 && d.mibps > 0.0)
+        {
+            let at = with_run(&mach, fit, sweep_run(meas, size, 1), None);
+            if let Some(sim) = meas.host_io(size).direct_read_depth(&at, &k, 1, 1) {
+                let mut row = crate::validate::row(
+                    vec![
+                        ("io", json!("direct")),
+                        ("fs", json!(meas.fs)),
+                        ("request", json!(crate::bench::size_label(size))),
+                        ("depth", json!(1)),
+                    ],
+                    "qd_read_mibps",
+                    "MiB/s",
+                    sim,
+                    d1.mibps,
+                    false,
+                );
+                row.spread = d1.rate_spread;
+                out.push(row);
+            }
+        }
         let Some(sim) = sim_speedups(m, meas, fit, size, &depths) else {
             continue;
         };
@@ -789,6 +996,141 @@ fn run_bytes(request: u64, runs: f64) -> u64 {
     ((request as f64 / runs).round() as u64).clamp(BASE_RUN, request)
 }
 
+/// A direct pass's call buffer's mean contiguous run: counted where the
+/// run has it, else a base page (4 KiB buffer, the worst case) or a huge
+/// page.
+fn pass_run(meas: &IoMeas, huge: bool, request: u64) -> u64 {
+    match meas
+        .buffer_runs
+        .iter()
+        .find(|b| b.0 == huge && b.1 == request)
+    {
+        Some(b) if b.2 >= 1.0 => run_bytes(request, b.2),
+        _ if huge => HUGE_RUN,
+        _ => BASE_RUN,
+    }
+}
+
+/// The sweep's call buffers' mean run at `request` and `depth`.
+fn sweep_run(meas: &IoMeas, request: u64, depth: u32) -> u64 {
+    meas.sweep_runs
+        .iter()
+        .find(|s| s.0 == request && s.1 == depth && s.2 >= 1.0)
+        .map_or(BASE_RUN, |s| run_bytes(request, s.2))
+}
+
+/// `mach` for one pass: its requests' memory in runs of `run` bytes
+/// (`[block] segment_run`), and no request larger than `max_request`
+/// where given (the pass's own observed request size). Where the fit has
+/// no segment cost (runs saved before round 16b), `mach` as it is: the
+/// I/O rows stay byte-stable.
+fn with_run(mach: &Machine, fit: &DiskFit, run: u64, max_request: Option<u64>) -> Machine {
+    let mut m = mach.clone();
+    if fit.segment_us.is_none() {
+        return m;
+    }
+    if let Some(b) = m.block.as_mut() {
+        b.segment_run = Some(run.max(1));
+        if let Some(r) = max_request {
+            b.max_request = b.max_request.min(r.next_multiple_of(4096).max(4096));
+        }
+    }
+    m
+}
+
+/// Latency, segment cost and read rate from every direct read of both
+/// buffer kinds, beyond the host's own work per call (the model's call on
+/// a disk of no latency, no segment cost and no transfer time: pinning
+/// pages, building and completing the requests), each call with its
+/// buffer's counted segments. `None` where the run has no huge-page
+/// buffer's reads or the reads fit no parameters all >= 0. Also returns
+/// the points, `(call bytes, run bytes, MiB/s)`.
+#[allow(clippy::type_complexity)]
+fn fit_segment_disk(
+    m: &Machine,
+    meas: &IoMeas,
+    fit: &DiskFit,
+    write: bool,
+) -> Option<(SegmentFit, Vec<(u64, u64, f64)>)> {
+    if meas.huge_rates.is_empty() {
+        return None;
+    }
+    let free = DiskFit {
+        read_mibps: 1e9,
+        write_mibps: 1e9,
+        latency_us: 0.0,
+        write_latency_us: Some(0.0),
+        segment_us: Some(0.0),
+        segment_write_us: Some(0.0),
+        commands: 1,
+        ceiling_mibps: None,
+        ..fit.clone()
+    };
+    let mach = io_machine(m, &free, meas).ok()?;
+    let k = KernelConfig::defaults(&mach);
+    let mut points = Vec::new();
+    let mut host = Vec::new();
+    for (rates, huge) in [(&meas.rates, false), (&meas.huge_rates, true)] {
+        for r in rates
+            .iter()
+            .filter(|r| r.direct && r.write == write && r.mibps > 0.0)
+        {
+            let run = pass_run(meas, huge, r.request);
+            let sim = meas
+                .host_io(r.request)
+                .direct(&with_run(&mach, &free, run, None), &k, 1)?;
+            let sim = if write {
+                sim.direct_write_mibps
+            } else {
+                sim.direct_read_mibps
+            };
+            points.push((r.request, run, r.mibps));
+            host.push(per_call(r.request, sim) * 1e6);
+        }
+    }
+    let lim = sg_limits(meas);
+    let mut f = fit_segments_after(&points, &host, lim)?;
+    // The model overlaps part of a call's own work with its requests on
+    // the disk (pages pinned for one bio while the last is served), so
+    // the free disk's work is an upper bound: read the host's part off
+    // the model at the current fit (its call less the device's part, as
+    // `fit` does for one buffer) and fit again; a few rounds settle.
+    for _ in 0..3 {
+        let trial = DiskFit {
+            read_mibps: if write { fit.read_mibps } else { f.mibps },
+            write_mibps: if write { f.mibps } else { fit.write_mibps },
+            latency_us: if write { fit.latency_us } else { f.latency_us },
+            write_latency_us: if write {
+                Some(f.latency_us)
+            } else {
+                fit.write_latency_us
+            },
+            segment_us: Some(if write { 0.0 } else { f.segment_us }),
+            segment_write_us: Some(if write { f.segment_us } else { 0.0 }),
+            ..free.clone()
+        };
+        let mach = io_machine(m, &trial, meas).ok()?;
+        let mut next = Vec::with_capacity(points.len());
+        for &(bytes, run, _) in &points {
+            let sim = meas
+                .host_io(bytes)
+                .direct(&with_run(&mach, &trial, run, None), &k, 1)?;
+            let sim = if write {
+                sim.direct_write_mibps
+            } else {
+                sim.direct_read_mibps
+            };
+            let device = bytes as f64
+                / (segment_mibps(bytes, run, lim, f.latency_us, f.segment_us, f.mibps) * 1048576.0)
+                * 1e6;
+            next.push((per_call(bytes, sim) * 1e6 - device).max(0.0));
+        }
+        host = next;
+        f = fit_segments_after(&points, &host, lim)?;
+    }
+    Some((f, points))
+}
+
 /// The block layer's limits the probe read (`max_segments`,
 /// `max_sectors_kb`), with the defaults of runs that lack them.
 pub fn sg_limits(meas: &IoMeas) -> numasim::kernel::block::segments::SgLimits {
@@ -809,18 +1151,33 @@ pub fn fit_segments(
     points: &[(u64, u64, f64)],
     lim: numasim::kernel::block::segments::SgLimits,
 ) -> Option<SegmentFit> {
+    fit_segments_after(points, &vec![0.0; points.len()], lim)
+}
+
+/// [`fit_segments`] where each call also takes `host_us` of the host's
+/// own work besides the device's time (the probe's model reads it off
+/// the simulated call): the device's part, `t - host`, is fitted.
+pub fn fit_segments_after(
+    points: &[(u64, u64, f64)],
+    host_us: &[f64],
+    lim: numasim::kernel::block::segments::SgLimits,
+) -> Option<SegmentFit> {
     use numasim::kernel::block::segments::split;
-    if points.len() < 3 {
+    if points.len() < 3 || host_us.len() != points.len() {
         return None;
     }
     // Rows [requests, segments, bytes] / t, target 1 (seconds, µs scale).
     let mut ata = [[0.0f64; 3]; 3];
     let mut atb = [0.0f64; 3];
-    for &(bytes, run, mibps) in points {
+    for (&(bytes, run, mibps), &host) in points.iter().zip(host_us) {
         if mibps <= 0.0 {
             return None;
         }
         let t_us = bytes as f64 / (mibps * 1048576.0) * 1e6;
+        let device = 1.0 - host / t_us;
+        if device <= 0.0 {
+            return None;
+        }
         let (reqs, segs) = split(bytes, run, lim);
         // Columns scaled to like magnitudes: µs per request, per segment,
         // per MiB.
@@ -833,7 +1190,7 @@ pub fn fit_segments(
             for j in 0..3 {
                 ata[i][j] += row[i] * row[j];
             }
-            atb[i] += row[i];
+            atb[i] += row[i] * device;
         }
     }
     let x = solve3(ata, atb)?;
@@ -846,8 +1203,10 @@ pub fn fit_segments(
     let (lat, seg) = (lat.max(0.0), seg.max(0.0));
     let mibps = 1e6 / us_per_mib;
     let mut sq = 0.0;
-    for &(bytes, run, m) in points {
-        let sim = segment_mibps(bytes, run, lim, lat, seg, mibps);
+    for (&(bytes, run, m), &host) in points.iter().zip(host_us) {
+        let dev_us =
+            bytes as f64 / (segment_mibps(bytes, run, lim, lat, seg, mibps) * 1048576.0) * 1e6;
+        let sim = bytes as f64 / 1048576.0 / ((dev_us + host) * 1e-6);
         sq += (sim / m).ln().powi(2);
     }
     Some(SegmentFit {
@@ -903,111 +1262,6 @@ fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
         x[c] = (b[c] - s) / a[c][c];
     }
     Some(x)
-}
-
-/// Round 16b's notes: the segment disk fitted to the direct reads of
-/// both buffers, and what it predicts for the buffered read (its
-/// observed request size, page-cache folios taken as huge runs) and the
-/// sweep's depth-1 points (4 KiB buffers). Nothing for runs without the
-/// huge-page buffer's reads.
-pub fn segment_notes(meas: &IoMeas) -> Vec<String> {
-    if meas.huge_rates.is_empty() {
-        return Vec::new();
-    }
-    let lim = sg_limits(meas);
-    let mut points = Vec::new();
-    let mut counted = 0;
-    for (rates, huge, run) in [
-        (&meas.rates, false, BASE_RUN),
-        (&meas.huge_rates, true, HUGE_RUN),
-    ] {
-        for r in rates.iter().filter(|r| r.direct && !r.write) {
-            // The buffer's own runs where recorded: a 4 KiB-page buffer
-            // is as contiguous as the allocator made it.
-            let run = match meas
-                .buffer_runs
-                .iter()
-                .find(|b| b.0 == huge && b.1 == r.request)
-            {
-                Some(b) if b.2 >= 1.0 => {
-                    counted += 1;
-                    run_bytes(r.request, b.2)
-                }
-                _ => run,
-            };
-            points.push((r.request, run, r.mibps));
-        }
-    }
-    let Some(f) = fit_segments(&points, lim) else {
-        return vec![format!(
-            "io: segments: the {} direct reads (4 KiB and huge-page buffers) fit no latency, per-segment cost and rate all >= 0",
-            points.len()
-        )];
-    };
-    let mut v = vec![format!(
-        "io: segments: direct reads fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s (rms log error {:.3}; max_segments {}, max_sectors {} KiB; {})",
-        f.latency_us,
-        f.segment_us,
-        f.mibps,
-        f.rms_log,
-        lim.max_segments,
-        lim.max_bytes >> 10,
-        if counted == points.len() {
-            "every buffer's segments counted from /proc/self/pagemap".to_string()
-        } else {
-            format!(
-                "{counted} of {} buffers' segments counted from /proc/self/pagemap, the rest one a 4 KiB page or a 2 MiB huge page",
-                points.len()
-            )
-        }
-    )];
-    let mut fitted = Vec::new();
-    for &(bytes, run, m) in &points {
-        let sim = segment_mibps(bytes, run, lim, f.latency_us, f.segment_us, f.mibps);
-        fitted.push(format!(
-            "{} in {} segments: {:.0} vs {:.0}",
-            crate::bench::size_label(bytes),
-            bytes.div_ceil(run),
-            sim,
-            m
-        ));
-    }
-    v.push(format!(
-        "io: segments: fitted direct reads, sim vs measured MiB/s: {}",
-        fitted.join("; ")
-    ));
-    if let (Some(req), Some(meas_r)) =
-        (meas.buffered_request, meas.get(false, false, LARGE_REQUEST))
-    {
-        let req = (req.round() as u64).max(4096);
-        let sim = segment_mibps(req, HUGE_RUN, lim, f.latency_us, f.segment_us, f.mibps);
-        v.push(format!(
-            "io: segments: buffered read predicted {:.0} MiB/s in requests of {} KiB (observed mean; folios as huge runs, one request at a time) vs {:.0} measured ({:+.1}%)",
-            sim,
-            req >> 10,
-            meas_r.mibps,
-            (sim / meas_r.mibps - 1.0) * 100.0
-        ));
-    }
-    for d in meas.depths.iter().filter(|d| d.depth == 1) {
-        let run = meas
-            .sweep_runs
-            .iter()
-            .find(|s| s.0 == d.request && s.1 == 1 && s.2 >= 1.0)
-            .map_or(BASE_RUN, |s| run_bytes(d.request, s.2));
-        let sim = segment_mibps(d.request, run, lim, f.latency_us, f.segment_us, f.mibps);
-        let counted = meas.sweep_runs.iter().any(|s| s.0 == d.request && s.1 == 1);
-        v.push(format!(
-            "io: segments: sweep depth 1 at {} ({} segments a call, {}) predicted {:.0} MiB/s vs {:.0} measured ({:+.1}%)",
-            crate::bench::size_label(d.request),
-            d.request.div_ceil(run),
-            if counted { "counted" } else { "one a 4 KiB page" },
-            sim,
-            d.mibps,
-            (sim / d.mibps - 1.0) * 100.0
-        ));
-    }
-    v
 }
 
 #[cfg(test)]

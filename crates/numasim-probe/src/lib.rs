@@ -517,6 +517,7 @@ fn depth_sweep(
                 mibps,
                 speedup,
                 spread: (d > 1).then_some(up_spread),
+                rate_spread: Some(rate_spread),
             });
         }
     }
@@ -583,10 +584,17 @@ fn device_records(case: Vec<(&'static str, Value)>, d: Option<io::DevDelta>) -> 
     let Some(d) = d else {
         return Vec::new();
     };
-    vec![
+    let mut v = vec![
         rec(case.clone(), "io_requests", "requests", d.requests),
-        rec(case, "io_request_bytes", "B", d.avg_bytes()),
-    ]
+        rec(case.clone(), "io_request_bytes", "B", d.avg_bytes()),
+    ];
+    // The share of the pass the device had a request in flight: a disk
+    // left idle between a buffered read's requests reads low here, one
+    // slower at them does not (round 17; not fitted).
+    if let Some(p) = d.busy_pct() {
+        v.push(rec(case, "io_busy_pct", "%", p));
+    }
+    v
 }
 
 fn fs_type(dir: &Path) -> String {
@@ -617,7 +625,6 @@ fn fit_and_write(
         calibrate::fit(meas).map_err(|e| ProbeError::Internal(format!("calibration: {e}")))?;
     let (machine_toml, unseen) = fit.annotated_toml();
     notes.extend(fit.notes);
-    notes.extend(iofit::segment_notes(&meas.io));
     notes.push(format!(
         "machine: not seen by the probe, written as defaults: {}",
         unseen.join(", ")
@@ -1580,6 +1587,15 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                         if !direct {
                             io_meas.buffered_request =
                                 r.read.device.map(|d| d.avg_bytes()).filter(|b| *b > 0.0);
+                            if let Some(b) = r.cache_run {
+                                records.push(rec(
+                                    c(Some("read")),
+                                    "io_cache_run_bytes",
+                                    "bytes",
+                                    b,
+                                ));
+                                io_meas.cache_run = Some(b);
+                            }
                         }
                         if let Some(p) = r.huge_pct {
                             records.push(rec(c(None), "io_buffer_huge_pct", "%", p));

@@ -291,29 +291,7 @@ impl Mapping {
     /// hidden (they read as 0 without `CAP_SYS_ADMIN`) or a page is not
     /// present.
     pub fn phys_runs(&self) -> Option<u64> {
-        use std::io::{Read, Seek, SeekFrom};
-        let page = page_size() as usize;
-        let first = self.ptr as usize / page;
-        let pages = self.len.div_ceil(page);
-        let mut f = std::fs::File::open("/proc/self/pagemap").ok()?;
-        f.seek(SeekFrom::Start(first as u64 * 8)).ok()?;
-        let mut raw = vec![0u8; pages * 8];
-        f.read_exact(&mut raw).ok()?;
-        let mut runs = 0u64;
-        let mut prev: Option<u64> = None;
-        for e in raw.chunks_exact(8) {
-            let e = u64::from_ne_bytes(e.try_into().ok()?);
-            // Bit 63: present; bits 0-54: the frame number.
-            let pfn = e & ((1u64 << 55) - 1);
-            if e >> 63 == 0 || pfn == 0 {
-                return None;
-            }
-            if prev != Some(pfn.wrapping_sub(1)) {
-                runs += 1;
-            }
-            prev = Some(pfn);
-        }
-        Some(runs)
+        pagemap_runs(self.ptr as usize, self.len)
     }
 
     /// Bytes of this mapping backed by transparent huge pages, from
@@ -595,4 +573,70 @@ impl Drop for SignalGuard {
             unsafe { libc::sigaction(*sig, prev, std::ptr::null_mut()) };
         }
     }
+}
+
+/// Physically contiguous runs of base pages in `[addr, addr + len)` of
+/// this process, from `/proc/self/pagemap`'s frame numbers. `None` where
+/// the frame numbers are hidden (they read as 0 without `CAP_SYS_ADMIN`)
+/// or a page is not present.
+fn pagemap_runs(addr: usize, len: usize) -> Option<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let page = page_size() as usize;
+    let first = addr / page;
+    let pages = len.div_ceil(page);
+    let mut f = std::fs::File::open("/proc/self/pagemap").ok()?;
+    f.seek(SeekFrom::Start(first as u64 * 8)).ok()?;
+    let mut raw = vec![0u8; pages * 8];
+    f.read_exact(&mut raw).ok()?;
+    let mut runs = 0u64;
+    let mut prev: Option<u64> = None;
+    for e in raw.chunks_exact(8) {
+        let e = u64::from_ne_bytes(e.try_into().ok()?);
+        // Bit 63: present; bits 0-54: the frame number.
+        let pfn = e & ((1u64 << 55) - 1);
+        if e >> 63 == 0 || pfn == 0 {
+            return None;
+        }
+        if prev != Some(pfn.wrapping_sub(1)) {
+            runs += 1;
+        }
+        prev = Some(pfn);
+    }
+    Some(runs)
+}
+
+/// The physically contiguous runs of a file's page-cache pages over its
+/// first `len` bytes: a buffered read's requests are built of them, one
+/// segment a run (`page_cache_ra_order`'s large folios where the
+/// allocator had them; mm/readahead.c). A shared read-only mapping,
+/// populated (`MAP_POPULATE`: the cached pages mapped, nothing copied),
+/// read through pagemap. `None` where the mapping fails or the frame
+/// numbers are hidden.
+pub fn file_cache_runs(f: &std::fs::File, len: u64) -> Option<u64> {
+    use std::os::unix::io::AsRawFd;
+    let page = page_size() as usize;
+    let len = (len as usize) / page * page;
+    if len == 0 {
+        return None;
+    }
+    // SAFETY: a new read-only shared mapping of a file we hold open; it is
+    // read only through pagemap (no access to its memory) and unmapped
+    // before returning.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED | libc::MAP_POPULATE,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    let runs = pagemap_runs(p as usize, len);
+    // SAFETY: the mapping made above, of this length.
+    unsafe { libc::munmap(p, len) };
+    runs
 }

@@ -494,6 +494,9 @@ fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
         page_op_ns: None,
         commands: 1,
         ceiling_mibps: None,
+        segment_us: None,
+        segment_write_us: None,
+        segment_run: None,
         sources: Vec::new(),
         notes: Vec::new(),
     };
@@ -754,6 +757,9 @@ fn sweep_disk(
         page_op_ns: None,
         commands,
         ceiling_mibps: None,
+        segment_us: None,
+        segment_write_us: None,
+        segment_run: None,
         sources: Vec::new(),
         notes: Vec::new(),
     };
@@ -796,6 +802,7 @@ fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
                 mibps: 0.0,
                 speedup,
                 spread: Some(0.0),
+                rate_spread: None,
             });
         }
         let got = iofit::fit(&f.machine, &swept).unwrap();
@@ -839,6 +846,7 @@ fn the_sweep_never_fits_a_ceiling_below_the_write_rate() {
             mibps: 0.0,
             speedup: 1.3,
             spread: Some(0.0),
+            rate_spread: None,
         });
     }
     let got = iofit::fit(&f.machine, &meas).unwrap();
@@ -949,4 +957,180 @@ fn a_fault_sweep_is_recovered_through_a_noisy_node_copy() {
             );
         }
     }
+}
+
+/// The `[block]` keys of round 17's segment disk.
+const SEGMENT_KEYS: [&str; 4] = [
+    "segment_ns",
+    "segment_write_ns",
+    "segment_run",
+    "max_segments",
+];
+
+/// A disk with a per-segment cost as this guest's virtio disk measured
+/// (2 µs a read segment, 0.25 µs a written one), 50/40 µs latencies and
+/// 4,000/4,500 MiB/s.
+fn segment_disk() -> numasim_probe::iofit::DiskFit {
+    numasim_probe::iofit::DiskFit {
+        read_mibps: 4000.0,
+        write_mibps: 4500.0,
+        latency_us: 50.0,
+        write_latency_us: Some(40.0),
+        alloc_us: None,
+        page_op_ns: None,
+        commands: 1,
+        ceiling_mibps: None,
+        segment_us: Some(2.0),
+        segment_write_us: Some(0.25),
+        segment_run: Some(4096),
+        sources: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+/// Round 17: a disk simulated with a known per-segment cost (2 µs a read
+/// segment, 0.25 µs a written one, as this guest's virtio disk measured),
+/// latency and rates, read and written at 1 MiB and 128 KiB a call from a
+/// buffer of 4 KiB pages (its runs counted, ~200 a MiB) and from a
+/// huge-page one: fitted back, latency, segment costs and rates come out
+/// as they went in and every direct row is reproduced. Fitted from the
+/// 4 KiB buffer alone (no segment cost), the same disk's huge-page read
+/// would be predicted at less than two-thirds of itself: the row can fail.
+#[test]
+fn the_segment_disk_is_recovered_from_both_buffers_and_its_calls() {
+    use numasim_probe::iofit::{self, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
+    let (_, f) = fitted(1);
+    let truth = segment_disk();
+    let mut meas = IoMeas {
+        fs: "ext4".into(),
+        file_bytes: 64 << 20,
+        read_ahead: Some(128 << 10),
+        max_request: Some(4 << 20),
+        max_segments: Some(254),
+        ..IoMeas::default()
+    };
+    let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
+    for (huge, size, runs) in [
+        (false, LARGE_REQUEST, 200.0),
+        (false, SMALL_REQUEST, 25.0),
+        (true, LARGE_REQUEST, 1.0),
+        (true, SMALL_REQUEST, 1.0),
+    ] {
+        meas.buffer_runs.push((huge, size, runs));
+        let mut at = mach.clone();
+        let run = ((size as f64 / runs).round() as u64).max(4096);
+        at.block.as_mut().unwrap().segment_run = Some(run);
+        let mut got = IoMeas::default();
+        push_direct_rates(&mut got, &at, size);
+        if huge {
+            meas.huge_rates.extend(got.rates);
+        } else {
+            meas.rates.extend(got.rates);
+        }
+    }
+    let got = iofit::fit(&f.machine, &meas).unwrap();
+    let near = |a: f64, b: f64, tol: f64| (a / b - 1.0).abs() < tol;
+    assert!(
+        near(got.read_mibps, 4000.0, 0.02)
+            && near(got.latency_us, 50.0, 0.05)
+            && near(got.segment_us.unwrap(), 2.0, 0.03)
+            && near(got.write_mibps, 4500.0, 0.03)
+            && near(got.write_latency_us.unwrap(), 40.0, 0.1)
+            && near(got.segment_write_us.unwrap(), 0.25, 0.15),
+        "{got:?}"
+    );
+    let rows = iofit::validate(&f.machine, &meas, &got);
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r.role, Some(Role::Calibration), "{r:?}");
+        assert!(r.deviation().unwrap().abs() < 0.02, "{r:?}");
+    }
+    let text = iofit::io_machine(&f.machine, &got, &meas)
+        .unwrap()
+        .to_toml_string();
+    for key in SEGMENT_KEYS {
+        assert!(text.contains(key), "{key}");
+    }
+    // The 4 KiB buffer alone: no segment cost, and the huge-page read is
+    // missed.
+    let mut plain = meas.clone();
+    let thp = plain.huge_rates.clone();
+    plain.huge_rates.clear();
+    let old = iofit::fit(&f.machine, &plain).unwrap();
+    assert_eq!(old.segment_us, None);
+    let old_mach = iofit::io_machine(&f.machine, &old, &plain).unwrap();
+    let mut thp_meas = IoMeas::default();
+    push_direct_rates(&mut thp_meas, &old_mach, LARGE_REQUEST);
+    let sim = thp_meas.rates.iter().find(|r| !r.write).unwrap().mibps;
+    let meas_thp = thp
+        .iter()
+        .find(|r| !r.write && r.request == LARGE_REQUEST)
+        .unwrap()
+        .mibps;
+    assert!(sim < meas_thp * 2.0 / 3.0, "{sim} vs {meas_thp}");
+}
+
+/// Runs saved before round 16b (the fixtures: no huge-page buffer, no
+/// counted runs, no request sizes) fit no segment cost, and their machine
+/// file has none of the segment keys: their refits stay as they were.
+#[test]
+fn runs_without_the_segment_records_fit_no_segment_cost() {
+    for i in 1..=3 {
+        let (_, f) = fitted(i);
+        let d = f.disk.as_ref().unwrap();
+        assert_eq!(
+            (d.segment_us, d.segment_write_us, d.segment_run),
+            (None, None, None)
+        );
+        let text = f.machine.to_toml_string();
+        for key in SEGMENT_KEYS {
+            assert!(!text.contains(key), "run {i}: {key}");
+        }
+    }
+}
+
+/// Round 17: the buffered read's page-cache runs (`io_cache_run_bytes`)
+/// are read from a run's records, and the buffered read is simulated
+/// with them: folios of 4 KiB pages make a 4 MiB request of hundreds of
+/// segments (split at `max_segments`) and run slower than huge runs on
+/// the same segment disk; a run without the record keeps huge runs.
+#[test]
+fn the_buffered_read_is_simulated_with_its_counted_page_cache_runs() {
+    use numasim_probe::iofit::{self, IoMeas, Rate, LARGE_REQUEST};
+    let mut text = run_text(1);
+    text.push_str(
+        "{\"experiment\":\"probe\",\"case\":{\"io\":\"buffered\",\"fs\":\"ext4\",\"op\":\"read\"},\"metric\":\"io_cache_run_bytes\",\"unit\":\"bytes\",\"value\":278370.4,\"paper\":null,\"role\":null}\n",
+    );
+    let m = measurements_from_records(&text).unwrap();
+    assert_eq!(m.io.cache_run, Some(278370.4));
+    let (_, f) = fitted(1);
+    let disk = segment_disk();
+    let meas = IoMeas {
+        fs: "ext4".into(),
+        file_bytes: 64 << 20,
+        read_ahead: Some(4 << 20),
+        max_request: Some(4 << 20),
+        max_segments: Some(254),
+        buffered_request: Some(4.0 * 1048576.0),
+        rates: vec![Rate {
+            direct: false,
+            write: false,
+            request: LARGE_REQUEST,
+            mibps: 2000.0,
+            spread: Some(0.0),
+        }],
+        ..IoMeas::default()
+    };
+    let sim = |cache_run: Option<f64>| {
+        let meas = IoMeas {
+            cache_run,
+            ..meas.clone()
+        };
+        let rows = iofit::validate(&f.machine, &meas, &disk);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        rows[0].value.unwrap()
+    };
+    let (huge, scattered) = (sim(None), sim(Some(4096.0)));
+    assert_eq!(sim(Some(2.0 * 1048576.0)), huge);
+    assert!(scattered < huge * 0.8, "{scattered} vs {huge}");
 }

@@ -219,6 +219,15 @@ pub struct DiskModel {
     pub write_cache: bool,
     /// Requests in service at once (`disk_commands`), each at the media rate.
     pub commands: u32,
+    /// Service time per scatter-gather segment (`segment_ns`).
+    pub segment_ns: f64,
+    /// The same for a write (`segment_write_ns`, default `segment_ns`).
+    pub segment_write_ns: f64,
+    /// Bytes of a request's memory one segment covers (`segment_run`);
+    /// 0: the whole request is one segment.
+    pub segment_run: u64,
+    /// The largest request: `max_request`, and no more than
+    /// `max_segments` runs of `segment_run` (the bio split).
     pub max_request: u64,
     /// `noop`: serve in arrival order (merging only); else C-LOOK.
     pub noop: bool,
@@ -247,8 +256,23 @@ impl DiskModel {
                 as u64,
             write_cache: b.disk_write_cache,
             commands: b.disk_commands.max(1),
-            max_request: b.max_request,
+            segment_ns: b.segment_ns,
+            segment_write_ns: b.segment_write_ns.unwrap_or(b.segment_ns),
+            segment_run: b.segment_run.unwrap_or(0),
+            max_request: max_request(b),
             noop: b.elevator_noop,
+        }
+    }
+    /// A request's scatter-gather segments: one per `segment_run` of its
+    /// bytes (the model knows a request's memory only by its run, so
+    /// its length decides the count; merged pieces of one buffer share
+    /// its runs), or one.
+    #[inline]
+    pub fn segments(&self, len: u64) -> u64 {
+        if self.segment_run == 0 {
+            1
+        } else {
+            len.div_ceil(self.segment_run).max(1)
         }
     }
     /// Seek over `dist` bytes of the disk.
@@ -265,6 +289,21 @@ impl DiskModel {
             self.bytes_per_ns
         };
         super::ceil_u64(bytes as f64 / rate)
+    }
+}
+
+/// The device's largest request: `max_request`, cut to `max_segments`
+/// whole runs of `segment_run` where both are set (`bio_split_io_at`
+/// closes a request at whichever limit comes first; docs/io.md
+/// "Segments"), never below one run.
+fn max_request(b: &crate::machine::blockio::BlockParams) -> u64 {
+    match (b.segment_run, b.max_segments) {
+        (Some(run), Some(n)) => b
+            .max_request
+            .min(run.max(1).saturating_mul(n as u64))
+            .max(run.min(b.max_request))
+            .max(1),
+        _ => b.max_request,
     }
 }
 
@@ -762,6 +801,14 @@ impl DiskState {
             }
         }
         t += m.transfer_ns(req.len, req.write) as f64;
+        let per_segment = if req.write {
+            m.segment_write_ns
+        } else {
+            m.segment_ns
+        };
+        if per_segment > 0.0 {
+            t += per_segment * m.segments(req.len) as f64;
+        }
         let d = Dur(super::round_u64(t));
         self.serving += 1;
         self.head = req.off + req.len;
@@ -803,6 +850,9 @@ mod tests {
             write_latency_ns: 0,
             write_cache: false,
             commands: 1,
+            segment_ns: 0.0,
+            segment_write_ns: 0.0,
+            segment_run: 0,
             max_request: 512 << 10,
             noop: false,
         }
@@ -986,6 +1036,81 @@ mod tests {
                 assert_eq!(d.stats.merges, r.merges);
             }
         }
+    }
+
+    /// A request's service time gains `segment_ns` for each run of
+    /// `segment_run` it holds (round 17): none where the cost is 0 (every
+    /// preset), one segment where no run is given, and 128 for 512 KiB of
+    /// 4 KiB runs; a write's segments at `segment_write_ns`.
+    #[test]
+    fn segments_add_their_cost_to_the_service_time_only_where_set() {
+        let ssd = DiskModel {
+            rev_ns: 0,
+            seek_avg_ns: 0.0,
+            seek_track_ns: 0.0,
+            ..model()
+        };
+        let serve = |m: &DiskModel, write: bool| {
+            let mut d = DiskState::new(stream(1, "seg", 0));
+            let mut q = req(0, 512 << 10);
+            q.write = write;
+            d.enqueue(q, m.max_request);
+            d.dispatch(Time::ZERO, m).unwrap().1.as_ns()
+        };
+        let base = serve(&ssd, false);
+        assert_eq!(base, ssd.command_ns + ssd.transfer_ns(512 << 10, false));
+        // A run but no cost: the time of before.
+        let run_only = DiskModel {
+            segment_run: 4096,
+            ..ssd
+        };
+        assert_eq!(serve(&run_only, false), base);
+        // A cost, no run: one segment a request.
+        let one = DiskModel {
+            segment_ns: 2000.0,
+            segment_write_ns: 2000.0,
+            ..ssd
+        };
+        assert_eq!(one.segments(512 << 10), 1);
+        assert_eq!(serve(&one, false), base + 2000);
+        let scattered = DiskModel {
+            segment_run: 4096,
+            ..one
+        };
+        assert_eq!(scattered.segments(512 << 10), 128);
+        assert_eq!(scattered.segments(4097), 2);
+        assert_eq!(serve(&scattered, false), base + 128 * 2000);
+        assert_eq!(serve(&scattered, true) - serve(&run_only, true), 128 * 2000);
+        // A write's own cost: reads keep theirs.
+        let cached = DiskModel {
+            segment_write_ns: 250.0,
+            ..scattered
+        };
+        assert_eq!(serve(&cached, true) - serve(&run_only, true), 128 * 250);
+        assert_eq!(serve(&cached, false), base + 128 * 2000);
+    }
+
+    /// `max_segments` runs of `segment_run` bound a request as
+    /// `max_request` does (the bio split): 254 runs of 4 KiB are 1,016 KiB;
+    /// huge runs leave `max_request`; without both keys nothing changes.
+    #[test]
+    fn max_segments_cuts_the_largest_request_at_whole_runs() {
+        let text = crate::machine::presets::preset_text("nvme-2s").unwrap();
+        let m = crate::machine::Machine::from_toml_str(text, "t.toml").unwrap();
+        let mut b = m.block.clone().unwrap();
+        b.max_request = 4 << 20;
+        let at = |b: &crate::machine::blockio::BlockParams| {
+            DiskModel::from_machine(b, 1000.0, 1000.0).max_request
+        };
+        assert_eq!(at(&b), 4 << 20);
+        b.max_segments = Some(254);
+        assert_eq!(at(&b), 4 << 20, "no run: no cut");
+        b.segment_run = Some(4096);
+        assert_eq!(at(&b), 254 * 4096);
+        b.segment_run = Some(2 << 20);
+        assert_eq!(at(&b), 4 << 20);
+        b.max_segments = Some(1);
+        assert_eq!(at(&b), 2 << 20);
     }
 
     #[test]
