@@ -701,7 +701,7 @@ impl<C: TransferCost> Lock<C> {
     }
     /// Number of waiting CPUs.
     pub fn waiters(&self) -> usize {
-        self.waiters.len() + self.spinners.len
+        self.waiters.len() + self.spinners.len()
     }
     /// True when nobody holds the lock.
     pub fn is_free(&self) -> bool {
@@ -1046,7 +1046,16 @@ type NodeHash = BuildHasherDefault<NodeHasher>;
 struct Spinners {
     few: Vec<Waiter>,
     many: Option<Box<ByNode>>,
-    len: usize,
+    /// With the short list, the bitwise OR and AND of its waiters' node
+    /// numbers (0 and all ones when empty): the bits in which some waiter's
+    /// node differs from a node `from` are `(from & !and) | (!from & or)`,
+    /// and with power-of-two groups the highest of them is the farthest
+    /// waiter's level. A read-spin release asks
+    /// [`farthest`](Self::farthest) four times; that is a few bit
+    /// operations, not a pass over up to [`FEW`] waiters (issue 31,
+    /// session 17). Kept by `push` and by `remove`'s own pass.
+    or: u32,
+    and: u32,
 }
 
 thread_local! {
@@ -1082,6 +1091,9 @@ struct ByNode {
     tree: Vec<u64>,
     /// A power of two above every node seen.
     cap: usize,
+    /// Waiters in the lists (kept here, not in [`Spinners`], so that the
+    /// common lock stays within its four cache lines with the node mask).
+    len: usize,
 }
 
 impl ByNode {
@@ -1144,10 +1156,20 @@ impl ByNode {
         self.grow(w.node());
         self.lists.entry(w.node()).or_default().push(w);
         self.add(w.node(), 1);
+        self.len += 1;
     }
 }
 
 impl Spinners {
+    /// How many wait.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        match &self.many {
+            Some(m) => m.len,
+            None => self.few.len(),
+        }
+    }
+
     /// Every waiter, in no particular order.
     fn iter(&self) -> impl Iterator<Item = &Waiter> {
         self.few
@@ -1184,13 +1206,17 @@ impl Spinners {
     }
 
     fn push(&mut self, w: Waiter) {
-        self.len += 1;
         if let Some(m) = &mut self.many {
             m.push(w);
             return;
         }
         if self.few.len() < FEW {
+            if self.few.is_empty() {
+                (self.or, self.and) = (0, u32::MAX);
+            }
             self.few.push(w);
+            self.or |= w.node;
+            self.and &= w.node;
             return;
         }
         // In the short list's order, so each node's list keeps its order.
@@ -1204,21 +1230,29 @@ impl Spinners {
     /// Remove and return the `i`-th waiter of `node`'s list; the list's last
     /// waiter takes its place (`Vec::swap_remove`).
     fn remove(&mut self, node: usize, i: usize) -> Waiter {
-        self.len -= 1;
         let Some(m) = &mut self.many else {
             // The same on the node's waiters within the short list: the
-            // node's last waiter moves into the taken one's slot.
-            let mut of_node = self
-                .few
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| w.node() == node)
-                .map(|(j, _)| j);
-            let at = of_node.nth(i).expect("counted waiters");
-            let last = of_node.next_back().unwrap_or(at);
+            // node's last waiter moves into the taken one's slot. The same
+            // pass folds the others' nodes into the OR and AND.
+            let (mut seen, mut at, mut last) = (0, usize::MAX, 0);
+            let (mut or, mut and) = (0, u32::MAX);
+            for (j, w) in self.few.iter().enumerate() {
+                if w.node() == node {
+                    seen += 1;
+                    last = j;
+                    if seen == i + 1 {
+                        at = j;
+                        continue;
+                    }
+                }
+                or |= w.node;
+                and &= w.node;
+            }
+            assert!(at != usize::MAX, "counted waiters");
             let w = self.few[at];
             self.few[at] = self.few[last];
             self.few.remove(last);
+            (self.or, self.and) = (or, and);
             return w;
         };
         let w = m
@@ -1227,11 +1261,16 @@ impl Spinners {
             .expect("counted waiters")
             .swap_remove(i);
         m.add(node, -1);
-        if self.len <= FEW_AGAIN {
+        m.len -= 1;
+        if m.len <= FEW_AGAIN {
             // Node by node, each list in its order.
             let mut lists: Vec<(usize, Vec<Waiter>)> = m.lists.drain().collect();
             lists.sort_unstable_by_key(|&(n, _)| n);
             self.few = lists.into_iter().flat_map(|(_, l)| l).collect();
+            (self.or, self.and) = self
+                .few
+                .iter()
+                .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
             self.many = None;
         }
         w
@@ -1305,9 +1344,29 @@ impl Spinners {
                         .unwrap_or(0);
                 };
                 // The time grows with the level: the farthest waiter's level
-                // is the answer, and the first waiter outside every group
-                // of `from` ends the scan (most releases on a flat or
-                // lightly nested machine).
+                // is the answer. With power-of-two groups a node shares
+                // `from`'s group of 2^s nodes iff they differ in no bit
+                // from s up, so the farthest waiter's level follows from
+                // the highest bit in which any waiter differs from `from`.
+                if groups.iter().all(|g| g.is_power_of_two()) {
+                    if self.few.is_empty() {
+                        return 0;
+                    }
+                    let from = from as u64;
+                    let (or, and) = (u64::from(self.or), u64::from(self.and));
+                    let differ = (from & !and) | (!from & or);
+                    if differ == 0 {
+                        return ns[0];
+                    }
+                    let high = 63 - differ.leading_zeros();
+                    let inside = groups
+                        .iter()
+                        .take_while(|g| g.trailing_zeros() <= high)
+                        .count();
+                    return ns[inside + 1];
+                }
+                // Otherwise by a pass, where the first waiter outside every
+                // group of `from` ends the scan.
                 let mut bound = [(0usize, 0usize); MAX_LEVELS + 1];
                 bound[0] = (from, from + 1);
                 for (b, &g) in bound[1..].iter_mut().zip(groups) {
@@ -1350,7 +1409,7 @@ impl Spinners {
                             (from / g * g, from / g * g + g)
                         }
                     };
-                    let (mut j, mut outer, mut far) = (groups.len() + 1, self.len as u64, 0);
+                    let (mut j, mut outer, mut far) = (groups.len() + 1, self.len() as u64, 0);
                     loop {
                         let inner = match j {
                             0 => 0,
@@ -1386,7 +1445,7 @@ impl Spinners {
                     }
                     (hi, p_lo, p_hi) = (ghi, p_glo, p_ghi);
                 }
-                if p_lo + (self.len as u64 - p_hi) > 0 {
+                if p_lo + (self.len() as u64 - p_hi) > 0 {
                     let any = if p_lo > 0 { 0 } else { hi };
                     far = far.max(cost.transfer_ns(from, any));
                 }
@@ -1531,7 +1590,7 @@ impl Spinners {
                 // Nodes in no common group with `from`.
                 let (first, any) = if p_lo > 0 { (0, 0) } else { (p_hi, hi) };
                 class(
-                    p_lo + (self.len as u64 - p_hi),
+                    p_lo + (self.len() as u64 - p_hi),
                     first,
                     any,
                     [(0, lo), (hi, usize::MAX)],
@@ -2132,7 +2191,7 @@ mod tests {
         for round in 0..4000 {
             // Grow for a while, then drain, twice over.
             let grow = (round / 500) % 2 == 0;
-            let len = s.len;
+            let len = s.len();
             if len == 0 || (grow && rng.random_range(0..4) != 0) {
                 let node = if round % 3 == 0 {
                     rng.random_range(0..9000)
@@ -2185,7 +2244,7 @@ mod tests {
                     "round {round}"
                 );
             }
-            assert_eq!(s.len, reference.values().map(Vec::len).sum::<usize>());
+            assert_eq!(s.len(), reference.values().map(Vec::len).sum::<usize>());
         }
     }
 
@@ -2258,6 +2317,46 @@ mod tests {
                 s.classes_by(from, &COST, &mut c, false);
                 let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
                 assert_eq!(s.farthest(from, &COST), want, "{n} waiters from {from}");
+            }
+        }
+    }
+
+    /// The short list's OR and AND of its nodes follow its waiters through
+    /// random pushes and takes (in and out of the lists by node), and
+    /// `farthest` read from them answers what the classes' largest time
+    /// is, as the pass over the waiters did, with power-of-two groups and
+    /// without.
+    #[test]
+    fn node_mask_follows_the_waiters() {
+        use super::super::cost::CostTable;
+        let mut rng = stream(17, "spinners-mask", 0);
+        for groups in [vec![], vec![2], vec![4, 8], vec![2, 8, 32], vec![3, 12]] {
+            let ns: Vec<u64> = (0..groups.len() as u64 + 2).map(|k| 100 + 37 * k).collect();
+            let cost = CostTable::from_groups(300, groups.clone(), ns);
+            let mut s = Spinners::default();
+            let mut cpu = 0;
+            for round in 0..3000 {
+                let spread = [8, 63, 70, 300][(round / 250) % 4];
+                let grow = (round / 100) % 2 == 0;
+                if s.len() == 0 || (grow && rng.random_range(0..3) != 0) {
+                    s.push(Waiter::new(cpu, rng.random_range(0..spread), Time(0)));
+                    cpu += 1;
+                } else {
+                    let pick = rng.random_range(0..s.len() as u64);
+                    s.take(std::iter::once((0, usize::MAX)), pick);
+                }
+                if s.many.is_none() && !s.few.is_empty() {
+                    let want = s
+                        .few
+                        .iter()
+                        .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
+                    assert_eq!((s.or, s.and), want, "round {round}");
+                }
+                let from = rng.random_range(0..spread);
+                let mut c = Vec::new();
+                s.classes_by(from, &cost, &mut c, false);
+                let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
+                assert_eq!(s.farthest(from, &cost), want, "{groups:?} round {round}");
             }
         }
     }
