@@ -29,6 +29,7 @@
 //!   all, [ALTIX04] C1). A queued (FIFO) lock hands the line to one waiter
 //!   only and pays neither.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -1047,16 +1048,21 @@ struct Spinners {
     few: Vec<Waiter>,
     many: Option<Box<ByNode>>,
     /// With the short list, the bitwise OR and AND of its waiters' node
-    /// numbers (0 and all ones when empty): the bits in which some waiter's
-    /// node differs from a node `from` are `(from & !and) | (!from & or)`,
-    /// and with power-of-two groups the highest of them is the farthest
-    /// waiter's level. A read-spin release asks
-    /// [`farthest`](Self::farthest) four times; that is a few bit
-    /// operations, not a pass over up to [`FEW`] waiters (issue 31,
-    /// session 17). Kept by `push` and by `remove`'s own pass.
-    or: u32,
-    and: u32,
+    /// numbers: the bits in which some waiter's node differs from a node
+    /// `from` are `(from & !and) | (!from & or)`, and with power-of-two
+    /// groups the highest of them is the farthest waiter's level. A
+    /// read-spin release asks [`farthest`](Self::farthest) four times,
+    /// twice before and twice after the winner leaves; that is one pass
+    /// over up to [`FEW`] waiters each time the list lost one, not four.
+    /// `push` keeps them; `remove` marks them [`STALE`] and the next
+    /// `farthest` folds them anew, so a lock whose releases never ask
+    /// (NACK retry) pays only the mark (issue 31, session 17).
+    bits: Cell<(u32, u32)>,
 }
+
+/// [`Spinners::bits`] not known: an OR with no bit of the AND, which no
+/// non-empty list of nodes gives.
+const STALE: (u32, u32) = (0, u32::MAX);
 
 thread_local! {
     /// The distance classes of a release, reused by every release of every
@@ -1211,12 +1217,13 @@ impl Spinners {
             return;
         }
         if self.few.len() < FEW {
+            let (or, and) = self.bits.get();
             if self.few.is_empty() {
-                (self.or, self.and) = (0, u32::MAX);
+                self.bits.set((w.node, w.node));
+            } else if (or, and) != STALE {
+                self.bits.set((or | w.node, and & w.node));
             }
             self.few.push(w);
-            self.or |= w.node;
-            self.and &= w.node;
             return;
         }
         // In the short list's order, so each node's list keeps its order.
@@ -1232,27 +1239,19 @@ impl Spinners {
     fn remove(&mut self, node: usize, i: usize) -> Waiter {
         let Some(m) = &mut self.many else {
             // The same on the node's waiters within the short list: the
-            // node's last waiter moves into the taken one's slot. The same
-            // pass folds the others' nodes into the OR and AND.
-            let (mut seen, mut at, mut last) = (0, usize::MAX, 0);
-            let (mut or, mut and) = (0, u32::MAX);
-            for (j, w) in self.few.iter().enumerate() {
-                if w.node() == node {
-                    seen += 1;
-                    last = j;
-                    if seen == i + 1 {
-                        at = j;
-                        continue;
-                    }
-                }
-                or |= w.node;
-                and &= w.node;
-            }
-            assert!(at != usize::MAX, "counted waiters");
+            // node's last waiter moves into the taken one's slot.
+            let mut of_node = self
+                .few
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| w.node() == node)
+                .map(|(j, _)| j);
+            let at = of_node.nth(i).expect("counted waiters");
+            let last = of_node.next_back().unwrap_or(at);
             let w = self.few[at];
             self.few[at] = self.few[last];
             self.few.remove(last);
-            (self.or, self.and) = (or, and);
+            self.bits.set(STALE);
             return w;
         };
         let w = m
@@ -1267,10 +1266,7 @@ impl Spinners {
             let mut lists: Vec<(usize, Vec<Waiter>)> = m.lists.drain().collect();
             lists.sort_unstable_by_key(|&(n, _)| n);
             self.few = lists.into_iter().flat_map(|(_, l)| l).collect();
-            (self.or, self.and) = self
-                .few
-                .iter()
-                .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
+            self.bits.set(STALE);
             self.many = None;
         }
         w
@@ -1352,8 +1348,16 @@ impl Spinners {
                     if self.few.is_empty() {
                         return 0;
                     }
+                    let mut bits = self.bits.get();
+                    if bits == STALE {
+                        bits = self
+                            .few
+                            .iter()
+                            .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
+                        self.bits.set(bits);
+                    }
                     let from = from as u64;
-                    let (or, and) = (u64::from(self.or), u64::from(self.and));
+                    let (or, and) = (u64::from(bits.0), u64::from(bits.1));
                     let differ = (from & !and) | (!from & or);
                     if differ == 0 {
                         return ns[0];
@@ -2322,12 +2326,12 @@ mod tests {
     }
 
     /// The short list's OR and AND of its nodes follow its waiters through
-    /// random pushes and takes (in and out of the lists by node), and
-    /// `farthest` read from them answers what the classes' largest time
-    /// is, as the pass over the waiters did, with power-of-two groups and
-    /// without.
+    /// random pushes and takes (in and out of the lists by node), known or
+    /// marked stale, and `farthest` read from them answers what the
+    /// classes' largest time is, as the pass over the waiters did, with
+    /// power-of-two groups and without.
     #[test]
-    fn node_mask_follows_the_waiters() {
+    fn node_bits_follow_the_waiters() {
         use super::super::cost::CostTable;
         let mut rng = stream(17, "spinners-mask", 0);
         for groups in [vec![], vec![2], vec![4, 8], vec![2, 8, 32], vec![3, 12]] {
@@ -2345,12 +2349,12 @@ mod tests {
                     let pick = rng.random_range(0..s.len() as u64);
                     s.take(std::iter::once((0, usize::MAX)), pick);
                 }
-                if s.many.is_none() && !s.few.is_empty() {
+                if s.many.is_none() && !s.few.is_empty() && s.bits.get() != STALE {
                     let want = s
                         .few
                         .iter()
                         .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
-                    assert_eq!((s.or, s.and), want, "round {round}");
+                    assert_eq!(s.bits.get(), want, "round {round}");
                 }
                 let from = rng.random_range(0..spread);
                 let mut c = Vec::new();
