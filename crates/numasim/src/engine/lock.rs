@@ -370,9 +370,21 @@ impl<C: TransferCost> Lock<C> {
     /// back to `n` (`CacheLine`'s write to a shared line). At least the
     /// round trip to the home when no other copy exists.
     fn upgrade_ns(&self, n: usize, home: usize, other: Option<usize>) -> u64 {
+        let (far_home, far_n) = (self.farthest_spinner_ns(home), self.farthest_spinner_ns(n));
+        self.upgrade_given(n, home, other, far_home, far_n)
+    }
+
+    /// [`upgrade_ns`](Self::upgrade_ns) with the farthest spinners from
+    /// the home and from `n` already known.
+    fn upgrade_given(
+        &self,
+        n: usize,
+        home: usize,
+        other: Option<usize>,
+        far_home: u64,
+        far_n: u64,
+    ) -> u64 {
         let to_home = self.cost.transfer_ns(n, home);
-        let far_home = self.farthest_spinner_ns(home);
-        let far_n = self.farthest_spinner_ns(n);
         let (far_home, far_n) = match other {
             Some(o) => (
                 far_home.max(self.cost.transfer_ns(home, o)),
@@ -491,18 +503,23 @@ impl<C: TransferCost> Lock<C> {
         let tatas_home = self
             .home()
             .filter(|_| self.read_spin() && self.policy == LockPolicy::Unfair && n_waiting > 0);
-        let release_upgrade = tatas_home.map_or(0, |home| self.upgrade_ns(h.node(), home, None));
+        // Its farthest spinner from the releaser is the race's farthest
+        // class (the race classes the same waiters from the same node,
+        // before the winner leaves): one lookup a release saved. The one
+        // from the home is taken now, while the winner still waits.
+        let far_home = tatas_home.map_or(0, |home| self.farthest_spinner_ns(home));
         let releaser = h.node();
-        let (w, extra) = match self.policy {
+        let (w, extra, far_releaser) = match self.policy {
             _ if n_waiting == 0 => return None,
             LockPolicy::Fifo => (
                 self.waiters
                     .pop_front()
                     .expect("index from a non-empty queue"),
                 0,
+                0,
             ),
             LockPolicy::Unfair => {
-                let (w, phase, retry_rate) = self.first_to_see(h.node());
+                let (w, phase, retry_rate, far) = self.first_to_see(h.node());
                 let others = n_waiting - 1;
                 let nacks = match retry_rate {
                     // NACK-retry: the other waiters' requests reach the
@@ -514,9 +531,12 @@ impl<C: TransferCost> Lock<C> {
                     // the directory serves them in a burst.
                     None => self.directory_ns * others,
                 };
-                (w, phase + nacks)
+                (w, phase + nacks, far)
             }
         };
+        let release_upgrade = tatas_home.map_or(0, |home| {
+            self.upgrade_given(releaser, home, None, far_home, far_releaser)
+        });
         let hop = self.hop_ns(h.node(), w.node());
         // ... and the winner's cmpxchg upgrades the copy it read, which the
         // releaser and the spinners still waiting share.
@@ -577,7 +597,10 @@ impl<C: TransferCost> Lock<C> {
     /// With NACK retry, also the rate at which the waiters other than the
     /// winner send requests to the home: the sum of their reciprocal round
     /// trips, per class, per ns.
-    fn first_to_see(&mut self, from: usize) -> (Waiter, u64, Option<f64>) {
+    /// Also, without NACK retry, the largest of the classes' transfer
+    /// times: the farthest waiter's from `from`, the winner included (0
+    /// with NACK retry).
+    fn first_to_see(&mut self, from: usize) -> (Waiter, u64, Option<f64>, u64) {
         let mut classes = SCRATCH.take();
         let nack_home = self.home().zip(self.nack_retry());
         // NACKed waiters race to the home, so they are classed by their
@@ -590,6 +613,12 @@ impl<C: TransferCost> Lock<C> {
         );
         let jitter = self.spin_jitter_ns;
         let nested = self.cost.nested_groups().is_some();
+        // Only a read-spin release (never with NACK retry) reads it.
+        let far = match nack_home {
+            Some(_) => 0,
+            None => classes.iter().map(|c| c.ns).max().unwrap_or(0),
+        };
+        debug_assert!(nack_home.is_some() || far == self.farthest_spinner_ns(from));
         {
             let k: u64 = classes.iter().map(|c| c.count).sum();
             let total: u64 = classes.iter().map(|c| c.count * c.ns).sum();
@@ -663,7 +692,7 @@ impl<C: TransferCost> Lock<C> {
             .spinners
             .take(classes[a..b].iter().flat_map(|c| c.ranges), pick);
         SCRATCH.set(classes);
-        (w, phase, retry_rate)
+        (w, phase, retry_rate, far)
     }
 
     fn grant(
