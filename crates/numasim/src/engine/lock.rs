@@ -1080,16 +1080,17 @@ struct Spinners {
     /// numbers: the bits in which some waiter's node differs from a node
     /// `from` are `(from & !and) | (!from & or)`, and with power-of-two
     /// groups the highest of them is the farthest waiter's level. A
-    /// read-spin release asks [`farthest`](Self::farthest) four times,
-    /// twice before and twice after the winner leaves; that is one pass
-    /// over up to [`FEW`] waiters each time the list lost one, not four.
+    /// read-spin release asks [`farthest`](Self::farthest) once before
+    /// and twice after the winner leaves (the race gives the fourth);
+    /// that is one pass over up to [`FEW`] waiters each time the list
+    /// lost one, not a pass a lookup.
     /// `push` keeps them; `remove` marks them [`STALE`] and the next
     /// `farthest` folds them anew, so a lock whose releases never ask
     /// (NACK retry) pays only the mark (issue 31, session 17).
     bits: Cell<(u32, u32)>,
 }
 
-/// [`Spinners::bits`] not known: an OR with no bit of the AND, which no
+/// [`Spinners::bits`] not known: an AND with bits the OR lacks, which no
 /// non-empty list of nodes gives.
 const STALE: (u32, u32) = (0, u32::MAX);
 
@@ -1127,7 +1128,7 @@ struct ByNode {
     /// A power of two above every node seen.
     cap: usize,
     /// Waiters in the lists (kept here, not in [`Spinners`], so that the
-    /// common lock stays within its four cache lines with the node mask).
+    /// common lock stays within its four cache lines with the node bits).
     len: usize,
 }
 
