@@ -29,6 +29,7 @@
 //!   all, [ALTIX04] C1). A queued (FIFO) lock hands the line to one waiter
 //!   only and pays neither.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -369,9 +370,21 @@ impl<C: TransferCost> Lock<C> {
     /// back to `n` (`CacheLine`'s write to a shared line). At least the
     /// round trip to the home when no other copy exists.
     fn upgrade_ns(&self, n: usize, home: usize, other: Option<usize>) -> u64 {
+        let (far_home, far_n) = (self.farthest_spinner_ns(home), self.farthest_spinner_ns(n));
+        self.upgrade_given(n, home, other, far_home, far_n)
+    }
+
+    /// [`upgrade_ns`](Self::upgrade_ns) with the farthest spinners from
+    /// the home and from `n` already known.
+    fn upgrade_given(
+        &self,
+        n: usize,
+        home: usize,
+        other: Option<usize>,
+        far_home: u64,
+        far_n: u64,
+    ) -> u64 {
         let to_home = self.cost.transfer_ns(n, home);
-        let far_home = self.farthest_spinner_ns(home);
-        let far_n = self.farthest_spinner_ns(n);
         let (far_home, far_n) = match other {
             Some(o) => (
                 far_home.max(self.cost.transfer_ns(home, o)),
@@ -490,18 +503,23 @@ impl<C: TransferCost> Lock<C> {
         let tatas_home = self
             .home()
             .filter(|_| self.read_spin() && self.policy == LockPolicy::Unfair && n_waiting > 0);
-        let release_upgrade = tatas_home.map_or(0, |home| self.upgrade_ns(h.node(), home, None));
+        // Its farthest spinner from the releaser is the race's farthest
+        // class (the race classes the same waiters from the same node,
+        // before the winner leaves): one lookup a release saved. The one
+        // from the home is taken now, while the winner still waits.
+        let far_home = tatas_home.map_or(0, |home| self.farthest_spinner_ns(home));
         let releaser = h.node();
-        let (w, extra) = match self.policy {
+        let (w, extra, far_releaser) = match self.policy {
             _ if n_waiting == 0 => return None,
             LockPolicy::Fifo => (
                 self.waiters
                     .pop_front()
                     .expect("index from a non-empty queue"),
                 0,
+                0,
             ),
             LockPolicy::Unfair => {
-                let (w, phase, retry_rate) = self.first_to_see(h.node());
+                let (w, phase, retry_rate, far) = self.first_to_see(h.node());
                 let others = n_waiting - 1;
                 let nacks = match retry_rate {
                     // NACK-retry: the other waiters' requests reach the
@@ -513,9 +531,12 @@ impl<C: TransferCost> Lock<C> {
                     // the directory serves them in a burst.
                     None => self.directory_ns * others,
                 };
-                (w, phase + nacks)
+                (w, phase + nacks, far)
             }
         };
+        let release_upgrade = tatas_home.map_or(0, |home| {
+            self.upgrade_given(releaser, home, None, far_home, far_releaser)
+        });
         let hop = self.hop_ns(h.node(), w.node());
         // ... and the winner's cmpxchg upgrades the copy it read, which the
         // releaser and the spinners still waiting share.
@@ -576,7 +597,10 @@ impl<C: TransferCost> Lock<C> {
     /// With NACK retry, also the rate at which the waiters other than the
     /// winner send requests to the home: the sum of their reciprocal round
     /// trips, per class, per ns.
-    fn first_to_see(&mut self, from: usize) -> (Waiter, u64, Option<f64>) {
+    /// Also, without NACK retry, the largest of the classes' transfer
+    /// times: the farthest waiter's from `from`, the winner included (0
+    /// with NACK retry).
+    fn first_to_see(&mut self, from: usize) -> (Waiter, u64, Option<f64>, u64) {
         let mut classes = SCRATCH.take();
         let nack_home = self.home().zip(self.nack_retry());
         // NACKed waiters race to the home, so they are classed by their
@@ -589,6 +613,12 @@ impl<C: TransferCost> Lock<C> {
         );
         let jitter = self.spin_jitter_ns;
         let nested = self.cost.nested_groups().is_some();
+        // Only a read-spin release (never with NACK retry) reads it.
+        let far = match nack_home {
+            Some(_) => 0,
+            None => classes.iter().map(|c| c.ns).max().unwrap_or(0),
+        };
+        debug_assert!(nack_home.is_some() || far == self.farthest_spinner_ns(from));
         {
             let k: u64 = classes.iter().map(|c| c.count).sum();
             let total: u64 = classes.iter().map(|c| c.count * c.ns).sum();
@@ -662,7 +692,7 @@ impl<C: TransferCost> Lock<C> {
             .spinners
             .take(classes[a..b].iter().flat_map(|c| c.ranges), pick);
         SCRATCH.set(classes);
-        (w, phase, retry_rate)
+        (w, phase, retry_rate, far)
     }
 
     fn grant(
@@ -701,7 +731,7 @@ impl<C: TransferCost> Lock<C> {
     }
     /// Number of waiting CPUs.
     pub fn waiters(&self) -> usize {
-        self.waiters.len() + self.spinners.len
+        self.waiters.len() + self.spinners.len()
     }
     /// True when nobody holds the lock.
     pub fn is_free(&self) -> bool {
@@ -1046,8 +1076,23 @@ type NodeHash = BuildHasherDefault<NodeHasher>;
 struct Spinners {
     few: Vec<Waiter>,
     many: Option<Box<ByNode>>,
-    len: usize,
+    /// With the short list, the bitwise OR and AND of its waiters' node
+    /// numbers: the bits in which some waiter's node differs from a node
+    /// `from` are `(from & !and) | (!from & or)`, and with power-of-two
+    /// groups the highest of them is the farthest waiter's level. A
+    /// read-spin release asks [`farthest`](Self::farthest) once before
+    /// and twice after the winner leaves (the race gives the fourth);
+    /// that is one pass over up to [`FEW`] waiters each time the list
+    /// lost one, not a pass a lookup.
+    /// `push` keeps them; `remove` marks them [`STALE`] and the next
+    /// `farthest` folds them anew, so a lock whose releases never ask
+    /// (NACK retry) pays only the mark (issue 31, session 17).
+    bits: Cell<(u32, u32)>,
 }
+
+/// [`Spinners::bits`] not known: an AND with bits the OR lacks, which no
+/// non-empty list of nodes gives.
+const STALE: (u32, u32) = (0, u32::MAX);
 
 thread_local! {
     /// The distance classes of a release, reused by every release of every
@@ -1082,6 +1127,9 @@ struct ByNode {
     tree: Vec<u64>,
     /// A power of two above every node seen.
     cap: usize,
+    /// Waiters in the lists (kept here, not in [`Spinners`], so that the
+    /// common lock stays within its four cache lines with the node bits).
+    len: usize,
 }
 
 impl ByNode {
@@ -1144,10 +1192,20 @@ impl ByNode {
         self.grow(w.node());
         self.lists.entry(w.node()).or_default().push(w);
         self.add(w.node(), 1);
+        self.len += 1;
     }
 }
 
 impl Spinners {
+    /// How many wait.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        match &self.many {
+            Some(m) => m.len,
+            None => self.few.len(),
+        }
+    }
+
     /// Every waiter, in no particular order.
     fn iter(&self) -> impl Iterator<Item = &Waiter> {
         self.few
@@ -1184,12 +1242,17 @@ impl Spinners {
     }
 
     fn push(&mut self, w: Waiter) {
-        self.len += 1;
         if let Some(m) = &mut self.many {
             m.push(w);
             return;
         }
         if self.few.len() < FEW {
+            let (or, and) = self.bits.get();
+            if self.few.is_empty() {
+                self.bits.set((w.node, w.node));
+            } else if (or, and) != STALE {
+                self.bits.set((or | w.node, and & w.node));
+            }
             self.few.push(w);
             return;
         }
@@ -1204,7 +1267,6 @@ impl Spinners {
     /// Remove and return the `i`-th waiter of `node`'s list; the list's last
     /// waiter takes its place (`Vec::swap_remove`).
     fn remove(&mut self, node: usize, i: usize) -> Waiter {
-        self.len -= 1;
         let Some(m) = &mut self.many else {
             // The same on the node's waiters within the short list: the
             // node's last waiter moves into the taken one's slot.
@@ -1219,6 +1281,7 @@ impl Spinners {
             let w = self.few[at];
             self.few[at] = self.few[last];
             self.few.remove(last);
+            self.bits.set(STALE);
             return w;
         };
         let w = m
@@ -1227,11 +1290,13 @@ impl Spinners {
             .expect("counted waiters")
             .swap_remove(i);
         m.add(node, -1);
-        if self.len <= FEW_AGAIN {
+        m.len -= 1;
+        if m.len <= FEW_AGAIN {
             // Node by node, each list in its order.
             let mut lists: Vec<(usize, Vec<Waiter>)> = m.lists.drain().collect();
             lists.sort_unstable_by_key(|&(n, _)| n);
             self.few = lists.into_iter().flat_map(|(_, l)| l).collect();
+            self.bits.set(STALE);
             self.many = None;
         }
         w
@@ -1305,9 +1370,37 @@ impl Spinners {
                         .unwrap_or(0);
                 };
                 // The time grows with the level: the farthest waiter's level
-                // is the answer, and the first waiter outside every group
-                // of `from` ends the scan (most releases on a flat or
-                // lightly nested machine).
+                // is the answer. With power-of-two groups a node shares
+                // `from`'s group of 2^s nodes iff they differ in no bit
+                // from s up, so the farthest waiter's level follows from
+                // the highest bit in which any waiter differs from `from`.
+                if groups.iter().all(|g| g.is_power_of_two()) {
+                    if self.few.is_empty() {
+                        return 0;
+                    }
+                    let mut bits = self.bits.get();
+                    if bits == STALE {
+                        bits = self
+                            .few
+                            .iter()
+                            .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
+                        self.bits.set(bits);
+                    }
+                    let from = from as u64;
+                    let (or, and) = (u64::from(bits.0), u64::from(bits.1));
+                    let differ = (from & !and) | (!from & or);
+                    if differ == 0 {
+                        return ns[0];
+                    }
+                    let high = 63 - differ.leading_zeros();
+                    let inside = groups
+                        .iter()
+                        .take_while(|g| g.trailing_zeros() <= high)
+                        .count();
+                    return ns[inside + 1];
+                }
+                // Otherwise by a pass, where the first waiter outside every
+                // group of `from` ends the scan.
                 let mut bound = [(0usize, 0usize); MAX_LEVELS + 1];
                 bound[0] = (from, from + 1);
                 for (b, &g) in bound[1..].iter_mut().zip(groups) {
@@ -1350,7 +1443,7 @@ impl Spinners {
                             (from / g * g, from / g * g + g)
                         }
                     };
-                    let (mut j, mut outer, mut far) = (groups.len() + 1, self.len as u64, 0);
+                    let (mut j, mut outer, mut far) = (groups.len() + 1, self.len() as u64, 0);
                     loop {
                         let inner = match j {
                             0 => 0,
@@ -1386,7 +1479,7 @@ impl Spinners {
                     }
                     (hi, p_lo, p_hi) = (ghi, p_glo, p_ghi);
                 }
-                if p_lo + (self.len as u64 - p_hi) > 0 {
+                if p_lo + (self.len() as u64 - p_hi) > 0 {
                     let any = if p_lo > 0 { 0 } else { hi };
                     far = far.max(cost.transfer_ns(from, any));
                 }
@@ -1531,7 +1624,7 @@ impl Spinners {
                 // Nodes in no common group with `from`.
                 let (first, any) = if p_lo > 0 { (0, 0) } else { (p_hi, hi) };
                 class(
-                    p_lo + (self.len as u64 - p_hi),
+                    p_lo + (self.len() as u64 - p_hi),
                     first,
                     any,
                     [(0, lo), (hi, usize::MAX)],
@@ -2132,7 +2225,7 @@ mod tests {
         for round in 0..4000 {
             // Grow for a while, then drain, twice over.
             let grow = (round / 500) % 2 == 0;
-            let len = s.len;
+            let len = s.len();
             if len == 0 || (grow && rng.random_range(0..4) != 0) {
                 let node = if round % 3 == 0 {
                     rng.random_range(0..9000)
@@ -2185,7 +2278,7 @@ mod tests {
                     "round {round}"
                 );
             }
-            assert_eq!(s.len, reference.values().map(Vec::len).sum::<usize>());
+            assert_eq!(s.len(), reference.values().map(Vec::len).sum::<usize>());
         }
     }
 
@@ -2258,6 +2351,46 @@ mod tests {
                 s.classes_by(from, &COST, &mut c, false);
                 let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
                 assert_eq!(s.farthest(from, &COST), want, "{n} waiters from {from}");
+            }
+        }
+    }
+
+    /// The short list's OR and AND of its nodes follow its waiters through
+    /// random pushes and takes (in and out of the lists by node), known or
+    /// marked stale, and `farthest` read from them answers what the
+    /// classes' largest time is, as the pass over the waiters did, with
+    /// power-of-two groups and without.
+    #[test]
+    fn node_bits_follow_the_waiters() {
+        use super::super::cost::CostTable;
+        let mut rng = stream(17, "spinners-mask", 0);
+        for groups in [vec![], vec![2], vec![4, 8], vec![2, 8, 32], vec![3, 12]] {
+            let ns: Vec<u64> = (0..groups.len() as u64 + 2).map(|k| 100 + 37 * k).collect();
+            let cost = CostTable::from_groups(300, groups.clone(), ns);
+            let mut s = Spinners::default();
+            let mut cpu = 0;
+            for round in 0..3000 {
+                let spread = [8, 63, 70, 300][(round / 250) % 4];
+                let grow = (round / 100) % 2 == 0;
+                if s.len() == 0 || (grow && rng.random_range(0..3) != 0) {
+                    s.push(Waiter::new(cpu, rng.random_range(0..spread), Time(0)));
+                    cpu += 1;
+                } else {
+                    let pick = rng.random_range(0..s.len() as u64);
+                    s.take(std::iter::once((0, usize::MAX)), pick);
+                }
+                if s.many.is_none() && !s.few.is_empty() && s.bits.get() != STALE {
+                    let want = s
+                        .few
+                        .iter()
+                        .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
+                    assert_eq!(s.bits.get(), want, "round {round}");
+                }
+                let from = rng.random_range(0..spread);
+                let mut c = Vec::new();
+                s.classes_by(from, &cost, &mut c, false);
+                let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
+                assert_eq!(s.farthest(from, &cost), want, "{groups:?} round {round}");
             }
         }
     }
