@@ -263,8 +263,8 @@ impl Run {
         let end = Time::ZERO + duration;
         let mut ops = 0u64;
         let queued = tasks_per_cpu * cpus;
-        // Each operation's path, rounded once here (a float rounding is a
-        // library call: it was 1.7% of the run's instructions per hold).
+        // Each operation's path, rounded once here: a float rounding is a
+        // library call, 1.7% of the run's instructions done at each hold.
         // 2.4 schedule(): goodness() over every runnable task.
         let goodness = Dur::from_ns_f64(c.path_ns + queued as f64 * c.goodness_ns);
         // 2.4 wake-up and fork: reschedule_idle() looks at every CPU.
