@@ -453,26 +453,36 @@ impl Sharers {
     }
 }
 
-/// The state of one line of a [`LineSet`] (48 bytes): who owns it, when
-/// the directory is next free and the data ready, and the ownership
-/// transfers still in flight (two inline; more in the set).
+/// The state of one line of a [`LineSet`] (24 bytes; its home is the
+/// caller's, as a run queue's lock cell keeps it): who owns it, when the
+/// directory is next free and when the data is ready. A write's transfer
+/// starts no earlier than `ready` and `ready` becomes its end, so the
+/// latest transfer in flight always ends at `ready`: a lone one needs no
+/// field of its own. Two or more go to a queue of the set, whose slot then
+/// takes `ready`'s place (the queue's last is `ready`).
 #[derive(Debug, Clone, Copy)]
 pub struct LineCell {
-    home: u32,
     /// The owning CPU and its node, or nobody: only in memory.
     owner: Owner,
-    /// Transfers in flight inline (0 to [`INLINE`]), or [`INLINE`] + 1 +
-    /// the index of their queue in [`LineSet::spilled`].
-    in_flight_n: u32,
     directory_free: Time,
-    ready: Time,
-    in_flight: [Time; INLINE],
+    /// `ready` in ns (at most one transfer in flight, ending then); or
+    /// [`SPILLED`] | the index of the queue in [`LineSet::spilled`].
+    ready: u64,
 }
 
-/// Transfers in flight a [`LineCell`] keeps inline.
-const INLINE: usize = 2;
-/// "None" in a [`LineCell`]'s 32-bit fields.
+/// A [`LineCell`]'s `ready` while its transfers in flight are queued in
+/// the set: this bit and the queue's slot (a time never reaches 2⁶³ ns).
+const SPILLED: u64 = 1 << 63;
+/// "None" in an [`Owner`]'s 32-bit fields.
 const NONE: u32 = u32::MAX;
+
+impl LineCell {
+    /// The slot of its queue of transfers in flight, if it has one.
+    #[inline]
+    fn spilled(&self) -> Option<usize> {
+        (self.ready & SPILLED != 0).then_some((self.ready & !SPILLED) as usize)
+    }
+}
 
 /// Many lines that are only written (a run queue's head, a counter), as
 /// many [`CacheLine`]s would serve the writes: the same times, the same
@@ -486,7 +496,7 @@ const NONE: u32 = u32::MAX;
 pub struct LineSet<C> {
     cost: C,
     directory_ns: u64,
-    /// Queues of transfers in flight of lines with more than [`INLINE`].
+    /// Queues of transfers in flight of lines with two or more.
     spilled: Vec<VecDeque<Time>>,
     /// Slots of `spilled` free again.
     free: Vec<u32>,
@@ -506,26 +516,32 @@ impl<C: TransferCost> LineSet<C> {
         }
     }
 
-    /// A line whose memory is on `home`, in no cache yet.
-    pub fn add(&self, home: usize) -> LineCell {
+    /// A line in no cache yet (its home is given with each write).
+    pub fn add(&self) -> LineCell {
         LineCell {
-            home: u32::try_from(home).expect("node numbers fit 32 bits"),
             owner: Owner::NONE,
-            in_flight_n: 0,
             directory_free: Time::ZERO,
-            ready: Time::ZERO,
-            in_flight: [Time::ZERO; INLINE],
+            // No transfer yet: one that ended at 0 is the same (dropped
+            // as done by the first write).
+            ready: 0,
         }
     }
 
-    /// `cpu` on `node` writes `line` at `now`; as [`CacheLine::write`].
-    pub fn write(&mut self, line: &mut LineCell, now: Time, cpu: usize, node: usize) -> Time {
+    /// `cpu` on `node` writes `line`, whose memory is on `home`, at `now`;
+    /// as [`CacheLine::write`].
+    pub fn write(
+        &mut self,
+        line: &mut LineCell,
+        home: usize,
+        now: Time,
+        cpu: usize,
+        node: usize,
+    ) -> Time {
         self.stats.writes += 1;
-        let home = line.home as usize;
         let latency = match line.owner.find(cpu) {
             Found::Hit => {
                 self.stats.hits += 1;
-                return now.max(line.ready);
+                return now.max(self.ready(line));
             }
             Found::Memory => self.cost.transfer_ns(home, node),
             Found::Cache(o) => {
@@ -538,55 +554,61 @@ impl<C: TransferCost> LineSet<C> {
         let waiting = self.settle(line, now);
         let served = now.max(line.directory_free) + Dur(self.directory_ns);
         line.directory_free = served;
-        let start = served.max(line.ready) + Dur(waiting * self.directory_ns);
+        let ready = self.ready(line);
+        let start = served.max(ready) + Dur(waiting * self.directory_ns);
         let done = start + Dur(latency);
         let s = &mut self.stats;
         s.transfers += 1;
         s.nacks += waiting;
         s.busy += Dur(latency);
         s.total_queue_wait += start - now;
-        line.ready = line.ready.max(done);
-        self.push(line, done);
+        // `done` is the latest (it starts at or after `ready`): it
+        // becomes `ready`.
+        debug_assert!(done >= ready);
+        self.push(line, waiting, done);
         done
+    }
+
+    /// When `line`'s data is ready: its latest transfer's end.
+    #[inline]
+    fn ready(&self, line: &LineCell) -> Time {
+        match line.spilled() {
+            None => Time(line.ready),
+            Some(s) => *self.spilled[s].back().expect("a queue holds two or more"),
+        }
     }
 
     /// Drops the transfers done by `now`; how many are still in flight.
     fn settle(&mut self, line: &mut LineCell, now: Time) -> u64 {
-        let n = line.in_flight_n as usize;
-        if n <= INLINE {
-            // Oldest first, as the queue: drop from the front while done.
-            let gone = line.in_flight[..n]
-                .iter()
-                .take_while(|&&t| t <= now)
-                .count();
-            let left = n - gone;
-            line.in_flight.copy_within(gone..n, 0);
-            line.in_flight_n = left as u32;
-            return left as u64;
-        }
-        let slot = n - INLINE - 1;
+        let Some(slot) = line.spilled() else {
+            // The lone transfer, ending at `ready`.
+            return u64::from(Time(line.ready) > now);
+        };
         let q = &mut self.spilled[slot];
+        let ready = *q.back().expect("a queue holds two or more");
+        // Oldest first: drop from the front while done.
         while q.front().is_some_and(|&t| t <= now) {
             q.pop_front();
         }
         let left = q.len();
-        if left <= INLINE {
-            for (i, t) in q.drain(..).enumerate() {
-                line.in_flight[i] = t;
-            }
-            line.in_flight_n = left as u32;
+        if left <= 1 {
+            // Back to the cell: the one left (if any) ends at `ready`.
+            q.clear();
+            line.ready = ready.0;
             self.free.push(slot as u32);
         }
         left as u64
     }
 
-    /// Adds a transfer in flight, done at `done` (the latest).
-    fn push(&mut self, line: &mut LineCell, done: Time) {
-        let n = line.in_flight_n as usize;
-        if n < INLINE {
-            line.in_flight[n] = done;
-            line.in_flight_n += 1;
-        } else if n == INLINE {
+    /// Adds a transfer in flight, done at `done` (the latest), to the
+    /// `waiting` still in flight.
+    fn push(&mut self, line: &mut LineCell, waiting: u64, done: Time) {
+        if let Some(s) = line.spilled() {
+            self.spilled[s].push_back(done);
+        } else if waiting == 0 {
+            debug_assert!(done.0 < SPILLED, "times stay below 2^63 ns");
+            line.ready = done.0;
+        } else {
             let slot = match self.free.pop() {
                 Some(s) => s as usize,
                 None => {
@@ -595,11 +617,9 @@ impl<C: TransferCost> LineSet<C> {
                 }
             };
             let q = &mut self.spilled[slot];
-            q.extend(line.in_flight);
+            q.push_back(Time(line.ready));
             q.push_back(done);
-            line.in_flight_n = (INLINE + 1 + slot) as u32;
-        } else {
-            self.spilled[n - INLINE - 1].push_back(done);
+            line.ready = SPILLED | slot as u64;
         }
     }
 
@@ -830,12 +850,12 @@ mod set_tests {
             let cost = CostTable::from_groups(6, vec![2], vec![10, 60, 150]);
             let mut lines: Vec<_> = (0..3).map(|h| CacheLine::new(h, &cost).with_directory(dir)).collect();
             let mut set = LineSet::new(&cost, dir);
-            let mut cells: Vec<_> = (0..3).map(|h| set.add(h)).collect();
+            let mut cells: Vec<_> = (0..3).map(|_| set.add()).collect();
             let mut now = Time::ZERO;
             for &(gap, cpu, l) in &ops {
                 now += Dur(gap);
                 let node = cpu / 2;
-                prop_assert_eq!(lines[l].write(now, cpu, node), set.write(&mut cells[l], now, cpu, node));
+                prop_assert_eq!(lines[l].write(now, cpu, node), set.write(&mut cells[l], l, now, cpu, node));
             }
             let mut sum = LineStats::default();
             for l in &lines {
@@ -916,9 +936,9 @@ mod set_tests {
         assert!(hit, "a sharer's read is a hit at once");
     }
 
-    /// A line's cell: 48 bytes (a `CacheLine` is 160 and a heap block).
+    /// A line's cell: 24 bytes (a `CacheLine` is 160 and a heap block).
     #[test]
     fn a_line_cell_stays_small() {
-        assert_eq!(std::mem::size_of::<LineCell>(), 48);
+        assert_eq!(std::mem::size_of::<LineCell>(), 24);
     }
 }

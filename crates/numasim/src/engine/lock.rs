@@ -748,30 +748,55 @@ impl<C: TransferCost> Lock<C> {
 }
 
 /// The state of one lock of a [`LockSet`] that every acquire and release
-/// touches (32 bytes): the line's owner (the holder while held), the home, and where the
+/// touches (24 bytes): the line's owner (the holder while held), the home, and where the
 /// lock's full state is while CPUs wait for it. Kept by the caller, beside
 /// whatever else its events touch (sched-ops keeps a CPU's state, its run
-/// queue's lock and its queue head's line together; issue 31).
+/// queue's lock and its queue head's line in one 64-byte line; issue 31).
 #[derive(Debug, Clone, Copy)]
 pub struct LockCell {
-    /// When the holder got the lock (meaningless while free).
-    since: Time,
-    /// The CPU whose cache holds the line: the holder while `held`, the
+    /// Held, the holder's grant time (below [`CELL_BUSY`]); free,
+    /// [`CELL_FREE`]; with waiters, [`CELL_BUSY`] | its slot in
+    /// [`LockSet::busy`] (the full lock then has the holder). One word for
+    /// what were a flag, a time and a slot: the cell fits beside a CPU's
+    /// state and its queue head's line in 64 bytes.
+    state: u64,
+    /// The CPU whose cache holds the line: the holder while held, the
     /// last holder while free (as [`Lock`]'s).
     line: Owner,
-    held: bool,
     home: u32,
     /// The lock's number in its set (its random stream).
     id: u32,
-    /// Its slot in [`LockSet::busy`] while CPUs wait, else [`NO_NODE`].
-    slot: u32,
 }
+
+/// A [`LockCell`]'s state while free.
+const CELL_FREE: u64 = u64::MAX;
+/// A [`LockCell`]'s state while its lock is in [`LockSet::busy`]: this bit
+/// and the slot (a grant time never reaches 2⁶³ ns, 292 years).
+const CELL_BUSY: u64 = 1 << 63;
 
 impl LockCell {
     /// The holder: the line's owner while held.
     fn holder(&self) -> Option<Holder> {
-        let (cpu, node) = self.line.cpu_node().filter(|_| self.held)?;
-        Some(Holder::new(cpu, node, self.since))
+        let (cpu, node) = self.line.cpu_node().filter(|_| self.state < CELL_BUSY)?;
+        Some(Holder::new(cpu, node, Time(self.state)))
+    }
+    /// Its slot in [`LockSet::busy`] while CPUs wait for it.
+    #[inline]
+    fn slot(&self) -> Option<usize> {
+        (self.state != CELL_FREE && self.state >= CELL_BUSY)
+            .then_some((self.state & !CELL_BUSY) as usize)
+    }
+    /// Held in the cell since `since`.
+    #[inline]
+    fn hold(&mut self, since: Time) {
+        debug_assert!(since.0 < CELL_BUSY, "grant times stay below 2^63 ns");
+        self.state = since.0;
+    }
+    /// The node the lock's line lives on ([`Lock::with_home`]); `None`:
+    /// direct transfers.
+    #[inline]
+    pub fn home(&self) -> Option<usize> {
+        (self.home != NO_NODE).then_some(self.home as usize)
     }
 }
 
@@ -830,12 +855,10 @@ impl<C: TransferCost + Clone> LockSet<C> {
         let id = small(self.rngs.len());
         self.rngs.push(rng);
         LockCell {
-            since: Time::ZERO,
+            state: CELL_FREE,
             line: Owner::NONE,
-            held: false,
             home: home.map_or(NO_NODE, small),
             id,
-            slot: NO_NODE,
         }
     }
 
@@ -847,10 +870,10 @@ impl<C: TransferCost + Clone> LockSet<C> {
         cpu: usize,
         node: usize,
     ) -> Option<Time> {
-        if cell.slot != NO_NODE {
-            return self.busy[cell.slot as usize].acquire(now, cpu, node);
+        if let Some(s) = cell.slot() {
+            return self.busy[s].acquire(now, cpu, node);
         }
-        if !cell.held {
+        if cell.state == CELL_FREE {
             // Free and without waiters: the shared lock, given this one's
             // line and home, takes it (and counts it).
             let p = &mut self.proto;
@@ -858,29 +881,29 @@ impl<C: TransferCost + Clone> LockSet<C> {
             p.home = cell.home;
             let at = p.acquire(now, cpu, node);
             let h = p.holder.take().expect("a free lock is granted");
-            cell.held = true;
-            cell.since = h.since;
+            cell.hold(h.since);
             cell.line = p.line;
             return at;
         }
         // The first waiter: the lock in full, from the pool.
         let rng = self.rngs[cell.id as usize].clone();
+        let holder = cell.holder();
         let l = match self.free.pop() {
             Some(s) => {
-                cell.slot = s;
+                cell.state = CELL_BUSY | u64::from(s);
                 let l = &mut self.busy[s as usize];
                 l.rng = rng;
                 l
             }
             None => {
-                cell.slot = small(self.busy.len());
+                cell.state = CELL_BUSY | u64::from(small(self.busy.len()));
                 self.busy.push(self.proto.like(rng));
                 self.busy.last_mut().expect("just pushed")
             }
         };
         l.home = cell.home;
         l.line = cell.line;
-        l.holder = cell.holder();
+        l.holder = holder;
         l.line_busy_until = Time::ZERO;
         l.acquire(now, cpu, node)
     }
@@ -890,25 +913,22 @@ impl<C: TransferCost + Clone> LockSet<C> {
     /// # Panics
     /// If `cpu` does not hold the lock.
     pub fn release(&mut self, cell: &mut LockCell, now: Time, cpu: usize) -> Option<Grant> {
-        if cell.slot == NO_NODE {
+        let Some(s) = cell.slot() else {
             let p = &mut self.proto;
             p.holder = cell.holder();
             let g = p.release(now, cpu);
             debug_assert!(g.is_none(), "a lock in its cell has no waiters");
-            cell.held = false;
+            cell.state = CELL_FREE;
             return g;
-        }
-        let s = cell.slot as usize;
+        };
         let l = &mut self.busy[s];
         let g = l.release(now, cpu);
         // Back to its cell once nobody waits, unless a cmpxchg stampede
         // still holds its line (that state is the full lock's alone).
         if l.waiters() == 0 && l.stampede().is_none() {
             let h = l.holder.expect("a lock with waiters is granted on");
-            cell.held = true;
-            cell.since = h.since;
+            cell.hold(h.since);
             cell.line = l.line;
-            cell.slot = NO_NODE;
             self.rngs[cell.id as usize] = l.rng.clone();
             let st = std::mem::take(&mut l.stats);
             add_stats(&mut self.proto.stats, &st);
@@ -920,17 +940,17 @@ impl<C: TransferCost + Clone> LockSet<C> {
 
     /// `cell`'s holder's CPU and when it got the lock (as [`Lock::holder`]).
     pub fn holder(&self, cell: &LockCell) -> Option<(usize, Time)> {
-        match cell.slot {
-            NO_NODE => cell.holder().map(|h| (h.cpu(), h.since)),
-            s => self.busy[s as usize].holder(),
+        match cell.slot() {
+            None => cell.holder().map(|h| (h.cpu(), h.since)),
+            Some(s) => self.busy[s].holder(),
         }
     }
 
     /// Waiters for `cell`'s lock.
     pub fn waiters(&self, cell: &LockCell) -> usize {
-        match cell.slot {
-            NO_NODE => 0,
-            s => self.busy[s as usize].waiters(),
+        match cell.slot() {
+            None => 0,
+            Some(s) => self.busy[s].waiters(),
         }
     }
 
@@ -2568,9 +2588,9 @@ mod set_tests {
     }
 
     /// The set's cell, with the CPU state and a line's cell beside it, is
-    /// what sched-ops keeps per CPU: 32 bytes (issue 31).
+    /// what sched-ops keeps per CPU: 24 bytes (issue 31).
     #[test]
     fn a_lock_cell_stays_small() {
-        assert_eq!(std::mem::size_of::<LockCell>(), 32);
+        assert_eq!(std::mem::size_of::<LockCell>(), 24);
     }
 }

@@ -51,9 +51,9 @@ pub fn sched_ops(
         let lock = spinlock(machine, &cost, spin, node, seed ^ l as u64, "sched-ops-rq");
         (lock, line(machine, &cost, node))
     };
+    let node_of = |c: usize| machine.cpu_node(c as u64).unwrap_or(0);
     let mut cpu_state = (0..n).map(|c| CpuState {
         lock: lock_of(kind, c) as u32,
-        node: machine.cpu_node(c as u64).unwrap_or(0) as u32,
         op: 0,
         asked: Time::ZERO,
     });
@@ -69,24 +69,31 @@ pub fn sched_ops(
     match kind {
         // One lock: the CPUs' states in their own array.
         Runqueue::Global => {
-            let cpus: Vec<CpuState> = cpu_state.collect();
-            let rqs = vec![rq(0, cpus[0].node as usize)];
+            let cpus: Vec<(CpuState, u32)> = cpu_state
+                .enumerate()
+                .map(|(c, s)| (s, node_of(c) as u32))
+                .collect();
+            let rqs = vec![rq(0, node_of(0))];
             run.simulate(&mut Split { cpus, rqs })
         }
         // A lock per CPU: each CPU's state beside its own queue's lock and
-        // head, the ones most of its events touch (104 bytes in one place,
-        // not a 448-byte `Lock` and `CacheLine` apart: 16,384 CPUs' state
-        // then stays in the host's L2; issue 31). Same grants, same times,
-        // same random streams as a `Lock` per queue.
+        // head, the ones most of its events touch (one 64-byte line, not a
+        // 448-byte `Lock` and `CacheLine` apart; a wake-up's random queue
+        // then costs the host one cache miss; issue 31). Same grants, same
+        // times, same random streams as a `Lock` per queue.
         Runqueue::PerCpu => {
             let mut locks = LockSet::new(spinlock(machine, &cost, spin, 0, seed, "sched-ops-rq"));
             let lines = line_set(machine, &cost);
             let mut slots = Vec::with_capacity(n);
             for l in 0..n {
-                let s = cpu_state.next().expect("a state per CPU");
-                let node = s.node as usize;
+                let cpu = cpu_state.next().expect("a state per CPU");
+                let node = node_of(l);
                 let lock = locks.add(Some(node), stream(seed ^ l as u64, "sched-ops-rq", 0));
-                slots.push((s, lock, lines.add(node)));
+                slots.push(Slot {
+                    cpu,
+                    lock,
+                    line: lines.add(),
+                });
             }
             run.simulate(&mut Cells {
                 slots,
@@ -102,12 +109,11 @@ pub fn sched_ops(
 type Rq<'a> = (Lock<&'a CostTable>, Line<'a>);
 
 /// What a CPU is doing or waiting to do: the lock it wants, the operation
-/// (0 fork, 1 wake, 2 exit, 3 schedule) and when it asked; and its node.
-/// 24 bytes.
+/// (0 fork, 1 wake, 2 exit, 3 schedule) and when it asked. 16 bytes: its
+/// node is its own queue's home ([`Store::node`]).
 #[derive(Clone, Copy)]
 struct CpuState {
     lock: u32,
-    node: u32,
     op: u8,
     asked: Time,
 }
@@ -115,6 +121,8 @@ struct CpuState {
 /// Where the CPUs' states and the run queues live.
 trait Store {
     fn cpu(&mut self, c: usize) -> &mut CpuState;
+    /// CPU `c`'s node.
+    fn node(&self, c: usize) -> usize;
     /// Queue `l`'s lock, as [`Lock::acquire`] and [`Lock::release`].
     fn acquire(&mut self, l: usize, now: Time, cpu: usize, node: usize) -> Option<Time>;
     fn release(&mut self, l: usize, now: Time, cpu: usize) -> Option<Grant>;
@@ -123,16 +131,20 @@ trait Store {
     fn len(&self) -> usize;
 }
 
-/// The states in one array, the queues in another.
+/// The states (and nodes) in one array, the queues in another.
 struct Split<'a> {
-    cpus: Vec<CpuState>,
+    cpus: Vec<(CpuState, u32)>,
     rqs: Vec<Rq<'a>>,
 }
 
 impl Store for Split<'_> {
     #[inline(always)]
     fn cpu(&mut self, c: usize) -> &mut CpuState {
-        &mut self.cpus[c]
+        &mut self.cpus[c].0
+    }
+    #[inline(always)]
+    fn node(&self, c: usize) -> usize {
+        self.cpus[c].1 as usize
     }
     #[inline(always)]
     fn acquire(&mut self, l: usize, now: Time, cpu: usize, node: usize) -> Option<Time> {
@@ -151,10 +163,26 @@ impl Store for Split<'_> {
     }
 }
 
-/// CPU `i`'s state beside queue `i`'s lock and head; the locks' and lines'
-/// shared settings (and their pools for the rare lock with waiters) apart.
+/// CPU `i`'s state, queue `i`'s lock cell and its head's line cell: one
+/// 64-byte line of the host (a wake-up touches a random CPU's; issue 31).
+/// The CPU's node is its queue's home, kept once, in the lock cell.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Slot {
+    cpu: CpuState,
+    lock: LockCell,
+    line: LineCell,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<Slot>() == 64,
+    "a CPU's slot is one 64-byte line"
+);
+
+/// Every CPU's [`Slot`]; the locks' and lines' shared settings (and their
+/// pools for the rare lock with waiters) apart.
 struct Cells<'a> {
-    slots: Vec<(CpuState, LockCell, LineCell)>,
+    slots: Vec<Slot>,
     locks: LockSet<&'a CostTable>,
     lines: LineSet<&'a CostTable>,
 }
@@ -162,19 +190,25 @@ struct Cells<'a> {
 impl Store for Cells<'_> {
     #[inline(always)]
     fn cpu(&mut self, c: usize) -> &mut CpuState {
-        &mut self.slots[c].0
+        &mut self.slots[c].cpu
+    }
+    #[inline(always)]
+    fn node(&self, c: usize) -> usize {
+        self.slots[c].lock.home().unwrap_or(0)
     }
     #[inline(always)]
     fn acquire(&mut self, l: usize, now: Time, cpu: usize, node: usize) -> Option<Time> {
-        self.locks.acquire(&mut self.slots[l].1, now, cpu, node)
+        self.locks.acquire(&mut self.slots[l].lock, now, cpu, node)
     }
     #[inline(always)]
     fn release(&mut self, l: usize, now: Time, cpu: usize) -> Option<Grant> {
-        self.locks.release(&mut self.slots[l].1, now, cpu)
+        self.locks.release(&mut self.slots[l].lock, now, cpu)
     }
     #[inline(always)]
     fn write_head(&mut self, l: usize, now: Time, cpu: usize, node: usize) -> Time {
-        self.lines.write(&mut self.slots[l].2, now, cpu, node)
+        let s = &mut self.slots[l];
+        let home = s.lock.home().unwrap_or(0);
+        self.lines.write(&mut s.line, home, now, cpu, node)
     }
     fn len(&self) -> usize {
         self.slots.len()
@@ -229,19 +263,23 @@ impl Run {
         let end = Time::ZERO + duration;
         let mut ops = 0u64;
         let queued = tasks_per_cpu * cpus;
+        // Each operation's path, rounded once here: a float rounding is a
+        // library call, 1.7% of the run's instructions done at each hold.
+        // 2.4 schedule(): goodness() over every runnable task.
+        let goodness = Dur::from_ns_f64(c.path_ns + queued as f64 * c.goodness_ns);
+        // 2.4 wake-up and fork: reschedule_idle() looks at every CPU.
+        let reschedule_idle = Dur::from_ns_f64(c.path_ns + cpus as f64 * c.cpu_scan_ns);
+        let path = Dur::from_ns_f64(c.path_ns);
         // Hold the lock from `got`: the queue head moves to this CPU, then
         // the operation's path.
         let mut hold = |st: &mut S, cpu: usize, got: Time, s: CpuState| {
             waited += got - s.asked;
-            let t = st.write_head(s.lock as usize, got, cpu, s.node as usize);
-            let ns = match (kind, s.op) {
-                // 2.4 schedule(): goodness() over every runnable task.
-                (Runqueue::Global, SCHEDULE) => c.path_ns + queued as f64 * c.goodness_ns,
-                // 2.4 wake-up and fork: reschedule_idle() looks at every CPU.
-                (Runqueue::Global, 0 | 1) => c.path_ns + cpus as f64 * c.cpu_scan_ns,
-                _ => c.path_ns,
-            };
-            t + Dur::from_ns_f64(ns)
+            let t = st.write_head(s.lock as usize, got, cpu, st.node(cpu));
+            t + match (kind, s.op) {
+                (Runqueue::Global, SCHEDULE) => goodness,
+                (Runqueue::Global, 0 | 1) => reschedule_idle,
+                _ => path,
+            }
         };
         // The handled event stays pending until the CPU's next replaces it
         // (one heap sift an event, not two, where it is the heap's).
@@ -251,7 +289,7 @@ impl Run {
                 Ev::Want(i) => {
                     let cpu = i as usize;
                     let s = *st.cpu(cpu);
-                    match st.acquire(s.lock as usize, now, cpu, s.node as usize) {
+                    match st.acquire(s.lock as usize, now, cpu, st.node(cpu)) {
                         Some(at) => {
                             let done = hold(st, cpu, at, s);
                             q.replace_top(done, Ev::Release(i)).expect("future");
