@@ -17,7 +17,7 @@
 //! | `hierarchy.mlp`               | random read at the largest size                |
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
 //! | `cpu.cache.copy_mbps`         | copy where the level holds the most of it      |
-//! | `hierarchy.stream_reach`, `stream_retain` | copy below the largest size (χ², per cache) |
+//! | `hierarchy.stream_reach`, `stream_retain` | copy below the largest size (χ², per cache; a private L2 LRU-like) |
 //! | `hierarchy.stream_mbps`       | copy at the largest size                       |
 //! | `hierarchy.prefetch_depth_lines` | copy at the largest size with 4 KiB pages   |
 
@@ -1030,8 +1030,8 @@ fn fit_reach(
             // on differences under 1 (the 16-vCPU Xeon guest: 0.30
             // against 0.76), pricing a quarter of its 4 MiB copy at the
             // L2's rate: +16/+18%. Both hosts copy 4 MiB no faster than
-            // 16 MiB (Xeon 1.00-1.03x, EPYC 0.88-0.93x): nothing of it
-            // is kept.
+            // 16 MiB (THP: Xeon 1.00-1.01x, EPYC 0.88-0.93x in six runs
+            // of seven): nothing of it is kept.
             vec![0.0]
         } else {
             vec![0.0, 1.0]
@@ -1110,6 +1110,9 @@ fn fit_reach(
                 match (random, best.0 > 0.0) {
                     (true, _) => "",
                     (false, true) => ", keeps reach/W",
+                    (false, false) if stream && private_below_last(m, i) => {
+                        ", LRU-like (a private cache's prior, not fitted)"
+                    }
                     (false, false) => ", LRU-like",
                 }
             )
