@@ -1027,8 +1027,8 @@ fn fit_reach(
             // sweep has one size between it and the next level (4 MiB
             // past a 1-2 MiB L2), where retention trades against the
             // next level's copy rate, and the χ² chose "keeps reach/W"
-            // on differences under 1 (the 16-vCPU Xeon guest: 0.30
-            // against 0.76), pricing a quarter of its 4 MiB copy at the
+            // by differences of 0.3-1.4 (the 16-vCPU Xeon guest: 2.86
+            // against 4.22), pricing a quarter of its 4 MiB copy at the
             // L2's rate: +16/+18%. Both hosts copy 4 MiB no faster than
             // 16 MiB (THP: Xeon 1.00-1.01x, EPYC 0.88-0.93x in six runs
             // of seven): nothing of it is kept.
