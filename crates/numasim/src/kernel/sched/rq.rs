@@ -6,6 +6,7 @@
 //! and counters.
 
 use crate::engine::{CostTable, Grant, Lock, Time};
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// A run-queue lock (`rq->lock`, 2.4's `runqueue_lock`) and, per CPU, what
@@ -420,6 +421,13 @@ pub struct IdleCpus {
     /// blocks with none (issue 31: aim7 at 16,384 CPUs, where a handful
     /// are free, scanned all 16,384 a wake-up).
     block_free: Vec<u32>,
+    /// Each block's [`longest_idle`] as (since, cpu), kept while it stays
+    /// right: a CPU becoming free can only lower it, and only the CPU it
+    /// names leaving (or changing) makes it stale, and then it is found
+    /// again at the next search that needs it (a search over the machine
+    /// reads one entry a block, not 64 CPUs).
+    block_min: Vec<Cell<Option<(Time, usize)>>>,
+    block_stale: Vec<Cell<bool>>,
 }
 
 /// CPUs per block of [`IdleCpus`]' counts.
@@ -428,13 +436,18 @@ const IDLE_BLOCK: usize = 64;
 impl IdleCpus {
     /// `n` CPUs, all idle since time 0, none kicked.
     pub fn new(n: usize) -> Self {
+        let blocks = n.div_ceil(IDLE_BLOCK);
         IdleCpus {
             since: vec![Some(Time::ZERO); n],
             kicked: vec![false; n],
             free: n,
-            block_free: (0..n.div_ceil(IDLE_BLOCK))
+            block_free: (0..blocks)
                 .map(|b| (n - b * IDLE_BLOCK).min(IDLE_BLOCK) as u32)
                 .collect(),
+            block_min: (0..blocks)
+                .map(|b| Cell::new(Some((Time::ZERO, b * IDLE_BLOCK))))
+                .collect(),
+            block_stale: vec![Cell::new(false); blocks],
         }
     }
 
@@ -444,15 +457,36 @@ impl IdleCpus {
         self.since[cpu].is_some() && !self.kicked[cpu]
     }
 
-    /// Change `cpu`'s state, keeping the counts.
+    /// Change `cpu`'s state, keeping the counts and the blocks' minima.
     fn set(&mut self, cpu: usize, since: Option<Time>, kicked: bool) {
         let before = self.available(cpu);
         self.since[cpu] = since;
         self.kicked[cpu] = kicked;
         let after = self.available(cpu);
         self.free = self.free + usize::from(after) - usize::from(before);
-        let b = &mut self.block_free[cpu / IDLE_BLOCK];
-        *b = *b + u32::from(after) - u32::from(before);
+        let b = cpu / IDLE_BLOCK;
+        self.block_free[b] = self.block_free[b] + u32::from(after) - u32::from(before);
+        if self.block_stale[b].get() {
+            return;
+        }
+        let min = self.block_min[b].get();
+        if before && min.is_some_and(|(_, k)| k == cpu) {
+            self.block_stale[b].set(true);
+        } else if let (true, Some(t)) = (after, since) {
+            if min.is_none_or(|m| (t, cpu) < m) {
+                self.block_min[b].set(Some((t, cpu)));
+            }
+        }
+    }
+
+    /// Block `b`'s (since, cpu) idle longest, found again if stale.
+    fn block_longest(&self, b: usize) -> Option<(Time, usize)> {
+        if self.block_stale[b].replace(false) {
+            let hi = ((b + 1) * IDLE_BLOCK).min(self.since.len());
+            let k = longest_idle(&self.since, &self.kicked, b * IDLE_BLOCK..hi);
+            self.block_min[b].set(k.and_then(|k| Some((self.since[k]?, k))));
+        }
+        self.block_min[b].get()
     }
 
     pub fn since(&self, cpu: usize) -> Option<Time> {
@@ -470,8 +504,9 @@ impl IdleCpus {
     }
 
     /// [`longest_idle`] over `range`; none without a scan when no CPU is
-    /// available, and blocks with none available are skipped. The same
-    /// CPU: the minimum of (since, cpu) over the blocks' minima.
+    /// available, blocks with none available skipped, a whole block's
+    /// minimum read from its entry. The same CPU: the minimum of (since,
+    /// cpu) over the blocks' minima.
     pub fn longest(&self, range: std::ops::Range<usize>) -> Option<usize> {
         if self.free == 0 || range.is_empty() {
             return None;
@@ -481,7 +516,14 @@ impl IdleCpus {
             .filter_map(|b| {
                 let lo = range.start.max(b * IDLE_BLOCK);
                 let hi = range.end.min((b + 1) * IDLE_BLOCK);
-                longest_idle(&self.since, &self.kicked, lo..hi).map(|k| (self.since[k], k))
+                let whole =
+                    hi - lo == IDLE_BLOCK || (lo == b * IDLE_BLOCK && hi == self.since.len());
+                if whole {
+                    self.block_longest(b)
+                } else {
+                    longest_idle(&self.since, &self.kicked, lo..hi)
+                        .and_then(|k| Some((self.since[k]?, k)))
+                }
             })
             .min()
             .map(|(_, k)| k)
@@ -572,7 +614,7 @@ mod idle_tests {
     #[test]
     fn idle_cpus_choose_as_the_scan_does() {
         let mut rng = stream(11, "idle-cpus-test", 0);
-        for n in [1usize, 4, 32, 64, 100] {
+        for n in [1usize, 4, 32, 64, 130] {
             let mut idle = IdleCpus::new(n);
             let mut since = vec![Some(Time::ZERO); n];
             let mut kicked = vec![false; n];
