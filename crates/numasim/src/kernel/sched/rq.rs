@@ -20,6 +20,7 @@ pub struct RqLock<'c, W> {
     /// ([`next_free`](Self::next_free)); when nearly every CPU is, a
     /// CPU-by-CPU search walked thousands of them (issue 31: aim7 at
     /// 16,384 CPUs, 2,700 a wake-up).
+    /// (Empty up to 64 CPUs: the walk is short there.)
     wanting_bits: Vec<u64>,
 }
 
@@ -28,7 +29,13 @@ impl<'c, W: Copy> RqLock<'c, W> {
         RqLock {
             lock,
             wants: vec![None; cpus],
-            wanting_bits: vec![0; cpus.div_ceil(64)],
+            // Up to 64 CPUs (every replayed machine) the walk is short:
+            // no words to keep.
+            wanting_bits: if cpus > 64 {
+                vec![0; cpus.div_ceil(64)]
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -36,7 +43,9 @@ impl<'c, W: Copy> RqLock<'c, W> {
     /// holds it, if at once (else a later [`release`](Self::release) grants it).
     pub fn want(&mut self, now: Time, cpu: usize, node: usize, w: W) -> Option<Time> {
         self.wants[cpu] = Some((w, now));
-        self.wanting_bits[cpu / 64] |= 1 << (cpu % 64);
+        if let Some(b) = self.wanting_bits.get_mut(cpu / 64) {
+            *b |= 1 << (cpu % 64);
+        }
         self.lock.acquire(now, cpu, node)
     }
 
@@ -49,14 +58,22 @@ impl<'c, W: Copy> RqLock<'c, W> {
     /// `cpu` has nothing more to do under the lock.
     pub fn done(&mut self, cpu: usize) {
         self.wants[cpu] = None;
-        self.wanting_bits[cpu / 64] &= !(1 << (cpu % 64));
+        if let Some(b) = self.wanting_bits.get_mut(cpu / 64) {
+            *b &= !(1 << (cpu % 64));
+        }
     }
 
     /// The first CPU from `from` on, wrapping past the last, that wants
     /// nothing of the lock (`wanting` is None); None if every CPU does. A
     /// word of 64 CPUs a step.
+    #[inline]
     pub fn next_free(&self, from: usize) -> Option<usize> {
         let n = self.wants.len();
+        if self.wanting_bits.is_empty() {
+            return (0..n)
+                .map(|k| (from + k) % n)
+                .find(|&w| self.wants[w].is_none());
+        }
         self.first_free_in(from, n)
             .or_else(|| self.first_free_in(0, from.min(n)))
     }
@@ -464,6 +481,11 @@ impl IdleCpus {
         self.kicked[cpu] = kicked;
         let after = self.available(cpu);
         self.free = self.free + usize::from(after) - usize::from(before);
+        // One block (up to 64 CPUs, every replayed machine): `free` is its
+        // count and a search is one scan; nothing more to keep.
+        if self.block_free.len() == 1 {
+            return;
+        }
         let b = cpu / IDLE_BLOCK;
         self.block_free[b] = self.block_free[b] + u32::from(after) - u32::from(before);
         if self.block_stale[b].get() {
@@ -507,9 +529,23 @@ impl IdleCpus {
     /// available, blocks with none available skipped, a whole block's
     /// minimum read from its entry. The same CPU: the minimum of (since,
     /// cpu) over the blocks' minima.
+    #[inline]
     pub fn longest(&self, range: std::ops::Range<usize>) -> Option<usize> {
-        if self.free == 0 || range.is_empty() {
+        if self.free == 0 {
             return None;
+        }
+        if self.block_free.len() == 1 {
+            return longest_idle(&self.since, &self.kicked, range);
+        }
+        if range.is_empty() {
+            return None;
+        }
+        if range.start / IDLE_BLOCK == (range.end - 1) / IDLE_BLOCK {
+            // Inside one block (a node's CPUs, a small machine): its scan.
+            if self.block_free[range.start / IDLE_BLOCK] == 0 {
+                return None;
+            }
+            return longest_idle(&self.since, &self.kicked, range);
         }
         (range.start / IDLE_BLOCK..range.end.div_ceil(IDLE_BLOCK))
             .filter(|&b| self.block_free[b] > 0)
@@ -579,7 +615,9 @@ mod want_tests {
                 if ask {
                     if rq.wanting(cpu).is_none() {
                         rq.wants[cpu] = Some(((), Time::ZERO));
-                        rq.wanting_bits[cpu / 64] |= 1 << (cpu % 64);
+                        if let Some(b) = rq.wanting_bits.get_mut(cpu / 64) {
+                            *b |= 1 << (cpu % 64);
+                        }
                     }
                 } else {
                     rq.done(cpu);
