@@ -374,10 +374,7 @@ fn simulate(
                 // last CPU; if that CPU is itself waiting for the lock (a
                 // nested spin_lock_irqsave is impossible), the wake-up runs
                 // on the next CPU of its node that is not.
-                let Some(w) = (0..ncpu)
-                    .map(|k| (cpu + k) % ncpu)
-                    .find(|&w| rq.wanting(w).is_none())
-                else {
+                let Some(w) = rq.next_free(cpu) else {
                     // Every CPU is in or waiting for the lock: the
                     // interrupt stays pending until one unlocks.
                     deferred.push_back(i);
