@@ -203,10 +203,18 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
     }
     let label = |s: u64| crate::bench::size_label(s);
     let mut reach_fitted = false;
+    // The random reads' reach lies between two sizes measured, at their
+    // geometric mean: known to within the square root of their ratio.
+    let mut reach_spread = 1.0;
     let pl = page.label();
     if let Some(reach) = random_reach(&curve) {
         m.hierarchy.llc_reach = reach;
         reach_fitted = true;
+        let below = curve.iter().rev().find(|x| x.0 <= reach).map(|x| x.0);
+        let above = curve.iter().find(|x| x.0 > reach).map(|x| x.0);
+        if let (Some(a), Some(b)) = (below, above) {
+            reach_spread = (b as f64 / a as f64).sqrt() - 1.0;
+        }
     }
     // Caches sorted as the model walks them.
     m.cpu.caches.sort_by_key(|c| (c.level, c.size));
@@ -286,8 +294,8 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             from: format!(
                 "random_mbps ({pl}): geometric mean of the last size at cache speed and the next"
             ),
-            // The sizes measured are 4x apart: the reach is known to a factor of 2.
-            spread: 1.0,
+            // 4x apart (the sweep before round 17c): a factor of 2.
+            spread: reach_spread,
             used: Used {
                 metric: "random_mbps",
                 bytes: 0,
@@ -854,8 +862,9 @@ const STREAM_PASSES: usize = 2;
 /// measurement's spread on the fixture runs.
 const REACH_PASSES: usize = 2;
 
-/// Reach candidates per octave: the chase sizes are 4x apart, so finer
-/// steps would only fit the noise.
+/// Reach candidates per octave: the chase sizes are 2-4x apart (the
+/// boundary sizes between the 4x steps), so finer steps would only fit
+/// the noise.
 const REACH_STEPS_PER_OCTAVE: f64 = 8.0;
 
 /// Bytes of one page of `kind`.

@@ -187,6 +187,14 @@ fn check_stop() -> Result<(), ProbeError> {
     }
 }
 
+/// Sizes measured beside the 4x sweep, near where a private L2 (1-2
+/// MiB) and a shared L3 (16-32 MiB per guest) end: the chase at 512
+/// KiB, 2, 8 and 32 MiB pins an L2's and an L3's reach, and the copy at
+/// 6, 8 and 12 MiB spans the L3's reach to memory's (docs/probe.md,
+/// rounds 17b and 17c). Every figure is measured at each: a size costs
+/// a round of its four figures per page kind, about 1.3 s of `--quick`.
+const BOUNDARY_SIZES: [u64; 6] = [512 << 10, 2 << 20, 6 << 20, 8 << 20, 12 << 20, 32 << 20];
+
 /// How much to measure in each mode.
 #[derive(Debug, Clone)]
 struct Plan {
@@ -232,6 +240,12 @@ impl Plan {
             sizes.push(s);
             s *= 4;
         }
+        // Sizes between the 4x steps where caches end (issue 36, round
+        // 17c): with one size each side of a step, every reach between
+        // them scored alike.
+        sizes.extend(BOUNDARY_SIZES.iter().filter(|&&b| b <= top && b <= budget));
+        sizes.sort_unstable();
+        sizes.dedup();
         if sizes.is_empty() {
             sizes.push(16 << 10);
         }
@@ -1872,6 +1886,35 @@ mod tests {
         assert_eq!(
             super::parse_nt_threshold("glibc.malloc.arena_max: 0x0"),
             None
+        );
+    }
+
+    /// The quick sweep has the 4x steps and the boundary sizes between
+    /// them, ascending, each once; a memory budget drops the sizes past it.
+    #[test]
+    fn the_quick_sweep_adds_the_boundary_sizes_within_the_budget() {
+        let p = super::Plan::new(true, u64::MAX);
+        assert!(p.sizes.windows(2).all(|w| w[0] < w[1]), "{:?}", p.sizes);
+        for s in super::BOUNDARY_SIZES
+            .iter()
+            .chain(&[16 << 10, 1 << 20, 4 << 20, 1 << 30])
+        {
+            assert!(p.sizes.contains(s), "{s} missing from {:?}", p.sizes);
+        }
+        let small = super::Plan::new(true, 8 << 20);
+        assert_eq!(
+            small.sizes,
+            [
+                16 << 10,
+                64 << 10,
+                256 << 10,
+                512 << 10,
+                1 << 20,
+                2 << 20,
+                4 << 20,
+                6 << 20,
+                8 << 20
+            ]
         );
     }
 }

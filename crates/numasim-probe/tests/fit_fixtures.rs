@@ -1215,3 +1215,98 @@ fn the_stream_fit_recovers_a_known_l3_rate_from_a_simulated_sweep() {
         assert!(d.abs() <= 0.02, "{:?}: {d:+.3}", r.case);
     }
 }
+
+/// The whole memory sweep of `m` (copy, random reads, chase) simulated on
+/// `truth` with no spread, `extra` sizes added to each page kind (round
+/// 17c's boundary sizes), the copy loop's clock read added as the probe
+/// times it.
+fn simulated_sweep(
+    m: &numasim_probe::calibrate::Measurements,
+    truth: &Machine,
+    extra: &[u64],
+) -> numasim_probe::calibrate::Measurements {
+    use numasim_probe::hierarchy::{kernel_for, loop_ns, simulate};
+    let mut m = m.clone();
+    let pages: Vec<_> = m.sizes.iter().map(|x| (x.1, x.2.clone())).collect();
+    for &s in extra {
+        for (page, r) in &pages {
+            if !m.sizes.iter().any(|x| x.0 == s && x.1 == *page) {
+                m.sizes.push((s, *page, r.clone()));
+            }
+        }
+    }
+    m.sizes.sort_by_key(|x| (x.0, x.1.label()));
+    let clock: Vec<f64> = m
+        .sizes
+        .iter()
+        .map(|(s, ..)| loop_ns(&m, "copy_mbps", *s))
+        .collect();
+    for ((s, page, r), c) in m.sizes.iter_mut().zip(clock) {
+        let k = kernel_for(truth, *page, m.page_size);
+        r.copy_bps = 1e3 / (simulate(truth, &k, "copy_mbps", *s, 1) + c) * 1e6 / 2.0;
+        r.random_bps = 8e9 / simulate(truth, &k, "random_mbps", *s, 1);
+        r.latency_ns = Some(simulate(truth, &k, "mem_latency_ns", *s, 1));
+        r.spread = [0.0; 4];
+    }
+    m
+}
+
+/// The chase fit's L2 reach and the range of reaches within 1 of its
+/// least χ², from the fit's note ("L2 995 KiB (913 KiB..995 KiB)").
+fn chase_l2_reach(f: &Fit) -> (u64, u64, u64) {
+    let note = f
+        .notes
+        .iter()
+        .find(|n| n.contains("hierarchy.reach fitted"))
+        .expect("the chase's reach note");
+    let part = note
+        .split("; ")
+        .find(|p| p.starts_with("L2 "))
+        .expect("an L2 in the note");
+    let parse = |s: &str| numasim_probe::bench::parse_size_label(s).expect(s);
+    let (reach, rest) = part[3..].split_once(" (").expect("a range");
+    let (a, b) = rest
+        .split_once(')')
+        .expect("a range")
+        .0
+        .split_once("..")
+        .expect("..");
+    (parse(reach), parse(a), parse(b))
+}
+
+/// Round 17c: a chase sweep simulated on the EPYC guest's fitted machine
+/// with its L2 LRU-like to a reach of 1.5 MiB (between the old sweep's 1
+/// and 4 MiB, where every LRU-like reach scored alike: round 17b). With
+/// the boundary sizes (512 KiB, 2, 6, 8, 12, 32 MiB) the reaches within
+/// 1 of the least χ² still hold the truth and span at most an octave,
+/// at least an octave less than the 4x sweep's range for the same
+/// machine: the 2 MiB chase, past the reach, rules out every reach from
+/// 2 to 4 MiB. (A reach between two sizes of an LRU-like step stays
+/// unresolved: the fit keeps the candidate nearest the sysfs size.)
+#[test]
+fn the_boundary_sizes_narrow_the_chases_l2_reach() {
+    let (m, f) = fitted(1);
+    let mut truth = f.machine.clone();
+    let l2 = l2_of(&truth);
+    let reach = 1536u64 << 10;
+    truth.hierarchy.reach[l2] = reach;
+    truth.hierarchy.cyclic_retain[l2] = 0.0;
+    for i in l2 + 1..truth.hierarchy.reach.len() {
+        truth.hierarchy.reach[i] = truth.hierarchy.reach[i].max(reach);
+    }
+    let boundary = [512 << 10, 2 << 20, 6 << 20, 8 << 20, 12 << 20, 32 << 20];
+    let old = fit(&simulated_sweep(&m, &truth, &[])).unwrap();
+    let new = fit(&simulated_sweep(&m, &truth, &boundary)).unwrap();
+    let (_, a_old, b_old) = chase_l2_reach(&old);
+    let (r_new, a_new, b_new) = chase_l2_reach(&new);
+    let octaves = |a: u64, b: u64| (b as f64 / a as f64).log2();
+    assert_eq!(new.machine.hierarchy.cyclic_retain[l2], 0.0);
+    assert!(
+        a_new <= reach && reach <= b_new && (a_new..=b_new).contains(&r_new),
+        "fitted {r_new} ({a_new}..{b_new}) against {reach}"
+    );
+    assert!(
+        octaves(a_new, b_new) <= 1.0 && octaves(a_new, b_new) + 1.0 <= octaves(a_old, b_old),
+        "range {a_new}..{b_new} against the 4x sweep's {a_old}..{b_old}"
+    );
+}
