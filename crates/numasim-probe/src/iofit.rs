@@ -238,6 +238,29 @@ pub struct DiskFit {
     pub notes: Vec<String>,
 }
 
+impl DiskFit {
+    /// A disk of these rates with nothing else seen yet: no latency, one
+    /// command, no ceiling, no segment cost, the storage preset's CPU
+    /// costs. The fit starts from it; tests set what they know on top.
+    pub fn rates(read_mibps: f64, write_mibps: f64) -> DiskFit {
+        DiskFit {
+            read_mibps,
+            write_mibps,
+            latency_us: 0.0,
+            write_latency_us: None,
+            alloc_us: None,
+            page_op_ns: None,
+            commands: 1,
+            ceiling_mibps: None,
+            segment_us: None,
+            segment_write_us: None,
+            segment_run: None,
+            sources: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
 /// `m` with one disk of `fit` and the `[block]` table of the `nvme-gen4`
 /// storage preset for everything the probe cannot see (the host's I/O
 /// path lengths: Linux 6.x on a ~3 GHz x86 core; docs/io.md), except:
@@ -338,21 +361,7 @@ pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
     let r2 = meas.get(true, false, SMALL_REQUEST);
     let w2 = meas.get(true, true, SMALL_REQUEST);
     let (s1, s2) = (LARGE_REQUEST as f64, SMALL_REQUEST as f64);
-    let mut fit = DiskFit {
-        read_mibps: r1.mibps,
-        write_mibps: w1.mibps,
-        latency_us: 0.0,
-        write_latency_us: None,
-        alloc_us: None,
-        page_op_ns: None,
-        commands: 1,
-        ceiling_mibps: None,
-        segment_us: None,
-        segment_write_us: None,
-        segment_run: None,
-        sources: Vec::new(),
-        notes: Vec::new(),
-    };
+    let mut fit = DiskFit::rates(r1.mibps, w1.mibps);
     // The allocation is the calling thread's work: its CPU time says what
     // it costs on this host (the preset's figure is an Altix XFS's).
     let preset = io_machine(m, &fit, meas).ok()?;

@@ -486,19 +486,10 @@ fn the_disk_fit_recovers_latency_and_rate_from_two_request_sizes() {
     use numasim_probe::iofit::{self, CpuCost, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
     let (_, f) = fitted(1);
     let truth = DiskFit {
-        read_mibps: 2000.0,
-        write_mibps: 1500.0,
         latency_us: 200.0,
         write_latency_us: Some(40.0),
         alloc_us: Some(4.0),
-        page_op_ns: None,
-        commands: 1,
-        ceiling_mibps: None,
-        segment_us: None,
-        segment_write_us: None,
-        segment_run: None,
-        sources: Vec::new(),
-        notes: Vec::new(),
+        ..DiskFit::rates(2000.0, 1500.0)
     };
     let mut meas = IoMeas {
         fs: "ext4".into(),
@@ -749,19 +740,10 @@ fn sweep_disk(
 ) -> (numasim_probe::iofit::DiskFit, numasim_probe::iofit::IoMeas) {
     use numasim_probe::iofit::{self, DiskFit, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
     let truth = DiskFit {
-        read_mibps,
-        write_mibps,
         latency_us: 150.0,
         write_latency_us: Some(40.0),
-        alloc_us: None,
-        page_op_ns: None,
         commands,
-        ceiling_mibps: None,
-        segment_us: None,
-        segment_write_us: None,
-        segment_run: None,
-        sources: Vec::new(),
-        notes: Vec::new(),
+        ..DiskFit::rates(read_mibps, write_mibps)
     };
     let mut meas = IoMeas {
         fs: "ext4".into(),
@@ -972,19 +954,12 @@ const SEGMENT_KEYS: [&str; 4] = [
 /// 4,000/4,500 MiB/s.
 fn segment_disk() -> numasim_probe::iofit::DiskFit {
     numasim_probe::iofit::DiskFit {
-        read_mibps: 4000.0,
-        write_mibps: 4500.0,
         latency_us: 50.0,
         write_latency_us: Some(40.0),
-        alloc_us: None,
-        page_op_ns: None,
-        commands: 1,
-        ceiling_mibps: None,
         segment_us: Some(2.0),
         segment_write_us: Some(0.25),
         segment_run: Some(4096),
-        sources: Vec::new(),
-        notes: Vec::new(),
+        ..numasim_probe::iofit::DiskFit::rates(4000.0, 4500.0)
     }
 }
 

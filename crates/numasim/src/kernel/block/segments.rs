@@ -52,18 +52,6 @@ pub fn split(bytes: u64, run_bytes: u64, lim: SgLimits) -> (u64, u64) {
     (reqs, segs)
 }
 
-/// One request's time on the device, ns: `latency_ns`, `segment_ns` for
-/// each of its `segments`, and `bytes` at `bytes_per_ns`.
-pub fn request_ns(
-    latency_ns: f64,
-    segment_ns: f64,
-    bytes_per_ns: f64,
-    segments: u64,
-    bytes: u64,
-) -> f64 {
-    latency_ns + segment_ns * segments as f64 + bytes as f64 / bytes_per_ns.max(1e-12)
-}
-
 /// MiB/s of back-to-back calls of `bytes` from a buffer in runs of
 /// `run_bytes`, one request at a time.
 pub fn call_mibps(
