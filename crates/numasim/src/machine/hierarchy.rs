@@ -101,6 +101,15 @@ pub struct Hierarchy {
     /// probe from its own copies: the EPYC guest's 256 MiB copy ran as
     /// fast as its non-temporal 1 GiB one). Written only where not 1.5.
     pub rfo_cost: f64,
+    /// Bytes of memory placed contiguously as the physically indexed
+    /// caches see it, where that is less than the page: a virtual
+    /// machine whose host backs guest memory with 4 KiB frames (its
+    /// EPT/NPT entries, not the guest's page tables) scatters a guest's
+    /// 2 MiB huge page over random 4 KiB host frames, so its lines load
+    /// the sets of an L2 or L3 as unevenly (Poisson) as a 4 KiB page's.
+    /// 0: the page is contiguous (a host, or a guest backed by huge
+    /// pages). Fitted by the probe from its own huge-page chase.
+    pub host_frame: u64,
 }
 
 /// How a buffer is walked, which decides what a cache keeps of it.
@@ -277,6 +286,7 @@ fn hierarchy_defaults(cpu: &super::Cpu, mem: &super::Memory) -> Hierarchy {
         random_reach: Vec::new(),
         nt_store_threshold: 0,
         rfo_cost: RFO_COST,
+        host_frame: 0,
     }
 }
 
@@ -328,6 +338,17 @@ pub(super) fn read(
         }
         // Under 1 a store-through copy would move less than a non-temporal one.
         h.rfo_cost = num(&mut t, "rfo_cost", h.rfo_cost, 1.0)?;
+        if let Some(b) = t.size("host_frame")? {
+            // A frame is a power of two no smaller than a cache line's
+            // worth of pages (1 KiB, ia64/PPC's smallest page).
+            if b < 1024 || !b.is_power_of_two() {
+                return Err(InputError::at(
+                    t.key("host_frame"),
+                    format!("{b} bytes: allowed a power of two, at least 1 KiB"),
+                ));
+            }
+            h.host_frame = b;
+        }
         t.finish()?;
     }
     let mut s = SyscallCosts {
@@ -537,6 +558,12 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
     if h.rfo_cost != RFO_COST {
         ht.insert("rfo_cost".into(), h.rfo_cost.into());
     }
+    if h.host_frame > 0 {
+        ht.insert(
+            "host_frame".into(),
+            crate::input::size::format_size(h.host_frame).into(),
+        );
+    }
     t.insert("hierarchy".into(), ht.into());
     let s = &m.syscall;
     let mut st = Table::new();
@@ -584,7 +611,8 @@ impl Machine {
     /// pages of `page` bytes; `None` where `[hierarchy] reach` is not
     /// given (the capacity rule applies). A cache whose sets span at most
     /// a page (an L1 indexed within the page offset, or any cache on
-    /// pages larger than its set span) gets every set the same load.
+    /// pages larger than its set span) gets every set the same load,
+    /// unless `host_frame` says the page is scattered in smaller pieces.
     pub fn reach_hits(&self, access: Access, bytes: u64, page: u64) -> Option<Vec<f64>> {
         let h = &self.hierarchy;
         if h.reach.is_empty() || h.reach.len() != self.cpu.caches.len() {
@@ -604,12 +632,18 @@ impl Machine {
         };
         let mut sizes: Vec<(u8, u64)> = self.cpu.caches.iter().map(|c| (c.level, c.size)).collect();
         sizes.sort_unstable();
+        // What the caches' index sees contiguous: the page, or the host's
+        // frame where a guest's pages are scattered over smaller ones.
+        let placed = match h.host_frame {
+            0 => page.max(1),
+            f => page.max(1).min(f),
+        };
         let mut held: f64 = 0.0;
         Some(
             (0..h.reach.len())
                 .map(|k| {
                     let (r, a, size) = (reach[k], h.ways[k].max(1), sizes[k].1);
-                    let uniform = size / a as u64 <= page.max(1);
+                    let uniform = size / a as u64 <= placed;
                     let x = level_hit(
                         access,
                         bytes as f64,
@@ -666,6 +700,70 @@ mod tests {
         let shared = |w| level_hit(Access::Cyclic, w, 2e6, 32e6, 16, 1.0, false);
         assert!(shared(1.9e6) > 0.99, "{}", shared(1.9e6));
         assert!((shared(8e6) - 0.25).abs() < 1e-3, "{}", shared(8e6));
+    }
+
+    /// The chase's miss curve from ways and placement (issue 36): its
+    /// limits, its direction in the buffer's size, and what more ways do
+    /// under LRU with random physical frames.
+    #[test]
+    fn the_miss_curve_has_its_limits_and_directions() {
+        let c = 1e6;
+        let lru = |w: f64, ways| level_hit(Access::Cyclic, w, c, c, ways, 0.0, false);
+        // Far within the cache every set fits; far past it none does.
+        assert!(lru(c / 64.0, 8) > 0.999_999, "{}", lru(c / 64.0, 8));
+        assert!(lru(16.0 * c, 8) < 1e-6, "{}", lru(16.0 * c, 8));
+        // Never more hits for a larger buffer, whatever the policy.
+        for rho in [0.0, 1.0] {
+            let mut prev = 1.0;
+            for i in 1..=64 {
+                let x = level_hit(Access::Cyclic, c * i as f64 / 16.0, c, c, 8, rho, false);
+                assert!(x <= prev + 1e-12, "rho {rho} at {i}/16: {x} > {prev}");
+                prev = x;
+            }
+        }
+        // More ways, the same capacity: never fewer hits while the buffer
+        // fits on average (fewer sets overflow by chance), but past the
+        // capacity fewer (a fully associative LRU cache misses a cycle
+        // past it entirely; a direct-mapped one still hits the lines
+        // alone in their set).
+        for &w in &[0.25 * c, 0.5 * c, 0.9 * c, c] {
+            assert!(lru(w, 16) >= lru(w, 8) - 1e-12 && lru(w, 8) >= lru(w, 2) - 1e-12);
+        }
+        assert!(lru(2.0 * c, 16) < lru(2.0 * c, 2));
+    }
+
+    /// `host_frame`: a huge page scattered over 4 KiB host frames loads
+    /// the sets as a 4 KiB page does; the key reads back and a bad one
+    /// is refused by name.
+    #[test]
+    fn a_huge_page_on_small_host_frames_loads_the_sets_unevenly() {
+        let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
+        let n = m.cpu.caches.len();
+        m.hierarchy.reach = m.cpu.caches.iter().map(|c| c.size).collect();
+        m.hierarchy.reach.sort_unstable();
+        m.hierarchy.cyclic_retain = vec![0.0; n];
+        m.hierarchy.ways = vec![8; n];
+        let l2 = m.hierarchy.reach[1];
+        let huge = 2 << 20;
+        let at = |m: &Machine, page| m.reach_hits(Access::Cyclic, l2, page).expect("set")[1];
+        // Contiguous 2 MiB: every L2 set holds its ways exactly.
+        assert!((at(&m, huge) - 1.0).abs() < 1e-12, "{}", at(&m, huge));
+        let small = at(&m, 4096);
+        assert!(small < 0.6, "{small}");
+        m.hierarchy.host_frame = 4096;
+        assert!((at(&m, huge) - small).abs() < 1e-12, "{}", at(&m, huge));
+        let text = m.to_toml_string();
+        assert!(text.contains("host_frame = \"4 KiB\""), "{text}");
+        let back = Machine::from_toml_str(&text, "t.toml").expect("reads back");
+        assert_eq!(back.hierarchy, m.hierarchy);
+        let bad = text.replace("host_frame = \"4 KiB\"", "host_frame = \"3 KiB\"");
+        let e = Machine::from_toml_str(&bad, "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hierarchy.host_frame") && e.contains("power of two"),
+            "{e}"
+        );
     }
 
     #[test]
