@@ -1088,15 +1088,22 @@ fn fit_reach(
         let size = m.cpu.caches[i].size;
         let lo = if i == 0 {
             size
-        } else if access == Access::Cyclic && private_below_last(m, i) && m.hierarchy.host_frame > 0
-        {
-            // A private cache's ways are this core's: no other tenant's
-            // lines take a share of them. What overflows before its size
-            // is the sets the placement loads past their ways, which the
-            // scattered frames give (round 18).
-            size.max(vecs(m, access).0[i - 1])
         } else {
             vecs(m, access).0[i - 1]
+        };
+        // A private cache's ways are this core's: no other tenant's lines
+        // take a share of them, so on scattered frames its chase reach is
+        // at least its size, and what overflows before it is the sets the
+        // placement loads past their ways (round 18): the candidates below
+        // it are the size itself.
+        let floor = if i > 0
+            && access == Access::Cyclic
+            && private_below_last(m, i)
+            && m.hierarchy.host_frame > 0
+        {
+            size
+        } else {
+            0
         };
         let hi = if i == 0 {
             size
@@ -1134,7 +1141,8 @@ fn fit_reach(
                     as u64
                     / 1024
                     * 1024)
-                    .max(lo);
+                    .max(lo)
+                    .max(floor);
                 let mut t = m.clone();
                 let (reach, retain) = vecs(&mut t, access);
                 reach[i] = r;

