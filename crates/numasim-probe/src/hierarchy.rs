@@ -347,30 +347,30 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             }
             for i in 0..ncache {
                 match own_most(m, Access::Cyclic, i) {
-                Some((size, r)) => {
-                    let _ = fit_steps(
-                        m,
-                        vec![Step {
-                            table: "cpu.cache",
-                            key: "latency_cycles",
-                            cache: Some(i),
-                            set: |m, i, x| m.cpu.caches[i.expect("a cache")].latency_cycles = x,
-                            param: |x| x,
-                            metric: "mem_latency_ns",
-                            page,
-                            size,
-                            r,
-                            why: format!("mem_latency_ns at {} ({pl})", label(size)),
-                        }],
-                        &mut o,
-                        &mut n,
-                    );
+                    Some((size, r)) => {
+                        let _ = fit_steps(
+                            m,
+                            vec![Step {
+                                table: "cpu.cache",
+                                key: "latency_cycles",
+                                cache: Some(i),
+                                set: |m, i, x| m.cpu.caches[i.expect("a cache")].latency_cycles = x,
+                                param: |x| x,
+                                metric: "mem_latency_ns",
+                                page,
+                                size,
+                                r,
+                                why: format!("mem_latency_ns at {} ({pl})", label(size)),
+                            }],
+                            &mut o,
+                            &mut n,
+                        );
+                    }
+                    None => n.push(format!(
+                        "machine: cpu.cache L{} latency_cycles not fitted: no chase size where it holds half the buffer",
+                        m.cpu.caches[i].level
+                    )),
                 }
-                None => n.push(format!(
-                    "machine: cpu.cache L{} latency_cycles not fitted: no chase size where it holds half the buffer",
-                    m.cpu.caches[i].level
-                )),
-            }
             }
             if let Some((size, r)) = chased(&curve) {
                 let _ = fit_steps(
