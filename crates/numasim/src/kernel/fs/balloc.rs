@@ -102,8 +102,13 @@ struct Groups {
 
 impl Groups {
     fn get(&self, g: u64) -> Option<&Group> {
-        let i = *self.slot.get(usize::try_from(g).ok()?)?;
-        self.made.get(i as usize)
+        self.made.get(self.index(g)?)
+    }
+    /// Group `g`'s place in `made`, if it is made.
+    #[inline]
+    fn index(&self, g: u64) -> Option<usize> {
+        let i = *self.slot.get(usize::try_from(g).ok()?)? as usize;
+        (i < self.made.len()).then_some(i)
     }
     fn get_mut(&mut self, g: u64) -> Option<&mut Group> {
         let i = *self.slot.get(usize::try_from(g).ok()?)?;
@@ -392,9 +397,17 @@ impl Bitmap {
     /// Ext2 block and its preallocation): at most two words' bits, where
     /// `mark`'s walk over groups and words was an eighth of a step.
     pub fn take_in_group(&mut self, g: u64, b: u64, n: u64) {
+        self.group_mut(g);
+        let at = self.groups.index(g).expect("made above");
+        self.take_in_made(at, g, b, n);
+    }
+    /// `take_in_group` for the group made at `made[at]` (`GroupView::made`:
+    /// the search found it, so the take need not look it up again).
+    fn take_in_made(&mut self, at: usize, g: u64, b: u64, n: u64) {
         let gs = g * self.per_group;
         debug_assert!(n <= 64 && gs <= b && b + n <= gs + self.per_group);
-        let x = self.group_mut(g);
+        debug_assert_eq!(self.groups.index(g), Some(at));
+        let x = &mut self.groups.made[at];
         let i = b - gs;
         let (w, lo) = ((i / 64) as usize, i % 64);
         let m = bits(lo, (lo + n).min(64));
@@ -436,14 +449,18 @@ struct GroupView<'a> {
     /// Every block before it is used (`Group::low`; the first data block
     /// for a group not yet touched).
     low: u64,
+    /// Its place in `Groups::made`, if made.
+    made: Option<usize>,
 }
 
 impl<'a> GroupView<'a> {
     fn new(map: &'a Bitmap, g: u64) -> GroupView<'a> {
-        let x = map.groups.get(g);
+        let made = map.groups.index(g);
+        let x = made.map(|i| &map.groups.made[i]);
         GroupView {
             map,
             g,
+            made,
             base: g * map.per_group,
             words: x.map(|x| &x.words[..]),
             // `Bitmap::full` without a second lookup of the group.
@@ -660,9 +677,13 @@ impl ExtAlloc {
         // The new block and the free blocks after it that it preallocates,
         // taken on the bitmap in one go (its own bit does not change what
         // follows it).
-        let (b, n) = self.ext2_new_block(goal)?;
+        let (b, n, made) = self.ext2_new_block(goal)?;
         // Inside b's group: the preallocation stops at its end.
-        self.map.take_in_group(self.map.group_of(b), b, 1 + n);
+        let g = self.map.group_of(b);
+        match made {
+            Some(at) => self.map.take_in_made(at, g, b, 1 + n),
+            None => self.map.take_in_group(g, b, 1 + n),
+        }
         // The block, then its preallocation: the next ext2_alloc_block()
         // calls hit while the goal is the block after the last (the
         // block's own `place` leaves the goal at `b + 1`, the preallocation's
@@ -788,7 +809,8 @@ impl ExtAlloc {
     /// `ext2_new_block()`: a free block near `goal` (the caller takes it).
     /// Also the free blocks after it it preallocates (up to
     /// `EXT2_PREALLOC_BLOCKS`, inside its group), read from the same view.
-    fn ext2_new_block(&mut self, goal: u64) -> Result<(u64, u64), Enospc> {
+    /// The group's place in `Groups::made` comes back too, if it is made.
+    fn ext2_new_block(&mut self, goal: u64) -> Result<(u64, u64, Option<usize>), Enospc> {
         let g0 = self.map.group_of(goal.min(self.map.blocks - 1));
         // Taken on the bitmap by the caller, with its preallocation. The
         // goal's group first (nearly always the answer), then the others
@@ -812,7 +834,7 @@ impl ExtAlloc {
     /// `grab_block()` per `ext2_new_block()`, about a million for 32 files
     /// of 1 GiB. Same answers as the searches it replaces (the view's
     /// checks in `the_bitmap_answers_as_the_run_list_did`).
-    fn grab_block(&self, g: u64, goal: Option<u64>) -> Option<(u64, u64)> {
+    fn grab_block(&self, g: u64, goal: Option<u64>) -> Option<(u64, u64, Option<usize>)> {
         let (gs, ge) = self.map.group_range(g);
         if gs >= ge {
             return None;
@@ -820,7 +842,7 @@ impl ExtAlloc {
         let v = GroupView::new(&self.map, g);
         let b = Self::grab_in(&v, gs, ge, goal)?;
         let n = v.free_run(b + 1, (b + 1 + EXT2_PREALLOC_BLOCKS).min(ge));
-        Some((b, n))
+        Some((b, n, v.made))
     }
 
     /// `grab_block()`'s search in the group `v` views, `[gs, ge)` its data.
@@ -1229,7 +1251,7 @@ mod tests {
             FsKind::Ext3 => a.new_window(f, goal)?,
             _ => {
                 a.discard(f);
-                let (b, _) = a.ext2_new_block(goal)?;
+                let (b, _, _) = a.ext2_new_block(goal)?;
                 done += a.place(f, b, 1, want - done, out);
                 let g = a.map.group_of(b);
                 let (_, ge) = a.map.group_range(g);
