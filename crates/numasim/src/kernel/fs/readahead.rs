@@ -97,13 +97,7 @@ impl Readahead {
 
     /// `read_into` where the read may open a window.
     #[inline(never)]
-    fn read_into_slow(
-        &mut self,
-        off: u64,
-        req: u64,
-        size: u64,
-        out: &mut impl Extend<(u64, u64)>,
-    ) {
+    fn read_into_slow(&mut self, off: u64, req: u64, size: u64, out: &mut impl Extend<(u64, u64)>) {
         // A window clipped at end of file; none past it.
         let clip = |s: u64, l: u64| (s < size).then(|| (s, l.min(size - s)));
         let sequential = off == self.next;
