@@ -553,15 +553,13 @@ impl Queue {
         }
     }
 
-    /// Request `seq` now spans `[off, off + len)` (it took a merge): move
-    /// only the index entries whose key changed, as `unindex` then `index`
-    /// would leave them (a back merge keeps its start, a front merge its end).
-    fn reindex(&mut self, seq: u64, off: u64, len: u64) {
+    /// Request `seq` (direction `w`) spanned `[off0, off0 + len0)` and
+    /// now spans `[off, off + len)` (it took a merge; the caller set its
+    /// new span): move only the index entries whose key changed, as
+    /// `unindex` then `index` would leave them (a back merge keeps its
+    /// start, a front merge its end).
+    fn reindex(&mut self, seq: u64, w: bool, (off0, len0): (u64, u64), off: u64, len: u64) {
         let mb = self.merge_below;
-        let r = self.reqs.get_mut(seq);
-        let (w, off0, len0) = (r.write, r.off, r.len);
-        r.off = off;
-        r.len = len;
         let (end0, end) = (off0 + len0, off + len);
         let (was, is) = (len0 < mb, len < mb);
         if was && (!is || end0 != end) {
@@ -622,6 +620,8 @@ impl Queue {
     }
 
     /// The earliest queued request in `set` that `len` more bytes fit beside.
+    /// Inline: two calls for every piece queued, each a set of one or none.
+    #[inline(always)]
     fn first_fit(&self, set: &[u64], len: u64, max_request: u64) -> Option<u64> {
         set.iter()
             .copied()
@@ -676,18 +676,18 @@ impl DiskState {
     /// `enqueue`, with part lists taken from and given back to `pool`;
     /// true if `req` took a new place in the queue (it did not merge).
     pub fn enqueue_in(&mut self, req: Req, max_request: u64, pool: &mut Vec<Vec<Part>>) -> bool {
-        let Some((seq, back)) = self.merge_slot(req.off, req.len, req.write, max_request) else {
+        let Some(seq) = self.merge_slot(req.off, req.len, req.write, max_request) else {
             self.queue.push(req);
             return true;
         };
         let (off, len) = (req.off, req.len);
-        let q = &mut self.queue.reqs.get_mut(seq).parts;
-        if back {
-            q.append(req.parts, pool);
-        } else {
-            q.prepend(req.parts, pool);
-        }
-        self.merged(seq, back, off, len);
+        self.merge_into(seq, off, len, |q, back| {
+            if back {
+                q.append(req.parts, pool);
+            } else {
+                q.prepend(req.parts, pool);
+            }
+        });
         false
     }
     /// `enqueue_in` of a request of the one part `part` (`part.bytes` at
@@ -703,7 +703,7 @@ impl DiskState {
         pool: &mut Vec<Vec<Part>>,
     ) -> bool {
         let len = part.bytes;
-        let Some((seq, back)) = self.merge_slot(off, len, write, max_request) else {
+        let Some(seq) = self.merge_slot(off, len, write, max_request) else {
             self.queue.push(Req {
                 off,
                 len,
@@ -712,33 +712,37 @@ impl DiskState {
             });
             return true;
         };
-        let q = &mut self.queue.reqs.get_mut(seq).parts;
-        if back {
-            q.push_back(part, pool);
-        } else {
-            q.push_front(part, pool);
-        }
-        self.merged(seq, back, off, len);
+        self.merge_into(seq, off, len, |q, back| {
+            if back {
+                q.push_back(part, pool);
+            } else {
+                q.push_front(part, pool);
+            }
+        });
         false
     }
-    /// The queued request `len` bytes at `off` merge into
-    /// (`merge_target`), and whether they go at its back (it ends at
-    /// `off`) or its front.
-    fn merge_slot(&mut self, off: u64, len: u64, write: bool, max: u64) -> Option<(u64, bool)> {
+    /// The queued request `len` bytes at `off` merge into (`merge_target`).
+    fn merge_slot(&mut self, off: u64, len: u64, write: bool, max: u64) -> Option<u64> {
         self.queue.merging_below(max);
         // Nothing in the model queues an empty request; should one come,
         // `merge_target` looks at each queued request for it.
-        let seq = self.queue.merge_target(off, len, write, max)?;
-        let q = self.queue.reqs.get(seq);
-        Some((seq, q.off + q.len == off))
+        self.queue.merge_target(off, len, write, max)
     }
-    /// Request `seq` took `len` bytes at `off`, at its back or front: its
-    /// new span indexed and the merge counted.
-    fn merged(&mut self, seq: u64, back: bool, off: u64, len: u64) {
-        let q = self.queue.reqs.get(seq);
-        let start = if back { q.off } else { off };
-        let span = q.len + len;
-        self.queue.reindex(seq, start, span);
+    /// Request `seq` takes `len` bytes at `off`, at its back (it ends at
+    /// `off`) or its front: `add` puts the parts there, the new span is
+    /// indexed and the merge counted. The request is looked up once (a
+    /// lookup each to find the side, add the parts, read and set the span
+    /// was a tenth of a merge).
+    #[inline]
+    fn merge_into(&mut self, seq: u64, off: u64, len: u64, add: impl FnOnce(&mut Parts, bool)) {
+        let r = self.queue.reqs.get_mut(seq);
+        let (w, off0, len0) = (r.write, r.off, r.len);
+        let back = off0 + len0 == off;
+        add(&mut r.parts, back);
+        let start = if back { off0 } else { off };
+        r.off = start;
+        r.len = len0 + len;
+        self.queue.reindex(seq, w, (off0, len0), start, len0 + len);
         self.stats.merges += 1;
     }
     /// Whether `enqueue` would merge a request of `len` at `off` into a

@@ -92,7 +92,7 @@ impl LinkSet {
         self.ports.is_empty()
     }
 
-    fn dur(&self, bytes: u64) -> Dur {
+    pub(crate) fn dur(&self, bytes: u64) -> Dur {
         Dur(super::ceil_u64(bytes as f64 / self.bytes_per_ns))
     }
 
@@ -105,6 +105,14 @@ impl LinkSet {
     /// through (as [`Link::carry`]).
     pub fn carry(&mut self, i: usize, ready: Time, bytes: u64) -> Time {
         let d = self.dur(bytes);
+        self.carry_dur(i, ready, bytes, d)
+    }
+
+    /// `carry` with the time `d` the bytes take already known: also
+    /// several bookings of one port ready at one moment, their bytes and
+    /// times summed (each after the one before, as booked one by one).
+    #[inline]
+    pub(crate) fn carry_dur(&mut self, i: usize, ready: Time, bytes: u64, d: Dur) -> Time {
         let done = ready.max(self.busy_until(i)) + d;
         // done ≥ r + d, so the raw value stays above r and reads back exact.
         let p = &mut self.ports[i];
@@ -122,9 +130,13 @@ impl LinkSet {
         self.carry_all_dur(ready, share, d)
     }
 
-    /// `carry_all` with the share's time `d = dur(share)` already known.
+    /// `carry_all` with the share's time `d = dur(share)` already known:
+    /// also several shares ready at one moment, their bytes and times
+    /// summed (a later share's `ready - d` lies below the first's, so the
+    /// floor `r` moves only for the first: the same state and the same
+    /// latest time as booking them one by one).
     #[inline]
-    fn carry_all_dur(&mut self, ready: Time, share: u64, d: Dur) -> Time {
+    pub(crate) fn carry_all_dur(&mut self, ready: Time, share: u64, d: Dur) -> Time {
         self.r = self
             .r
             .max(Time(ready.as_ns().saturating_sub(self.d.as_ns())));

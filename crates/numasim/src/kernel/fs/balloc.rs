@@ -102,8 +102,13 @@ struct Groups {
 
 impl Groups {
     fn get(&self, g: u64) -> Option<&Group> {
-        let i = *self.slot.get(usize::try_from(g).ok()?)?;
-        self.made.get(i as usize)
+        self.made.get(self.index(g)?)
+    }
+    /// Group `g`'s place in `made`, if it is made.
+    #[inline]
+    fn index(&self, g: u64) -> Option<usize> {
+        let i = *self.slot.get(usize::try_from(g).ok()?)? as usize;
+        (i < self.made.len()).then_some(i)
     }
     fn get_mut(&mut self, g: u64) -> Option<&mut Group> {
         let i = *self.slot.get(usize::try_from(g).ok()?)?;
@@ -230,6 +235,14 @@ impl Bitmap {
     /// Word `w` of group `g`.
     fn word(&self, g: u64, w: u64) -> u64 {
         self.word_of(self.groups.get(g).map(|x| &x.words[..]), g, w)
+    }
+    /// Group `g`'s place in `Groups::made`, made on first touch.
+    fn made_at(&mut self, g: u64) -> usize {
+        if let Some(i) = self.groups.index(g) {
+            return i;
+        }
+        self.group_mut(g);
+        self.groups.index(g).expect("made above")
     }
     /// Group `g`'s bitmap, made on first touch.
     fn group_mut(&mut self, g: u64) -> &mut Group {
@@ -388,13 +401,16 @@ impl Bitmap {
         self.mark(b, n, true);
         self.used += n;
     }
-    /// `take` for `[b, b + n)` inside group `g`, `n` at most 64 (a new
-    /// Ext2 block and its preallocation): at most two words' bits, where
-    /// `mark`'s walk over groups and words was an eighth of a step.
-    pub fn take_in_group(&mut self, g: u64, b: u64, n: u64) {
+    /// `take` for `[b, b + n)` inside group `g`, made at `made[at]`
+    /// (`GroupView::made`: the search found it, so the take need not look
+    /// it up again), `n` at most 64 (a new Ext2 block and its
+    /// preallocation): at most two words' bits, where `mark`'s walk over
+    /// groups and words was an eighth of a step.
+    fn take_in_made(&mut self, at: usize, g: u64, b: u64, n: u64) {
         let gs = g * self.per_group;
         debug_assert!(n <= 64 && gs <= b && b + n <= gs + self.per_group);
-        let x = self.group_mut(g);
+        debug_assert_eq!(self.groups.index(g), Some(at));
+        let x = &mut self.groups.made[at];
         let i = b - gs;
         let (w, lo) = ((i / 64) as usize, i % 64);
         let m = bits(lo, (lo + n).min(64));
@@ -424,36 +440,48 @@ impl Bitmap {
 }
 
 /// One group's bitmap as `grab_block()` reads it: the words (None: as
-/// mkfs left them) and whether the group is full, found once. Blocks
-/// passed in lie in the group and on the volume.
+/// made first, as `take` would make it) and whether the group is full,
+/// found once. Blocks passed in lie in the group and on the volume.
 struct GroupView<'a> {
     map: &'a Bitmap,
-    g: u64,
     /// The group's first block (its metadata's).
     base: u64,
-    words: Option<&'a [u64]>,
+    words: &'a [u64],
     full: bool,
-    /// Every block before it is used (`Group::low`; the first data block
-    /// for a group not yet touched).
+    /// Every block before it is used (`Group::low`).
     low: u64,
+    /// Its place in `Groups::made`.
+    made: usize,
 }
 
 impl<'a> GroupView<'a> {
+    /// Group `g`, made already (`Bitmap::made_at`): the tests' view.
+    #[cfg(test)]
     fn new(map: &'a Bitmap, g: u64) -> GroupView<'a> {
-        let x = map.groups.get(g);
+        let made = map
+            .groups
+            .index(g)
+            .expect("a group is made before it is viewed");
+        GroupView::at(map, g, made)
+    }
+    /// Group `g`, made at `made[at]`.
+    #[inline]
+    fn at(map: &'a Bitmap, g: u64, at: usize) -> GroupView<'a> {
+        let x = &map.groups.made[at];
         GroupView {
             map,
-            g,
+            made: at,
             base: g * map.per_group,
-            words: x.map(|x| &x.words[..]),
-            // `Bitmap::full` without a second lookup of the group.
-            full: x.map_or_else(|| map.full(g), |x| x.free == 0),
-            low: x.map_or(map.group_range(g).0, |x| x.low),
+            words: &x.words[..],
+            full: x.free == 0,
+            low: x.low,
         }
     }
+    /// Its bitmap made, a word is read without asking whether the group
+    /// is made (an Ext2 search reads several a call).
     #[inline(always)]
     fn word(&self, w: u64) -> u64 {
-        self.map.word_of(self.words, self.g, w)
+        self.words[w as usize]
     }
     #[inline(always)]
     fn is_free(&self, b: u64) -> bool {
@@ -660,9 +688,9 @@ impl ExtAlloc {
         // The new block and the free blocks after it that it preallocates,
         // taken on the bitmap in one go (its own bit does not change what
         // follows it).
-        let (b, n) = self.ext2_new_block(goal)?;
+        let (b, n, made) = self.ext2_new_block(goal)?;
         // Inside b's group: the preallocation stops at its end.
-        self.map.take_in_group(self.map.group_of(b), b, 1 + n);
+        self.map.take_in_made(made, self.map.group_of(b), b, 1 + n);
         // The block, then its preallocation: the next ext2_alloc_block()
         // calls hit while the goal is the block after the last (the
         // block's own `place` leaves the goal at `b + 1`, the preallocation's
@@ -788,7 +816,8 @@ impl ExtAlloc {
     /// `ext2_new_block()`: a free block near `goal` (the caller takes it).
     /// Also the free blocks after it it preallocates (up to
     /// `EXT2_PREALLOC_BLOCKS`, inside its group), read from the same view.
-    fn ext2_new_block(&mut self, goal: u64) -> Result<(u64, u64), Enospc> {
+    /// The group's place in `Groups::made` comes back too.
+    fn ext2_new_block(&mut self, goal: u64) -> Result<(u64, u64, usize), Enospc> {
         let g0 = self.map.group_of(goal.min(self.map.blocks - 1));
         // Taken on the bitmap by the caller, with its preallocation. The
         // goal's group first (nearly always the answer), then the others
@@ -812,15 +841,19 @@ impl ExtAlloc {
     /// `grab_block()` per `ext2_new_block()`, about a million for 32 files
     /// of 1 GiB. Same answers as the searches it replaces (the view's
     /// checks in `the_bitmap_answers_as_the_run_list_did`).
-    fn grab_block(&self, g: u64, goal: Option<u64>) -> Option<(u64, u64)> {
+    /// A group with data blocks is made before it is searched: a search
+    /// there never fails (a group not yet touched is all free), so the
+    /// take that follows would make it anyway, with the same bits.
+    fn grab_block(&mut self, g: u64, goal: Option<u64>) -> Option<(u64, u64, usize)> {
         let (gs, ge) = self.map.group_range(g);
         if gs >= ge {
             return None;
         }
-        let v = GroupView::new(&self.map, g);
+        let at = self.map.made_at(g);
+        let v = GroupView::at(&self.map, g, at);
         let b = Self::grab_in(&v, gs, ge, goal)?;
         let n = v.free_run(b + 1, (b + 1 + EXT2_PREALLOC_BLOCKS).min(ge));
-        Some((b, n))
+        Some((b, n, v.made))
     }
 
     /// `grab_block()`'s search in the group `v` views, `[gs, ge)` its data.
@@ -1080,8 +1113,11 @@ mod tests {
                     r.free_octet(a, ge),
                     "step {step}: octet({a})"
                 );
-                // grab_block()'s view of the group answers as the bitmap.
-                let v = GroupView::new(&m, g);
+                // grab_block()'s view of the group (made first, as
+                // grab_block() makes it) answers as the bitmap.
+                let mut made = m.clone();
+                made.made_at(g);
+                let v = GroupView::new(&made, g);
                 assert_eq!(v.is_free(a), m.is_free(a), "step {step}: view is_free({a})");
                 assert_eq!(
                     v.next_free(a, to.min(ge)),
@@ -1229,7 +1265,7 @@ mod tests {
             FsKind::Ext3 => a.new_window(f, goal)?,
             _ => {
                 a.discard(f);
-                let (b, _) = a.ext2_new_block(goal)?;
+                let (b, _, _) = a.ext2_new_block(goal)?;
                 done += a.place(f, b, 1, want - done, out);
                 let g = a.map.group_of(b);
                 let (_, ge) = a.map.group_range(g);
@@ -1317,7 +1353,7 @@ mod tests {
                 }
             }
             // Every group's bits, free count and frontier as the reference's
-            // (`take_in_group` against `take`).
+            // (`take_in_made` against `take`).
             assert_eq!(
                 format!("{:?}", a.map),
                 format!("{:?}", r.map),

@@ -82,7 +82,22 @@ impl Readahead {
 
     /// `read`, the ranges appended to `out` (a reader calls it after every
     /// copy, and nearly every call opens nothing: no list to build).
+    #[inline]
     pub fn read_into(&mut self, off: u64, req: u64, size: u64, out: &mut impl Extend<(u64, u64)>) {
+        // Nearly every call: a sequential read() short of the ahead window
+        // opens nothing (the general path below would only move `next`);
+        // inline, it spares the buffered reader a call per chunk copied.
+        let next = off + req.max(1);
+        if off == self.next && self.size != 0 && next <= self.ahead_start {
+            self.next = next;
+            return;
+        }
+        self.read_into_slow(off, req, size, out);
+    }
+
+    /// `read_into` where the read may open a window.
+    #[inline(never)]
+    fn read_into_slow(&mut self, off: u64, req: u64, size: u64, out: &mut impl Extend<(u64, u64)>) {
         // A window clipped at end of file; none past it.
         let clip = |s: u64, l: u64| (s < size).then(|| (s, l.min(size - s)));
         let sequential = off == self.next;
