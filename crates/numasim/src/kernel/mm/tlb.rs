@@ -556,6 +556,12 @@ mod tests {
     use super::*;
     use crate::engine::stream;
 
+    const POLICIES: [Replacement; 3] = [
+        Replacement::Lru,
+        Replacement::RoundRobin,
+        Replacement::Random,
+    ];
+
     /// The hot pages' direct index is only a faster lookup: a stream of
     /// accesses that names hot pages hits and misses as the same stream
     /// does with those pages renamed to ordinary (hashed) page numbers,
@@ -563,11 +569,7 @@ mod tests {
     #[test]
     fn hot_pages_behave_as_any_other_pages() {
         let mut draw = stream(3, "tlb-hot-test", 0);
-        for policy in [
-            Replacement::Lru,
-            Replacement::RoundRobin,
-            Replacement::Random,
-        ] {
+        for policy in POLICIES {
             for entries in [1u32, 3, 8, 32] {
                 let mut a = Tlb::new(entries, policy, stream(5, "tlb", entries as u64));
                 let mut b = Tlb::new(entries, policy, stream(5, "tlb", entries as u64));
@@ -601,11 +603,7 @@ mod tests {
     #[test]
     fn a_hot_run_is_its_touches_one_by_one() {
         let mut draw = stream(3, "tlb-hot-run-test", 0);
-        for policy in [
-            Replacement::Lru,
-            Replacement::RoundRobin,
-            Replacement::Random,
-        ] {
+        for policy in POLICIES {
             for entries in [1u32, 2, 3, 4, 8, 32] {
                 let mut a = Tlb::new(entries, policy, stream(5, "tlb", entries as u64));
                 let mut b = Tlb::new(entries, policy, stream(5, "tlb", entries as u64));
@@ -654,11 +652,7 @@ mod tests {
     #[test]
     fn the_dense_index_behaves_as_the_hash() {
         let mut draw = stream(3, "tlb-dense-test", 0);
-        for policy in [
-            Replacement::Lru,
-            Replacement::RoundRobin,
-            Replacement::Random,
-        ] {
+        for policy in POLICIES {
             for entries in [1u32, 3, 8, 32] {
                 let mut a = Tlb::for_pages(entries, policy, stream(5, "tlb", 0), 48);
                 let mut b = Tlb::new(entries, policy, stream(5, "tlb", 0));
