@@ -239,11 +239,15 @@ fn zonelists_are_nearest_first() {
 
 /// altix-512's groups on 200 nodes: not a multiple of its largest group.
 fn altix_of_200_nodes() -> Machine {
+    altix_of_nodes(200)
+}
+
+fn altix_of_nodes(nodes: i64) -> Machine {
     let mut t: toml::Table = numasim::machine::presets::preset_text("altix-512")
         .unwrap()
         .parse()
         .unwrap();
-    t.insert("nodes".into(), 200.into());
+    t.insert("nodes".into(), nodes.into());
     Machine::from_table(&t).unwrap()
 }
 
@@ -271,11 +275,17 @@ fn nested_group_zonelists_equal_the_sorted_order() {
 /// `alloc_upto` on a nested-group machine visits only the nodes with room
 /// (a bitmap per watermark) yet places exactly as walking the whole
 /// zonelist and taking what each node can give, through random takes and
-/// frees that fill and empty nodes.
+/// frees that fill and empty nodes; on machines of several words of
+/// nodes, of one word, and of part of one.
 #[test]
 fn alloc_upto_skipping_full_nodes_equals_the_zonelist_walk() {
+    for nodes in [200, 64, 40] {
+        alloc_upto_walk_on(altix_of_nodes(nodes));
+    }
+}
+
+fn alloc_upto_walk_on(m: Machine) {
     use rand::RngExt;
-    let m = altix_of_200_nodes();
     let mut mm = PageAlloc::new(&m, 17);
     mm.set_watermarks(None);
     let n = m.node_count();
@@ -304,7 +314,7 @@ fn alloc_upto_skipping_full_nodes_equals_the_zonelist_walk() {
             }
         }
         let got = mm.alloc_upto(node, pages, gfp, Use::Anon);
-        assert_eq!(got.parts, want, "round {round} node {node}");
+        assert_eq!(got.parts, want, "{n} nodes, round {round} node {node}");
         for &(c, p) in &got.parts {
             held[c as usize] += p;
         }

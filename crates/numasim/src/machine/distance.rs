@@ -81,7 +81,14 @@ pub struct Distances {
 enum Repr {
     /// `groups` nested group sizes (empty: flat), `levels[k]` the distance
     /// of two nodes whose smallest common group is k (last: none).
-    Groups { groups: Vec<u32>, levels: Vec<u32> },
+    /// `by_bits` (power-of-two groups only, else empty): the distance by
+    /// the bit length of `from ^ to`, which says the smallest group both
+    /// share without a division a level.
+    Groups {
+        groups: Vec<u32>,
+        levels: Vec<u32>,
+        by_bits: Vec<u32>,
+    },
     /// Row-major, `n`×`n`: the bytes of the [`SlitRows`] it was built from.
     Dense(Arc<[u8]>),
 }
@@ -90,10 +97,11 @@ enum Repr {
 impl PartialEq for Distances {
     fn eq(&self, o: &Self) -> bool {
         if let (
-            Repr::Groups { groups, levels },
+            Repr::Groups { groups, levels, .. },
             Repr::Groups {
                 groups: og,
                 levels: ol,
+                ..
             },
         ) = (&self.repr, &o.repr)
         {
@@ -149,6 +157,7 @@ impl Distances {
                     n,
                     local,
                     repr: Repr::Groups {
+                        by_bits: by_bits(&[], &[*remote]),
                         groups: Vec::new(),
                         levels: vec![*remote],
                     },
@@ -192,6 +201,7 @@ impl Distances {
                     n,
                     local,
                     repr: Repr::Groups {
+                        by_bits: by_bits(groups, levels),
                         groups: groups.clone(),
                         levels: levels.clone(),
                     },
@@ -269,7 +279,14 @@ impl Distances {
     pub fn get(&self, from: usize, to: usize) -> u32 {
         match &self.repr {
             _ if from == to => self.local,
-            Repr::Groups { groups, levels } => levels[level_of(groups, from, to)],
+            Repr::Groups {
+                groups,
+                levels,
+                by_bits,
+            } => match by_bits.get((usize::BITS - (from ^ to).leading_zeros()) as usize) {
+                Some(&d) => d,
+                None => levels[level_of(groups, from, to)],
+            },
             Repr::Dense(d) => d[from * self.n + to] as u32,
         }
     }
@@ -301,7 +318,7 @@ impl Distances {
     pub fn pair_counts(&self) -> Vec<(u32, u64)> {
         let n = self.n as u64;
         match &self.repr {
-            Repr::Groups { groups, levels } => {
+            Repr::Groups { groups, levels, .. } => {
                 let same_block = |g: u64| (n / g) * g * g + (n % g) * (n % g);
                 let mut out = vec![(self.local, n)];
                 let mut inner = n;
@@ -335,6 +352,25 @@ impl Distances {
 /// Index of the smallest of the nested `groups` holding both distinct
 /// nodes, `groups.len()` when none does.
 #[inline]
+/// [`Repr::Groups`]'s `by_bits`: with every group a power of two, 2^s,
+/// nodes `a` and `b` share a group iff `a >> s == b >> s`, i.e. iff the bit
+/// length of `a ^ b` is at most `s`; so the level [`level_of`] finds is
+/// the first group whose `s` reaches that length. Empty otherwise.
+fn by_bits(groups: &[u32], levels: &[u32]) -> Vec<u32> {
+    if !groups.iter().all(|g| g.is_power_of_two()) {
+        return Vec::new();
+    }
+    (0..=usize::BITS)
+        .map(|bits| {
+            let k = groups
+                .iter()
+                .position(|g| g.trailing_zeros() >= bits)
+                .unwrap_or(groups.len());
+            levels[k]
+        })
+        .collect()
+}
+
 pub fn level_of(groups: &[u32], a: usize, b: usize) -> usize {
     groups
         .iter()
@@ -345,6 +381,48 @@ pub fn level_of(groups: &[u32], a: usize, b: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bit-length lookup of power-of-two groups gives what the
+    /// division a level gives, on every pair of nodes of several nestings
+    /// (and a machine whose node count is not a multiple of its groups).
+    #[test]
+    fn power_of_two_groups_by_bits_match_the_divisions() {
+        for (groups, n) in [
+            (vec![], 5),
+            (vec![1], 4),
+            (vec![2, 8, 16, 64], 200),
+            (vec![4, 4, 32], 70),
+            (vec![2, 6], 24),
+        ] {
+            let levels: Vec<u32> = (0..=groups.len() as u32).map(|k| 20 + 3 * k).collect();
+            let d = Distances::build(
+                n,
+                10,
+                &DistanceSpec::Hierarchy {
+                    groups: groups.clone(),
+                    levels: levels.clone(),
+                },
+            )
+            .unwrap();
+            let Repr::Groups { by_bits, .. } = &d.repr else {
+                panic!("groups")
+            };
+            assert_eq!(
+                by_bits.is_empty(),
+                !groups.iter().all(|g: &u32| g.is_power_of_two())
+            );
+            for a in 0..n {
+                for b in 0..n {
+                    let want = if a == b {
+                        10
+                    } else {
+                        levels[level_of(&groups, a, b)]
+                    };
+                    assert_eq!(d.get(a, b), want, "{groups:?} {a} {b}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn hierarchy_levels() {

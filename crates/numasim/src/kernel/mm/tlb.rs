@@ -55,8 +55,16 @@ pub struct Tlb {
     lru_next: Vec<u32>,
     lru_head: u32,
     lru_tail: u32,
-    /// Page -> slot, for every page but the hot ones.
+    /// Page -> slot, for every page but the hot ones and the dense ones.
     map: PageMap,
+    /// Slot of each page below its length, or `NIL` (empty unless built
+    /// by [`Tlb::for_pages`]): a sampled stream over a few hundred
+    /// thousand pages looks its pages up by index, not by hash.
+    dense: Vec<u32>,
+    /// The hot pages `0..hot_run` sit in order on the LRU list, each
+    /// resident, with nothing after them but the tail (see
+    /// [`Tlb::access_hot_run`]); 0 when that is not known.
+    hot_run: u32,
     /// Slot of each hot page `HOT_PAGE_BASE + h` (`h < MAX_HOT`), or
     /// `NIL`: the pages touched before every data access are most of the
     /// lookups, and an index costs less than hashing them (issue 31).
@@ -81,6 +89,8 @@ impl Tlb {
             lru_head: NIL,
             lru_tail: NIL,
             map: PageMap::with_capacity_and_hasher(n * 2, Default::default()),
+            dense: Vec::new(),
+            hot_run: 0,
             hot: [NIL; MAX_HOT],
             policy,
             next: 0,
@@ -91,6 +101,17 @@ impl Tlb {
         }
     }
 
+    /// [`Tlb::new`] for a stream of pages mostly below `pages`: those are
+    /// indexed directly when their table is small ([`DENSE_MAX_PAGES`]);
+    /// the hits and misses are the same.
+    pub fn for_pages(entries: u32, policy: Replacement, rng: SimRng, pages: u64) -> Tlb {
+        let mut t = Tlb::new(entries, policy, rng);
+        if pages <= DENSE_MAX_PAGES {
+            t.dense = vec![NIL; pages as usize];
+        }
+        t
+    }
+
     pub fn entries(&self) -> usize {
         self.slots.len()
     }
@@ -98,6 +119,10 @@ impl Tlb {
     /// Translate page `vpn`; true on a hit. A miss refills one entry.
     pub fn access(&mut self, vpn: u64) -> bool {
         self.accesses += 1;
+        if hot_index(vpn).is_some() {
+            // A hot page touched alone may leave the run's order.
+            self.hot_run = 0;
+        }
         if let Some(s) = self.slot_of(vpn) {
             self.touch(s);
             return true;
@@ -121,6 +146,9 @@ impl Tlb {
         // LRU list yet.
         let linked = self.slots[victim].is_some();
         if let Some(old) = self.slots[victim].replace(vpn) {
+            if hot_index(old).is_some() {
+                self.hot_run = 0;
+            }
             self.forget(old);
         }
         if self.policy == Replacement::Lru {
@@ -133,8 +161,59 @@ impl Tlb {
         false
     }
 
+    /// Touch the hot pages `HOT_PAGE_BASE + 0..hot` in order: what
+    /// `hot` calls of [`Tlb::access`] do. Under LRU, once they are
+    /// resident and in order on the list with at most one page (the last
+    /// data page) after them, every touch hits and the touches together
+    /// only move that page ahead of them: one move instead of `hot`
+    /// lookups and moves (the sampled random reads touch two hot pages
+    /// before every data page).
+    pub fn access_hot_run(&mut self, hot: u32) {
+        let n = hot as usize;
+        if n == 0 {
+            return;
+        }
+        if self.hot_run == hot {
+            let last = self.hot[n - 1];
+            let after = self.lru_next[last as usize];
+            if after == NIL || after == self.lru_tail {
+                self.accesses += u64::from(hot);
+                if after != NIL {
+                    let (d, h0) = (after, self.hot[0]);
+                    self.lru_unlink(d as usize);
+                    let p = self.lru_prev[h0 as usize];
+                    self.lru_prev[d as usize] = p;
+                    self.lru_next[d as usize] = h0;
+                    if p == NIL {
+                        self.lru_head = d;
+                    } else {
+                        self.lru_next[p as usize] = d;
+                    }
+                    self.lru_prev[h0 as usize] = d;
+                }
+                return;
+            }
+        }
+        for h in 0..u64::from(hot) {
+            self.access(HOT_PAGE_BASE + h);
+        }
+        // Now each is resident (the last touched at the tail): in order if
+        // each follows the one before.
+        let chained = self.policy == Replacement::Lru
+            && n < self.slots.len()
+            && self.hot[..n].iter().all(|&s| s != NIL)
+            && self.hot[..n]
+                .windows(2)
+                .all(|w| self.lru_next[w[0] as usize] == w[1]);
+        self.hot_run = if chained { hot } else { 0 };
+    }
+
     /// The slot holding `vpn`, if any.
+    #[inline]
     fn slot_of(&self, vpn: u64) -> Option<usize> {
+        if let Some(&s) = self.dense.get(vpn as usize) {
+            return (s != NIL).then_some(s as usize);
+        }
         match hot_index(vpn) {
             Some(h) => (self.hot[h] != NIL).then_some(self.hot[h] as usize),
             None => self.map.get(&vpn).copied(),
@@ -142,6 +221,10 @@ impl Tlb {
     }
 
     fn forget(&mut self, vpn: u64) {
+        if let Some(s) = self.dense.get_mut(vpn as usize) {
+            *s = NIL;
+            return;
+        }
         match hot_index(vpn) {
             Some(h) => self.hot[h] = NIL,
             None => {
@@ -151,6 +234,10 @@ impl Tlb {
     }
 
     fn remember(&mut self, vpn: u64, slot: usize) {
+        if let Some(s) = self.dense.get_mut(vpn as usize) {
+            *s = slot as u32;
+            return;
+        }
         match hot_index(vpn) {
             Some(h) => self.hot[h] = slot as u32,
             None => {
@@ -194,7 +281,12 @@ impl Tlb {
 
     /// Drop every paged entry (context switch, `munmap`).
     pub fn flush(&mut self) {
-        self.slots.iter_mut().for_each(|s| *s = None);
+        for s in &mut self.slots {
+            if let Some(d) = s.take().and_then(|v| self.dense.get_mut(v as usize)) {
+                *d = NIL;
+            }
+        }
+        self.hot_run = 0;
         self.map.clear();
         self.hot = [NIL; MAX_HOT];
         self.lru_head = NIL;
@@ -213,6 +305,11 @@ impl Tlb {
 /// Pages the program touches on every iteration besides its data (loop
 /// text, stack): they share the paged partition with the data.
 pub const HOT_PAGE_BASE: u64 = 1 << 60;
+
+/// Most pages a [`Tlb::for_pages`] indexes directly: a 1 MiB table,
+/// which stays in the host's caches (a bigger one would trade hashing
+/// for cache misses).
+pub const DENSE_MAX_PAGES: u64 = 1 << 18;
 
 /// Hot pages the TLB indexes directly (`hot_pages` allows up to 64).
 const MAX_HOT: usize = 64;
@@ -234,18 +331,49 @@ pub fn sample_random(
     samples: u64,
     rng: SimRng,
 ) -> f64 {
-    let mut draw = rng.clone();
-    let mut tlb = Tlb::new(entries, policy, rng);
     let pages = pages.max(1);
+    let warm = samples.max(4 * entries as u64);
+    if pages + u64::from(hot) <= u64::from(entries.max(1)) {
+        // Every page the stream can name fits at once: no slot is ever
+        // taken back, under any policy, so an access misses exactly when
+        // its page is new, and the hot pages' first misses fall in the
+        // warm-up (at least one iteration whenever any is measured). The
+        // draws are the same; only which pages were seen is kept.
+        let mut draw = rng;
+        let mut seen = vec![false; pages as usize];
+        let mut run = |n: u64| {
+            let mut misses = 0u64;
+            for _ in 0..n {
+                let p = draw.random_range(0..pages) as usize;
+                misses += u64::from(!seen[p]);
+                seen[p] = true;
+            }
+            misses
+        };
+        run(warm);
+        return run(samples) as f64 / samples.max(1) as f64;
+    }
+    sample_random_entries(entries, policy, pages, hot, samples, warm, rng)
+}
+
+/// [`sample_random`] entry by entry, over a warm-up of `warm` accesses.
+fn sample_random_entries(
+    entries: u32,
+    policy: Replacement,
+    pages: u64,
+    hot: u32,
+    samples: u64,
+    warm: u64,
+    rng: SimRng,
+) -> f64 {
+    let mut draw = rng.clone();
+    let mut tlb = Tlb::for_pages(entries, policy, rng, pages);
     let mut run = |tlb: &mut Tlb, n: u64| {
         for _ in 0..n {
-            for h in 0..hot as u64 {
-                tlb.access(HOT_PAGE_BASE + h);
-            }
+            tlb.access_hot_run(hot);
             tlb.access(draw.random_range(0..pages));
         }
     };
-    let warm = samples.max(4 * entries as u64);
     run(&mut tlb, warm);
     tlb.reset_counts();
     run(&mut tlb, samples);
@@ -461,6 +589,12 @@ mod tests {
     use super::*;
     use crate::engine::stream;
 
+    const POLICIES: [Replacement; 3] = [
+        Replacement::Lru,
+        Replacement::RoundRobin,
+        Replacement::Random,
+    ];
+
     /// The hot pages' direct index is only a faster lookup: a stream of
     /// accesses that names hot pages hits and misses as the same stream
     /// does with those pages renamed to ordinary (hashed) page numbers,
@@ -468,11 +602,7 @@ mod tests {
     #[test]
     fn hot_pages_behave_as_any_other_pages() {
         let mut draw = stream(3, "tlb-hot-test", 0);
-        for policy in [
-            Replacement::Lru,
-            Replacement::RoundRobin,
-            Replacement::Random,
-        ] {
+        for policy in POLICIES {
             for entries in [1u32, 3, 8, 32] {
                 let mut a = Tlb::new(entries, policy, stream(5, "tlb", entries as u64));
                 let mut b = Tlb::new(entries, policy, stream(5, "tlb", entries as u64));
@@ -493,6 +623,133 @@ mod tests {
                 }
                 assert_eq!((a.accesses, a.misses), (b.accesses, b.misses));
                 assert!(a.misses > 0 && a.misses < a.accesses);
+            }
+        }
+    }
+
+    /// A hot run is only a faster way to touch the hot pages in order:
+    /// after any mix of runs (of any length), data accesses and flushes,
+    /// every data access hits or misses as it does with the hot pages
+    /// touched one by one, and the entries, the LRU order and the counts
+    /// are the same, under each policy and with fewer entries than hot
+    /// pages.
+    #[test]
+    fn a_hot_run_is_its_touches_one_by_one() {
+        let mut draw = stream(3, "tlb-hot-run-test", 0);
+        for policy in POLICIES {
+            for entries in [1u32, 2, 3, 4, 8, 32] {
+                let mut a = Tlb::new(entries, policy, stream(5, "tlb", entries as u64));
+                let mut b = Tlb::new(entries, policy, stream(5, "tlb", entries as u64));
+                let mut fast = 0;
+                for _ in 0..6_000 {
+                    match draw.random_range(0..100u32) {
+                        0 => {
+                            a.flush();
+                            b.flush();
+                        }
+                        1..=60 => {
+                            // Mostly one length, sometimes another.
+                            let hot = if draw.random_range(0..10u32) == 0 {
+                                draw.random_range(0..6u32)
+                            } else {
+                                2
+                            };
+                            fast += u32::from(a.hot_run == hot && hot > 0);
+                            a.access_hot_run(hot);
+                            for h in 0..u64::from(hot) {
+                                b.access(HOT_PAGE_BASE + h);
+                            }
+                        }
+                        _ => {
+                            let p = draw.random_range(0..40u64);
+                            assert_eq!(a.access(p), b.access(p));
+                        }
+                    }
+                    assert_eq!(a.slots, b.slots);
+                    assert_eq!((a.lru_head, a.lru_tail), (b.lru_head, b.lru_tail));
+                    assert_eq!((&a.lru_prev, &a.lru_next), (&b.lru_prev, &b.lru_next));
+                    assert_eq!((a.accesses, a.misses), (b.accesses, b.misses));
+                }
+                // The shortcut was taken where it can be.
+                assert_eq!(
+                    fast > 0,
+                    policy == Replacement::Lru && entries > 2,
+                    "{policy:?} {entries}"
+                );
+            }
+        }
+    }
+
+    /// The dense index is only a faster lookup: pages inside and outside
+    /// it, and hot pages, hit and miss as with the hash alone.
+    #[test]
+    fn the_dense_index_behaves_as_the_hash() {
+        let mut draw = stream(3, "tlb-dense-test", 0);
+        for policy in POLICIES {
+            for entries in [1u32, 3, 8, 32] {
+                let mut a = Tlb::for_pages(entries, policy, stream(5, "tlb", 0), 48);
+                let mut b = Tlb::new(entries, policy, stream(5, "tlb", 0));
+                assert_eq!(a.dense.len(), 48);
+                for _ in 0..4_000 {
+                    if draw.random_range(0..300u32) == 0 {
+                        a.flush();
+                        b.flush();
+                        assert!(a.dense.iter().all(|&s| s == NIL));
+                        continue;
+                    }
+                    let p = match draw.random_range(0..4u32) {
+                        0 => HOT_PAGE_BASE + draw.random_range(0..3u64),
+                        1 => 40 + draw.random_range(0..16u64),
+                        _ => draw.random_range(0..48u64),
+                    };
+                    assert_eq!(a.access(p), b.access(p));
+                }
+                assert_eq!(a.slots, b.slots);
+                assert_eq!((a.accesses, a.misses), (b.accesses, b.misses));
+            }
+        }
+    }
+
+    /// Where every page fits (pages + hot pages at most the entries), the
+    /// sampled rate from first sightings is the rate the entries give,
+    /// for every policy, at and around the boundary, short and long runs.
+    #[test]
+    fn a_stream_that_fits_misses_only_on_new_pages() {
+        let mut draw = stream(3, "tlb-fits-test", 0);
+        for policy in POLICIES {
+            for _ in 0..200 {
+                let entries = draw.random_range(1..40u32);
+                let hot = draw.random_range(0..4u32).min(entries - 1);
+                let pages = u64::from(entries - hot);
+                let samples = draw.random_range(0..300u64);
+                let seed = draw.random_range(0..1000u64);
+                let fast =
+                    sample_random(entries, policy, pages, hot, samples, stream(seed, "s", 0));
+                let warm = samples.max(4 * entries as u64);
+                let slow = sample_random_entries(
+                    entries,
+                    policy,
+                    pages,
+                    hot,
+                    samples,
+                    warm,
+                    stream(seed, "s", 0),
+                );
+                assert_eq!(fast, slow, "{policy:?} {entries} {hot} {pages} {samples}");
+                // Fewer pages take the shortcut too.
+                let fewer = pages.div_ceil(2);
+                assert_eq!(
+                    sample_random(entries, policy, fewer, hot, samples, stream(seed, "s", 0)),
+                    sample_random_entries(
+                        entries,
+                        policy,
+                        fewer,
+                        hot,
+                        samples,
+                        warm,
+                        stream(seed, "s", 0)
+                    )
+                );
             }
         }
     }

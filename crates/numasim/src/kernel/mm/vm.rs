@@ -844,9 +844,16 @@ impl Vm {
                     );
                     return;
                 }
+                // Node i's place counted from `start`, wrapping: one
+                // compare, not a division a node ((i + len - start) % len).
+                let base = pages / k;
                 out.extend((0..len).map(|i| {
-                    let share = pages / k + u64::from(((i + len - start) % len) < extra);
-                    (set[i], share)
+                    let from_start = if i >= start {
+                        i - start
+                    } else {
+                        i + len - start
+                    };
+                    (set[i], base + u64::from(from_start < extra))
                 }));
             }
         }
