@@ -29,7 +29,6 @@
 //!   all, [ALTIX04] C1). A queued (FIFO) lock hands the line to one waiter
 //!   only and pays neither.
 
-use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -1083,8 +1082,9 @@ type NodeHash = BuildHasherDefault<NodeHasher>;
 /// order) found quickly.
 ///
 /// Most locks have a few waiters (16,384 per-CPU run-queue locks, a wake-up
-/// now and then: issue 31): up to [`FEW`] they sit in one short list that is
-/// scanned, at no cost per node. Past it they move to a list per node and a
+/// now and then: issue 31): up to [`FEW`] they sit in one short list, kept
+/// in node order (each node's waiters in its list's order), at no cost per
+/// node: a node range is a run of it, found by binary search. Past it they move to a list per node and a
 /// Fenwick tree of the counts over nodes `0..cap` (`O(log nodes)` a count),
 /// and back to the short list when at most [`FEW_AGAIN`] are left. A node's
 /// waiters keep one order in both forms (the short list holds them in the
@@ -1094,25 +1094,17 @@ type NodeHash = BuildHasherDefault<NodeHasher>;
 /// CPUs / [`FEW_AGAIN`] trees at once.
 #[derive(Debug, Default)]
 struct Spinners {
+    /// The short list, sorted by node; a node's waiters in the order its
+    /// list by node would hold them (so the form never changes a winner).
+    /// Sorted, a node range is the run between two binary searches (a
+    /// race's take and a class's count without a pass), and with
+    /// power-of-two groups the farthest waiter from any node is the first
+    /// or the last: every node between two that agree with `from` above
+    /// some bit agrees with it there too (issue 31, session 18: it replaced
+    /// the OR and AND of the nodes, refolded after every take).
     few: Vec<Waiter>,
     many: Option<Box<ByNode>>,
-    /// With the short list, the bitwise OR and AND of its waiters' node
-    /// numbers: the bits in which some waiter's node differs from a node
-    /// `from` are `(from & !and) | (!from & or)`, and with power-of-two
-    /// groups the highest of them is the farthest waiter's level. A
-    /// read-spin release asks [`farthest`](Self::farthest) once before
-    /// and twice after the winner leaves (the race gives the fourth);
-    /// that is one pass over up to [`FEW`] waiters each time the list
-    /// lost one, not a pass a lookup.
-    /// `push` keeps them; `remove` marks them [`STALE`] and the next
-    /// `farthest` folds them anew, so a lock whose releases never ask
-    /// (NACK retry) pays only the mark (issue 31, session 17).
-    bits: Cell<(u32, u32)>,
 }
-
-/// [`Spinners::bits`] not known: an AND with bits the OR lacks, which no
-/// non-empty list of nodes gives.
-const STALE: (u32, u32) = (0, u32::MAX);
 
 thread_local! {
     /// The distance classes of a release, reused by every release of every
@@ -1237,8 +1229,14 @@ impl Spinners {
     fn prefix(&self, node: usize) -> u64 {
         match &self.many {
             Some(m) => m.prefix(node),
-            None => self.few.iter().filter(|w| w.node() < node).count() as u64,
+            None => self.below(node) as u64,
         }
+    }
+
+    /// Short-list waiters on nodes below `node`: where `node`'s run starts.
+    #[inline(always)]
+    fn below(&self, node: usize) -> usize {
+        self.few.partition_point(|w| w.node() < node)
     }
 
     fn count(&self, (lo, hi): (usize, usize)) -> u64 {
@@ -1249,15 +1247,7 @@ impl Spinners {
     fn find(&self, k: u64) -> usize {
         match &self.many {
             Some(m) => m.find(k),
-            None => {
-                let mut nodes = [0usize; FEW];
-                let nodes = &mut nodes[..self.few.len()];
-                for (n, w) in nodes.iter_mut().zip(&self.few) {
-                    *n = w.node();
-                }
-                nodes.sort_unstable();
-                nodes[k as usize]
-            }
+            None => self.few[k as usize].node(),
         }
     }
 
@@ -1267,13 +1257,9 @@ impl Spinners {
             return;
         }
         if self.few.len() < FEW {
-            let (or, and) = self.bits.get();
-            if self.few.is_empty() {
-                self.bits.set((w.node, w.node));
-            } else if (or, and) != STALE {
-                self.bits.set((or | w.node, and & w.node));
-            }
-            self.few.push(w);
+            // Last of its node's run, as its list would append it.
+            let at = self.below(w.node() + 1);
+            self.few.insert(at, w);
             return;
         }
         // In the short list's order, so each node's list keeps its order.
@@ -1288,21 +1274,13 @@ impl Spinners {
     /// waiter takes its place (`Vec::swap_remove`).
     fn remove(&mut self, node: usize, i: usize) -> Waiter {
         let Some(m) = &mut self.many else {
-            // The same on the node's waiters within the short list: the
-            // node's last waiter moves into the taken one's slot.
-            let mut of_node = self
-                .few
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| w.node() == node)
-                .map(|(j, _)| j);
-            let at = of_node.nth(i).expect("counted waiters");
-            let last = of_node.next_back().unwrap_or(at);
-            let w = self.few[at];
-            self.few[at] = self.few[last];
-            self.few.remove(last);
-            self.bits.set(STALE);
-            return w;
+            // The same on the node's run within the short list: the node's
+            // last waiter moves into the taken one's slot.
+            let start = self.below(node);
+            let at = start + i;
+            let last = self.below(node + 1) - 1;
+            assert!(at <= last && self.few[at].node() == node, "counted waiters");
+            return self.remove_few(at, last);
         };
         let w = m
             .lists
@@ -1316,36 +1294,33 @@ impl Spinners {
             let mut lists: Vec<(usize, Vec<Waiter>)> = m.lists.drain().collect();
             lists.sort_unstable_by_key(|&(n, _)| n);
             self.few = lists.into_iter().flat_map(|(_, l)| l).collect();
-            self.bits.set(STALE);
             self.many = None;
         }
+        w
+    }
+
+    /// Take the short list's waiter at `at`; its node's last (at `last`)
+    /// takes its place, as `Vec::swap_remove` does in the node's list.
+    #[inline(always)]
+    fn remove_few(&mut self, at: usize, last: usize) -> Waiter {
+        let w = self.few[at];
+        self.few[at] = self.few[last];
+        self.few.remove(last);
         w
     }
 
     /// Remove and return the `pick`-th waiter (in node order) of `ranges`.
     fn take(&mut self, ranges: impl Iterator<Item = (usize, usize)>, mut pick: u64) -> Waiter {
         if self.many.is_none() {
-            // The short list: one scan and one small sort per range, not a
-            // scan per prefix count and a sort per rank lookup.
+            // The short list is in node order, then list order within a
+            // node: a range's `pick`-th waiter is its run's.
             for (lo, hi) in ranges {
-                // Nodes and list positions in 32 bits, as a waiter keeps
-                // them: half the bytes to zero on every release.
-                let mut here = [(0u32, 0u32); FEW];
-                let mut n = 0;
-                for (j, w) in self.few.iter().enumerate() {
-                    if w.node() >= lo && w.node() < hi {
-                        here[n] = (w.node, j as u32);
-                        n += 1;
-                    }
-                }
+                let start = self.below(lo);
+                let n = if lo < hi { self.below(hi) - start } else { 0 };
                 if pick < n as u64 {
-                    // Node order, then list order within a node.
-                    let here = &mut here[..n];
-                    here.sort_unstable();
-                    let (node, at) = here[pick as usize];
-                    let (node, at) = (node as usize, at as usize);
-                    let i = self.few[..at].iter().filter(|w| w.node() == node).count();
-                    return self.remove(node, i);
+                    let at = start + pick as usize;
+                    let last = self.below(self.few[at].node() + 1) - 1;
+                    return self.remove_few(at, last);
                 }
                 pick -= n as u64;
             }
@@ -1395,20 +1370,12 @@ impl Spinners {
                 // from s up, so the farthest waiter's level follows from
                 // the highest bit in which any waiter differs from `from`.
                 if groups.iter().all(|g| g.is_power_of_two()) {
-                    if self.few.is_empty() {
+                    let (Some(first), Some(last)) = (self.few.first(), self.few.last()) else {
                         return 0;
-                    }
-                    let mut bits = self.bits.get();
-                    if bits == STALE {
-                        bits = self
-                            .few
-                            .iter()
-                            .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
-                        self.bits.set(bits);
-                    }
-                    let from = from as u64;
-                    let (or, and) = (u64::from(bits.0), u64::from(bits.1));
-                    let differ = (from & !and) | (!from & or);
+                    };
+                    // In node order, every waiter agrees with `from` above
+                    // the highest bit where the first or the last differs.
+                    let differ = (from ^ first.node()) | (from ^ last.node());
                     if differ == 0 {
                         return ns[0];
                     }
@@ -1546,11 +1513,11 @@ impl Spinners {
                     let c = self.count((lo, hi));
                     (c, if c > 0 { self.find(self.prefix(lo)) } else { 0 })
                 }
-                None => self
-                    .few
-                    .iter()
-                    .filter(|w| w.node() >= lo && w.node() < hi)
-                    .fold((0, usize::MAX), |(c, m), w| (c + 1, m.min(w.node()))),
+                None if lo < hi => {
+                    let (a, b) = (self.below(lo), self.below(hi));
+                    (b as u64 - a as u64, self.few.get(a).map_or(0, Waiter::node))
+                }
+                None => (0, 0),
             }
         };
         let push = |ranges: [(usize, usize); 2], out: &mut Vec<Class>| {
@@ -1567,40 +1534,39 @@ impl Spinners {
         };
         match cost.nested_groups() {
             Some(groups) if self.many.is_none() && nests(groups) => {
-                // The short list in one pass: with each group size a
-                // multiple of the one inside it, a waiter's class is the
-                // smallest group of `from` that holds it, and the lowest
-                // node of that class stands for it (as the two-range scan
-                // finds it).
-                let mut bound = [(0usize, 0usize); MAX_LEVELS + 2];
-                bound[0] = (from, from + 1);
-                for (k, g) in groups.iter().map(|&g| g as usize).enumerate() {
+                // The short list in node order: a group of `from` is a run
+                // between two binary searches, a class its group's run
+                // less the smaller group's inside it (each group size a
+                // multiple of the one inside it), and the lowest node of
+                // the class the first waiter of the two runs left.
+                let few = &self.few;
+                let (mut lo, mut hi) = (from, from + 1);
+                let (mut p_lo, mut p_hi) = (self.below(lo), self.below(hi));
+                if p_hi > p_lo {
+                    let count = (p_hi - p_lo) as u64;
+                    let node = few[p_lo].node();
+                    out.push(Class::of(cost, from, node, count, [(lo, hi), (0, 0)]));
+                }
+                for g in groups.iter().map(|&g| g as usize) {
                     let glo = from / g * g;
-                    bound[k + 1] = (glo, glo + g);
-                }
-                let last = groups.len() + 1;
-                bound[last] = (0, usize::MAX);
-                let mut stat = [(0u64, usize::MAX); MAX_LEVELS + 2];
-                for w in &self.few {
-                    let c = bound[..=last]
-                        .iter()
-                        .position(|&(lo, hi)| w.node() >= lo && w.node() < hi)
-                        .unwrap_or(last);
-                    stat[c] = (stat[c].0 + 1, stat[c].1.min(w.node()));
-                }
-                for (c, &(count, node)) in stat[..=last].iter().enumerate() {
+                    let ghi = glo + g;
+                    let (p_glo, p_ghi) = (self.below(glo), self.below(ghi));
+                    let count = (p_lo - p_glo) + (p_ghi - p_hi);
                     if count > 0 {
-                        // A class's ranges: its group less the one inside
-                        // (built for the classes that have waiters only).
-                        let ranges = match c {
-                            0 => [bound[0], (0, 0)],
-                            _ => {
-                                let ((lo, hi), (glo, ghi)) = (bound[c - 1], bound[c]);
-                                [(glo, lo), (hi, ghi)]
-                            }
-                        };
-                        out.push(Class::of(cost, from, node, count, ranges));
+                        let first = if p_lo > p_glo { p_glo } else { p_hi };
+                        let ranges = [(glo, lo), (hi, ghi)];
+                        let node = few[first].node();
+                        out.push(Class::of(cost, from, node, count as u64, ranges));
                     }
+                    (lo, hi, p_lo, p_hi) = (glo, ghi, p_glo, p_ghi);
+                }
+                // Nodes in no common group with `from`.
+                let count = p_lo + (few.len() - p_hi);
+                if count > 0 {
+                    let first = if p_lo > 0 { 0 } else { p_hi };
+                    let ranges = [(0, lo), (hi, usize::MAX)];
+                    let node = few[first].node();
+                    out.push(Class::of(cost, from, node, count as u64, ranges));
                 }
             }
             Some(groups) if nests(groups) => {
@@ -2375,13 +2341,12 @@ mod tests {
         }
     }
 
-    /// The short list's OR and AND of its nodes follow its waiters through
-    /// random pushes and takes (in and out of the lists by node), known or
-    /// marked stale, and `farthest` read from them answers what the
-    /// classes' largest time is, as the pass over the waiters did, with
-    /// power-of-two groups and without.
+    /// The short list stays in node order through random pushes and takes
+    /// (in and out of the lists by node), and `farthest` read from its
+    /// first and last waiters answers what the classes' largest time is,
+    /// with power-of-two groups and without.
     #[test]
-    fn node_bits_follow_the_waiters() {
+    fn the_short_list_stays_in_node_order() {
         use super::super::cost::CostTable;
         let mut rng = stream(17, "spinners-mask", 0);
         for groups in [vec![], vec![2], vec![4, 8], vec![2, 8, 32], vec![3, 12]] {
@@ -2399,13 +2364,10 @@ mod tests {
                     let pick = rng.random_range(0..s.len() as u64);
                     s.take(std::iter::once((0, usize::MAX)), pick);
                 }
-                if s.many.is_none() && !s.few.is_empty() && s.bits.get() != STALE {
-                    let want = s
-                        .few
-                        .iter()
-                        .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
-                    assert_eq!(s.bits.get(), want, "round {round}");
-                }
+                assert!(
+                    s.few.windows(2).all(|p| p[0].node <= p[1].node),
+                    "the short list in node order, round {round}"
+                );
                 let from = rng.random_range(0..spread);
                 let mut c = Vec::new();
                 s.classes_by(from, &cost, &mut c, false);
