@@ -1350,6 +1350,20 @@ impl Spinners {
     /// the short list is one pass over the waiters; an arbitrary cost is a
     /// class per node, which the same pass covers.
     fn farthest<C: TransferCost>(&self, from: usize, cost: &C) -> u64 {
+        if let (None, Some((shifts, ns))) = (&self.many, cost.pow2_levels()) {
+            // The power-of-two case below, with the cost's shape checked
+            // once when it was built, not at every lookup.
+            let (Some(first), Some(last)) = (self.few.first(), self.few.last()) else {
+                return 0;
+            };
+            let differ = (from ^ first.node()) | (from ^ last.node());
+            if differ == 0 {
+                return ns[0];
+            }
+            let high = 63 - differ.leading_zeros();
+            let inside = shifts.iter().take_while(|&&s| s <= high).count();
+            return ns[inside + 1];
+        }
         let groups = cost.nested_groups();
         match &self.many {
             None if groups.is_none_or(nests) => {
