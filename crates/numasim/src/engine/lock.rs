@@ -600,8 +600,21 @@ impl<C: TransferCost> Lock<C> {
     /// times: the farthest waiter's from `from`, the winner included (0
     /// with NACK retry).
     fn first_to_see(&mut self, from: usize) -> (Waiter, u64, Option<f64>, u64) {
-        let mut classes = SCRATCH.take();
         let nack_home = self.home().zip(self.nack_retry());
+        let stampede = self.retry.as_ref().is_some_and(|r| r.stampede.is_some());
+        if nack_home.is_none() && !stampede {
+            if let Some(won) = self.first_to_see_by_level(from) {
+                return won;
+            }
+        }
+        self.first_to_see_by_class(from)
+    }
+
+    /// [`first_to_see`](Self::first_to_see) by distance classes, for every
+    /// lock and cost.
+    fn first_to_see_by_class(&mut self, from: usize) -> (Waiter, u64, Option<f64>, u64) {
+        let nack_home = self.home().zip(self.nack_retry());
+        let mut classes = SCRATCH.take();
         // NACKed waiters race to the home, so they are classed by their
         // distance to it (one round trip per class), not to the releaser.
         self.spinners.classes_by(
@@ -692,6 +705,97 @@ impl<C: TransferCost> Lock<C> {
             .take(classes[a..b].iter().flat_map(|c| c.ranges), pick);
         SCRATCH.set(classes);
         (w, phase, retry_rate, far)
+    }
+
+    /// [`first_to_see`](Self::first_to_see) for the common case, spinners
+    /// (no NACK retry, no stampede) on the short list under a cost whose
+    /// levels are power-of-two groups with rising times
+    /// ([`TransferCost::pow2_levels`]); `None` otherwise. The same race, the
+    /// same draws in the same order, the same winner: a class is a level,
+    /// its waiters one or two runs of the list in node order, and the
+    /// levels are already in the stable time order the general path sorts
+    /// its classes into, so nothing is built, sorted or searched twice
+    /// (issue 31, session 18; `by_level_races_as_the_classes_do` checks it
+    /// against the general path).
+    fn first_to_see_by_level(&mut self, from: usize) -> Option<(Waiter, u64, Option<f64>, u64)> {
+        let Some((shifts, ns)) = self.cost.pow2_levels() else {
+            return None;
+        };
+        let sp = &self.spinners;
+        if sp.many.is_some() || shifts.len() > MAX_LEVELS || sp.few.is_empty() {
+            return None;
+        }
+        // Per level: its time, its waiters' count and their runs (index
+        // ranges of the short list: the group's run less the run of the
+        // group inside it).
+        let mut level = [(0u64, 0u64, [(0usize, 0usize); 2]); MAX_LEVELS + 2];
+        let mut levels = 0;
+        let n = sp.few.len();
+        let (mut p_lo, mut p_hi) = (sp.below(from), sp.below(from + 1));
+        if p_hi > p_lo {
+            level[0] = (ns[0], (p_hi - p_lo) as u64, [(p_lo, p_hi), (p_hi, p_hi)]);
+            levels = 1;
+        }
+        for (k, &sh) in shifts.iter().enumerate() {
+            let glo = from >> sh << sh;
+            let ghi = glo + (1 << sh);
+            let (p_glo, p_ghi) = (sp.below(glo), sp.below(ghi));
+            let count = (p_lo - p_glo) + (p_ghi - p_hi);
+            if count > 0 {
+                level[levels] = (ns[k + 1], count as u64, [(p_glo, p_lo), (p_hi, p_ghi)]);
+                levels += 1;
+            }
+            (p_lo, p_hi) = (p_glo, p_ghi);
+        }
+        let count = p_lo + (n - p_hi);
+        if count > 0 {
+            level[levels] = (ns[shifts.len() + 1], count as u64, [(0, p_lo), (p_hi, n)]);
+            levels += 1;
+        }
+        let level = &level[..levels];
+        let far = level.last().map_or(0, |l| l.0);
+        debug_assert_eq!(far, self.farthest_spinner_ns(from));
+        // The race between runs of levels at equal time, as in
+        // `first_to_see`.
+        let jitter = self.spin_jitter_ns;
+        let mut best: Option<(u64, usize, usize, u64)> = None;
+        let mut a = 0;
+        while a < levels {
+            let t = level[a].0;
+            let b = a + level[a..].iter().take_while(|l| l.0 == t).count();
+            let k: u64 = level[a..b].iter().map(|l| l.1).sum();
+            let p = match best {
+                _ if jitter == 0 => 0,
+                Some((bt, ..)) if t >= bt => {
+                    skip_uniform_phase(&mut self.rng, jitter, k);
+                    0
+                }
+                _ => min_uniform_phase(&mut self.rng, jitter, k),
+            };
+            if best.is_none_or(|(bt, ..)| t + p < bt) {
+                best = Some((t + p, a, b, p));
+            }
+            a = b;
+        }
+        let (_, a, b, phase) = best.expect("a non-empty list has a level");
+        let k: u64 = level[a..b].iter().map(|l| l.1).sum();
+        let mut pick = if k > 1 {
+            self.rng.random_range(0..k)
+        } else {
+            0
+        };
+        for &(lo, hi) in level[a..b].iter().flat_map(|l| &l.2) {
+            let here = (hi - lo) as u64;
+            if pick < here {
+                let at = lo + pick as usize;
+                let sp = &mut self.spinners;
+                let last = sp.below(sp.few[at].node() + 1) - 1;
+                let w = sp.remove_few(at, last);
+                return Some((w, phase, None, far));
+            }
+            pick -= here;
+        }
+        unreachable!("pick below the levels' count")
     }
 
     fn grant(
@@ -2387,6 +2491,61 @@ mod tests {
                 s.classes_by(from, &cost, &mut c, false);
                 let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
                 assert_eq!(s.farthest(from, &cost), want, "{groups:?} round {round}");
+            }
+        }
+    }
+
+    /// The race by levels (the short list under power-of-two groups) takes
+    /// the winner, phase and farthest time the race by classes takes, and
+    /// leaves the random stream where it leaves it: two locks with one
+    /// seed and the same waiters, raced from random nodes, one each way,
+    /// with jitter and without, on flat and grouped costs.
+    #[test]
+    fn by_level_races_as_the_classes_do() {
+        use super::super::cost::CostTable;
+        let mut rng = stream(21, "by-level", 0);
+        for (i, groups) in [vec![], vec![2], vec![2, 2, 8], vec![2, 8, 16, 64]]
+            .into_iter()
+            .enumerate()
+        {
+            // The last two with levels at equal times (one entrant).
+            let ns: Vec<u64> = (0..groups.len() as u64 + 2)
+                .map(|k| 300 + 250 * if i < 2 { k } else { k.div_ceil(2) })
+                .collect();
+            let cost = CostTable::from_groups(256, groups.clone(), ns);
+            assert!(cost.pow2_levels().is_some());
+            for jitter in [0, 1000] {
+                let mk = || {
+                    Lock::new(LockPolicy::Unfair, &cost, stream(5, "by-level-lock", 0))
+                        .with_spinning(jitter, 10)
+                        .with_home(0)
+                        .with_read_spin()
+                };
+                let (mut a, mut b) = (mk(), mk());
+                let mut cpu = 0;
+                for round in 0..3000 {
+                    let spread = [2, 8, 40, 256][(round / 200) % 4];
+                    if a.spinners.len() < 2
+                        || (a.spinners.len() < FEW && rng.random_range(0..2) == 0)
+                    {
+                        let w = Waiter::new(cpu, rng.random_range(0..spread), Time(0));
+                        cpu += 1;
+                        a.spinners.push(w);
+                        b.spinners.push(w);
+                        continue;
+                    }
+                    let from = rng.random_range(0..spread);
+                    let got = a
+                        .first_to_see_by_level(from)
+                        .expect("the short list, powers of two");
+                    let want = b.first_to_see_by_class(from);
+                    assert_eq!(
+                        (got.0.cpu(), got.0.node(), got.1, got.2, got.3),
+                        (want.0.cpu(), want.0.node(), want.1, want.2, want.3),
+                        "{groups:?} jitter {jitter} round {round}"
+                    );
+                    assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
+                }
             }
         }
     }
