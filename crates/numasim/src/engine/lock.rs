@@ -725,35 +725,37 @@ impl<C: TransferCost> Lock<C> {
         if sp.many.is_some() || shifts.len() > MAX_LEVELS || sp.few.is_empty() {
             return None;
         }
-        // Per level: its time, its waiters' count and their runs (index
-        // ranges of the short list: the group's run less the run of the
-        // group inside it).
-        let mut level = [(0u64, 0u64, [(0usize, 0usize); 2]); MAX_LEVELS + 2];
+        // Per level with waiters: the level, then its waiters' two runs
+        // (index ranges of the short list, below FEW: the group's run less
+        // the run of the group inside it). Bytes, as the array is zeroed
+        // at every release.
+        let mut level = [[0u8; 5]; MAX_LEVELS + 2];
         let mut levels = 0;
         let n = sp.few.len();
         let (mut p_lo, mut p_hi) = (sp.below(from), sp.below(from + 1));
+        let ix = |i: usize| i as u8;
         if p_hi > p_lo {
-            level[0] = (ns[0], (p_hi - p_lo) as u64, [(p_lo, p_hi), (p_hi, p_hi)]);
+            level[0] = [0, ix(p_lo), ix(p_hi), 0, 0];
             levels = 1;
         }
         for (k, &sh) in shifts.iter().enumerate() {
             let glo = from >> sh << sh;
             let ghi = glo + (1 << sh);
             let (p_glo, p_ghi) = (sp.below(glo), sp.below(ghi));
-            let count = (p_lo - p_glo) + (p_ghi - p_hi);
-            if count > 0 {
-                level[levels] = (ns[k + 1], count as u64, [(p_glo, p_lo), (p_hi, p_ghi)]);
+            if (p_lo - p_glo) + (p_ghi - p_hi) > 0 {
+                level[levels] = [ix(k + 1), ix(p_glo), ix(p_lo), ix(p_hi), ix(p_ghi)];
                 levels += 1;
             }
             (p_lo, p_hi) = (p_glo, p_ghi);
         }
-        let count = p_lo + (n - p_hi);
-        if count > 0 {
-            level[levels] = (ns[shifts.len() + 1], count as u64, [(0, p_lo), (p_hi, n)]);
+        if p_lo + (n - p_hi) > 0 {
+            level[levels] = [ix(shifts.len() + 1), 0, ix(p_lo), ix(p_hi), ix(n)];
             levels += 1;
         }
         let level = &level[..levels];
-        let far = level.last().map_or(0, |l| l.0);
+        let time = |l: &[u8; 5]| ns[usize::from(l[0])];
+        let count = |l: &[u8; 5]| u64::from(l[2] - l[1]) + u64::from(l[4] - l[3]);
+        let far = level.last().map_or(0, time);
         debug_assert_eq!(far, self.farthest_spinner_ns(from));
         // The race between runs of levels at equal time, as in
         // `first_to_see`.
@@ -761,9 +763,9 @@ impl<C: TransferCost> Lock<C> {
         let mut best: Option<(u64, usize, usize, u64)> = None;
         let mut a = 0;
         while a < levels {
-            let t = level[a].0;
-            let b = a + level[a..].iter().take_while(|l| l.0 == t).count();
-            let k: u64 = level[a..b].iter().map(|l| l.1).sum();
+            let t = time(&level[a]);
+            let b = a + level[a..].iter().take_while(|l| time(l) == t).count();
+            let k: u64 = level[a..b].iter().map(count).sum();
             let p = match best {
                 _ if jitter == 0 => 0,
                 Some((bt, ..)) if t >= bt => {
@@ -778,13 +780,14 @@ impl<C: TransferCost> Lock<C> {
             a = b;
         }
         let (_, a, b, phase) = best.expect("a non-empty list has a level");
-        let k: u64 = level[a..b].iter().map(|l| l.1).sum();
+        let k: u64 = level[a..b].iter().map(count).sum();
         let mut pick = if k > 1 {
             self.rng.random_range(0..k)
         } else {
             0
         };
-        for &(lo, hi) in level[a..b].iter().flat_map(|l| &l.2) {
+        for r in level[a..b].iter().flat_map(|l| [&l[1..3], &l[3..5]]) {
+            let (lo, hi) = (usize::from(r[0]), usize::from(r[1]));
             let here = (hi - lo) as u64;
             if pick < here {
                 let at = lo + pick as usize;
@@ -1231,6 +1234,8 @@ fn nests(groups: &[u32]) -> bool {
 
 /// Waiters at which a lock's short list becomes lists by node.
 const FEW: usize = 32;
+// `first_to_see_by_level` keeps short-list indices in bytes.
+const _: () = assert!(FEW < 256);
 /// Waiters at which lists by node go back to one short list.
 const FEW_AGAIN: usize = 8;
 
