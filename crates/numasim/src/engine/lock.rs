@@ -718,9 +718,7 @@ impl<C: TransferCost> Lock<C> {
     /// (issue 31, session 18; `by_level_races_as_the_classes_do` checks it
     /// against the general path).
     fn first_to_see_by_level(&mut self, from: usize) -> Option<(Waiter, u64, Option<f64>, u64)> {
-        let Some((shifts, ns)) = self.cost.pow2_levels() else {
-            return None;
-        };
+        let (shifts, ns) = self.cost.pow2_levels()?;
         let sp = &self.spinners;
         if sp.many.is_some() || shifts.len() > MAX_LEVELS || sp.few.is_empty() {
             return None;
