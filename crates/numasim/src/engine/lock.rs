@@ -1217,8 +1217,9 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Vec<Class>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Group levels up to which [`Spinners::classes`] classes the short list
-/// in one pass.
+/// Group levels up to which the short list's lookups keep a level in a
+/// fixed array ([`Spinners::farthest`]'s bounds,
+/// [`Lock::first_to_see_by_level`]'s levels).
 const MAX_LEVELS: usize = 14;
 
 /// `groups` fit the one-pass classing: at most [`MAX_LEVELS`], each a
@@ -1458,8 +1459,12 @@ impl Spinners {
     /// class per node, which the same pass covers.
     fn farthest<C: TransferCost>(&self, from: usize, cost: &C) -> u64 {
         if let (None, Some((shifts, ns))) = (&self.many, cost.pow2_levels()) {
-            // The power-of-two case below, with the cost's shape checked
-            // once when it was built, not at every lookup.
+            // The time grows with the level (the cost's shape is checked
+            // once when it is built): the farthest waiter's level is the
+            // answer. With power-of-two groups a node shares `from`'s group
+            // of 2^s nodes iff they differ in no bit from s up, and in node
+            // order every waiter agrees with `from` above the highest bit
+            // where the first or the last differs.
             let (Some(first), Some(last)) = (self.few.first(), self.few.last()) else {
                 return 0;
             };
@@ -1485,30 +1490,9 @@ impl Spinners {
                         .max()
                         .unwrap_or(0);
                 };
-                // The time grows with the level: the farthest waiter's level
-                // is the answer. With power-of-two groups a node shares
-                // `from`'s group of 2^s nodes iff they differ in no bit
-                // from s up, so the farthest waiter's level follows from
-                // the highest bit in which any waiter differs from `from`.
-                if groups.iter().all(|g| g.is_power_of_two()) {
-                    let (Some(first), Some(last)) = (self.few.first(), self.few.last()) else {
-                        return 0;
-                    };
-                    // In node order, every waiter agrees with `from` above
-                    // the highest bit where the first or the last differs.
-                    let differ = (from ^ first.node()) | (from ^ last.node());
-                    if differ == 0 {
-                        return ns[0];
-                    }
-                    let high = 63 - differ.leading_zeros();
-                    let inside = groups
-                        .iter()
-                        .take_while(|g| g.trailing_zeros() <= high)
-                        .count();
-                    return ns[inside + 1];
-                }
-                // Otherwise by a pass, where the first waiter outside every
-                // group of `from` ends the scan.
+                // Otherwise (groups not all powers of two, or a cost
+                // without `pow2_levels`) by a pass, where the first waiter
+                // outside every group of `from` ends the scan.
                 let mut bound = [(0usize, 0usize); MAX_LEVELS + 1];
                 bound[0] = (from, from + 1);
                 for (b, &g) in bound[1..].iter_mut().zip(groups) {
