@@ -1457,6 +1457,7 @@ impl Spinners {
     /// `UniformCost`), so every waiter of a class has its class's time and
     /// the short list is one pass over the waiters; an arbitrary cost is a
     /// class per node, which the same pass covers.
+    #[inline]
     fn farthest<C: TransferCost>(&self, from: usize, cost: &C) -> u64 {
         if let (None, Some((shifts, ns))) = (&self.many, cost.pow2_levels()) {
             // The time grows with the level (the cost's shape is checked
@@ -1476,6 +1477,14 @@ impl Spinners {
             let inside = shifts.iter().take_while(|&&s| s <= high).count();
             return ns[inside + 1];
         }
+        self.farthest_by_pass(from, cost)
+    }
+
+    /// [`farthest`](Self::farthest) where the short list's ends do not
+    /// tell: the lists by node, or a cost without `pow2_levels` (out of
+    /// line, so that the short path inlines into a release).
+    #[inline(never)]
+    fn farthest_by_pass<C: TransferCost>(&self, from: usize, cost: &C) -> u64 {
         let groups = cost.nested_groups();
         match &self.many {
             None if groups.is_none_or(nests) => {
