@@ -534,3 +534,19 @@ fn counter_goodness_moves_smp_tasks_off_their_node_and_per_node_queues_keep_them
     // Same seed, same run.
     assert_eq!(run(Sched::Smp, true), smp);
 }
+
+/// One task a CPU at 4,096 CPUs: the single run-queue lock collapses and
+/// nearly every CPU waits in it for most of the run (docs/engine.md,
+/// "aim7 at 1,024 CPUs"; under test-and-set many are never granted before
+/// the run ends). The lock share counts those waits too, up to the end:
+/// it read 0.83% when only granted waits counted.
+#[test]
+fn aim7_lock_share_counts_the_waits_never_granted() {
+    let body = "name = \"t\"\nseed = 1\n[machine]\npreset = \"altix-512\"\nnodes = 64\n\
+                cpus_per_node = 64\nmem_per_node = \"1024 GiB\"\n[kernel]\nsched = \"numa\"\n\
+                [[run]]\nworkload = \"aim7\"\ntasks = 4096\n";
+    let sc = Scenario::from_str(body, "t.toml", None).unwrap();
+    let recs = numasim::scenario::run::run(&sc, &[]).unwrap();
+    let share = row(&recs, "lock_share_pct", &[]).value.unwrap();
+    assert!(share > 90.0 && share <= 100.0, "{share}");
+}

@@ -30,6 +30,15 @@ pub trait TransferCost {
     fn level_ns(&self) -> Option<&[u64]> {
         None
     }
+    /// With [`level_ns`](Self::level_ns), when every group size is a power
+    /// of two, each holds the one inside it and the time never falls
+    /// from one level to the next: the groups' `log2`s and the level
+    /// times, checked once when the cost is built (a lock asks at every
+    /// hand-off for its farthest spinner, which is then the highest bit
+    /// in which a waiter's node differs: issue 31).
+    fn pow2_levels(&self) -> Option<(&[u32], &[u64])> {
+        None
+    }
 }
 
 impl<T: TransferCost + ?Sized> TransferCost for &T {
@@ -45,6 +54,9 @@ impl<T: TransferCost + ?Sized> TransferCost for &T {
     fn level_ns(&self) -> Option<&[u64]> {
         (**self).level_ns()
     }
+    fn pow2_levels(&self) -> Option<(&[u32], &[u64])> {
+        (**self).pow2_levels()
+    }
 }
 impl<T: TransferCost + ?Sized> TransferCost for Rc<T> {
     #[inline]
@@ -57,6 +69,9 @@ impl<T: TransferCost + ?Sized> TransferCost for Rc<T> {
     fn level_ns(&self) -> Option<&[u64]> {
         (**self).level_ns()
     }
+    fn pow2_levels(&self) -> Option<(&[u32], &[u64])> {
+        (**self).pow2_levels()
+    }
 }
 impl<T: TransferCost + ?Sized> TransferCost for Arc<T> {
     #[inline]
@@ -68,6 +83,9 @@ impl<T: TransferCost + ?Sized> TransferCost for Arc<T> {
     }
     fn level_ns(&self) -> Option<&[u64]> {
         (**self).level_ns()
+    }
+    fn pow2_levels(&self) -> Option<(&[u32], &[u64])> {
+        (**self).pow2_levels()
     }
 }
 
@@ -128,6 +146,8 @@ enum CostRepr {
         /// costs no division (a 64-bit divide per level was a tenth of a
         /// contended-lock run). Empty otherwise.
         shifts: Vec<u32>,
+        /// [`TransferCost::pow2_levels`] holds for these groups and times.
+        pow2: bool,
     },
 }
 
@@ -162,14 +182,24 @@ impl CostTable {
     /// If `ns` has the wrong length (a bug in the caller).
     pub fn from_groups(n: usize, groups: Vec<u32>, ns: Vec<u64>) -> Self {
         assert_eq!(ns.len(), groups.len() + 2, "one cost per level");
-        let shifts = if groups.iter().all(|g| g.is_power_of_two()) {
+        let all_pow2 = groups.iter().all(|g| g.is_power_of_two());
+        let shifts: Vec<u32> = if all_pow2 {
             groups.iter().map(|g| g.trailing_zeros()).collect()
         } else {
             Vec::new()
         };
+        // Powers of two nest when each is at least the one inside it.
+        let pow2 = all_pow2
+            && shifts.windows(2).all(|w| w[0] <= w[1])
+            && ns.windows(2).all(|w| w[0] <= w[1]);
         CostTable {
             n,
-            repr: CostRepr::Groups { groups, ns, shifts },
+            repr: CostRepr::Groups {
+                groups,
+                ns,
+                shifts,
+                pow2,
+            },
         }
     }
 
@@ -198,7 +228,9 @@ impl TransferCost for CostTable {
         match &self.repr {
             CostRepr::Dense(ns) => ns[from * self.n + to],
             CostRepr::Groups { ns, .. } if from == to => ns[0],
-            CostRepr::Groups { groups, ns, shifts } if shifts.is_empty() => {
+            CostRepr::Groups {
+                groups, ns, shifts, ..
+            } if shifts.is_empty() => {
                 let k = groups
                     .iter()
                     .position(|&g| from / g as usize == to / g as usize)
@@ -224,6 +256,18 @@ impl TransferCost for CostTable {
         match &self.repr {
             CostRepr::Groups { ns, .. } => Some(ns),
             CostRepr::Dense(_) => None,
+        }
+    }
+    #[inline(always)]
+    fn pow2_levels(&self) -> Option<(&[u32], &[u64])> {
+        match &self.repr {
+            CostRepr::Groups {
+                shifts,
+                ns,
+                pow2: true,
+                ..
+            } => Some((shifts, ns)),
+            _ => None,
         }
     }
 }
@@ -263,6 +307,40 @@ mod tests {
         let t = CostTable::from_groups(30, vec![3, 6], vec![1, 2, 3, 4]);
         assert_eq!(t.transfer_ns(2, 4), 3);
         assert_eq!(t.transfer_ns(5, 6), 4);
+    }
+
+    /// Where `pow2_levels` answers, a pair's time is the level of the
+    /// highest bit in which its nodes differ; where the groups do not nest,
+    /// are not powers of two or the times fall, it does not answer.
+    #[test]
+    fn pow2_levels_are_the_highest_differing_bit() {
+        for (groups, ns, answers) in [
+            (vec![], vec![5, 9], true),
+            (vec![2, 8], vec![1, 2, 3, 4], true),
+            (vec![4, 4, 64], vec![1, 2, 2, 3, 9], true),
+            (vec![3, 6], vec![1, 2, 3, 4], false),
+            (vec![8, 2], vec![1, 2, 3, 4], false),
+            (vec![2, 8], vec![1, 3, 2, 4], false),
+        ] {
+            let t = CostTable::from_groups(200, groups.clone(), ns.clone());
+            assert_eq!(t.pow2_levels().is_some(), answers, "{groups:?} {ns:?}");
+            let Some((shifts, level)) = t.pow2_levels() else {
+                continue;
+            };
+            assert_eq!(level, &ns[..]);
+            for a in 0..200usize {
+                for b in 0..200usize {
+                    let want = match a ^ b {
+                        0 => level[0],
+                        d => {
+                            let high = 63 - d.leading_zeros();
+                            level[shifts.iter().take_while(|&&s| s <= high).count() + 1]
+                        }
+                    };
+                    assert_eq!(t.transfer_ns(a, b), want, "{groups:?} {a} {b}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -29,7 +29,6 @@
 //!   all, [ALTIX04] C1). A queued (FIFO) lock hands the line to one waiter
 //!   only and pays neither.
 
-use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -601,8 +600,21 @@ impl<C: TransferCost> Lock<C> {
     /// times: the farthest waiter's from `from`, the winner included (0
     /// with NACK retry).
     fn first_to_see(&mut self, from: usize) -> (Waiter, u64, Option<f64>, u64) {
-        let mut classes = SCRATCH.take();
         let nack_home = self.home().zip(self.nack_retry());
+        let stampede = self.retry.as_ref().is_some_and(|r| r.stampede.is_some());
+        if nack_home.is_none() && !stampede {
+            if let Some(won) = self.first_to_see_by_level(from) {
+                return won;
+            }
+        }
+        self.first_to_see_by_class(from)
+    }
+
+    /// [`first_to_see`](Self::first_to_see) by distance classes, for every
+    /// lock and cost.
+    fn first_to_see_by_class(&mut self, from: usize) -> (Waiter, u64, Option<f64>, u64) {
+        let nack_home = self.home().zip(self.nack_retry());
+        let mut classes = SCRATCH.take();
         // NACKed waiters race to the home, so they are classed by their
         // distance to it (one round trip per class), not to the releaser.
         self.spinners.classes_by(
@@ -693,6 +705,98 @@ impl<C: TransferCost> Lock<C> {
             .take(classes[a..b].iter().flat_map(|c| c.ranges), pick);
         SCRATCH.set(classes);
         (w, phase, retry_rate, far)
+    }
+
+    /// [`first_to_see`](Self::first_to_see) for the common case, spinners
+    /// (no NACK retry, no stampede) on the short list under a cost whose
+    /// levels are power-of-two groups with rising times
+    /// ([`TransferCost::pow2_levels`]); `None` otherwise. The same race, the
+    /// same draws in the same order, the same winner: a class is a level,
+    /// its waiters one or two runs of the list in node order, and the
+    /// levels are already in the stable time order the general path sorts
+    /// its classes into, so nothing is built, sorted or searched twice
+    /// (issue 31, session 18; `by_level_races_as_the_classes_do` checks it
+    /// against the general path).
+    fn first_to_see_by_level(&mut self, from: usize) -> Option<(Waiter, u64, Option<f64>, u64)> {
+        let (shifts, ns) = self.cost.pow2_levels()?;
+        let sp = &self.spinners;
+        if sp.many.is_some() || shifts.len() > MAX_LEVELS || sp.few.is_empty() {
+            return None;
+        }
+        // Per level with waiters: the level, then its waiters' two runs
+        // (index ranges of the short list, below FEW: the group's run less
+        // the run of the group inside it). Bytes, as the array is zeroed
+        // at every release.
+        let mut level = [[0u8; 5]; MAX_LEVELS + 2];
+        let mut levels = 0;
+        let n = sp.few.len();
+        let (mut p_lo, mut p_hi) = (sp.below(from), sp.below(from + 1));
+        let ix = |i: usize| i as u8;
+        if p_hi > p_lo {
+            level[0] = [0, ix(p_lo), ix(p_hi), 0, 0];
+            levels = 1;
+        }
+        for (k, &sh) in shifts.iter().enumerate() {
+            let glo = from >> sh << sh;
+            let ghi = glo + (1 << sh);
+            let (p_glo, p_ghi) = (sp.below(glo), sp.below(ghi));
+            if (p_lo - p_glo) + (p_ghi - p_hi) > 0 {
+                level[levels] = [ix(k + 1), ix(p_glo), ix(p_lo), ix(p_hi), ix(p_ghi)];
+                levels += 1;
+            }
+            (p_lo, p_hi) = (p_glo, p_ghi);
+        }
+        if p_lo + (n - p_hi) > 0 {
+            level[levels] = [ix(shifts.len() + 1), 0, ix(p_lo), ix(p_hi), ix(n)];
+            levels += 1;
+        }
+        let level = &level[..levels];
+        let time = |l: &[u8; 5]| ns[usize::from(l[0])];
+        let count = |l: &[u8; 5]| u64::from(l[2] - l[1]) + u64::from(l[4] - l[3]);
+        let far = level.last().map_or(0, time);
+        debug_assert_eq!(far, self.farthest_spinner_ns(from));
+        // The race between runs of levels at equal time, as in
+        // `first_to_see`.
+        let jitter = self.spin_jitter_ns;
+        let mut best: Option<(u64, usize, usize, u64)> = None;
+        let mut a = 0;
+        while a < levels {
+            let t = time(&level[a]);
+            let b = a + level[a..].iter().take_while(|l| time(l) == t).count();
+            let k: u64 = level[a..b].iter().map(count).sum();
+            let p = match best {
+                _ if jitter == 0 => 0,
+                Some((bt, ..)) if t >= bt => {
+                    skip_uniform_phase(&mut self.rng, jitter, k);
+                    0
+                }
+                _ => min_uniform_phase(&mut self.rng, jitter, k),
+            };
+            if best.is_none_or(|(bt, ..)| t + p < bt) {
+                best = Some((t + p, a, b, p));
+            }
+            a = b;
+        }
+        let (_, a, b, phase) = best.expect("a non-empty list has a level");
+        let k: u64 = level[a..b].iter().map(count).sum();
+        let mut pick = if k > 1 {
+            self.rng.random_range(0..k)
+        } else {
+            0
+        };
+        for r in level[a..b].iter().flat_map(|l| [&l[1..3], &l[3..5]]) {
+            let (lo, hi) = (usize::from(r[0]), usize::from(r[1]));
+            let here = (hi - lo) as u64;
+            if pick < here {
+                let at = lo + pick as usize;
+                let sp = &mut self.spinners;
+                let last = sp.below(sp.few[at].node() + 1) - 1;
+                let w = sp.remove_few(at, last);
+                return Some((w, phase, None, far));
+            }
+            pick -= here;
+        }
+        unreachable!("pick below the levels' count")
     }
 
     fn grant(
@@ -1083,8 +1187,9 @@ type NodeHash = BuildHasherDefault<NodeHasher>;
 /// order) found quickly.
 ///
 /// Most locks have a few waiters (16,384 per-CPU run-queue locks, a wake-up
-/// now and then: issue 31): up to [`FEW`] they sit in one short list that is
-/// scanned, at no cost per node. Past it they move to a list per node and a
+/// now and then: issue 31): up to [`FEW`] they sit in one short list, kept
+/// in node order (each node's waiters in its list's order), at no cost per
+/// node: a node range is a run of it, found by binary search. Past it they move to a list per node and a
 /// Fenwick tree of the counts over nodes `0..cap` (`O(log nodes)` a count),
 /// and back to the short list when at most [`FEW_AGAIN`] are left. A node's
 /// waiters keep one order in both forms (the short list holds them in the
@@ -1094,25 +1199,17 @@ type NodeHash = BuildHasherDefault<NodeHasher>;
 /// CPUs / [`FEW_AGAIN`] trees at once.
 #[derive(Debug, Default)]
 struct Spinners {
+    /// The short list, sorted by node; a node's waiters in the order its
+    /// list by node would hold them (so the form never changes a winner).
+    /// Sorted, a node range is the run between two binary searches (a
+    /// race's take and a class's count without a pass), and with
+    /// power-of-two groups the farthest waiter from any node is the first
+    /// or the last: every node between two that agree with `from` above
+    /// some bit agrees with it there too (issue 31, session 18: it replaced
+    /// the OR and AND of the nodes, refolded after every take).
     few: Vec<Waiter>,
     many: Option<Box<ByNode>>,
-    /// With the short list, the bitwise OR and AND of its waiters' node
-    /// numbers: the bits in which some waiter's node differs from a node
-    /// `from` are `(from & !and) | (!from & or)`, and with power-of-two
-    /// groups the highest of them is the farthest waiter's level. A
-    /// read-spin release asks [`farthest`](Self::farthest) once before
-    /// and twice after the winner leaves (the race gives the fourth);
-    /// that is one pass over up to [`FEW`] waiters each time the list
-    /// lost one, not a pass a lookup.
-    /// `push` keeps them; `remove` marks them [`STALE`] and the next
-    /// `farthest` folds them anew, so a lock whose releases never ask
-    /// (NACK retry) pays only the mark (issue 31, session 17).
-    bits: Cell<(u32, u32)>,
 }
-
-/// [`Spinners::bits`] not known: an AND with bits the OR lacks, which no
-/// non-empty list of nodes gives.
-const STALE: (u32, u32) = (0, u32::MAX);
 
 thread_local! {
     /// The distance classes of a release, reused by every release of every
@@ -1120,8 +1217,9 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Vec<Class>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Group levels up to which [`Spinners::classes`] classes the short list
-/// in one pass.
+/// Group levels up to which the short list's lookups keep a level in a
+/// fixed array ([`Spinners::farthest`]'s bounds,
+/// [`Lock::first_to_see_by_level`]'s levels).
 const MAX_LEVELS: usize = 14;
 
 /// `groups` fit the one-pass classing: at most [`MAX_LEVELS`], each a
@@ -1135,6 +1233,8 @@ fn nests(groups: &[u32]) -> bool {
 
 /// Waiters at which a lock's short list becomes lists by node.
 const FEW: usize = 32;
+// `first_to_see_by_level` keeps short-list indices in bytes.
+const _: () = assert!(FEW < 256);
 /// Waiters at which lists by node go back to one short list.
 const FEW_AGAIN: usize = 8;
 
@@ -1237,8 +1337,14 @@ impl Spinners {
     fn prefix(&self, node: usize) -> u64 {
         match &self.many {
             Some(m) => m.prefix(node),
-            None => self.few.iter().filter(|w| w.node() < node).count() as u64,
+            None => self.below(node) as u64,
         }
+    }
+
+    /// Short-list waiters on nodes below `node`: where `node`'s run starts.
+    #[inline(always)]
+    fn below(&self, node: usize) -> usize {
+        self.few.partition_point(|w| w.node() < node)
     }
 
     fn count(&self, (lo, hi): (usize, usize)) -> u64 {
@@ -1249,15 +1355,7 @@ impl Spinners {
     fn find(&self, k: u64) -> usize {
         match &self.many {
             Some(m) => m.find(k),
-            None => {
-                let mut nodes = [0usize; FEW];
-                let nodes = &mut nodes[..self.few.len()];
-                for (n, w) in nodes.iter_mut().zip(&self.few) {
-                    *n = w.node();
-                }
-                nodes.sort_unstable();
-                nodes[k as usize]
-            }
+            None => self.few[k as usize].node(),
         }
     }
 
@@ -1267,13 +1365,9 @@ impl Spinners {
             return;
         }
         if self.few.len() < FEW {
-            let (or, and) = self.bits.get();
-            if self.few.is_empty() {
-                self.bits.set((w.node, w.node));
-            } else if (or, and) != STALE {
-                self.bits.set((or | w.node, and & w.node));
-            }
-            self.few.push(w);
+            // Last of its node's run, as its list would append it.
+            let at = self.below(w.node() + 1);
+            self.few.insert(at, w);
             return;
         }
         // In the short list's order, so each node's list keeps its order.
@@ -1288,21 +1382,13 @@ impl Spinners {
     /// waiter takes its place (`Vec::swap_remove`).
     fn remove(&mut self, node: usize, i: usize) -> Waiter {
         let Some(m) = &mut self.many else {
-            // The same on the node's waiters within the short list: the
-            // node's last waiter moves into the taken one's slot.
-            let mut of_node = self
-                .few
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| w.node() == node)
-                .map(|(j, _)| j);
-            let at = of_node.nth(i).expect("counted waiters");
-            let last = of_node.next_back().unwrap_or(at);
-            let w = self.few[at];
-            self.few[at] = self.few[last];
-            self.few.remove(last);
-            self.bits.set(STALE);
-            return w;
+            // The same on the node's run within the short list: the node's
+            // last waiter moves into the taken one's slot.
+            let start = self.below(node);
+            let at = start + i;
+            let last = self.below(node + 1) - 1;
+            assert!(at <= last && self.few[at].node() == node, "counted waiters");
+            return self.remove_few(at, last);
         };
         let w = m
             .lists
@@ -1316,36 +1402,33 @@ impl Spinners {
             let mut lists: Vec<(usize, Vec<Waiter>)> = m.lists.drain().collect();
             lists.sort_unstable_by_key(|&(n, _)| n);
             self.few = lists.into_iter().flat_map(|(_, l)| l).collect();
-            self.bits.set(STALE);
             self.many = None;
         }
+        w
+    }
+
+    /// Take the short list's waiter at `at`; its node's last (at `last`)
+    /// takes its place, as `Vec::swap_remove` does in the node's list.
+    #[inline(always)]
+    fn remove_few(&mut self, at: usize, last: usize) -> Waiter {
+        let w = self.few[at];
+        self.few[at] = self.few[last];
+        self.few.remove(last);
         w
     }
 
     /// Remove and return the `pick`-th waiter (in node order) of `ranges`.
     fn take(&mut self, ranges: impl Iterator<Item = (usize, usize)>, mut pick: u64) -> Waiter {
         if self.many.is_none() {
-            // The short list: one scan and one small sort per range, not a
-            // scan per prefix count and a sort per rank lookup.
+            // The short list is in node order, then list order within a
+            // node: a range's `pick`-th waiter is its run's.
             for (lo, hi) in ranges {
-                // Nodes and list positions in 32 bits, as a waiter keeps
-                // them: half the bytes to zero on every release.
-                let mut here = [(0u32, 0u32); FEW];
-                let mut n = 0;
-                for (j, w) in self.few.iter().enumerate() {
-                    if w.node() >= lo && w.node() < hi {
-                        here[n] = (w.node, j as u32);
-                        n += 1;
-                    }
-                }
+                let start = self.below(lo);
+                let n = if lo < hi { self.below(hi) - start } else { 0 };
                 if pick < n as u64 {
-                    // Node order, then list order within a node.
-                    let here = &mut here[..n];
-                    here.sort_unstable();
-                    let (node, at) = here[pick as usize];
-                    let (node, at) = (node as usize, at as usize);
-                    let i = self.few[..at].iter().filter(|w| w.node() == node).count();
-                    return self.remove(node, i);
+                    let at = start + pick as usize;
+                    let last = self.below(self.few[at].node() + 1) - 1;
+                    return self.remove_few(at, last);
                 }
                 pick -= n as u64;
             }
@@ -1374,7 +1457,34 @@ impl Spinners {
     /// `UniformCost`), so every waiter of a class has its class's time and
     /// the short list is one pass over the waiters; an arbitrary cost is a
     /// class per node, which the same pass covers.
+    #[inline]
     fn farthest<C: TransferCost>(&self, from: usize, cost: &C) -> u64 {
+        if let (None, Some((shifts, ns))) = (&self.many, cost.pow2_levels()) {
+            // The time grows with the level (the cost's shape is checked
+            // once when it is built): the farthest waiter's level is the
+            // answer. With power-of-two groups a node shares `from`'s group
+            // of 2^s nodes iff they differ in no bit from s up, and in node
+            // order every waiter agrees with `from` above the highest bit
+            // where the first or the last differs.
+            let (Some(first), Some(last)) = (self.few.first(), self.few.last()) else {
+                return 0;
+            };
+            let differ = (from ^ first.node()) | (from ^ last.node());
+            if differ == 0 {
+                return ns[0];
+            }
+            let high = 63 - differ.leading_zeros();
+            let inside = shifts.iter().take_while(|&&s| s <= high).count();
+            return ns[inside + 1];
+        }
+        self.farthest_by_pass(from, cost)
+    }
+
+    /// [`farthest`](Self::farthest) where the short list's ends do not
+    /// tell: the lists by node, or a cost without `pow2_levels` (out of
+    /// line, so that the short path inlines into a release).
+    #[inline(never)]
+    fn farthest_by_pass<C: TransferCost>(&self, from: usize, cost: &C) -> u64 {
         let groups = cost.nested_groups();
         match &self.many {
             None if groups.is_none_or(nests) => {
@@ -1389,38 +1499,9 @@ impl Spinners {
                         .max()
                         .unwrap_or(0);
                 };
-                // The time grows with the level: the farthest waiter's level
-                // is the answer. With power-of-two groups a node shares
-                // `from`'s group of 2^s nodes iff they differ in no bit
-                // from s up, so the farthest waiter's level follows from
-                // the highest bit in which any waiter differs from `from`.
-                if groups.iter().all(|g| g.is_power_of_two()) {
-                    if self.few.is_empty() {
-                        return 0;
-                    }
-                    let mut bits = self.bits.get();
-                    if bits == STALE {
-                        bits = self
-                            .few
-                            .iter()
-                            .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
-                        self.bits.set(bits);
-                    }
-                    let from = from as u64;
-                    let (or, and) = (u64::from(bits.0), u64::from(bits.1));
-                    let differ = (from & !and) | (!from & or);
-                    if differ == 0 {
-                        return ns[0];
-                    }
-                    let high = 63 - differ.leading_zeros();
-                    let inside = groups
-                        .iter()
-                        .take_while(|g| g.trailing_zeros() <= high)
-                        .count();
-                    return ns[inside + 1];
-                }
-                // Otherwise by a pass, where the first waiter outside every
-                // group of `from` ends the scan.
+                // Otherwise (groups not all powers of two, or a cost
+                // without `pow2_levels`) by a pass, where the first waiter
+                // outside every group of `from` ends the scan.
                 let mut bound = [(0usize, 0usize); MAX_LEVELS + 1];
                 bound[0] = (from, from + 1);
                 for (b, &g) in bound[1..].iter_mut().zip(groups) {
@@ -1546,11 +1627,11 @@ impl Spinners {
                     let c = self.count((lo, hi));
                     (c, if c > 0 { self.find(self.prefix(lo)) } else { 0 })
                 }
-                None => self
-                    .few
-                    .iter()
-                    .filter(|w| w.node() >= lo && w.node() < hi)
-                    .fold((0, usize::MAX), |(c, m), w| (c + 1, m.min(w.node()))),
+                None if lo < hi => {
+                    let (a, b) = (self.below(lo), self.below(hi));
+                    (b as u64 - a as u64, self.few.get(a).map_or(0, Waiter::node))
+                }
+                None => (0, 0),
             }
         };
         let push = |ranges: [(usize, usize); 2], out: &mut Vec<Class>| {
@@ -1567,40 +1648,39 @@ impl Spinners {
         };
         match cost.nested_groups() {
             Some(groups) if self.many.is_none() && nests(groups) => {
-                // The short list in one pass: with each group size a
-                // multiple of the one inside it, a waiter's class is the
-                // smallest group of `from` that holds it, and the lowest
-                // node of that class stands for it (as the two-range scan
-                // finds it).
-                let mut bound = [(0usize, 0usize); MAX_LEVELS + 2];
-                bound[0] = (from, from + 1);
-                for (k, g) in groups.iter().map(|&g| g as usize).enumerate() {
+                // The short list in node order: a group of `from` is a run
+                // between two binary searches, a class its group's run
+                // less the smaller group's inside it (each group size a
+                // multiple of the one inside it), and the lowest node of
+                // the class the first waiter of the two runs left.
+                let few = &self.few;
+                let (mut lo, mut hi) = (from, from + 1);
+                let (mut p_lo, mut p_hi) = (self.below(lo), self.below(hi));
+                if p_hi > p_lo {
+                    let count = (p_hi - p_lo) as u64;
+                    let node = few[p_lo].node();
+                    out.push(Class::of(cost, from, node, count, [(lo, hi), (0, 0)]));
+                }
+                for g in groups.iter().map(|&g| g as usize) {
                     let glo = from / g * g;
-                    bound[k + 1] = (glo, glo + g);
-                }
-                let last = groups.len() + 1;
-                bound[last] = (0, usize::MAX);
-                let mut stat = [(0u64, usize::MAX); MAX_LEVELS + 2];
-                for w in &self.few {
-                    let c = bound[..=last]
-                        .iter()
-                        .position(|&(lo, hi)| w.node() >= lo && w.node() < hi)
-                        .unwrap_or(last);
-                    stat[c] = (stat[c].0 + 1, stat[c].1.min(w.node()));
-                }
-                for (c, &(count, node)) in stat[..=last].iter().enumerate() {
+                    let ghi = glo + g;
+                    let (p_glo, p_ghi) = (self.below(glo), self.below(ghi));
+                    let count = (p_lo - p_glo) + (p_ghi - p_hi);
                     if count > 0 {
-                        // A class's ranges: its group less the one inside
-                        // (built for the classes that have waiters only).
-                        let ranges = match c {
-                            0 => [bound[0], (0, 0)],
-                            _ => {
-                                let ((lo, hi), (glo, ghi)) = (bound[c - 1], bound[c]);
-                                [(glo, lo), (hi, ghi)]
-                            }
-                        };
-                        out.push(Class::of(cost, from, node, count, ranges));
+                        let first = if p_lo > p_glo { p_glo } else { p_hi };
+                        let ranges = [(glo, lo), (hi, ghi)];
+                        let node = few[first].node();
+                        out.push(Class::of(cost, from, node, count as u64, ranges));
                     }
+                    (lo, hi, p_lo, p_hi) = (glo, ghi, p_glo, p_ghi);
+                }
+                // Nodes in no common group with `from`.
+                let count = p_lo + (few.len() - p_hi);
+                if count > 0 {
+                    let first = if p_lo > 0 { 0 } else { p_hi };
+                    let ranges = [(0, lo), (hi, usize::MAX)];
+                    let node = few[first].node();
+                    out.push(Class::of(cost, from, node, count as u64, ranges));
                 }
             }
             Some(groups) if nests(groups) => {
@@ -2375,13 +2455,12 @@ mod tests {
         }
     }
 
-    /// The short list's OR and AND of its nodes follow its waiters through
-    /// random pushes and takes (in and out of the lists by node), known or
-    /// marked stale, and `farthest` read from them answers what the
-    /// classes' largest time is, as the pass over the waiters did, with
-    /// power-of-two groups and without.
+    /// The short list stays in node order through random pushes and takes
+    /// (in and out of the lists by node), and `farthest` read from its
+    /// first and last waiters answers what the classes' largest time is,
+    /// with power-of-two groups and without.
     #[test]
-    fn node_bits_follow_the_waiters() {
+    fn the_short_list_stays_in_node_order() {
         use super::super::cost::CostTable;
         let mut rng = stream(17, "spinners-mask", 0);
         for groups in [vec![], vec![2], vec![4, 8], vec![2, 8, 32], vec![3, 12]] {
@@ -2399,18 +2478,70 @@ mod tests {
                     let pick = rng.random_range(0..s.len() as u64);
                     s.take(std::iter::once((0, usize::MAX)), pick);
                 }
-                if s.many.is_none() && !s.few.is_empty() && s.bits.get() != STALE {
-                    let want = s
-                        .few
-                        .iter()
-                        .fold((0, u32::MAX), |(o, a), w| (o | w.node, a & w.node));
-                    assert_eq!(s.bits.get(), want, "round {round}");
-                }
+                assert!(
+                    s.few.windows(2).all(|p| p[0].node <= p[1].node),
+                    "the short list in node order, round {round}"
+                );
                 let from = rng.random_range(0..spread);
                 let mut c = Vec::new();
                 s.classes_by(from, &cost, &mut c, false);
                 let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
                 assert_eq!(s.farthest(from, &cost), want, "{groups:?} round {round}");
+            }
+        }
+    }
+
+    /// The race by levels (the short list under power-of-two groups) takes
+    /// the winner, phase and farthest time the race by classes takes, and
+    /// leaves the random stream where it leaves it: two locks with one
+    /// seed and the same waiters, raced from random nodes, one each way,
+    /// with jitter and without, on flat and grouped costs.
+    #[test]
+    fn by_level_races_as_the_classes_do() {
+        use super::super::cost::CostTable;
+        let mut rng = stream(21, "by-level", 0);
+        for (i, groups) in [vec![], vec![2], vec![2, 2, 8], vec![2, 8, 16, 64]]
+            .into_iter()
+            .enumerate()
+        {
+            // The last two with levels at equal times (one entrant).
+            let ns: Vec<u64> = (0..groups.len() as u64 + 2)
+                .map(|k| 300 + 250 * if i < 2 { k } else { k.div_ceil(2) })
+                .collect();
+            let cost = CostTable::from_groups(256, groups.clone(), ns);
+            assert!(cost.pow2_levels().is_some());
+            for jitter in [0, 1000] {
+                let mk = || {
+                    Lock::new(LockPolicy::Unfair, &cost, stream(5, "by-level-lock", 0))
+                        .with_spinning(jitter, 10)
+                        .with_home(0)
+                        .with_read_spin()
+                };
+                let (mut a, mut b) = (mk(), mk());
+                let mut cpu = 0;
+                for round in 0..3000 {
+                    let spread = [2, 8, 40, 256][(round / 200) % 4];
+                    if a.spinners.len() < 2
+                        || (a.spinners.len() < FEW && rng.random_range(0..2) == 0)
+                    {
+                        let w = Waiter::new(cpu, rng.random_range(0..spread), Time(0));
+                        cpu += 1;
+                        a.spinners.push(w);
+                        b.spinners.push(w);
+                        continue;
+                    }
+                    let from = rng.random_range(0..spread);
+                    let got = a
+                        .first_to_see_by_level(from)
+                        .expect("the short list, powers of two");
+                    let want = b.first_to_see_by_class(from);
+                    assert_eq!(
+                        (got.0.cpu(), got.0.node(), got.1, got.2, got.3),
+                        (want.0.cpu(), want.0.node(), want.1, want.2, want.3),
+                        "{groups:?} jitter {jitter} round {round}"
+                    );
+                    assert_eq!(a.rng.random::<u64>(), b.rng.random::<u64>());
+                }
             }
         }
     }

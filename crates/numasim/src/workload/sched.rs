@@ -677,7 +677,7 @@ pub const AIM7: Workload = Workload {
             s::m(
                 "lock_share_pct",
                 "%",
-                "share of CPU time spinning on or holding the run-queue lock",
+                "share of CPU time spinning on or holding the run-queue lock, up to the run's end (a wait not granted by then counts too)",
             ),
             s::m(
                 "local_bursts_pct",
