@@ -303,6 +303,32 @@ pub fn miss_cost_ns(m: &Machine, page: u64, leaf: Leaf, l1_reuse: f64) -> f64 {
     m.tlb.miss_ns + leaf + upper as f64 * l1 + m.tlb.miss_l1_lines * l1_reuse * m.llc_latency_ns()
 }
 
+/// What the first-level data TLB adds to a load at random over `bytes`,
+/// ns (`[hierarchy] l1_tlb_entries`, `stlb_hit_ns`): the share of loads
+/// whose page the first level lacks (its entries over the buffer's
+/// pages, the closed random rate) but the second level holds (less the
+/// `walk_rate` that miss both: their lookup is inside the walk's price)
+/// pays the second level's lookup. The first level's pages are the
+/// page or, where smaller, the host's frame: a guest's huge page on
+/// 4 KiB host frames takes a 4 KiB entry (a nested walk's combined
+/// entry is the smaller of the two pages: AMD64 APM Vol. 2, "Nested
+/// Paging").
+/// 0 without a first level (every preset).
+pub fn stlb_hit_ns(m: &Machine, page: u64, bytes: u64, walk_rate: f64) -> f64 {
+    let h = &m.hierarchy;
+    if h.l1_tlb_entries == 0 {
+        return 0.0;
+    }
+    let unit = match h.host_frame {
+        0 => page,
+        f => page.min(f),
+    }
+    .max(1);
+    let pages = bytes.div_ceil(unit).max(1) as f64;
+    let l1_miss = (1.0 - h.l1_tlb_entries as f64 / pages).max(0.0);
+    (l1_miss - walk_rate).max(0.0) * h.stlb_hit_ns
+}
+
 /// Probability that an L1 line evicted now would have been hit later, for
 /// uniform random reads over `bytes`.
 pub fn random_l1_reuse(m: &Machine, bytes: u64) -> f64 {
@@ -374,12 +400,16 @@ pub fn random_read(
         paged_refills: refills,
         refill_ns: cost,
     };
+    let stlb = match map {
+        Mapping::Paged(page) => stlb_hit_ns(m, page, bytes, rate),
+        _ => 0.0,
+    };
     // Independent reads overlap their misses, page walks included (a
     // hardware walker runs beside the loads); `mlp` is 1 in order.
     let ns = match levels {
         // The index arithmetic and the loads' misses overlap (the loads
         // are off its dependency chain): the slower of the two.
-        Some(miss) => h.read_ns.max((miss + rate * cost) / h.mlp),
+        Some(miss) => h.read_ns.max((miss + rate * cost + stlb) / h.mlp),
         None => h.read_ns + (p_mem * memory_ns(m) + rate * cost) / h.mlp,
     } * (1.0 + interruption_fraction(m, k, map, &d));
     RandomRead {
@@ -436,7 +466,11 @@ pub fn pointer_chase(
         paged_refills: refills,
         refill_ns: cost,
     };
-    let ns = (served + rate * cost) * (1.0 + interruption_fraction(m, k, map, &d));
+    let stlb = match map {
+        Mapping::Paged(page) => stlb_hit_ns(m, page, bytes, rate),
+        _ => 0.0,
+    };
+    let ns = (served + rate * cost + stlb) * (1.0 + interruption_fraction(m, k, map, &d));
     PointerChase {
         ns_per_load: ns,
         tlb_miss_rate: rate,
