@@ -1343,3 +1343,32 @@ fn the_fit_tells_scattered_host_frames_from_contiguous_pages() {
         assert!(d.abs() <= 0.05, "host frame {frame}: 1 MiB chase {d:+.3}");
     }
 }
+
+/// Round 18b: a first-level TLB of 64 entries whose misses cost 1 ns
+/// where the second level holds the page, on the first fixture's
+/// fitted machine with its huge pages on 4 KiB host frames: the fit
+/// recovers both from a sweep with sizes around the step (256 KiB = 64
+/// pages, 512 KiB = 128), and a sweep simulated without a first level
+/// sets none.
+#[test]
+fn the_fit_recovers_a_first_level_tlb_from_the_chase() {
+    let (m, f) = fitted(1);
+    let extra = [256 << 10, 512 << 10, 2 << 20];
+    let mut truth = f.machine.clone();
+    truth.hierarchy.host_frame = 4096;
+    truth.hierarchy.l1_tlb_entries = 0;
+    truth.hierarchy.stlb_hit_ns = 0.0;
+    let got = fit(&simulated_sweep(&m, &truth, &extra)).unwrap();
+    assert_eq!(got.machine.hierarchy.l1_tlb_entries, 0, "{:?}", got.notes);
+    truth.hierarchy.l1_tlb_entries = 64;
+    truth.hierarchy.stlb_hit_ns = 1.0;
+    let got = fit(&simulated_sweep(&m, &truth, &extra)).unwrap();
+    let h = &got.machine.hierarchy;
+    assert_eq!(h.l1_tlb_entries, 64, "{:?}", got.notes);
+    assert!((h.stlb_hit_ns - 1.0).abs() < 0.15, "{}", h.stlb_hit_ns);
+    assert!(
+        got.notes.iter().any(|n| n.contains("l1_tlb_entries 64")),
+        "{:?}",
+        got.notes
+    );
+}

@@ -926,4 +926,37 @@ mod tests {
             assert!(e.contains(key) && e.contains("allowed 0 .. 1"), "{e}");
         }
     }
+
+    /// Round 18b's keys: written only where a first level is set, read
+    /// back as written, and bad values refused naming the key.
+    #[test]
+    fn a_first_level_tlb_is_written_only_where_set() {
+        let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
+        let text = m.to_toml_string();
+        assert!(!text.contains("l1_tlb_entries") && !text.contains("stlb_hit_ns"));
+        m.hierarchy.l1_tlb_entries = 64;
+        m.hierarchy.stlb_hit_ns = 0.8;
+        let text = m.to_toml_string();
+        let back = crate::machine::Machine::from_toml_str(&text, "t").expect("reads back");
+        assert_eq!(back.hierarchy.l1_tlb_entries, 64);
+        assert_eq!(back.hierarchy.stlb_hit_ns, 0.8);
+        for (from, to, key) in [
+            (
+                "l1_tlb_entries = 64",
+                "l1_tlb_entries = 0",
+                "hierarchy.l1_tlb_entries",
+            ),
+            (
+                "stlb_hit_ns = 0.8",
+                "stlb_hit_ns = -1.0",
+                "hierarchy.stlb_hit_ns",
+            ),
+        ] {
+            assert!(text.contains(from), "{text}");
+            let e = crate::machine::Machine::from_toml_str(&text.replace(from, to), "t")
+                .expect_err("refused")
+                .to_string();
+            assert!(e.contains(key), "{e}");
+        }
+    }
 }

@@ -927,4 +927,58 @@ mod tests {
         m.hierarchy.walk_cache_levels = 5;
         assert_eq!(miss_cost_ns(&m, 4096, leaf, 0.0), with);
     }
+
+    /// Round 18b: a first-level TLB adds its lookup only where the
+    /// buffer has more pages than it holds and the second level holds
+    /// them; more first-level entries are never slower; without one
+    /// (every preset) nothing changes.
+    #[test]
+    fn a_first_level_tlb_costs_only_past_its_entries() {
+        let mut m = crate::machine::presets::preset("epyc-9004-nps1").expect("preset");
+        let mut k = KernelConfig::defaults(&m);
+        k.mm.page_size = 4096;
+        let chase = |m: &Machine, bytes: u64| {
+            pointer_chase(
+                m,
+                &k,
+                bytes,
+                20_000,
+                crate::engine::rng::stream(1, "p", bytes),
+            )
+            .ns_per_load
+        };
+        let sizes = [64u64 << 10, 256 << 10, 1 << 20, 4 << 20, 64 << 20];
+        let off: Vec<f64> = sizes.iter().map(|&s| chase(&m, s)).collect();
+        m.hierarchy.l1_tlb_entries = 64;
+        m.hierarchy.stlb_hit_ns = 1.0;
+        // 64 KiB (16 pages) and 256 KiB (64 pages) fit the first level.
+        assert_eq!(chase(&m, sizes[0]), off[0]);
+        assert_eq!(chase(&m, sizes[1]), off[1]);
+        // 1 MiB: 256 pages, 3/4 of the loads miss the first level, and
+        // the second (`tlb.entries`) holds them all.
+        assert!(m.tlb.entries >= 256);
+        let extra = chase(&m, sizes[2]) - off[2];
+        assert!((extra - 0.75).abs() < 0.05, "{extra}");
+        // More entries never slower, and a larger buffer never cheaper
+        // in first-level misses alone.
+        for &s in &sizes {
+            let mut last = f64::INFINITY;
+            for e in [8, 32, 64, 128, 1024] {
+                m.hierarchy.l1_tlb_entries = e;
+                let ns = chase(&m, s);
+                assert!(ns <= last + 1e-12, "{s} {e}: {ns} > {last}");
+                last = ns;
+            }
+        }
+        m.hierarchy.l1_tlb_entries = 64;
+        let at = |b: u64| stlb_hit_ns(&m, 4096, b, 0.0);
+        assert!(at(1 << 20) <= at(4 << 20) && at(4 << 20) <= at(64 << 20));
+        // A load that also misses the second level pays the walk, whose
+        // price holds the lookup: every load walking adds nothing here.
+        assert_eq!(stlb_hit_ns(&m, 4096, 64 << 20, 1.0), 0.0);
+        // A huge page takes one entry, unless the host splits it.
+        assert_eq!(stlb_hit_ns(&m, 2 << 20, 64 << 20, 0.0), 0.0);
+        m.hierarchy.host_frame = 4096;
+        assert!(stlb_hit_ns(&m, 2 << 20, 64 << 20, 0.0) > 0.99);
+    }
 }
