@@ -14,7 +14,7 @@
 //! | `dram.latency_ns`             | chase at the largest size                      |
 //! | `hierarchy.l1_tlb_entries`, `stlb_hit_ns` | chase within the caches below the last (χ², both pages) |
 //! | `tlb.entries` (checked)       | 4k − huge-page chase below the largest size    |
-//! | `tlb.miss_ns`                 | chase with 4 KiB pages at the largest size     |
+//! | `tlb.miss_ns`                 | 4k chase where it walks (least squares; else the largest size) |
 //! | `hierarchy.mlp`               | random read at the largest size                |
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
 //! | `cpu.cache.copy_mbps`         | copy where the level holds the most of it      |
