@@ -1372,3 +1372,58 @@ fn the_fit_recovers_a_first_level_tlb_from_the_chase() {
         got.notes
     );
 }
+
+/// Round 18b: `tlb.miss_ns` from every 4k chase size that walks, each
+/// by its bound: a sweep simulated with a known walk price gives it
+/// back, and a noisy largest size (its chase 10% slow, spread 40%)
+/// moves it far less than solving there alone would (the old fit took
+/// that size's excess whole).
+#[test]
+fn the_walks_price_comes_from_every_size_that_walks() {
+    let (m, f) = fitted(1);
+    let mut truth = f.machine.clone();
+    truth.tlb.miss_ns = 20.0;
+    let extra = [16 << 20, 32 << 20, 64 << 20, 256 << 20];
+    let sweep = simulated_sweep(&m, &truth, &extra);
+    let got = fit(&sweep).unwrap();
+    let clean = got.machine.tlb.miss_ns;
+    // Within 25%: the sweep's other parameters come back close, not
+    // exact (the caches' reaches from 4x-apart sizes), and each walking
+    // size carries their part.
+    assert!((clean - 20.0).abs() < 5.0, "{clean} {:?}", got.notes);
+    assert!(
+        got.notes.iter().any(|n| n.contains("least squares")),
+        "{:?}",
+        got.notes
+    );
+    let mut noisy = sweep.clone();
+    let largest = noisy
+        .sizes
+        .iter()
+        .filter(|x| x.1 == numasim_probe::sys::PageKind::Base && x.2.latency_ns.is_some())
+        .map(|x| x.0)
+        .max()
+        .expect("a 4k chase");
+    for (s, p, r) in noisy.sizes.iter_mut() {
+        if *s == largest && *p == numasim_probe::sys::PageKind::Base {
+            r.latency_ns = r.latency_ns.map(|l| l * 1.1);
+            r.spread[3] = 0.4;
+        } else {
+            r.spread[3] = 0.02;
+        }
+    }
+    let got = fit(&noisy).unwrap();
+    let shifted = got.machine.tlb.miss_ns;
+    let solved = got
+        .notes
+        .iter()
+        .find_map(|n| n.split("solved at the largest alone: ").nth(1))
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("{:?}", got.notes));
+    eprintln!("clean {clean}, noisy: least squares {shifted}, the largest alone {solved}");
+    assert!(
+        (shifted - clean).abs() < 0.5 * (solved - clean).abs(),
+        "least squares {shifted}, the largest alone {solved}"
+    );
+}
