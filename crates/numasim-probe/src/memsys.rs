@@ -371,6 +371,7 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
     }
     let host = m.name.strip_prefix("host-").unwrap_or(&m.name).to_string();
     let by = |what: String| format!("measured by the probe on {host}, {}: {what}", ms.when);
+    let copy_own = f.sources.iter().any(|(_, k, _)| k == "stream_mbps") && ms.core_read.is_some();
     let mach = &mut f.machine;
     let n = mach.node_count();
     let mut s = mach.memsys.clone();
@@ -545,6 +546,13 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
             let mut t = mach.clone();
             t.memsys = s.clone();
             t.memsys.mlp_lines = mlp_for(&s, bps).0;
+            let copy_mlp = |u: &mut Machine| {
+                u.memsys.copy_mlp_lines = 0.0;
+                if copy_own {
+                    u.memsys.copy_mlp_lines = copy_mlp_for(u, copy_home).map_or(0.0, |x| x.0);
+                }
+            };
+            copy_mlp(&mut t);
             let bound = m
                 .node_copy_spread
                 .unwrap_or(0.0)
@@ -556,6 +564,7 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                         let mut u = t.clone();
                         u.memsys.node_gbps = x.clamp(-7.0, 13.0).exp();
                         u.memsys.mlp_lines = mlp_for(&u.memsys, bps).0;
+                        copy_mlp(&mut u);
                         node_copy_sim(m, &u, copy_home).map_or(f64::NAN, |x| x.1)
                     };
                     let was = s.node_gbps;
@@ -687,6 +696,43 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
             missing.join(", ")
         ));
     }
+    // One thread's copy: its own lines in flight (`copy_mlp_lines`,
+    // `copy_mlp_for`); the read's `mlp_lines` left one core's STREAM
+    // copy at its read rate, 15-19% under the host's loop
+    // (docs/probe.md, Round 18c).
+    if copy_own {
+        let mut t = mach.clone();
+        t.memsys = s.clone();
+        t.memsys.copy_mlp_lines = 0.0;
+        let h = &mach.hierarchy;
+        let rfo = if h.nt_store_threshold > 0 {
+            h.rfo_cost
+        } else {
+            1.0
+        };
+        match copy_mlp_for(&t, meas_home(m)) {
+            Some((x, target)) => {
+                s.copy_mlp_lines = x;
+                src.push((
+                    "copy_mlp_lines",
+                    by(format!(
+                        "one thread's stream copy at {target:.0} MB/s: hierarchy.stream_mbps{}",
+                        if rfo != 1.0 {
+                            format!(" / rfo_cost {rfo:.3} (ordinary stores)")
+                        } else {
+                            String::new()
+                        }
+                    )),
+                ));
+            }
+            None => {
+                s.copy_mlp_lines = 0.0;
+                f.notes.push(
+                    "memsys: no copy_mlp_lines makes one thread's stream copy reach the core's copy rate (the controllers bind first); the copy keeps mlp_lines".into(),
+                );
+            }
+        }
+    }
     mach.memsys = s;
     for (k, from) in src {
         f.source("memsys", k, from);
@@ -811,6 +857,42 @@ fn node_copy_sim(meas: &Measurements, m: &Machine, home: usize) -> Option<(usize
         &format!("workload = \"stream\"\nnodes = [{home}]\nthreads = [{cpus}]\nop = [\"copy\"]"),
     );
     find(&recs, "stream_mbps", &[("threads", json!(cpus))]).map(|x| (cpus, x))
+}
+
+/// One thread's copy, its lines in flight: `memsys.copy_mlp_lines` solved
+/// (on its log, secant steps) so that `stream` copy with one thread on `m`
+/// runs at the rate the probe's own memory-served copy gives a core with
+/// ordinary stores: `hierarchy.stream_mbps` (memcpy past its non-temporal
+/// threshold, both halves counted) times the ownership read's
+/// `rfo_cost` below it, as memcost prices the copy rows. Returns the
+/// lines and that rate (MB/s); `None` where no number of lines reaches
+/// it (the controllers bind first).
+fn copy_mlp_for(m: &Machine, home: usize) -> Option<(f64, f64)> {
+    let h = &m.hierarchy;
+    let rfo = if h.nt_store_threshold > 0 {
+        h.rfo_cost
+    } else {
+        1.0
+    };
+    let target = h.stream_mbps / rfo;
+    let sim = |x: f64| {
+        let mut u = m.clone();
+        u.memsys.copy_mlp_lines = x.clamp(0.0, 12.0).exp();
+        one_copy_sim(&u, home).unwrap_or(f64::NAN)
+    };
+    crate::hierarchy::solve_within(sim, target, m.memsys.mlp_lines.max(1.0).ln(), 1e-3)
+        .filter(|x| x.is_finite())
+        .map(|x| (x.clamp(0.0, 12.0).exp(), target))
+}
+
+/// One thread's `stream` copy on node `home` of `m`, MB/s (both arrays
+/// counted).
+fn one_copy_sim(m: &Machine, home: usize) -> Option<f64> {
+    let recs = run_step(
+        m,
+        &format!("workload = \"stream\"\nnodes = [{home}]\nthreads = [1]\nop = [\"copy\"]"),
+    );
+    find(&recs, "stream_mbps", &[("threads", json!(1))])
 }
 
 /// Run one step of a workload on `m`; its records.
@@ -1223,6 +1305,38 @@ pub fn from_record(ms: &mut MemSysMeas, topo: &Topology, v: &serde_json::Value) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The copy's lines in flight are recovered from a one-thread copy
+    /// simulated with them: taken as the core's copy rate directly (no
+    /// non-temporal threshold), and through `rfo_cost` where memcpy's
+    /// figure is the non-temporal one.
+    #[test]
+    fn the_copys_lines_in_flight_come_back_from_its_rate() {
+        let mut m = numasim::machine::presets::preset("epyc-9004-nps4").unwrap();
+        // Fewer lines than the read's: the core binds one thread's copy
+        // (with more, the preset's CCD link and controllers bind first and
+        // no number of lines is told apart).
+        let known = 0.6 * m.memsys.mlp_lines;
+        let mut sim = m.clone();
+        sim.memsys.copy_mlp_lines = known;
+        let rate = one_copy_sim(&sim, 0).unwrap();
+        let base = one_copy_sim(&m, 0).unwrap();
+        assert!(rate < 0.95 * base, "{rate} vs {base}");
+        m.hierarchy.nt_store_threshold = 0;
+        m.hierarchy.stream_mbps = rate;
+        let (x, target) = copy_mlp_for(&m, 0).unwrap();
+        assert!((x / known - 1.0).abs() < 0.005, "{x} vs {known}");
+        assert!((target / rate - 1.0).abs() < 1e-12);
+        // rfo_cost also moves the simulated copy (memory supplies less of
+        // each ownership read): the rate is taken with it.
+        for h in [&mut m.hierarchy, &mut sim.hierarchy] {
+            h.nt_store_threshold = 288 << 20;
+            h.rfo_cost = 1.25;
+        }
+        m.hierarchy.stream_mbps = 1.25 * one_copy_sim(&sim, 0).unwrap();
+        let (x, _) = copy_mlp_for(&m, 0).unwrap();
+        assert!((x / known - 1.0).abs() < 0.005, "{x} vs {known}");
+    }
 
     #[test]
     fn read_sum_sums_every_word() {

@@ -106,6 +106,61 @@ fn ownership_reads_load_the_controllers_as_rfo_cost_says() {
     assert_eq!(nt, nt_free);
 }
 
+/// `[memsys] copy_mlp_lines`: one thread's copy keeps its own lines in
+/// flight. More lines than the read's `mlp_lines` copy faster where the
+/// core binds (one thread) and leave the read (`mlc-bandwidth-matrix`)
+/// alone; fewer copy slower; the key equal to `mlp_lines` is the model
+/// without it. Refused by name below 1; written back only where set.
+#[test]
+fn a_copy_keeps_its_own_lines_in_flight() {
+    let run = |extra: &str, workload: &str, metric: &str| {
+        values(
+            &format!(
+                "name = \"t\"\n[machine]\npreset = \"epyc-9004-nps4\"\n{extra}[[run]]\n{workload}"
+            ),
+            metric,
+        )[0]
+    };
+    let copy = |extra: &str| {
+        run(
+            extra,
+            "workload = \"stream\"\nnodes = [0]\nthreads = [1]\nop = [\"copy\"]\n",
+            "stream_mbps",
+        )
+    };
+    let read = |extra: &str| {
+        run(
+            extra,
+            "workload = \"mlc-bandwidth-matrix\"\nfrom_nodes = [0]\nto_nodes = [0]\n",
+            "bandwidth_mbps",
+        )
+    };
+    let m = numasim::machine::presets::preset("epyc-9004-nps4").unwrap();
+    let lines = m.memsys.mlp_lines;
+    let with = |x: f64| format!("[machine.memsys]\ncopy_mlp_lines = {x}\n");
+    let base = copy("");
+    assert_eq!(copy(&with(lines)), base);
+    let more = copy(&with(1.5 * lines));
+    let fewer = copy(&with(0.5 * lines));
+    assert!(
+        more > 1.05 * base && fewer < 0.95 * base,
+        "{fewer} {base} {more}"
+    );
+    assert_eq!(read(&with(1.5 * lines)), read(""));
+    let e = scenario(&format!(
+        "name = \"t\"\n[machine]\npreset = \"epyc-9004-nps4\"\n{}[[run]]\nworkload = \"stream\"\n",
+        with(0.5)
+    ))
+    .expect_err("0.5 lines");
+    assert!(e.to_string().contains("copy_mlp_lines"), "{e}");
+    let mut m2 = m.clone();
+    m2.memsys.explicit = true;
+    assert!(!m2.to_toml_string().contains("copy_mlp_lines"));
+    m2.memsys.copy_mlp_lines = 42.5;
+    let back = numasim::machine::Machine::from_toml_str(&m2.to_toml_string(), "t").unwrap();
+    assert_eq!(back.memsys.copy_mlp_lines, 42.5);
+}
+
 /// Without `[memsys]` the latency matrix is dram.latency_ns × the SLIT ratio.
 #[test]
 fn without_memsys_the_matrix_is_the_slit_rule() {

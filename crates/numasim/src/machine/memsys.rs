@@ -91,6 +91,15 @@ pub struct MemSys {
     /// buffers plus the L2 prefetcher's misses): by Little's law its
     /// bandwidth is at most `mlp_lines × line / latency`.
     pub mlp_lines: f64,
+    /// Lines one hardware thread keeps in flight when it copies (a STREAM
+    /// kernel that stores: its loads' and ownership reads' misses
+    /// together), where that is not `mlp_lines`: a store's miss drains
+    /// from the store buffer through the L2 (its ownership prefetch)
+    /// beside the loads' fill buffers, so one core can copy faster than
+    /// it reads. Fitted by the probe from its own copy with ordinary
+    /// stores. 0 (absent): `mlp_lines`, every preset; written only where
+    /// set.
+    pub copy_mlp_lines: f64,
     /// M/D/1 service time of a queue at a controller or link, ns: a
     /// request waits `queue_ns × ρ / (2 (1 − ρ))` at utilisation ρ.
     pub queue_ns: f64,
@@ -136,6 +145,7 @@ const KEYS: &[&str] = &[
     "links_per_pair",
     "port_gbps",
     "mlp_lines",
+    "copy_mlp_lines",
     "queue_ns",
     "queue_lines",
     "smt",
@@ -186,6 +196,7 @@ pub(super) fn derived(m: &Machine) -> MemSys {
         links_per_pair: 0,
         port_gbps: m.interconnect.link_gbps,
         mlp_lines: m.hierarchy.mlp,
+        copy_mlp_lines: 0.0,
         queue_ns: m.memory.latency_ns / 2.0,
         queue_lines: f64::INFINITY,
         smt: 1,
@@ -266,6 +277,9 @@ pub(super) fn read(r: &mut TableReader, m: &Machine) -> Result<MemSys, InputErro
     if let Some(v) = num(&mut t, "mlp_lines", 1.0)? {
         s.mlp_lines = v;
     }
+    if let Some(v) = num(&mut t, "copy_mlp_lines", 1.0)? {
+        s.copy_mlp_lines = v;
+    }
     if let Some(v) = num(&mut t, "queue_ns", 0.0)? {
         s.queue_ns = v;
     }
@@ -331,6 +345,9 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
         mt.insert("port_gbps".into(), s.port_gbps.into());
     }
     mt.insert("mlp_lines".into(), s.mlp_lines.into());
+    if s.copy_mlp_lines > 0.0 {
+        mt.insert("copy_mlp_lines".into(), s.copy_mlp_lines.into());
+    }
     mt.insert("queue_ns".into(), s.queue_ns.into());
     if s.queue_lines.is_finite() {
         mt.insert("queue_lines".into(), s.queue_lines.into());

@@ -439,9 +439,19 @@ impl Step {
                                         memflow::homes(n, Some(set))
                                     }
                                 };
+                                let f = node_flow(m, n, k, homes, writes / fetched, 0.0);
                                 Flow {
                                     from_memory: supplied / fetched,
-                                    ..node_flow(m, n, k, homes, writes / fetched, 0.0)
+                                    // A kernel that stores keeps the
+                                    // copy's lines in flight, where the
+                                    // machine gives them (the stores'
+                                    // misses drain beside the loads').
+                                    mlp: if writes > 0.0 && m.memsys.copy_mlp_lines > 0.0 {
+                                        f.mlp * m.memsys.copy_mlp_lines / m.memsys.mlp_lines
+                                    } else {
+                                        f.mlp
+                                    },
+                                    ..f
                                 }
                             })
                             .collect();
