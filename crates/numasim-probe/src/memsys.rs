@@ -590,6 +590,37 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
                         }
                     }
                     copy_binds = Some((was, sim, meas_mbps));
+                } else if sim > meas_mbps * (1.0 + bound) {
+                    // The read's controllers carry more copy than the
+                    // host's did: DRAM serves a read/write mix slower
+                    // than reads (bus turnaround, write batching), so a
+                    // written line's controller cost is solved from the
+                    // copy (on its log, at least 1); the read, which
+                    // writes nothing, keeps its rate.
+                    let sim_cost = |x: f64| {
+                        let mut u = t.clone();
+                        u.memsys.write_cost = x.clamp(0.0, WRITE_COST_LN_MAX).exp();
+                        copy_mlp(&mut u);
+                        node_copy_sim(m, &u, copy_home).map_or(f64::NAN, |x| x.1)
+                    };
+                    match crate::hierarchy::solve_within(sim_cost, meas_mbps, 1.5f64.ln(), 1e-3)
+                        .filter(|x| x.is_finite() && (0.0..=WRITE_COST_LN_MAX).contains(x))
+                    {
+                        Some(x) => {
+                            s.write_cost = x.exp();
+                            src.push((
+                                "write_cost",
+                                by(format!(
+                                    "solved so that stream on every CPU of node {copy_home} reproduces their memcpy, {meas_mbps:.0} MB/s (STREAM's count){}, on the node read's controllers (where a written line costing a read gave {sim:.0})",
+                                    crate::calibrate::spread_tag(m.node_copy_spread)
+                                )),
+                            ));
+                        }
+                        None => f.notes.push(format!(
+                            "memsys: the simulated node copy ({sim:.0} MB/s) exceeds the measured {meas_mbps:.0} by more than its spread and no write_cost up to {:.0} reproduces it; write_cost left at 1",
+                            WRITE_COST_LN_MAX.exp()
+                        )),
+                    }
                 }
             }
         }
@@ -738,6 +769,11 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
         f.source("memsys", k, from);
     }
 }
+
+/// The largest `ln write_cost` the node copy's solve tries: a written
+/// line at 20 read lines is past any DRAM turnaround penalty (tWTR +
+/// tRTW are a few bursts' time each).
+const WRITE_COST_LN_MAX: f64 = 3.0;
 
 /// Where `[memsys] node_gbps` came from (the fit tells the validation
 /// which row reproduces it).
@@ -1035,7 +1071,8 @@ pub fn validate(meas: &Measurements, m: &Machine, from: NodeGbpsFrom) -> Vec<Rec
                 sim,
                 2.0 * nc / 1e6,
                 meas.node_copy_spread.unwrap_or(0.0),
-                from == NodeGbpsFrom::Copy,
+                // The fit writes `write_cost` only from this copy.
+                from == NodeGbpsFrom::Copy || m.memsys.write_cost != 1.0,
             ));
         }
     }
@@ -1336,6 +1373,35 @@ mod tests {
         m.hierarchy.stream_mbps = 1.25 * one_copy_sim(&sim, 0).unwrap();
         let (x, _) = copy_mlp_for(&m, 0).unwrap();
         assert!((x / known - 1.0).abs() < 0.005, "{x} vs {known}");
+    }
+
+    /// A written line's controller cost comes back from a node copy
+    /// simulated with it: the EPYC guest's quiet run of session 18 fitted,
+    /// then its node copy replaced by the copy of that machine with a
+    /// known `write_cost` (its one-thread copy lines solved beside it, as
+    /// the fit does); the refit gives the cost, the read's controllers
+    /// unchanged.
+    #[test]
+    fn a_written_lines_cost_comes_back_from_the_node_copy() {
+        let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/runs/vm-2cpu-quick-18.jsonl");
+        let text = std::fs::read_to_string(p).unwrap();
+        let m = crate::calibrate::measurements_from_records(&text).unwrap();
+        let f = crate::calibrate::fit(&m).unwrap();
+        let home = meas_home(&m);
+        for known in [1.3, 1.8] {
+            let mut u = f.machine.clone();
+            u.memsys.write_cost = known;
+            u.memsys.copy_mlp_lines = 0.0;
+            u.memsys.copy_mlp_lines = copy_mlp_for(&u, home).unwrap().0;
+            let (_, sim) = node_copy_sim(&m, &u, home).unwrap();
+            let mut m2 = m.clone();
+            m2.node_copy_bps = Some(sim * 1e6 / 2.0);
+            let f2 = crate::calibrate::fit(&m2).unwrap();
+            let got = f2.machine.memsys.write_cost;
+            assert!((got / known - 1.0).abs() < 0.01, "{got} vs {known}");
+            assert_eq!(f2.machine.memsys.node_gbps, f.machine.memsys.node_gbps);
+        }
     }
 
     #[test]

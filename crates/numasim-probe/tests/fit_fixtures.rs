@@ -1480,3 +1480,48 @@ fn one_threads_stream_copy_follows_the_copy_rows() {
         f.notes
     );
 }
+
+/// A written line's controller cost (docs/probe.md, Round 18d): on the
+/// EPYC guest's quiet run of session 18 the node read's controllers
+/// (61.6 GB/s) carried the two-thread node copy 17% above the host's,
+/// so `write_cost` is solved from the copy: the copy row is reproduced
+/// (a calibration now), the node read keeps its rate.
+#[test]
+fn a_written_lines_controller_cost_comes_from_the_node_copy() {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runs/vm-2cpu-quick-18.jsonl");
+    let m = measurements_from_records(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let rows = |m: &numasim_probe::calibrate::Measurements, mach: &Machine, f: &Fit| {
+        let rows = numasim_probe::memsys::validate(m, mach, f.node_gbps_from);
+        let copy = rows
+            .iter()
+            .find(|r| {
+                r.metric == "stream_mbps"
+                    && r.case_value("threads").and_then(|v| v.as_u64()) == Some(2)
+            })
+            .cloned()
+            .unwrap();
+        let read = rows
+            .iter()
+            .find(|r| r.metric == "bandwidth_mbps")
+            .cloned()
+            .unwrap();
+        (copy, read)
+    };
+    let f = fit(&m).unwrap();
+    let cost = f.machine.memsys.write_cost;
+    assert!(cost > 1.2 && cost < 2.0, "{cost}");
+    let (copy, read) = rows(&m, &f.machine, &f);
+    assert_eq!(copy.role, Some(Role::Calibration));
+    assert!(copy.deviation().unwrap().abs() < 0.01, "{copy:?}");
+    assert!(read.deviation().unwrap().abs() < 0.01, "{read:?}");
+    // Without it the read's controllers carry the copy past its bound.
+    let mut free = f.machine.clone();
+    free.memsys.write_cost = 1.0;
+    let (copy1, read1) = rows(&m, &free, &f);
+    assert!(
+        copy1.deviation().unwrap() > copy1.spread.unwrap().max(0.05),
+        "{copy1:?}"
+    );
+    assert_eq!(read1.value, read.value);
+}

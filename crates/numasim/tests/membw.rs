@@ -113,28 +113,8 @@ fn ownership_reads_load_the_controllers_as_rfo_cost_says() {
 /// without it. Refused by name below 1; written back only where set.
 #[test]
 fn a_copy_keeps_its_own_lines_in_flight() {
-    let run = |extra: &str, workload: &str, metric: &str| {
-        values(
-            &format!(
-                "name = \"t\"\n[machine]\npreset = \"epyc-9004-nps4\"\n{extra}[[run]]\n{workload}"
-            ),
-            metric,
-        )[0]
-    };
-    let copy = |extra: &str| {
-        run(
-            extra,
-            "workload = \"stream\"\nnodes = [0]\nthreads = [1]\nop = [\"copy\"]\n",
-            "stream_mbps",
-        )
-    };
-    let read = |extra: &str| {
-        run(
-            extra,
-            "workload = \"mlc-bandwidth-matrix\"\nfrom_nodes = [0]\nto_nodes = [0]\n",
-            "bandwidth_mbps",
-        )
-    };
+    let copy = |extra: &str| genoa_copy(extra, 1);
+    let read = genoa_read;
     let m = numasim::machine::presets::preset("epyc-9004-nps4").unwrap();
     let lines = m.memsys.mlp_lines;
     let with = |x: f64| format!("[machine.memsys]\ncopy_mlp_lines = {x}\n");
@@ -147,18 +127,87 @@ fn a_copy_keeps_its_own_lines_in_flight() {
         "{fewer} {base} {more}"
     );
     assert_eq!(read(&with(1.5 * lines)), read(""));
+    refused_below_one_and_written_only_where_set("copy_mlp_lines", 42.5, |m| {
+        &mut m.memsys.copy_mlp_lines
+    });
+}
+
+/// A written line's controller cost (`memsys.write_cost`, bus
+/// turnaround): a costlier written line never copies faster, and where
+/// the controllers bind (every CPU of a node copying) it copies slower;
+/// the read, which writes nothing, does not move; 1 is the model without
+/// the key; below 1 refused by name; written back only where set.
+#[test]
+fn a_written_line_costs_the_controllers_more_than_a_read() {
+    let m = numasim::machine::presets::preset("epyc-9004-nps4").unwrap();
+    let cpus = m.nodes[0].cpus;
+    let copy = genoa_copy;
+    let read = genoa_read;
+    let with = |x: f64| format!("[machine.memsys]\nwrite_cost = {x}\n");
+    for t in [1, cpus] {
+        let base = copy("", t);
+        assert_eq!(copy(&with(1.0), t), base);
+        let mut last = base;
+        for c in [1.25, 1.5, 2.0, 3.0] {
+            let v = copy(&with(c), t);
+            assert!(v <= last, "{t} threads, write_cost {c}: {v} > {last}");
+            last = v;
+        }
+        if t == cpus {
+            assert!(last < 0.9 * base, "{last} vs {base}");
+        }
+    }
+    assert_eq!(read(&with(2.0)), read(""));
+    refused_below_one_and_written_only_where_set("write_cost", 1.75, |m| &mut m.memsys.write_cost);
+}
+
+/// One workload on epyc-9004-nps4 with `extra` machine tables: the first
+/// value of `metric`.
+fn on_genoa(extra: &str, workload: &str, metric: &str) -> f64 {
+    values(
+        &format!(
+            "name = \"t\"\n[machine]\npreset = \"epyc-9004-nps4\"\n{extra}[[run]]\n{workload}"
+        ),
+        metric,
+    )[0]
+}
+
+/// `stream` copy with `threads` threads on node 0, MB/s.
+fn genoa_copy(extra: &str, threads: u32) -> f64 {
+    on_genoa(
+        extra,
+        &format!("workload = \"stream\"\nnodes = [0]\nthreads = [{threads}]\nop = [\"copy\"]\n"),
+        "stream_mbps",
+    )
+}
+
+/// Every CPU of node 0 reading its own memory, MB/s.
+fn genoa_read(extra: &str) -> f64 {
+    on_genoa(
+        extra,
+        "workload = \"mlc-bandwidth-matrix\"\nfrom_nodes = [0]\nto_nodes = [0]\n",
+        "bandwidth_mbps",
+    )
+}
+
+/// An optional `[memsys]` key of epyc-9004-nps4: 0.5 refused naming it;
+/// a machine written back leaves it out until it is set, then keeps it.
+fn refused_below_one_and_written_only_where_set(
+    key: &str,
+    value: f64,
+    field: fn(&mut numasim::machine::Machine) -> &mut f64,
+) {
     let e = scenario(&format!(
-        "name = \"t\"\n[machine]\npreset = \"epyc-9004-nps4\"\n{}[[run]]\nworkload = \"stream\"\n",
-        with(0.5)
+        "name = \"t\"\n[machine]\npreset = \"epyc-9004-nps4\"\n[machine.memsys]\n{key} = 0.5\n[[run]]\nworkload = \"stream\"\n"
     ))
-    .expect_err("0.5 lines");
-    assert!(e.to_string().contains("copy_mlp_lines"), "{e}");
-    let mut m2 = m.clone();
-    m2.memsys.explicit = true;
-    assert!(!m2.to_toml_string().contains("copy_mlp_lines"));
-    m2.memsys.copy_mlp_lines = 42.5;
-    let back = numasim::machine::Machine::from_toml_str(&m2.to_toml_string(), "t").unwrap();
-    assert_eq!(back.memsys.copy_mlp_lines, 42.5);
+    .expect_err("0.5");
+    assert!(e.to_string().contains(key), "{e}");
+    let mut m = numasim::machine::presets::preset("epyc-9004-nps4").unwrap();
+    m.memsys.explicit = true;
+    assert!(!m.to_toml_string().contains(key));
+    *field(&mut m) = value;
+    let mut back = numasim::machine::Machine::from_toml_str(&m.to_toml_string(), "t").unwrap();
+    assert_eq!(*field(&mut back), value);
 }
 
 /// Without `[memsys]` the latency matrix is dram.latency_ns × the SLIT ratio.

@@ -100,6 +100,15 @@ pub struct MemSys {
     /// stores. 0 (absent): `mlp_lines`, every preset; written only where
     /// set.
     pub copy_mlp_lines: f64,
+    /// A written line's cost at a node's controllers, in read lines: DRAM
+    /// turns its bus around between reads and writes (tWTR, tRTW) and
+    /// the controller drains its write queue in batches that stall the
+    /// reads behind them, so a mix of reads and writes moves fewer bytes
+    /// than reads alone. Only the controllers pay it (links carry a
+    /// line as a line). Fitted by the probe from its node copy against
+    /// its node read. 1 (absent): a write costs a read, every preset;
+    /// written only where set.
+    pub write_cost: f64,
     /// M/D/1 service time of a queue at a controller or link, ns: a
     /// request waits `queue_ns × ρ / (2 (1 − ρ))` at utilisation ρ.
     pub queue_ns: f64,
@@ -146,6 +155,7 @@ const KEYS: &[&str] = &[
     "port_gbps",
     "mlp_lines",
     "copy_mlp_lines",
+    "write_cost",
     "queue_ns",
     "queue_lines",
     "smt",
@@ -197,6 +207,7 @@ pub(super) fn derived(m: &Machine) -> MemSys {
         port_gbps: m.interconnect.link_gbps,
         mlp_lines: m.hierarchy.mlp,
         copy_mlp_lines: 0.0,
+        write_cost: 1.0,
         queue_ns: m.memory.latency_ns / 2.0,
         queue_lines: f64::INFINITY,
         smt: 1,
@@ -280,6 +291,9 @@ pub(super) fn read(r: &mut TableReader, m: &Machine) -> Result<MemSys, InputErro
     if let Some(v) = num(&mut t, "copy_mlp_lines", 1.0)? {
         s.copy_mlp_lines = v;
     }
+    if let Some(v) = num(&mut t, "write_cost", 1.0)? {
+        s.write_cost = v;
+    }
     if let Some(v) = num(&mut t, "queue_ns", 0.0)? {
         s.queue_ns = v;
     }
@@ -347,6 +361,9 @@ pub(super) fn write(m: &Machine, t: &mut Table) {
     mt.insert("mlp_lines".into(), s.mlp_lines.into());
     if s.copy_mlp_lines > 0.0 {
         mt.insert("copy_mlp_lines".into(), s.copy_mlp_lines.into());
+    }
+    if s.write_cost != 1.0 {
+        mt.insert("write_cost".into(), s.write_cost.into());
     }
     mt.insert("queue_ns".into(), s.queue_ns.into());
     if s.queue_lines.is_finite() {

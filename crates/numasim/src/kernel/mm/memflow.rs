@@ -164,7 +164,9 @@ pub fn solve(m: &Machine, flows: &[Flow]) -> Solution {
             for &(h, p) in &f.homes {
                 let fetched = p * line * f.from_memory;
                 let back = p * line * f.writebacks;
-                *u.entry(h).or_default() += fetched + back;
+                // The controllers pay a written line `write_cost` read
+                // lines (bus turnaround); links carry it as a line.
+                *u.entry(h).or_default() += fetched + back * m.memsys.write_cost;
                 let hs = m.socket_of(h);
                 if hs != fs {
                     *u.entry(port_out(hs)).or_default() += fetched;
