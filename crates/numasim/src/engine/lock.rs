@@ -2414,6 +2414,14 @@ mod tests {
         }
     }
 
+    /// The reference `farthest` is checked against: the largest time of
+    /// the waiters' classes, as the race by classes sees them.
+    fn largest_class_ns<C: TransferCost>(s: &Spinners, from: usize, cost: &C) -> u64 {
+        let mut c = Vec::new();
+        s.classes_by(from, cost, &mut c, false);
+        c.iter().map(|c| c.ns).max().unwrap_or(0)
+    }
+
     /// `farthest` answers what the classes' largest time was, for the short
     /// list and the lists by node, on nested groups and on a dense table.
     #[test]
@@ -2442,14 +2450,10 @@ mod tests {
                 }
                 assert_eq!(s.many.is_some(), n > FEW);
                 let from = rng.random_range(0..spread);
-                let mut c = Vec::new();
-                s.classes_by(from, cost, &mut c, false);
-                let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
+                let want = largest_class_ns(&s, from, cost);
                 assert_eq!(s.farthest(from, cost), want, "{n} waiters from {from}");
                 // A cost with groups but no per-level table walks every level.
-                c.clear();
-                s.classes_by(from, &COST, &mut c, false);
-                let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
+                let want = largest_class_ns(&s, from, &COST);
                 assert_eq!(s.farthest(from, &COST), want, "{n} waiters from {from}");
             }
         }
@@ -2483,9 +2487,7 @@ mod tests {
                     "the short list in node order, round {round}"
                 );
                 let from = rng.random_range(0..spread);
-                let mut c = Vec::new();
-                s.classes_by(from, &cost, &mut c, false);
-                let want = c.iter().map(|c| c.ns).max().unwrap_or(0);
+                let want = largest_class_ns(&s, from, &cost);
                 assert_eq!(s.farthest(from, &cost), want, "{groups:?} round {round}");
             }
         }

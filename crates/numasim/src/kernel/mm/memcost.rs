@@ -313,12 +313,14 @@ pub fn miss_cost_ns(m: &Machine, page: u64, leaf: Leaf, l1_reuse: f64) -> f64 {
 /// 4 KiB host frames takes a 4 KiB entry (a nested walk's combined
 /// entry is the smaller of the two pages: AMD64 APM Vol. 2, "Nested
 /// Paging").
-/// 0 without a first level (every preset).
-pub fn stlb_hit_ns(m: &Machine, page: u64, bytes: u64, walk_rate: f64) -> f64 {
+/// 0 without a first level (every preset), and for a mapping that
+/// takes no TLB misses (CNK's static map, Big Memory's pinned entries).
+pub fn stlb_hit_ns(m: &Machine, map: Mapping, bytes: u64, walk_rate: f64) -> f64 {
     let h = &m.hierarchy;
-    if h.l1_tlb_entries == 0 {
-        return 0.0;
-    }
+    let page = match map {
+        Mapping::Paged(page) if h.l1_tlb_entries > 0 => page,
+        _ => return 0.0,
+    };
     let unit = match h.host_frame {
         0 => page,
         f => page.min(f),
@@ -400,10 +402,7 @@ pub fn random_read(
         paged_refills: refills,
         refill_ns: cost,
     };
-    let stlb = match map {
-        Mapping::Paged(page) => stlb_hit_ns(m, page, bytes, rate),
-        _ => 0.0,
-    };
+    let stlb = stlb_hit_ns(m, map, bytes, rate);
     // Independent reads overlap their misses, page walks included (a
     // hardware walker runs beside the loads); `mlp` is 1 in order.
     let ns = match levels {
@@ -466,10 +465,7 @@ pub fn pointer_chase(
         paged_refills: refills,
         refill_ns: cost,
     };
-    let stlb = match map {
-        Mapping::Paged(page) => stlb_hit_ns(m, page, bytes, rate),
-        _ => 0.0,
-    };
+    let stlb = stlb_hit_ns(m, map, bytes, rate);
     let ns = (served + rate * cost + stlb) * (1.0 + interruption_fraction(m, k, map, &d));
     PointerChase {
         ns_per_load: ns,
@@ -971,14 +967,14 @@ mod tests {
             }
         }
         m.hierarchy.l1_tlb_entries = 64;
-        let at = |b: u64| stlb_hit_ns(&m, 4096, b, 0.0);
+        let at = |b: u64| stlb_hit_ns(&m, Mapping::Paged(4096), b, 0.0);
         assert!(at(1 << 20) <= at(4 << 20) && at(4 << 20) <= at(64 << 20));
         // A load that also misses the second level pays the walk, whose
         // price holds the lookup: every load walking adds nothing here.
-        assert_eq!(stlb_hit_ns(&m, 4096, 64 << 20, 1.0), 0.0);
+        assert_eq!(stlb_hit_ns(&m, Mapping::Paged(4096), 64 << 20, 1.0), 0.0);
         // A huge page takes one entry, unless the host splits it.
-        assert_eq!(stlb_hit_ns(&m, 2 << 20, 64 << 20, 0.0), 0.0);
+        assert_eq!(stlb_hit_ns(&m, Mapping::Paged(2 << 20), 64 << 20, 0.0), 0.0);
         m.hierarchy.host_frame = 4096;
-        assert!(stlb_hit_ns(&m, 2 << 20, 64 << 20, 0.0) > 0.99);
+        assert!(stlb_hit_ns(&m, Mapping::Paged(2 << 20), 64 << 20, 0.0) > 0.99);
     }
 }
