@@ -1084,7 +1084,9 @@ pub fn measurements_from_records(text: &str) -> Result<Measurements, String> {
                     direct.push((metric.to_string(), num(metric)?));
                 }
             }
-            "cpu_pct_per_mibps" if case["buffer"] == "thp" => {}
+            // The huge-page buffer's, and the queue-depth sweep's readers'
+            // (round 19), are not a pass's CPU cost.
+            "cpu_pct_per_mibps" if case["buffer"] == "thp" || !case["depth"].is_null() => {}
             "io_buffer_runs" if !case["depth"].is_null() => {
                 let (request, depth) = sweep_point()?;
                 base.io.sweep_runs.push((request, depth, num(metric)?));

@@ -357,26 +357,35 @@ fn write_blocks(
     Ok(true)
 }
 
-/// One thread's bytes read and its call buffer's physical runs.
-type ThreadGot = io::Result<Option<(u64, Option<u64>)>>;
+/// One thread's bytes read, its call buffer's physical runs and the CPU
+/// time its reads took.
+type ThreadGot = io::Result<Option<(u64, Option<u64>, u64)>>;
 
 /// One point of the queue-depth sweep.
 #[derive(Debug, Clone, Copy)]
 pub struct DepthPass {
     /// All threads together.
     pub mibps: f64,
-    /// The device's requests over the point.
+    /// The device's requests over the point, with the point's wall time
+    /// (so its busy share: a device that never idles at depth 8 is the
+    /// bottleneck; one that idles is waiting on the readers).
     pub device: Option<DevDelta>,
     /// A thread's call buffer in physical runs, the mean over threads.
     pub runs: Option<f64>,
+    /// The reading threads' CPU time over the point, percent of one CPU
+    /// per MiB/s (as `Throughput::cpu_pct_per_mibps`, summed over them).
+    pub cpu_pct_per_mibps: f64,
 }
 
 /// `depth` threads reading `path` with `O_DIRECT` at once, each its own
 /// `bytes / depth` of it front to back in `block` calls: `depth` requests
 /// in flight, as fio's `--numjobs=depth --offset_increment` with
 /// `--ioengine=psync` keeps them. MiB/s of all the threads together,
-/// from the first call to the last thread's end. `Ok(None)`: the
-/// filesystem refuses `O_DIRECT` at this size.
+/// from the first call to the last thread's end: each thread opens the
+/// file and faults its buffer in first, and the clock starts once all
+/// have (round 19: 8 threads faulting 4 MiB buffers on 2 vCPUs took
+/// milliseconds of the point's time, as fio leaves a job's setup out).
+/// `Ok(None)`: the filesystem refuses `O_DIRECT` at this size.
 pub fn direct_depth(
     path: &Path,
     bytes: u64,
@@ -386,23 +395,37 @@ pub fn direct_depth(
 ) -> io::Result<Option<DepthPass>> {
     let depth = depth.max(1);
     let per = (bytes / depth as u64 / block as u64).max(1);
-    let s0 = sample(dev);
-    let t0 = sys::monotonic_ns();
+    // Every thread waits here once, set up or not, so none is left
+    // waiting on one that failed; the last to arrive starts the clock.
+    let ready = std::sync::Barrier::new(depth);
+    let start = std::sync::OnceLock::new();
     let got: Vec<ThreadGot> = std::thread::scope(|s| {
         let threads: Vec<_> = (0..depth)
             .map(|t| {
+                let (ready, start) = (&ready, &start);
                 s.spawn(move || -> ThreadGot {
                     use std::os::unix::fs::FileExt;
-                    let Some(f) = sys::open_direct(path, false)? else {
+                    type Ready = (std::fs::File, Mapping, Option<u64>);
+                    let setup = (|| -> io::Result<Option<Ready>> {
+                        let Some(f) = sys::open_direct(path, false)? else {
+                            return Ok(None);
+                        };
+                        let mut buf = Mapping::new(block, PageKind::Base)?;
+                        buf.as_mut_slice().fill(0);
+                        let runs = buf.phys_runs();
+                        Ok(Some((f, buf, runs)))
+                    })();
+                    if ready.wait().is_leader() {
+                        let _ = start.set((sample(dev), sys::monotonic_ns()));
+                    }
+                    let Some((f, mut buf, runs)) = setup? else {
                         return Ok(None);
                     };
-                    let mut buf = Mapping::new(block, PageKind::Base)?;
-                    buf.as_mut_slice().fill(0);
-                    let runs = buf.phys_runs();
-                    let start = t as u64 * per * block as u64;
+                    let first = t as u64 * per * block as u64;
+                    let c0 = sys::thread_cpu_ns();
                     let mut n = 0u64;
                     for i in 0..per {
-                        match f.read_at(buf.as_mut_slice(), start + i * block as u64) {
+                        match f.read_at(buf.as_mut_slice(), first + i * block as u64) {
                             Ok(k) => n += k as u64,
                             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Ok(None),
                             Err(e) => return Err(e),
@@ -411,7 +434,7 @@ pub fn direct_depth(
                             return Err(interrupted());
                         }
                     }
-                    Ok(Some((n, runs)))
+                    Ok(Some((n, runs, sys::thread_cpu_ns() - c0)))
                 })
             })
             .collect();
@@ -423,23 +446,31 @@ pub fn direct_depth(
             })
             .collect()
     });
+    let (s0, t0) = start.get().copied().unwrap_or((None, sys::monotonic_ns()));
     let wall = (sys::monotonic_ns() - t0).max(1) as f64 / 1e9;
     let counted = DevStat::delta(s0, sample(dev), false);
     let mut total = 0u64;
+    let mut cpu = 0u64;
     let mut runs = Some(0u64);
     for g in got {
         match g? {
-            Some((n, r)) => {
+            Some((n, r, c)) => {
                 total += n;
+                cpu += c;
                 runs = runs.zip(r).map(|(a, b)| a + b);
             }
             None => return Ok(None),
         }
     }
+    let mibps = total as f64 / (1 << 20) as f64 / wall;
     Ok(Some(DepthPass {
-        mibps: total as f64 / (1 << 20) as f64 / wall,
-        device: counted,
+        mibps,
+        device: counted.map(|d| DevDelta {
+            wall_ms: wall * 1e3,
+            ..d
+        }),
         runs: runs.map(|r| r as f64 / depth as f64),
+        cpu_pct_per_mibps: (cpu as f64 / 1e9 / wall * 100.0) / mibps.max(1e-9),
     }))
 }
 
@@ -483,6 +514,32 @@ mod tests {
         // An old kernel's short line (no io_ticks) gives no sample.
         std::fs::write(&path, "1 2 3 4 5 6 7\n").unwrap();
         assert!(stat.sample().is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The sweep's threads wait for each other once before the clock
+    /// starts (round 19), so a thread whose setup fails must still reach
+    /// that barrier: four readers of a file that is not there return the
+    /// error instead of leaving three waiting forever. Where the test's
+    /// directory takes `O_DIRECT`, four readers of a small file read all
+    /// of it, and the point carries its wall time (so a busy share) and
+    /// the readers' CPU.
+    #[test]
+    fn the_sweeps_readers_start_together_and_a_failed_one_releases_the_rest() {
+        let dir = std::env::temp_dir().join(format!("numasim-depth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("absent.dat");
+        assert!(direct_depth(&missing, 4 << 20, 1 << 20, 4, None).is_err());
+        let stat_path = dir.join("stat");
+        std::fs::write(&stat_path, "1 0 8 0 0 0 0 0 0 10 0\n").unwrap();
+        let stat = DevStat(stat_path);
+        if let Some(path) = depth_file(&dir, 4 << 20).unwrap() {
+            if let Some(p) = direct_depth(&path, 4 << 20, 1 << 20, 4, Some(&stat)).unwrap() {
+                assert!(p.mibps > 0.0 && p.cpu_pct_per_mibps >= 0.0);
+                let d = p.device.unwrap();
+                assert!(d.wall_ms > 0.0 && d.busy_pct().is_some());
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -460,6 +460,7 @@ fn depth_sweep(
     let mut got = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
     let mut counted = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
     let mut runs = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
+    let mut cpu = vec![vec![Vec::with_capacity(rounds); SWEEP_DEPTHS.len()]; sizes.len()];
     let mut run = |got: &mut Vec<Vec<Vec<f64>>>| -> Result<bool, ProbeError> {
         for _ in 0..rounds {
             for (i, &size) in sizes.iter().enumerate() {
@@ -472,6 +473,7 @@ fn depth_sweep(
                             got[i][j].push(p.mibps);
                             counted[i][j].push(p.device);
                             runs[i][j].push(p.runs);
+                            cpu[i][j].push(p.cpu_pct_per_mibps);
                         }
                         None => return Ok(false),
                     }
@@ -517,6 +519,19 @@ fn depth_sweep(
             records.extend(device_records(
                 case(),
                 io::mean_delta(counted[i][j].iter().copied()),
+            ));
+            // The readers' CPU beside the device's busy share (round 19,
+            // not fitted): where the model's deep points run faster than
+            // measured, a busy device puts the cost in the device, an idle
+            // one with busy readers in the guest.
+            let c = &cpu[i][j];
+            let mut op = case();
+            op.push(("op", json!("read")));
+            records.push(rec(
+                op,
+                "cpu_pct_per_mibps",
+                "%CPU/(MiB/s)",
+                c.iter().sum::<f64>() / c.len().max(1) as f64,
             ));
             // Each thread's call buffer in physical runs, the mean over
             // threads and rounds (where pagemap shows frame numbers).
