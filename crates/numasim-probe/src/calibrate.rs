@@ -787,7 +787,11 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
             // The sweep's command count is the `[block]` table's.
             let table = if matches!(
                 *k,
-                "disk_commands" | "segment_ns" | "segment_write_ns" | "segment_run"
+                "disk_commands"
+                    | "disk_command_us"
+                    | "segment_ns"
+                    | "segment_write_ns"
+                    | "segment_run"
             ) {
                 "block"
             } else {
@@ -802,27 +806,43 @@ fn record_sources(m: &Measurements, f: &mut Fit) {
         ));
         // `[block]`: what the fit saw, and the rest from the storage preset
         // it starts from (iofit::io_machine).
+        let latency_from: String = if d.segment_us.is_some() {
+            "direct seq_read_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, with segment_ns, through the block layer".into()
+        } else if d.latency_us > 0.0 {
+            "direct seq_read_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
+        } else {
+            "no second direct request size: latency not told from rate, 0".into()
+        };
         v.push((
             "block",
             "disk_latency_us",
-            if d.segment_us.is_some() {
-                "direct seq_read_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, with segment_ns, through the block layer".into()
-            } else if d.latency_us > 0.0 {
-                "direct seq_read_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
+            if d.command_share > 0.0 {
+                format!(
+                    "{latency_from}; less the {:.0}% of it the queue-depth sweep puts in disk_command_us",
+                    d.command_share * 100.0
+                )
             } else {
-                "no second direct request size: latency not told from rate, 0".into()
+                latency_from
             },
         ));
         if let Some(w) = d.write_latency_us {
+            let from: String = if d.segment_write_us.is_some_and(|s| s > 0.0) {
+                "direct seq_write_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, with segment_write_ns, through the block layer".into()
+            } else if w > 0.0 {
+                "direct seq_write_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
+            } else {
+                "direct seq_write_mibps at 1 MiB and 128 KiB a call: no per-call time beyond the host's work, 0".into()
+            };
             v.push((
                 "block",
                 "disk_write_latency_us",
-                if d.segment_write_us.is_some_and(|s| s > 0.0) {
-                    "direct seq_write_mibps of 4 KiB-page and huge-page buffers at 1 MiB and 128 KiB a call, with segment_write_ns, through the block layer".into()
-                } else if w > 0.0 {
-                    "direct seq_write_mibps at 1 MiB and 128 KiB a call, through the block layer".into()
+                if d.command_share > 0.0 {
+                    format!(
+                        "{from}; less the {:.1} us the queue-depth sweep puts in disk_command_us",
+                        d.occupied_us()
+                    )
                 } else {
-                    "direct seq_write_mibps at 1 MiB and 128 KiB a call: no per-call time beyond the host's work, 0".into()
+                    from
                 },
             ));
         }

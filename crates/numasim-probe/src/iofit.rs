@@ -180,7 +180,7 @@ impl IoMeas {
         }
     }
 
-    fn host_io(&self, io_size: u64) -> HostFileIo {
+    pub fn host_io(&self, io_size: u64) -> HostFileIo {
         HostFileIo {
             fs: self.fs_kind(),
             file_size: if self.file_bytes > 0 {
@@ -221,6 +221,15 @@ pub struct DiskFit {
     /// HBA link's `[block] controller_mbps`: every request's data crosses
     /// it one after another); `None`: no ceiling seen.
     pub ceiling_mibps: Option<f64>,
+    /// The share of a request's fitted cost (`latency_us`) that keeps the
+    /// device busy (`[block] disk_command_us`: the hypervisor's or the
+    /// drive's work on the request, one request after another) rather
+    /// than overlapping other requests (`disk_latency_us`: NAND read time
+    /// on NVMe). A queue-depth-1 call of one request pays both alike, so
+    /// only the sweep, where requests queue, tells them apart
+    /// (`fit_commands`, round 19). 0: all of it overlaps, the disk of
+    /// before.
+    pub command_share: f64,
     /// The device's cost per scatter-gather segment, µs (`[block]
     /// segment_ns`), where the run read both buffer kinds (round 17:
     /// latency, rate and this fitted together over the 4 KiB-page and
@@ -239,6 +248,16 @@ pub struct DiskFit {
 }
 
 impl DiskFit {
+    /// The device's busy time per request beyond the preset's command
+    /// time, µs: `command_share` of the read's request cost, and never
+    /// more than a write's (the device's own work on a request is the
+    /// same whichever way its data goes; the rest of each cost is its
+    /// direction's latency).
+    pub fn occupied_us(&self) -> f64 {
+        let read = self.command_share.clamp(0.0, 1.0) * self.latency_us;
+        self.write_latency_us.map_or(read, |w| read.min(w))
+    }
+
     /// A disk of these rates with nothing else seen yet: no latency, one
     /// command, no ceiling, no segment cost, the storage preset's CPU
     /// costs. The fit starts from it; tests set what they know on top.
@@ -252,6 +271,7 @@ impl DiskFit {
             page_op_ns: None,
             commands: 1,
             ceiling_mibps: None,
+            command_share: 0.0,
             segment_us: None,
             segment_write_us: None,
             segment_run: None,
@@ -326,7 +346,20 @@ pub fn io_machine(m: &Machine, fit: &DiskFit, meas: &IoMeas) -> Result<Machine, 
         toml::Value::Array(vec![toml::Value::Table(disk)]),
     );
     let text = toml::to_string(&t).map_err(|e| format!("machine TOML: {e}"))?;
-    Machine::from_toml_str(&text, "fitted machine with its disk").map_err(|e| e.to_string())
+    let mut mach =
+        Machine::from_toml_str(&text, "fitted machine with its disk").map_err(|e| e.to_string())?;
+    // The share of a request's cost that occupies the device moves from
+    // the overlapped latency to the preset's command time, a write's too:
+    // a call of one request at queue depth 1 pays the same in all.
+    let occupied = fit.occupied_us();
+    if occupied > 0.0 {
+        if let Some(b) = mach.block.as_mut() {
+            b.disk_command_us += occupied;
+            b.disk_latency_us = (b.disk_latency_us - occupied).max(0.0);
+            b.disk_write_latency_us = b.disk_write_latency_us.map(|w| (w - occupied).max(0.0));
+        }
+    }
+    Ok(mach)
 }
 
 /// The rate a buffered read copies page-cache pages out at, MB/s as
@@ -356,12 +389,30 @@ fn per_call(bytes: u64, mibps: f64) -> f64 {
 /// Fit the disk to the direct rates (see the module doc). `None` where
 /// the run has no direct 1 MiB read and write (no `O_DIRECT`, `--no-io`).
 pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
+    let first = fit_with_share(m, meas, 0.0)?;
+    // A call of more than one request (a 4 KiB-page buffer past
+    // max_segments) pays the device's busy share once a request: where
+    // the sweep found one, the depth-1 passes are fitted again with it.
+    if first.command_share > 0.0 {
+        fit_with_share(m, meas, first.command_share)
+    } else {
+        Some(first)
+    }
+}
+
+/// [`fit`] with the device's busy share of a request's cost taken as
+/// `share` while the depth-1 passes are fitted (the sweep then chooses
+/// it again).
+fn fit_with_share(m: &Machine, meas: &IoMeas, share: f64) -> Option<DiskFit> {
     let r1 = meas.get(true, false, LARGE_REQUEST)?;
     let w1 = meas.get(true, true, LARGE_REQUEST)?;
     let r2 = meas.get(true, false, SMALL_REQUEST);
     let w2 = meas.get(true, true, SMALL_REQUEST);
     let (s1, s2) = (LARGE_REQUEST as f64, SMALL_REQUEST as f64);
-    let mut fit = DiskFit::rates(r1.mibps, w1.mibps);
+    let mut fit = DiskFit {
+        command_share: share,
+        ..DiskFit::rates(r1.mibps, w1.mibps)
+    };
     // The allocation is the calling thread's work: its CPU time says what
     // it costs on this host (the preset's figure is an Altix XFS's).
     let preset = io_machine(m, &fit, meas).ok()?;
@@ -645,6 +696,13 @@ fn segment_sources(fit: &mut DiskFit, write: bool, s: &SegmentFit) {
     ));
 }
 
+/// The shares of a request's fitted cost `fit_commands` tries as the
+/// device's own busy time (`DiskFit::command_share`): none (NVMe's NAND
+/// latency, overlapping other commands) to all (a virtual disk whose
+/// backend works on one request after another), in quarters: the sweep's
+/// speed-up spreads (10-90% on the development host) tell no finer step.
+const COMMAND_SHARES: &[f64] = &[0.0, 0.25, 0.5, 0.75, 1.0];
+
 /// The largest depth the fit tries beyond the sweep's deepest: a
 /// concurrency above the depths swept cannot be told from the sweep.
 const MAX_COMMANDS: u32 = 64;
@@ -724,41 +782,70 @@ fn fit_commands(m: &Machine, meas: &IoMeas, fit: &mut DiskFit) {
             .filter(|&b| b > floor)
             .map(Some),
     );
-    let mut best: Option<(f64, u32, Option<f64>)> = None;
+    let mut best: Option<(f64, u32, Option<f64>, f64)> = None;
     for c in 1..=deepest {
         for &ceiling in &ceilings {
             if c == 1 && ceiling.is_some() {
                 continue;
             }
-            let trial = DiskFit {
-                commands: c,
-                ceiling_mibps: ceiling,
-                ..fit.clone()
-            };
-            let Some(s) = sim_speedups(m, meas, &trial, LARGE_REQUEST, &depths) else {
-                continue;
-            };
-            let e = err(&s);
-            // A simpler disk keeps its place unless the other fits
-            // clearly better (1% in the log error's root).
-            if best.is_none_or(|(b, _, _)| e.sqrt() < b.sqrt() - 0.01) {
-                best = Some((e, c, ceiling));
+            for &share in COMMAND_SHARES {
+                let trial = DiskFit {
+                    commands: c,
+                    ceiling_mibps: ceiling,
+                    command_share: share,
+                    ..fit.clone()
+                };
+                let Some(s) = sim_speedups(m, meas, &trial, LARGE_REQUEST, &depths) else {
+                    continue;
+                };
+                let e = err(&s);
+                // A simpler disk keeps its place unless the other fits
+                // clearly better (1% in the log error's root).
+                if best.is_none_or(|(b, ..)| e.sqrt() < b.sqrt() - 0.01) {
+                    best = Some((e, c, ceiling, share));
+                }
             }
         }
     }
-    let Some((e, c, ceiling)) = best else { return };
+    let Some((e, c, ceiling, share)) = best else {
+        return;
+    };
     fit.commands = c;
     fit.ceiling_mibps = ceiling;
+    fit.command_share = share;
     let rms = (e / pts.len() as f64).sqrt();
     let seen: Vec<String> = pts
         .iter()
         .map(|p| format!("{}: {:.2}x", p.depth, p.speedup))
         .collect();
     fit.notes.push(format!(
-        "io: queue-depth sweep at 1 MiB a call, speed-ups over depth 1 ({}): disk_commands = {c}{} (rms log error {rms:.3})",
+        "io: queue-depth sweep at 1 MiB a call, speed-ups over depth 1 ({}): disk_commands = {c}{}{} (rms log error {rms:.3})",
         seen.join(", "),
         ceiling.map_or(String::new(), |b| format!(", all commands together at most {b:.0} MiB/s (controller_mbps)")),
+        if share > 0.0 {
+            format!(
+                ", {:.0}% of a read request's {:.1} us keeps the device busy (disk_command_us {:.1} more, at most a write's {:.1}; disk_latency_us {:.1})",
+                share * 100.0,
+                fit.latency_us,
+                fit.occupied_us(),
+                fit.write_latency_us.unwrap_or(fit.latency_us),
+                fit.latency_us - fit.occupied_us()
+            )
+        } else {
+            String::new()
+        },
     ));
+    if share > 0.0 {
+        fit.sources.push((
+            "disk_command_us",
+            format!(
+                "the storage preset's 1 us plus {:.1} us: {:.0}% of the fitted read request cost (at most a write's), the share the queue-depth sweep's 1 MiB speed-ups ({}) say the device spends on a request one after another",
+                fit.occupied_us(),
+                share * 100.0,
+                seen.join(", ")
+            ),
+        ));
+    }
     fit.sources.push((
         "disk_commands",
         format!(

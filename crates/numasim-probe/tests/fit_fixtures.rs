@@ -804,8 +804,8 @@ fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
         }
         let got = iofit::fit(&f.machine, &swept).unwrap();
         assert_eq!(
-            (got.commands, got.ceiling_mibps),
-            (commands, None),
+            (got.commands, got.ceiling_mibps, got.command_share),
+            (commands, None, 0.0),
             "{got:?}"
         );
         let rows = iofit::validate(&f.machine, &swept, &got);
@@ -1524,4 +1524,150 @@ fn a_written_lines_controller_cost_comes_from_the_node_copy() {
         "{copy1:?}"
     );
     assert_eq!(read1.value, read.value);
+}
+
+/// Round 19: the share of a request's cost that keeps the device busy
+/// (`DiskFit::command_share`, written as `[block] disk_command_us`). A
+/// call of one request at queue depth 1 pays it as it paid the
+/// overlapped latency (the depth-1 rows cannot move), while queued
+/// requests pay it one after another, so the sweep's speed-ups fall as
+/// it grows; a write's part never passes the write's own latency; at 0
+/// the machine is the disk of before.
+#[test]
+fn the_devices_busy_share_slows_queued_requests_only() {
+    use numasim::kernel::KernelConfig;
+    use numasim_probe::iofit::{self, DiskFit, LARGE_REQUEST};
+    let (_, f) = fitted(1);
+    let (plain, meas) = sweep_disk(&f, 1200.0, 1500.0, 1);
+    // A write request as dear as a read one: no cap below.
+    let truth = DiskFit {
+        write_latency_us: Some(150.0),
+        ..plain.clone()
+    };
+    let at = |share: f64| DiskFit {
+        command_share: share,
+        ..truth.clone()
+    };
+    let base = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
+    let zero = iofit::io_machine(&f.machine, &at(0.0), &meas).unwrap();
+    assert_eq!(base.to_toml_string(), zero.to_toml_string());
+    let b0 = base.block.as_ref().unwrap();
+    let mut last = f64::INFINITY;
+    for share in [0.0, 0.5, 1.0] {
+        let d = at(share);
+        let mach = iofit::io_machine(&f.machine, &d, &meas).unwrap();
+        let b = mach.block.as_ref().unwrap();
+        let busy = share * 150.0;
+        assert!((b.disk_command_us - b0.disk_command_us - busy).abs() < 1e-9);
+        assert!((b.disk_latency_us - (150.0 - busy)).abs() < 1e-9);
+        assert!((b.disk_write_latency_us.unwrap() - (150.0 - busy)).abs() < 1e-9);
+        let k = KernelConfig::defaults(&mach);
+        let one = meas
+            .host_io(LARGE_REQUEST)
+            .direct_read_depth(&mach, &k, 1, 1)
+            .unwrap();
+        let k0 = KernelConfig::defaults(&base);
+        let one0 = meas
+            .host_io(LARGE_REQUEST)
+            .direct_read_depth(&base, &k0, 1, 1)
+            .unwrap();
+        assert!((one / one0 - 1.0).abs() < 0.005, "{one} against {one0}");
+        let up = iofit::sim_speedups(&f.machine, &meas, &d, LARGE_REQUEST, &[8]).unwrap()[0];
+        assert!(up < last || share == 0.0, "{share}: {up} after {last}");
+        last = up;
+    }
+    // Beyond the unit interval it is clamped: all of the read's cost.
+    let over = iofit::io_machine(&f.machine, &at(3.0), &meas).unwrap();
+    let full = iofit::io_machine(&f.machine, &at(1.0), &meas).unwrap();
+    assert_eq!(over.to_toml_string(), full.to_toml_string());
+    // A write request of 40 us caps the busy part at 40: the read keeps
+    // 110 us of latency, the write none, and each its total.
+    let capped = DiskFit {
+        command_share: 1.0,
+        ..plain
+    };
+    let b = iofit::io_machine(&f.machine, &capped, &meas).unwrap();
+    let b = b.block.as_ref().unwrap();
+    assert!((b.disk_command_us - b0.disk_command_us - 40.0).abs() < 1e-9);
+    assert!((b.disk_latency_us - 110.0).abs() < 1e-9);
+    assert_eq!(b.disk_write_latency_us, Some(0.0));
+}
+
+/// Round 19: a disk simulated with a known busy share (a quarter and a
+/// half of its 150 us request cost, the write's 40 us capping neither)
+/// gives direct rates at depth 1 and the sweep's 1 MiB speed-ups at
+/// depths 2, 4 and 8; fitted back, the share comes out as it went in
+/// with one command and no ceiling, the sweep's calibration rows are
+/// reproduced within 2%, and so are the depth-1 rates. A disk with no
+/// busy share fitted to the same sweep puts its depth-8 speed-up past
+/// that.
+#[test]
+fn the_disk_fit_recovers_a_known_busy_share_from_a_depth_sweep() {
+    use numasim_probe::iofit::{self, DepthRate, DiskFit, LARGE_REQUEST};
+    let (_, f) = fitted(1);
+    for share in [0.25, 0.5] {
+        let (plain, mut meas) = sweep_disk(&f, 1200.0, 1500.0, 1);
+        let truth = DiskFit {
+            command_share: share,
+            write_latency_us: Some(150.0),
+            ..plain
+        };
+        meas.rates.clear();
+        let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
+        for size in [LARGE_REQUEST, iofit::SMALL_REQUEST] {
+            push_direct_rates(&mut meas, &mach, size);
+        }
+        let depths = [2u32, 4, 8];
+        let ups = iofit::sim_speedups(&f.machine, &meas, &truth, LARGE_REQUEST, &depths).unwrap();
+        for (&depth, &speedup) in depths.iter().zip(&ups) {
+            meas.depths.push(DepthRate {
+                request: LARGE_REQUEST,
+                depth,
+                mibps: 0.0,
+                speedup,
+                spread: Some(0.0),
+                rate_spread: None,
+            });
+        }
+        let got = iofit::fit(&f.machine, &meas).unwrap();
+        assert_eq!(
+            (got.commands, got.ceiling_mibps, got.command_share),
+            (1, None, share),
+            "{got:?}"
+        );
+        let rows = iofit::validate(&f.machine, &meas, &got);
+        for r in rows
+            .iter()
+            .filter(|r| r.metric == "qd_speedup" || r.role == Some(Role::Calibration))
+        {
+            assert!(r.deviation().unwrap().abs() < 0.02, "{r:?}");
+        }
+        let none = DiskFit {
+            command_share: 0.0,
+            ..got.clone()
+        };
+        let up0 = iofit::sim_speedups(&f.machine, &meas, &none, LARGE_REQUEST, &[8]).unwrap()[0];
+        assert!(up0 / ups[2] > 1.02, "{up0} against {}", ups[2]);
+    }
+}
+
+/// Round 19's sweep records (the readers' CPU and the device's busy
+/// share at each depth) are not a pass's: an older run with them added
+/// fits the same disk and writes the same machine file.
+#[test]
+fn round_19_sweep_records_leave_the_fit_alone() {
+    let old = run_text(1);
+    let add = [
+        r#"{"experiment":"probe","case":{"io":"direct","fs":"ext4","request":"1 MiB","depth":1,"op":"read"},"metric":"cpu_pct_per_mibps","unit":"%CPU/(MiB/s)","value":0.9,"paper":null,"role":null}"#,
+        r#"{"experiment":"probe","case":{"io":"direct","fs":"ext4","request":"1 MiB","depth":8,"op":"read"},"metric":"cpu_pct_per_mibps","unit":"%CPU/(MiB/s)","value":0.2,"paper":null,"role":null}"#,
+        r#"{"experiment":"probe","case":{"io":"direct","fs":"ext4","request":"1 MiB","depth":8},"metric":"io_busy_pct","unit":"%","value":97.0,"paper":null,"role":null}"#,
+    ];
+    let new = format!("{}\n{}\n", old.trim_end(), add.join("\n"));
+    let a = measurements_from_records(&old).unwrap();
+    let b = measurements_from_records(&new).unwrap();
+    assert_eq!(a.io.cpu, b.io.cpu);
+    assert_eq!(
+        fit(&a).unwrap().annotated_toml().0,
+        fit(&b).unwrap().annotated_toml().0
+    );
 }
