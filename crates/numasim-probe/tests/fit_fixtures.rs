@@ -774,6 +774,21 @@ fn sweep_disk(
     (truth, meas)
 }
 
+/// The sweep's 1 MiB speed-ups at `depths`, exact (no spread), as a
+/// run would have recorded them.
+fn push_sweep(meas: &mut numasim_probe::iofit::IoMeas, depths: &[u32], ups: &[f64]) {
+    for (&depth, &speedup) in depths.iter().zip(ups) {
+        meas.depths.push(numasim_probe::iofit::DepthRate {
+            request: numasim_probe::iofit::LARGE_REQUEST,
+            depth,
+            mibps: 0.0,
+            speedup,
+            spread: Some(0.0),
+            rate_spread: None,
+        });
+    }
+}
+
 /// `disk_commands` from the queue-depth sweep: a disk simulated with a
 /// known number of commands (3, then 1) gives direct rates at depth 1 and
 /// the sweep's speed-ups at depths 2, 4 and 8; fitted back, the count
@@ -782,7 +797,7 @@ fn sweep_disk(
 /// out, the disk keeps one command and misses the depth-4 speed-up.
 #[test]
 fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
-    use numasim_probe::iofit::{self, DepthRate, LARGE_REQUEST};
+    use numasim_probe::iofit::{self, LARGE_REQUEST};
     let (_, f) = fitted(1);
     for commands in [3u32, 1] {
         let (truth, meas) = sweep_disk(&f, 1200.0, 1500.0, commands);
@@ -792,16 +807,7 @@ fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
             assert!(ups[1] > 2.0, "the sweep sees the commands: {ups:?}");
         }
         let mut swept = meas.clone();
-        for (&depth, &speedup) in depths.iter().zip(&ups) {
-            swept.depths.push(DepthRate {
-                request: LARGE_REQUEST,
-                depth,
-                mibps: 0.0,
-                speedup,
-                spread: Some(0.0),
-                rate_spread: None,
-            });
-        }
+        push_sweep(&mut swept, &depths, &ups);
         let got = iofit::fit(&f.machine, &swept).unwrap();
         assert_eq!(
             (got.commands, got.ceiling_mibps, got.command_share),
@@ -833,19 +839,10 @@ fn the_disk_fit_recovers_a_known_command_count_from_a_depth_sweep() {
 /// reads and put its 1 MiB write 48% low).
 #[test]
 fn the_sweep_never_fits_a_ceiling_below_the_write_rate() {
-    use numasim_probe::iofit::{self, DepthRate, LARGE_REQUEST};
+    use numasim_probe::iofit;
     let (_, f) = fitted(1);
     let (_, mut meas) = sweep_disk(&f, 1200.0, 3000.0, 1);
-    for depth in [2u32, 4, 8] {
-        meas.depths.push(DepthRate {
-            request: LARGE_REQUEST,
-            depth,
-            mibps: 0.0,
-            speedup: 1.3,
-            spread: Some(0.0),
-            rate_spread: None,
-        });
-    }
+    push_sweep(&mut meas, &[2, 4, 8], &[1.3; 3]);
     let got = iofit::fit(&f.machine, &meas).unwrap();
     if let Some(c) = got.ceiling_mibps {
         assert!(c > got.write_mibps, "{got:?}");
@@ -1603,7 +1600,7 @@ fn the_devices_busy_share_slows_queued_requests_only() {
 /// that.
 #[test]
 fn the_disk_fit_recovers_a_known_busy_share_from_a_depth_sweep() {
-    use numasim_probe::iofit::{self, DepthRate, DiskFit, LARGE_REQUEST};
+    use numasim_probe::iofit::{self, DiskFit, LARGE_REQUEST};
     let (_, f) = fitted(1);
     for share in [0.25, 0.5] {
         let (plain, mut meas) = sweep_disk(&f, 1200.0, 1500.0, 1);
@@ -1619,16 +1616,7 @@ fn the_disk_fit_recovers_a_known_busy_share_from_a_depth_sweep() {
         }
         let depths = [2u32, 4, 8];
         let ups = iofit::sim_speedups(&f.machine, &meas, &truth, LARGE_REQUEST, &depths).unwrap();
-        for (&depth, &speedup) in depths.iter().zip(&ups) {
-            meas.depths.push(DepthRate {
-                request: LARGE_REQUEST,
-                depth,
-                mibps: 0.0,
-                speedup,
-                spread: Some(0.0),
-                rate_spread: None,
-            });
-        }
+        push_sweep(&mut meas, &depths, &ups);
         let got = iofit::fit(&f.machine, &meas).unwrap();
         assert_eq!(
             (got.commands, got.ceiling_mibps, got.command_share),
