@@ -389,21 +389,23 @@ fn per_call(bytes: u64, mibps: f64) -> f64 {
 /// Fit the disk to the direct rates (see the module doc). `None` where
 /// the run has no direct 1 MiB read and write (no `O_DIRECT`, `--no-io`).
 pub fn fit(m: &Machine, meas: &IoMeas) -> Option<DiskFit> {
-    let first = fit_with_share(m, meas, 0.0)?;
+    let first = fit_with_share(m, meas, None)?;
     // A call of more than one request (a 4 KiB-page buffer past
     // max_segments) pays the device's busy share once a request: where
-    // the sweep found one, the depth-1 passes are fitted again with it.
+    // the sweep found one, the depth-1 passes are fitted again with it
+    // held (the commands and ceiling chosen again beside it).
     if first.command_share > 0.0 {
-        fit_with_share(m, meas, first.command_share)
+        fit_with_share(m, meas, Some(first.command_share))
     } else {
         Some(first)
     }
 }
 
-/// [`fit`] with the device's busy share of a request's cost taken as
-/// `share` while the depth-1 passes are fitted (the sweep then chooses
-/// it again).
-fn fit_with_share(m: &Machine, meas: &IoMeas, share: f64) -> Option<DiskFit> {
+/// [`fit`] with the device's busy share of a request's cost held at
+/// `share` (fitted from the sweep where `None`, after the depth-1 passes
+/// are fitted with none).
+fn fit_with_share(m: &Machine, meas: &IoMeas, held: Option<f64>) -> Option<DiskFit> {
+    let share = held.unwrap_or(0.0);
     let r1 = meas.get(true, false, LARGE_REQUEST)?;
     let w1 = meas.get(true, true, LARGE_REQUEST)?;
     let r2 = meas.get(true, false, SMALL_REQUEST);
@@ -573,7 +575,7 @@ fn fit_with_share(m: &Machine, meas: &IoMeas, share: f64) -> Option<DiskFit> {
             }
         }
     }
-    fit_commands(m, meas, &mut fit);
+    fit_commands(m, meas, &mut fit, held);
     fit_page_op(m, meas, &mut fit);
     let ra = meas.read_ahead.map_or_else(
         || {
@@ -741,8 +743,10 @@ pub fn sim_speedups(
 /// ceiling each depth's measured speed-up sets (that depth's rate, in
 /// the model's depth-1 terms); the least squared log error wins, the
 /// fewest commands and no ceiling on ties (a concurrency the sweep does
-/// not reach is not claimed). A run with no sweep keeps one command.
-fn fit_commands(m: &Machine, meas: &IoMeas, fit: &mut DiskFit) {
+/// not reach is not claimed). The device's busy share of a request's
+/// cost (round 19) is tried beside them, in `COMMAND_SHARES`, unless
+/// `held`. A run with no sweep keeps one command and no busy share.
+fn fit_commands(m: &Machine, meas: &IoMeas, fit: &mut DiskFit, held: Option<f64>) {
     let pts: Vec<DepthRate> = meas
         .depths
         .iter()
@@ -788,7 +792,8 @@ fn fit_commands(m: &Machine, meas: &IoMeas, fit: &mut DiskFit) {
             if c == 1 && ceiling.is_some() {
                 continue;
             }
-            for &share in COMMAND_SHARES {
+            let held = held.map(|h| [h]);
+            for &share in held.as_ref().map_or(COMMAND_SHARES, |h| &h[..]) {
                 let trial = DiskFit {
                     commands: c,
                     ceiling_mibps: ceiling,
