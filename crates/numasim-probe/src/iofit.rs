@@ -21,8 +21,10 @@
 //! read call of its size. A run with one write size keeps the read's
 //! latency both ways. From the queue-depth sweep (round 16: 1 to 8
 //! threads reading at once, each its own region): `[block]
-//! disk_commands`, the requests the disk serves at once, and a ceiling
-//! on them all where the sweep levels off (`fit_commands`). Where the run
+//! disk_commands`, the requests the disk serves at once, a ceiling
+//! on them all where the sweep levels off, and the share of a request's
+//! cost that keeps the device busy rather than overlapping other
+//! requests (round 19: `disk_command_us`; `fit_commands`). Where the run
 //! read a huge-page buffer too (round 17), latency, per-segment cost and
 //! rate come from the direct reads of both buffers together, each call
 //! with its buffer's counted segments, and the writes the same way
