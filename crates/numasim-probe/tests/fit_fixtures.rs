@@ -110,6 +110,7 @@ fn three_runs_agree_within_their_spreads() {
             "hierarchy.stream_reach" => *m.hierarchy.stream_reach.last().unwrap() as f64,
             "hierarchy.random_reach" => *m.hierarchy.random_reach.last().unwrap() as f64,
             "hierarchy.prefetch_depth_lines" => m.hierarchy.prefetch_depth_lines,
+            "hierarchy.l1_miss_issue_ns" => m.hierarchy.l1_miss_issue_ns,
             // A choice between two policies per cache, not a value with a
             // spread: compared below as the same choice or not.
             "hierarchy.cyclic_retain" | "hierarchy.stream_retain" | "hierarchy.host_frame" => {
@@ -1524,4 +1525,39 @@ fn a_written_lines_controller_cost_comes_from_the_node_copy() {
         "{copy1:?}"
     );
     assert_eq!(read1.value, read.value);
+}
+
+/// Round 19: what a load L1 misses costs the random reads' loop
+/// (`hierarchy.l1_miss_issue_ns`), recovered from a sweep simulated on
+/// the first fixture's fitted machine with a known price (a tenth of
+/// `read_ns`, about twice the EPYC guest's) at the sizes the loop binds,
+/// and none fitted from a sweep simulated without one.
+#[test]
+fn the_fit_recovers_a_missing_loads_issue_cost_from_the_random_reads() {
+    let (m, f) = fitted(1);
+    let extra = [256 << 10, 512 << 10, 2 << 20];
+    let mut truth = f.machine.clone();
+    truth.hierarchy.l1_miss_issue_ns = 0.0;
+    let got = fit(&simulated_sweep(&m, &truth, &extra)).unwrap();
+    assert_eq!(
+        got.machine.hierarchy.l1_miss_issue_ns, 0.0,
+        "{:?}",
+        got.notes
+    );
+    let price = 0.1 * truth.hierarchy.read_ns;
+    truth.hierarchy.l1_miss_issue_ns = price;
+    let got = fit(&simulated_sweep(&m, &truth, &extra)).unwrap();
+    let x = got.machine.hierarchy.l1_miss_issue_ns;
+    assert!(
+        (x / price - 1.0).abs() < 0.1,
+        "{x} against {price}: {:?}",
+        got.notes
+    );
+    assert!(
+        got.notes
+            .iter()
+            .any(|n| n.contains("hierarchy.l1_miss_issue_ns")),
+        "{:?}",
+        got.notes
+    );
 }
