@@ -16,6 +16,7 @@
 //! | `tlb.entries` (checked)       | 4k − huge-page chase below the largest size    |
 //! | `tlb.miss_ns`                 | 4k chase where it walks (least squares; else the largest size) |
 //! | `hierarchy.mlp`               | random read at the largest size                |
+//! | `hierarchy.l1_miss_issue_ns`  | random reads where the loop binds (least squares, both pages) |
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
 //! | `cpu.cache.copy_mbps`         | copy where the level holds the most of it      |
 //! | `hierarchy.stream_reach`, `stream_retain` | copy below the largest size (χ², per cache; a private L2 LRU-like) |
