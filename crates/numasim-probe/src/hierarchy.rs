@@ -16,6 +16,7 @@
 //! | `tlb.entries` (checked)       | 4k − huge-page chase below the largest size    |
 //! | `tlb.miss_ns`                 | 4k chase where it walks (least squares; else the largest size) |
 //! | `hierarchy.mlp`               | random read at the largest size                |
+//! | `hierarchy.l1_miss_issue_ns`  | random reads where the loop binds (least squares, both pages) |
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
 //! | `cpu.cache.copy_mbps`         | copy where the level holds the most of it      |
 //! | `hierarchy.stream_reach`, `stream_retain` | copy below the largest size (χ², per cache; a private L2 LRU-like) |
@@ -522,6 +523,9 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
     if huge.is_some() {
         fit_miss_ns(meas, m, &mut out, &mut notes);
     }
+    // What a load L1 misses costs the random reads' loop (round 19),
+    // before their reach (whose χ² then prices it) and again after it.
+    let _ = fit_l1_miss_issue(meas, m, page);
     // Random reads' own reach per cache, from the random sweep below its
     // largest size (where mlp is solved), then mlp again on it.
     {
@@ -533,6 +537,10 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             out.extend(o);
             notes.extend(n);
         }
+    }
+    if let Some((f, note)) = fit_l1_miss_issue(meas, m, page) {
+        out.push(f);
+        notes.push(note);
     }
 
     // Copy rates: L1, each cache beyond it, memory. Copy time is linear
@@ -1419,6 +1427,137 @@ fn fit_miss_ns(
         },
     });
 }
+
+/// `hierarchy.l1_miss_issue_ns` from the random reads whose loop, not
+/// their misses, sets the rate (the issue side of `memcost::random_read`
+/// binds), both page kinds: each such size is linear in it (the share L1
+/// lacks times it, on top of `read_ns`), so it is the weighted least
+/// squares over them (bounds max(spread, 5%)), the rows chosen again on
+/// the solution (`ISSUE_PASSES`). Kept where some row's L1 lacks at
+/// least `MIN_SHARE` of the buffer and its χ² is less than no cost's by
+/// more than 1 (one parameter's 68% interval); else the key is 0. Where
+/// the misses bind (past the caches) the reads do not see it.
+fn fit_l1_miss_issue(
+    meas: &Measurements,
+    m: &mut Machine,
+    page: PageKind,
+) -> Option<(Fitted, String)> {
+    let mut kinds = vec![page];
+    if page != PageKind::Base {
+        kinds.push(PageKind::Base);
+    }
+    let with = |x: f64| {
+        let mut t = m.clone();
+        t.hierarchy.l1_miss_issue_ns = x;
+        t
+    };
+    let unit = with(1.0);
+    // (kind, size, measured, bound, the share L1 lacks)
+    let mut rows = Vec::new();
+    for &kind in &kinds {
+        let k = kernel_for(m, kind, meas.page_size);
+        for (s, r) in curve(meas, kind) {
+            let Some((v, sp)) = measured(meas, s, r, "random_mbps") else {
+                continue;
+            };
+            let share = memcost::random_l1_miss_issue_ns(&unit, s, k.mm.page_size);
+            if share > 0.0 {
+                let b = sp.max(crate::validate::TOLERANCE) * v;
+                rows.push((kind, s, v, b, share));
+            }
+        }
+    }
+    // Each row at x: the model and its slope there, where the issue
+    // side binds (it moves by at least half its share).
+    let at = |x: f64| -> Vec<Option<(f64, f64)>> {
+        let (t, u) = (with(x), with(x + ISSUE_STEP_NS));
+        rows.iter()
+            .map(|r| {
+                let k = kernel_for(&t, r.0, meas.page_size);
+                let y = simulate(&t, &k, "random_mbps", r.1, 1);
+                let a = (simulate(&u, &k, "random_mbps", r.1, 1) - y) / ISSUE_STEP_NS;
+                (a >= 0.5 * r.4).then_some((y, a))
+            })
+            .collect()
+    };
+    let mut x = 0.0;
+    let mut sigma = f64::INFINITY;
+    for _ in 0..ISSUE_PASSES {
+        let (mut sxx, mut sxy) = (0.0, 0.0);
+        for (r, p) in rows.iter().zip(at(x)) {
+            if let Some((y, a)) = p {
+                sxx += (a / r.3).powi(2);
+                sxy += a * (r.2 - y) / r.3.powi(2);
+            }
+        }
+        if sxx <= 0.0 {
+            return None;
+        }
+        x = (x + sxy / sxx).max(0.0);
+        sigma = 1.0 / sxx.sqrt();
+    }
+    // Judged on the rows the issue side binds at the solution.
+    let bound = at(x);
+    let used: Vec<usize> = (0..rows.len()).filter(|&i| bound[i].is_some()).collect();
+    let chi2 = |x: f64| -> f64 {
+        let t = with(x);
+        used.iter()
+            .map(|&i| {
+                let r = &rows[i];
+                let k = kernel_for(&t, r.0, meas.page_size);
+                ((simulate(&t, &k, "random_mbps", r.1, 1) - r.2) / r.3).powi(2)
+            })
+            .sum()
+    };
+    let (x2, none) = (chi2(x), chi2(0.0));
+    let missing = used.iter().any(|&i| rows[i].4 >= MIN_SHARE);
+    if !(x > 0.0 && missing && x2 < none - 1.0) {
+        m.hierarchy.l1_miss_issue_ns = 0.0;
+        return None;
+    }
+    m.hierarchy.l1_miss_issue_ns = x;
+    let sizes: Vec<String> = used
+        .iter()
+        .map(|&i| {
+            format!(
+                "{} {}",
+                crate::bench::size_label(rows[i].1),
+                rows[i].0.label()
+            )
+        })
+        .collect();
+    let from = format!(
+        "random_mbps where the loop, not the misses, sets the rate ({}): least squares over the share L1 lacks, chi-square {x2:.1} against {none:.1} without",
+        sizes.join(", ")
+    );
+    let note = format!(
+        "machine: hierarchy.l1_miss_issue_ns {x:.3} ns ({:.1}% of read_ns): {from}",
+        100.0 * x / m.hierarchy.read_ns
+    );
+    Some((
+        Fitted {
+            table: "hierarchy",
+            key: "l1_miss_issue_ns",
+            cache: None,
+            value: x,
+            from,
+            spread: sigma / x,
+            used: Used {
+                metric: "random_mbps",
+                bytes: 0,
+                page,
+            },
+        },
+        note,
+    ))
+}
+
+/// Passes of [`fit_l1_miss_issue`]: the solution, the rows it binds,
+/// the solution on them.
+const ISSUE_PASSES: usize = 3;
+
+/// The step each random read's slope in `l1_miss_issue_ns` is taken over, ns.
+const ISSUE_STEP_NS: f64 = 0.01;
 
 /// First-level TLB sizes tried (`hierarchy.l1_tlb_entries`): x86 L1
 /// DTLBs hold 32-96 entries (AMD's Family 19h guide: 72; Intel's
