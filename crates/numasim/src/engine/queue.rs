@@ -1,8 +1,9 @@
 //! The event queue: a binary heap keyed by (time, sequence).
 //!
-//! Why a plain binary heap (our own `Heap`, the std `BinaryHeap`'s order): models keep few pending events (one per CPU or
-//! device, not one per page), so a heap of a few thousand entries stays in
-//! cache and beats fancier calendar queues. The payload is the model's own
+//! Why a plain binary heap (our own `Heap`, in the std `BinaryHeap`'s
+//! order): models keep few pending events (one per CPU or device, not one
+//! per page), so a heap of a few thousand entries stays in cache and beats
+//! fancier calendar queues. The payload is the model's own
 //! enum stored inline, so there is no boxing and no dynamic dispatch.
 //!
 //! Why a sequence number: events at the same nanosecond must pop in the order

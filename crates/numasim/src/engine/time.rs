@@ -180,7 +180,7 @@ impl fmt::Display for Dur {
 #[inline]
 pub fn round_u64(x: f64) -> u64 {
     const EXACT: f64 = 4_503_599_627_370_496.0; // 2^52
-    if x >= 0.5 && x < EXACT {
+    if (0.5..EXACT).contains(&x) {
         let t = x as u64;
         t + u64::from(x - t as f64 >= 0.5)
     } else if x < 0.5 {
