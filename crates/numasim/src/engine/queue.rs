@@ -115,13 +115,18 @@ impl<E: Copy> Heap<E> {
         self.data.first()
     }
 
-    /// Add `e`: up from a new leaf, parents moved down into the hole.
+    /// Add `e`: up from a new leaf.
     #[inline]
     fn push(&mut self, e: Entry<E>) {
-        let key = e.key();
-        let mut hole = self.data.len();
+        let hole = self.data.len();
         self.data.push(e);
-        let data = &mut self.data[..];
+        Self::sift_up(&mut self.data, hole, e);
+    }
+
+    /// Place `e` at `hole` or above it, parents moved down into the hole.
+    #[inline(always)]
+    fn sift_up(data: &mut [Entry<E>], mut hole: usize, e: Entry<E>) {
+        let key = e.key();
         while hole > 0 {
             let parent = (hole - 1) / 2;
             if key >= data[parent].key() {
@@ -189,16 +194,7 @@ impl<E: Copy> Heap<E> {
             data[hole] = data[child];
             hole = child;
         }
-        let key = last.key();
-        while hole > 0 {
-            let parent = (hole - 1) / 2;
-            if key >= data[parent].key() {
-                break;
-            }
-            data[hole] = data[parent];
-            hole = parent;
-        }
-        data[hole] = last;
+        Self::sift_up(data, hole, last);
         Some(top)
     }
 }
