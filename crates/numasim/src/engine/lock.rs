@@ -37,7 +37,7 @@ use rand::RngExt;
 use super::cacheline::{forward_ns, Found, Owner};
 use super::cost::TransferCost;
 use super::rng::SimRng;
-use super::time::{Dur, Time};
+use super::time::{ceil_u64, round_u64, Dur, Time};
 
 /// How a released lock picks its next holder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -661,7 +661,7 @@ impl<C: TransferCost> Lock<C> {
                     } else {
                         self.cost.transfer_ns(classes[a].node, h)
                     } as f64;
-                    let rt = ((t * scale).round() as u64).max(1);
+                    let rt = round_u64(t * scale).max(1);
                     classes[a].rt = rt;
                     let p = min_uniform_phase(&mut self.rng, rt, k);
                     (p, p)
@@ -1098,7 +1098,7 @@ fn nack_queue_wait(directory_ns: u64, rate: f64, others: u64) -> u64 {
     if rho >= 1.0 {
         return bound;
     }
-    ((d * rho / (2.0 * (1.0 - rho))).round() as u64).min(bound)
+    round_u64(d * rho / (2.0 * (1.0 - rho))).min(bound)
 }
 
 /// The earliest of `k` independent uniform phases in `[0, jitter)`, drawn
@@ -1111,7 +1111,7 @@ fn min_uniform_phase(rng: &mut SimRng, jitter: u64, k: u64) -> u64 {
     }
     // (0, 1]: never 0, so the phase stays below jitter.
     let u = ((rng.random::<u64>() >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
-    let above = (jitter as f64 * u.powf(1.0 / k as f64)).ceil() as u64;
+    let above = ceil_u64(jitter as f64 * u.powf(1.0 / k as f64));
     jitter - above.clamp(1, jitter)
 }
 

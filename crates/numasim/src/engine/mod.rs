@@ -16,4 +16,4 @@ pub use lock::{Grant, Lock, LockCell, LockPolicy, LockSet, LockStats, NodeLockSt
 pub use queue::{EventQueue, LaneQueue, PastEvent, TopQueue};
 pub use rng::{stream, SimRng, Streams};
 pub use server::{Server, ServerStats};
-pub use time::{Dur, Time};
+pub use time::{ceil_u64, round_u64, Dur, Time};
