@@ -18,7 +18,7 @@
 
 use crate::engine::{Dur, SimRng, Time};
 use rand::RngExt;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// Where a request's data lands in (or comes from) memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -419,6 +419,10 @@ impl Slab {
     /// Queue `req`; returns its arrival number.
     fn push(&mut self, req: Req) -> u64 {
         let seq = self.base + self.heads.len() as u64;
+        assert!(
+            (self.heads.len() as u64) < SEQ_BITS,
+            "the merge index tells arrival numbers apart by their low 31 bits"
+        );
         self.heads.push_back(Head {
             key: key(req.write, req.off),
             len: req.len,
@@ -467,118 +471,172 @@ impl Slab {
     }
 }
 
-/// Offsets are the simulator's own, not an adversary's: a multiply-xor
-/// hash instead of SipHash.
-#[derive(Debug, Clone, Copy, Default)]
-struct OffsetHash;
-
-impl std::hash::BuildHasher for OffsetHash {
-    type Hasher = OffsetHasher;
-    fn build_hasher(&self) -> OffsetHasher {
-        OffsetHasher(0)
-    }
-}
-
-struct OffsetHasher(u64);
-
-impl std::hash::Hasher for OffsetHasher {
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(n as u64);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
 /// One hash key for a direction and an offset (disk offsets are below
 /// 2^63): one hashing round instead of two for a tuple.
 fn key(write: bool, off: u64) -> u64 {
     off << 1 | u64::from(write)
 }
 
-/// Arrival numbers, ascending, by key: a map entry is the key and one
-/// word (16 bytes; an enum of one number or a `Vec` made it 32), the word
-/// the arrival number itself, or with `MANY` set the index of a list of
-/// them. Nearly every key has one request: the lists are rare. With
-/// thousands of requests queued on each of hundreds of drives the tables
-/// do not fit the host's caches, and a lookup costs what it misses.
+/// Arrival numbers by key, several under one key where requests share
+/// an offset (rare): an open-addressed table, linear probing, at most
+/// half full, deletion by shifting the run back. A slot is one word: the
+/// top 32 bits of the key's hash (which also give its home slot) above
+/// a mark and the low 31 bits of the arrival number (the queue's ring
+/// never spans 2^31 arrivals, so the ring's base recovers the rest); the
+/// caller checks a candidate's key on its span, which it reads anyway
+/// for the room a merge needs. With thousands of requests queued on
+/// each of hundreds of drives the tables do not fit the host's caches
+/// and a lookup costs the lines it misses: hashbrown's read a control
+/// group and then a 16-byte bucket (`perf annotate`: two thirds of
+/// `Index::remove`'s samples on the bucket's load after the control
+/// group's), in tables of 4 KiB a drive for the two indexes at 7/8 full;
+/// these are 2 KiB at most half full, and a probe reads one line.
+/// Session 17 measured an open-addressed table of 16-byte slots by
+/// instructions (more than hashbrown's); session 19 measured this one by
+/// simulated cache misses and time.
 #[derive(Debug, Default)]
 struct Index {
-    map: HashMap<u64, u64, OffsetHash>,
-    many: Vec<Vec<u64>>,
-    /// Lists of `many` no key uses.
-    free: Vec<usize>,
+    /// A power of two long (or empty); `FREE` slots are free.
+    slots: Vec<u64>,
+    len: usize,
+    /// `64 - log2(slots.len())`: a slot's home is its word's (or its
+    /// key's hash's) top bits.
+    shift: u32,
 }
 
-const MANY: u64 = 1 << 63;
+const FREE: u64 = 0;
+/// Set in every used slot's word.
+const USED: u64 = 1 << 31;
+const SEQ_BITS: u64 = USED - 1;
+/// The smallest table.
+const INDEX_MIN_SLOTS: usize = 16;
 
 impl Index {
-    /// The arrival numbers under `k`, ascending.
-    fn get(&self, k: u64) -> &[u64] {
-        match self.map.get(&k) {
-            None => &[],
-            Some(v) if v & MANY != 0 => &self.many[(v & !MANY) as usize],
-            Some(v) => std::slice::from_ref(v),
-        }
+    /// A key's hash, its top half kept (offsets are the simulator's own,
+    /// not an adversary's: the golden ratio's multiple).
+    #[inline]
+    fn fingerprint(k: u64) -> u64 {
+        k.wrapping_mul(0x9e37_79b9_7f4a_7c15) & !0xffff_ffff
     }
-    /// Add `seq` under `k`; arrival numbers stay ascending (a re-indexed
-    /// request keeps its number).
-    fn insert(&mut self, k: u64, seq: u64) {
-        assert!(seq & MANY == 0, "arrival numbers stay below 2^63");
-        match self.map.entry(k) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(seq);
-            }
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                let v = *e.get();
-                let list = if v & MANY != 0 {
-                    &mut self.many[(v & !MANY) as usize]
-                } else {
-                    let i = self.free.pop().unwrap_or_else(|| {
-                        self.many.push(Vec::new());
-                        self.many.len() - 1
-                    });
-                    *e.get_mut() = i as u64 | MANY;
-                    let list = &mut self.many[i];
-                    list.push(v);
-                    list
-                };
-                let at = list.partition_point(|&x| x < seq);
-                list.insert(at, seq);
-            }
-        }
+    /// The slot word of `seq` under `k`.
+    #[inline]
+    fn word(k: u64, seq: u64) -> u64 {
+        Self::fingerprint(k) | USED | (seq & SEQ_BITS)
     }
-    /// Drop `seq` from under `k` (one lookup).
-    fn remove(&mut self, k: u64, seq: u64) {
-        if let std::collections::hash_map::Entry::Occupied(e) = self.map.entry(k) {
-            let v = *e.get();
-            if v & MANY == 0 {
-                if v == seq {
-                    e.remove();
+    /// The arrival number of a slot's word, given the oldest queued
+    /// (`base`: every number in the table is at most `SEQ_BITS` past it).
+    #[inline]
+    fn seq(w: u64, base: u64) -> u64 {
+        base + ((w.wrapping_sub(base)) & SEQ_BITS)
+    }
+    /// The earliest arrival number under `k` (a number at or after
+    /// `base`) for which `is` holds; `is` checks the key as well, since
+    /// keys of one fingerprint share the slots' words. Several under one
+    /// key are in no order in the table.
+    #[inline]
+    fn earliest(&self, k: u64, base: u64, is: impl Fn(u64) -> bool) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let fp = Self::fingerprint(k);
+        let mut i = (fp >> self.shift) as usize;
+        let mut best: Option<u64> = None;
+        loop {
+            let w = self.slots[i];
+            if w == FREE {
+                return best;
+            }
+            if w & !0xffff_ffff == fp {
+                let seq = Self::seq(w, base);
+                if best.is_none_or(|b| seq < b) && is(seq) {
+                    best = Some(seq);
                 }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    /// Add `seq` under `k`.
+    fn insert(&mut self, k: u64, seq: u64) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        self.put(Self::word(k, seq));
+        self.len += 1;
+    }
+    fn put(&mut self, w: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = (w >> self.shift) as usize;
+        while self.slots[i] != FREE {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = w;
+    }
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(INDEX_MIN_SLOTS);
+        assert!(n <= 1 << 32, "a home is within a fingerprint");
+        let old = std::mem::replace(&mut self.slots, vec![FREE; n]);
+        self.shift = 64 - n.trailing_zeros();
+        for w in old {
+            if w != FREE {
+                self.put(w);
+            }
+        }
+    }
+    /// Drop `seq` from under `k`, if there.
+    fn remove(&mut self, k: u64, seq: u64) {
+        if self.len == 0 {
+            return;
+        }
+        let mask = self.slots.len() - 1;
+        let w = Self::word(k, seq);
+        let mut i = (w >> self.shift) as usize;
+        loop {
+            let s = self.slots[i];
+            if s == FREE {
                 return;
             }
-            let i = (v & !MANY) as usize;
-            let list = &mut self.many[i];
-            list.retain(|&x| x != seq);
-            if list.is_empty() {
-                e.remove();
-                self.free.push(i);
+            if s == w {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        // Shift back each later entry of the run that may sit in the hole
+        // (its home is not cyclically after the hole).
+        let mut hole = i;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots[j];
+            if s == FREE {
+                break;
+            }
+            let h = (s >> self.shift) as usize;
+            if (j.wrapping_sub(h) & mask) >= (j.wrapping_sub(hole) & mask) {
+                self.slots[hole] = s;
+                hole = j;
             }
         }
+        self.slots[hole] = FREE;
+        self.len -= 1;
     }
     fn clear(&mut self) {
-        self.map.clear();
-        self.many.clear();
-        self.free.clear();
+        self.slots.fill(FREE);
+        self.len = 0;
+    }
+    /// The arrival numbers (at most `SEQ_BITS` past `base`) under
+    /// fingerprints of `k`, ascending (the tests' view).
+    #[cfg(test)]
+    fn get(&self, k: u64, base: u64) -> Vec<u64> {
+        let fp = Self::fingerprint(k);
+        let mut v: Vec<u64> = self
+            .slots
+            .iter()
+            .filter(|&&w| w != FREE && w & !0xffff_ffff == fp)
+            .map(|&w| Self::seq(w, base))
+            .collect();
+        v.sort_unstable();
+        v
     }
 }
 
@@ -668,18 +726,18 @@ impl Queue {
                 })
                 .map(|(s, _)| s);
         }
-        let back = self.first_fit(self.by_end.get(key(write, off)), len, max_request);
-        let front = self.first_fit(self.by_start.get(key(write, off + len)), len, max_request);
+        // A candidate's span is read for its room; it also confirms the key
+        // the index keeps only a fingerprint of.
+        let base = self.reqs.base;
+        let back = self.by_end.earliest(key(write, off), base, |s| {
+            let h = self.reqs.head(s);
+            h.write() == write && h.end() == off && h.len + len <= max_request
+        });
+        let front = self.by_start.earliest(key(write, off + len), base, |s| {
+            let h = self.reqs.head(s);
+            h.key == key(write, off + len) && h.len + len <= max_request
+        });
         back.into_iter().chain(front).min()
-    }
-
-    /// The earliest queued request in `set` that `len` more bytes fit beside.
-    /// Inline: two calls for every piece queued, each a set of one or none.
-    #[inline(always)]
-    fn first_fit(&self, set: &[u64], len: u64, max_request: u64) -> Option<u64> {
-        set.iter()
-            .copied()
-            .find(|&s| self.reqs.head(s).len + len <= max_request)
     }
 
     /// The C-LOOK index, built from the queue the first time it is asked.
@@ -1220,21 +1278,25 @@ mod tests {
         }
     }
 
-    /// The one-word index keeps, under each key, the ascending arrival
-    /// numbers a map of sorted lists keeps, through random inserts and
-    /// removes that make and empty lists of several.
+    /// The open-addressed index keeps, under each key, the arrival
+    /// numbers a map of sorted lists keeps, and its probe finds each
+    /// list's first fit, through random inserts and removes (several
+    /// numbers under a key, runs that wrap and shift back on removal:
+    /// 40 keys in tables of 16 to 64 slots).
     #[test]
     fn the_index_keeps_each_keys_numbers_as_a_map_of_lists() {
         let mut rng = stream(9, "index-test", 0);
         let mut idx = Index::default();
         let mut want: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
-        let mut next = 0u64;
+        // Numbers from just below 2^32: the low bits the slots keep wrap.
+        let base = (1u64 << 32) - 10_000;
+        let mut next = base;
         for _ in 0..20_000 {
             let k = rng.random_range(0..40u64);
             if rng.random_range(0..2u32) == 0 {
                 // Numbers come in order, or again (a re-indexed request).
-                let seq = if rng.random_range(0..4u32) == 0 && next > 0 {
-                    rng.random_range(0..next)
+                let seq = if rng.random_range(0..4u32) == 0 && next > base {
+                    rng.random_range(base..next)
                 } else {
                     next += 1;
                     next - 1
@@ -1255,9 +1317,23 @@ mod tests {
                 }
             }
             for k in 0..40u64 {
-                assert_eq!(idx.get(k), want.get(&k).map_or(&[][..], |l| &l[..]));
+                let l = want.get(&k).cloned().unwrap_or_default();
+                assert_eq!(idx.get(k, base), l);
+                // The probe finds what a first fit over the ascending list
+                // finds, whatever the test.
+                for m in 1..4u64 {
+                    let fits = |s: u64| s % m != 1;
+                    assert_eq!(
+                        idx.earliest(k, base, |s| l.contains(&s) && fits(s)),
+                        l.iter().copied().find(|&s| fits(s))
+                    );
+                }
             }
+            // Absent keys and numbers: nothing found, nothing removed.
+            idx.remove(41, 0);
+            assert_eq!(idx.earliest(41, base, |_| true), None);
+            assert_eq!(idx.len, want.values().map(Vec::len).sum::<usize>());
         }
-        assert!(idx.many.len() > 1, "lists of several were made");
+        assert!(idx.slots.len() >= 64, "the table grew");
     }
 }
