@@ -93,7 +93,9 @@ pub struct Parts {
     dest: [u16; INLINE_PARTS],
     inline: [Packed; INLINE_PARTS],
     /// Every part once there are more than `INLINE_PARTS`, or one that
-    /// does not fit inline.
+    /// does not fit inline. Boxed: one word here where the list itself is
+    /// four, which would push the parts past one line.
+    #[allow(clippy::box_collection)]
     more: Option<Box<VecDeque<Part>>>,
 }
 
@@ -292,6 +294,8 @@ impl Parts {
 #[derive(Debug, Default)]
 pub struct PartPool {
     lists: Vec<Vec<Part>>,
+    /// `Parts::more`'s boxes, kept so a spill allocates nothing.
+    #[allow(clippy::vec_box)]
     boxes: Vec<Box<VecDeque<Part>>>,
 }
 
@@ -302,6 +306,7 @@ impl PartPool {
         self.lists.push(parts);
     }
     /// An empty boxed list, with room where a list was given back.
+    #[allow(clippy::box_collection)]
     fn boxed(&mut self) -> Box<VecDeque<Part>> {
         let mut b = self.boxes.pop().unwrap_or_default();
         if b.capacity() == 0 {
@@ -1114,7 +1119,7 @@ mod tests {
                 owner: (*tag % 5) as u32,
                 // Now and then a part too large to hold inline (and a
                 // node number of 2^16 - 1, as `tag` passes it): to the list.
-                bytes: if *tag % 11 == 0 {
+                bytes: if tag.is_multiple_of(11) {
                     (1 << 32) + *tag
                 } else {
                     *tag * 7
