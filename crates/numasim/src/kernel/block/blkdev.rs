@@ -173,25 +173,23 @@ impl Parts {
     }
     /// In offset order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = Part> + '_ {
-        let n = if self.spilled() { 0 } else { self.len as usize };
         let more = self.more.as_deref().into_iter().flatten().copied();
+        self.inline_iter().chain(more)
+    }
+    /// The parts held inline (none once spilled).
+    #[inline]
+    fn inline_iter(&self) -> impl DoubleEndedIterator<Item = Part> + '_ {
+        let n = if self.spilled() { 0 } else { self.len as usize };
         self.inline[..n]
             .iter()
             .zip(&self.dest[..n])
             .map(|(x, &d)| unpack(x, d))
-            .chain(more)
     }
     /// Move the inline parts to the ring (a list from `pool` if any).
     fn spill(&mut self, pool: &mut PartPool) -> &mut VecDeque<Part> {
         if self.more.is_none() {
             let mut v = pool.boxed();
-            let n = self.len as usize;
-            v.extend(
-                self.inline[..n]
-                    .iter()
-                    .zip(&self.dest[..n])
-                    .map(|(x, &d)| unpack(x, d)),
-            );
+            v.extend(self.inline_iter());
             self.len = 0;
             self.more = Some(v);
         }
@@ -274,13 +272,7 @@ impl Parts {
             }
             None => {
                 let mut v = pool.lists.pop().unwrap_or_default();
-                let n = self.len as usize;
-                v.extend(
-                    self.inline[..n]
-                        .iter()
-                        .zip(&self.dest[..n])
-                        .map(|(x, &d)| unpack(x, d)),
-                );
+                v.extend(self.inline_iter());
                 v
             }
         }
