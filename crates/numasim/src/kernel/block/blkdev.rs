@@ -18,7 +18,7 @@
 
 use crate::engine::{Dur, SimRng, Time};
 use rand::RngExt;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 /// Where a request's data lands in (or comes from) memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,28 +51,52 @@ pub struct Req {
 /// Parts a request holds in itself; more go to a list.
 pub const INLINE_PARTS: usize = 3;
 
-const NO_PART: Part = Part {
+/// A part held inline, without its destination (kept beside it).
+#[derive(Debug, Clone, Copy)]
+struct Packed {
+    tag: u64,
+    owner: u32,
+    bytes: u32,
+}
+
+const NO_PACKED: Packed = Packed {
+    tag: 0,
     owner: 0,
     bytes: 0,
-    tag: 0,
-    dest: Dest::Interleave,
 };
 
+/// `Dest::Interleave` held inline (`Dest::Node` of this number is held
+/// in the list).
+const INLINE_INTERLEAVE: u16 = u16::MAX;
+
 /// A request's parts in offset order: up to `INLINE_PARTS` inside the
-/// request, beside its offset and length, so that the queue slot a
-/// dispatch reads brings them along. A separate list per request (as
-/// they were) was a cache miss at each request's queueing and another
-/// at its completion: an Ext2 read keeps tens of thousands queued over
-/// 256 drives, nearly all of one to three parts (readers' runs of a few
-/// blocks that abut on the disk). Past `INLINE_PARTS` they move to a
-/// ring (a front merge puts the new parts first without moving the
-/// others: moving them was a tenth of an Ext2 read).
+/// request, so that the queue slot a dispatch reads brings them along. A
+/// separate list per request (as they were) was a cache miss at each
+/// request's queueing and another at its completion: an Ext2 read keeps
+/// tens of thousands queued over 256 drives, nearly all of one to three
+/// parts (readers' runs of a few blocks that abut on the disk; at 32
+/// readers 24% of requests held one part, 29% two, 25% three). Past
+/// `INLINE_PARTS` they move to a ring (a front merge puts the new parts
+/// first without moving the others: moving them was a tenth of an Ext2
+/// read). Inline parts are 16 bytes (a byte count and an owner of 32
+/// bits; a part that does not fit goes to the ring) and their
+/// destinations two each, so the whole is one aligned 64-byte line: the
+/// parts' slots of the queue's ring are touched when a request is queued,
+/// merged into and dispatched, far apart in time, and as 112 bytes they
+/// were two or three lines missed each time (`perf annotate`: most of
+/// `Queue::push`'s samples on the store to its second line).
 #[derive(Debug, Clone)]
+#[repr(align(64))]
 pub struct Parts {
-    len: u32,
-    inline: [Part; INLINE_PARTS],
-    /// Every part once there are more than `INLINE_PARTS`.
-    more: VecDeque<Part>,
+    /// Parts inline (while `more` is `None`).
+    len: u16,
+    dest: [u16; INLINE_PARTS],
+    inline: [Packed; INLINE_PARTS],
+    /// Every part once there are more than `INLINE_PARTS`, or one that
+    /// does not fit inline. Boxed: one word here where the list itself is
+    /// four, which would push the parts past one line.
+    #[allow(clippy::box_collection)]
+    more: Option<Box<VecDeque<Part>>>,
 }
 
 impl PartialEq for Parts {
@@ -81,121 +105,208 @@ impl PartialEq for Parts {
     }
 }
 
+/// `p` as held inline, if it fits.
+#[inline]
+fn pack(p: &Part) -> Option<(Packed, u16)> {
+    let d = match p.dest {
+        Dest::Interleave => INLINE_INTERLEAVE,
+        Dest::Node(n) if n != INLINE_INTERLEAVE => n,
+        Dest::Node(_) => return None,
+    };
+    let bytes = u32::try_from(p.bytes).ok()?;
+    Some((
+        Packed {
+            tag: p.tag,
+            owner: p.owner,
+            bytes,
+        },
+        d,
+    ))
+}
+
+#[inline]
+fn unpack(x: &Packed, d: u16) -> Part {
+    Part {
+        owner: x.owner,
+        bytes: u64::from(x.bytes),
+        tag: x.tag,
+        dest: if d == INLINE_INTERLEAVE {
+            Dest::Interleave
+        } else {
+            Dest::Node(d)
+        },
+    }
+}
+
 impl Parts {
+    /// No parts (a hole's place in the queue's ring).
+    const EMPTY: Parts = Parts {
+        len: 0,
+        dest: [0; INLINE_PARTS],
+        inline: [NO_PACKED; INLINE_PARTS],
+        more: None,
+    };
+    #[inline]
     pub fn one(p: Part) -> Parts {
-        let mut inline = [NO_PART; INLINE_PARTS];
-        inline[0] = p;
-        Parts {
-            len: 1,
-            inline,
-            more: VecDeque::new(),
+        let mut ps = Parts::EMPTY;
+        match pack(&p) {
+            Some((x, d)) => {
+                ps.inline[0] = x;
+                ps.dest[0] = d;
+                ps.len = 1;
+            }
+            None => ps.more = Some(Box::new(VecDeque::from([p]))),
         }
+        ps
     }
     pub fn len(&self) -> usize {
-        self.len as usize
+        match &self.more {
+            Some(m) => m.len(),
+            None => self.len as usize,
+        }
     }
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
     fn spilled(&self) -> bool {
-        self.len() > INLINE_PARTS
-    }
-    fn slices(&self) -> (&[Part], &[Part]) {
-        if self.spilled() {
-            self.more.as_slices()
-        } else {
-            (&self.inline[..self.len()], &[])
-        }
+        self.more.is_some()
     }
     /// In offset order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Part> + '_ {
-        let (a, b) = self.slices();
-        a.iter().chain(b)
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Part> + '_ {
+        let more = self.more.as_deref().into_iter().flatten().copied();
+        self.inline_iter().chain(more)
     }
-    pub fn get_mut(&mut self, i: usize) -> Option<&mut Part> {
-        if self.spilled() {
-            self.more.get_mut(i)
-        } else {
-            let n = self.len();
-            self.inline[..n].get_mut(i)
-        }
+    /// The parts held inline (none once spilled).
+    #[inline]
+    fn inline_iter(&self) -> impl DoubleEndedIterator<Item = Part> + '_ {
+        let n = if self.spilled() { 0 } else { self.len as usize };
+        self.inline[..n]
+            .iter()
+            .zip(&self.dest[..n])
+            .map(|(x, &d)| unpack(x, d))
     }
     /// Move the inline parts to the ring (a list from `pool` if any).
-    fn spill(&mut self, pool: &mut Vec<Vec<Part>>) {
-        if !self.spilled() {
-            let mut v = VecDeque::from(pool.pop().unwrap_or_default());
-            v.extend(self.inline[..self.len()].iter().copied());
-            self.more = v;
+    fn spill(&mut self, pool: &mut PartPool) -> &mut VecDeque<Part> {
+        if self.more.is_none() {
+            let mut v = pool.boxed();
+            v.extend(self.inline_iter());
+            self.len = 0;
+            self.more = Some(v);
         }
+        self.more.as_deref_mut().expect("spilled")
     }
     /// `o`'s list, if it had one, back to `pool`.
-    fn give_back(o: Parts, pool: &mut Vec<Vec<Part>>) {
-        if o.spilled() {
-            let mut v = Vec::from(o.more);
-            v.clear();
-            pool.push(v);
+    fn give_back(o: Parts, pool: &mut PartPool) {
+        if let Some(mut m) = o.more {
+            m.clear();
+            pool.boxes.push(m);
         }
     }
     /// `p` after these (a back merge of one part: `append` of it).
-    pub fn push_back(&mut self, p: Part, pool: &mut Vec<Vec<Part>>) {
-        let n = self.len();
-        if n < INLINE_PARTS {
-            self.inline[n] = p;
-        } else {
-            self.spill(pool);
-            self.more.push_back(p);
+    #[inline]
+    pub fn push_back(&mut self, p: Part, pool: &mut PartPool) {
+        let n = self.len as usize;
+        if !self.spilled() && n < INLINE_PARTS {
+            if let Some((x, d)) = pack(&p) {
+                self.inline[n] = x;
+                self.dest[n] = d;
+                self.len += 1;
+                return;
+            }
         }
-        self.len += 1;
+        self.spill(pool).push_back(p);
     }
     /// `p` before these (a front merge of one part: `prepend` of it).
-    pub fn push_front(&mut self, p: Part, pool: &mut Vec<Vec<Part>>) {
-        let n = self.len();
-        if n < INLINE_PARTS {
-            self.inline.copy_within(0..n, 1);
-            self.inline[0] = p;
-        } else {
-            self.spill(pool);
-            self.more.push_front(p);
+    #[inline]
+    pub fn push_front(&mut self, p: Part, pool: &mut PartPool) {
+        let n = self.len as usize;
+        if !self.spilled() && n < INLINE_PARTS {
+            if let Some((x, d)) = pack(&p) {
+                self.inline.copy_within(0..n, 1);
+                self.dest.copy_within(0..n, 1);
+                self.inline[0] = x;
+                self.dest[0] = d;
+                self.len += 1;
+                return;
+            }
         }
-        self.len += 1;
+        self.spill(pool).push_front(p);
     }
     /// `o`'s parts after these (a back merge).
-    pub fn append(&mut self, o: Parts, pool: &mut Vec<Vec<Part>>) {
-        let (n, k) = (self.len(), o.len());
-        if n + k <= INLINE_PARTS {
+    pub fn append(&mut self, o: Parts, pool: &mut PartPool) {
+        let (n, k) = (self.len as usize, o.len as usize);
+        if !self.spilled() && !o.spilled() && n + k <= INLINE_PARTS {
             self.inline[n..n + k].copy_from_slice(&o.inline[..k]);
+            self.dest[n..n + k].copy_from_slice(&o.dest[..k]);
+            self.len += o.len;
         } else {
-            self.spill(pool);
-            self.more.extend(o.iter().copied());
+            self.spill(pool).extend(o.iter());
         }
-        self.len += o.len;
         Self::give_back(o, pool);
     }
     /// `o`'s parts before these (a front merge).
-    pub fn prepend(&mut self, o: Parts, pool: &mut Vec<Vec<Part>>) {
-        let (n, k) = (self.len(), o.len());
-        if n + k <= INLINE_PARTS {
+    pub fn prepend(&mut self, o: Parts, pool: &mut PartPool) {
+        let (n, k) = (self.len as usize, o.len as usize);
+        if !self.spilled() && !o.spilled() && n + k <= INLINE_PARTS {
             self.inline.copy_within(0..n, k);
+            self.dest.copy_within(0..n, k);
             self.inline[..k].copy_from_slice(&o.inline[..k]);
+            self.dest[..k].copy_from_slice(&o.dest[..k]);
+            self.len += o.len;
         } else {
-            self.spill(pool);
-            for &p in o.iter().rev() {
-                self.more.push_front(p);
+            let more = self.spill(pool);
+            for p in o.iter().rev() {
+                more.push_front(p);
             }
         }
-        self.len += o.len;
         Self::give_back(o, pool);
     }
     /// The parts as a list (the ring itself once spilled, else one from
     /// `pool`).
-    pub fn into_vec(self, pool: &mut Vec<Vec<Part>>) -> Vec<Part> {
-        if self.spilled() {
-            Vec::from(self.more)
-        } else {
-            let mut v = pool.pop().unwrap_or_default();
-            v.extend_from_slice(&self.inline[..self.len()]);
-            v
+    pub fn into_vec(self, pool: &mut PartPool) -> Vec<Part> {
+        match self.more {
+            Some(mut m) => {
+                let v = Vec::from(std::mem::take(&mut *m));
+                pool.boxes.push(m);
+                v
+            }
+            None => {
+                let mut v = pool.lists.pop().unwrap_or_default();
+                v.extend(self.inline_iter());
+                v
+            }
         }
+    }
+}
+
+/// Emptied part lists, reused so that a request allocates nothing
+/// (malloc and realloc were a tenth of a buffered read's time): the
+/// lists of finished requests (`Parts::into_vec`, given back by the
+/// caller) and the boxes spilled parts lived in.
+#[derive(Debug, Default)]
+pub struct PartPool {
+    lists: Vec<Vec<Part>>,
+    /// `Parts::more`'s boxes, kept so a spill allocates nothing.
+    #[allow(clippy::vec_box)]
+    boxes: Vec<Box<VecDeque<Part>>>,
+}
+
+impl PartPool {
+    /// `parts`, emptied, for a later request.
+    pub fn give(&mut self, mut parts: Vec<Part>) {
+        parts.clear();
+        self.lists.push(parts);
+    }
+    /// An empty boxed list, with room where a list was given back.
+    #[allow(clippy::box_collection)]
+    fn boxed(&mut self) -> Box<VecDeque<Part>> {
+        let mut b = self.boxes.pop().unwrap_or_default();
+        if b.capacity() == 0 {
+            if let Some(v) = self.lists.pop() {
+                *b = VecDeque::from(v);
+            }
+        }
+        b
     }
 }
 
@@ -329,7 +440,7 @@ pub struct DiskState {
     rng: SimRng,
     pub stats: DiskStats,
     /// Emptied part lists `enqueue` spills merged parts into.
-    spare: Vec<Vec<Part>>,
+    spare: PartPool,
 }
 
 /// The request queue, in arrival order (a request keeps its place when
@@ -361,86 +472,107 @@ struct Queue {
 /// to the newest, a hole where one left out of order (C-LOOK). Arrival
 /// numbers come in order and noop serves the oldest, so each lookup is an
 /// index, not a tree walk (the tree was a fifth of a buffered read's time).
+/// A request's span and direction (`Head`, 16 bytes) and its parts (a
+/// cache line or two) are in two rings by the same index: a merge lookup,
+/// the index's upkeep and the dispatch's choice read the span only, and
+/// with thousands of requests queued over hundreds of drives each such
+/// read misses the host's caches (`perf annotate` put half of
+/// `merge_target`'s and of `dispatch`'s samples on the load of `len`, 120
+/// bytes into a 136-byte request, a second line beside the one holding
+/// its discriminant).
 #[derive(Debug, Default)]
 struct Slab {
-    ring: VecDeque<Option<Req>>,
-    /// Arrival number of `ring[0]`.
+    heads: VecDeque<Head>,
+    parts: VecDeque<Parts>,
+    /// Arrival number of `heads[0]`.
     base: u64,
     len: usize,
 }
 
-impl Slab {
-    fn get(&self, seq: u64) -> &Req {
-        self.ring[(seq - self.base) as usize]
-            .as_ref()
-            .expect("queued")
+/// A queued request's span: `key(write, off)` and its length (`HOLE`: the
+/// request left the queue out of order).
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    key: u64,
+    len: u64,
+}
+
+const HOLE: u64 = u64::MAX;
+
+impl Head {
+    #[inline]
+    fn off(&self) -> u64 {
+        self.key >> 1
     }
-    fn get_mut(&mut self, seq: u64) -> &mut Req {
-        self.ring[(seq - self.base) as usize]
-            .as_mut()
-            .expect("queued")
+    #[inline]
+    fn write(&self) -> bool {
+        self.key & 1 != 0
+    }
+    #[inline]
+    fn end(&self) -> u64 {
+        self.off() + self.len
+    }
+}
+
+impl Slab {
+    #[inline]
+    fn head(&self, seq: u64) -> Head {
+        let h = self.heads[(seq - self.base) as usize];
+        assert!(h.len != HOLE, "queued");
+        h
     }
     /// Queue `req`; returns its arrival number.
     fn push(&mut self, req: Req) -> u64 {
-        let seq = self.base + self.ring.len() as u64;
-        self.ring.push_back(Some(req));
+        let seq = self.base + self.heads.len() as u64;
+        assert!(
+            (self.heads.len() as u64) < SEQ_BITS,
+            "the merge index tells arrival numbers apart by their low 31 bits"
+        );
+        self.heads.push_back(Head {
+            key: key(req.write, req.off),
+            len: req.len,
+        });
+        self.parts.push_back(req.parts);
         self.len += 1;
         seq
     }
     fn remove(&mut self, seq: u64) -> Req {
-        let req = self.ring[(seq - self.base) as usize]
-            .take()
-            .expect("queued");
+        let i = (seq - self.base) as usize;
+        let h = self.head(seq);
+        let parts = if i == 0 {
+            self.heads.pop_front();
+            self.base += 1;
+            self.parts.pop_front().expect("queued")
+        } else {
+            self.heads[i].len = HOLE;
+            std::mem::replace(&mut self.parts[i], Parts::EMPTY)
+        };
         self.len -= 1;
-        while matches!(self.ring.front(), Some(None)) {
-            self.ring.pop_front();
+        while self.heads.front().is_some_and(|h| h.len == HOLE) {
+            self.heads.pop_front();
+            self.parts.pop_front();
             self.base += 1;
         }
-        req
+        Req {
+            off: h.off(),
+            len: h.len,
+            write: h.write(),
+            parts,
+        }
     }
     /// The oldest queued request's arrival number.
     fn first(&self) -> Option<u64> {
         // The ring never starts with a hole.
-        (!self.ring.is_empty()).then_some(self.base)
+        (!self.heads.is_empty()).then_some(self.base)
     }
-    /// (arrival number, request), oldest first.
-    fn iter(&self) -> impl Iterator<Item = (u64, &Req)> {
+    /// (arrival number, span), oldest first.
+    fn iter(&self) -> impl Iterator<Item = (u64, Head)> + '_ {
         let base = self.base;
-        self.ring
+        self.heads
             .iter()
             .enumerate()
-            .filter_map(move |(i, r)| r.as_ref().map(|r| (base + i as u64, r)))
-    }
-}
-
-/// Offsets are the simulator's own, not an adversary's: a multiply-xor
-/// hash instead of SipHash.
-#[derive(Debug, Clone, Copy, Default)]
-struct OffsetHash;
-
-impl std::hash::BuildHasher for OffsetHash {
-    type Hasher = OffsetHasher;
-    fn build_hasher(&self) -> OffsetHasher {
-        OffsetHasher(0)
-    }
-}
-
-struct OffsetHasher(u64);
-
-impl std::hash::Hasher for OffsetHasher {
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(n as u64);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            .filter(|(_, h)| h.len != HOLE)
+            .map(move |(i, &h)| (base + i as u64, h))
     }
 }
 
@@ -450,88 +582,173 @@ fn key(write: bool, off: u64) -> u64 {
     off << 1 | u64::from(write)
 }
 
-/// Arrival numbers, ascending, by key: a map entry is the key and one
-/// word (16 bytes; an enum of one number or a `Vec` made it 32), the word
-/// the arrival number itself, or with `MANY` set the index of a list of
-/// them. Nearly every key has one request: the lists are rare. With
-/// thousands of requests queued on each of hundreds of drives the tables
-/// do not fit the host's caches, and a lookup costs what it misses.
+/// Arrival numbers by key, several under one key where requests share
+/// an offset (rare): an open-addressed table, linear probing, at most
+/// half full, deletion by shifting the run back. A slot is one word: the
+/// top 32 bits of the key's hash (which also give its home slot) above
+/// a mark and the low 31 bits of the arrival number (the queue's ring
+/// never spans 2^31 arrivals, so the ring's base recovers the rest); the
+/// caller checks a candidate's key on its span, which it reads anyway
+/// for the room a merge needs. With thousands of requests queued on
+/// each of hundreds of drives the tables do not fit the host's caches
+/// and a lookup costs the lines it misses: hashbrown's read a control
+/// group and then a 16-byte bucket (`perf annotate`: two thirds of
+/// `Index::remove`'s samples on the bucket's load after the control
+/// group's), in tables of 4 KiB a drive for the two indexes at 7/8 full;
+/// these are 2 KiB at most half full, and a probe reads one line.
+/// Session 17 measured an open-addressed table of 16-byte slots by
+/// instructions (more than hashbrown's); session 19 measured this one by
+/// simulated cache misses and time.
 #[derive(Debug, Default)]
 struct Index {
-    map: HashMap<u64, u64, OffsetHash>,
-    many: Vec<Vec<u64>>,
-    /// Lists of `many` no key uses.
-    free: Vec<usize>,
+    /// A power of two long (or empty); `FREE` slots are free.
+    slots: Vec<u64>,
+    len: usize,
+    /// `64 - log2(slots.len())`: a slot's home is its word's (or its
+    /// key's hash's) top bits.
+    shift: u32,
 }
 
-const MANY: u64 = 1 << 63;
+const FREE: u64 = 0;
+/// Set in every used slot's word.
+const USED: u64 = 1 << 31;
+const SEQ_BITS: u64 = USED - 1;
+/// The smallest table.
+const INDEX_MIN_SLOTS: usize = 16;
 
 impl Index {
-    /// The arrival numbers under `k`, ascending.
-    fn get(&self, k: u64) -> &[u64] {
-        match self.map.get(&k) {
-            None => &[],
-            Some(v) if v & MANY != 0 => &self.many[(v & !MANY) as usize],
-            Some(v) => std::slice::from_ref(v),
-        }
+    /// A key's hash, its top half kept (offsets are the simulator's own,
+    /// not an adversary's: the golden ratio's multiple).
+    #[inline]
+    fn fingerprint(k: u64) -> u64 {
+        k.wrapping_mul(0x9e37_79b9_7f4a_7c15) & !0xffff_ffff
     }
-    /// Add `seq` under `k`; arrival numbers stay ascending (a re-indexed
-    /// request keeps its number).
-    fn insert(&mut self, k: u64, seq: u64) {
-        assert!(seq & MANY == 0, "arrival numbers stay below 2^63");
-        match self.map.entry(k) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(seq);
-            }
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                let v = *e.get();
-                let list = if v & MANY != 0 {
-                    &mut self.many[(v & !MANY) as usize]
-                } else {
-                    let i = self.free.pop().unwrap_or_else(|| {
-                        self.many.push(Vec::new());
-                        self.many.len() - 1
-                    });
-                    *e.get_mut() = i as u64 | MANY;
-                    let list = &mut self.many[i];
-                    list.push(v);
-                    list
-                };
-                let at = list.partition_point(|&x| x < seq);
-                list.insert(at, seq);
-            }
-        }
+    /// The slot word of `seq` under `k`.
+    #[inline]
+    fn word(k: u64, seq: u64) -> u64 {
+        Self::fingerprint(k) | USED | (seq & SEQ_BITS)
     }
-    /// Drop `seq` from under `k` (one lookup).
-    fn remove(&mut self, k: u64, seq: u64) {
-        if let std::collections::hash_map::Entry::Occupied(e) = self.map.entry(k) {
-            let v = *e.get();
-            if v & MANY == 0 {
-                if v == seq {
-                    e.remove();
+    /// The arrival number of a slot's word, given the oldest queued
+    /// (`base`: every number in the table is at most `SEQ_BITS` past it).
+    #[inline]
+    fn seq(w: u64, base: u64) -> u64 {
+        base + ((w.wrapping_sub(base)) & SEQ_BITS)
+    }
+    /// The earliest arrival number under `k` (a number at or after
+    /// `base`) for which `is` holds; `is` checks the key as well, since
+    /// keys of one fingerprint share the slots' words. Several under one
+    /// key are in no order in the table.
+    #[inline]
+    fn earliest(&self, k: u64, base: u64, is: impl Fn(u64) -> bool) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let fp = Self::fingerprint(k);
+        let mut i = (fp >> self.shift) as usize;
+        let mut best: Option<u64> = None;
+        loop {
+            let w = self.slots[i];
+            if w == FREE {
+                return best;
+            }
+            if w & !0xffff_ffff == fp {
+                let seq = Self::seq(w, base);
+                if best.is_none_or(|b| seq < b) && is(seq) {
+                    best = Some(seq);
                 }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    /// Add `seq` under `k`.
+    fn insert(&mut self, k: u64, seq: u64) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            self.grow();
+        }
+        self.put(Self::word(k, seq));
+        self.len += 1;
+    }
+    fn put(&mut self, w: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = (w >> self.shift) as usize;
+        while self.slots[i] != FREE {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = w;
+    }
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(INDEX_MIN_SLOTS);
+        assert!(n <= 1 << 32, "a home is within a fingerprint");
+        let old = std::mem::replace(&mut self.slots, vec![FREE; n]);
+        self.shift = 64 - n.trailing_zeros();
+        for w in old {
+            if w != FREE {
+                self.put(w);
+            }
+        }
+    }
+    /// Drop `seq` from under `k`, if there.
+    fn remove(&mut self, k: u64, seq: u64) {
+        if self.len == 0 {
+            return;
+        }
+        let mask = self.slots.len() - 1;
+        let w = Self::word(k, seq);
+        let mut i = (w >> self.shift) as usize;
+        loop {
+            let s = self.slots[i];
+            if s == FREE {
                 return;
             }
-            let i = (v & !MANY) as usize;
-            let list = &mut self.many[i];
-            list.retain(|&x| x != seq);
-            if list.is_empty() {
-                e.remove();
-                self.free.push(i);
+            if s == w {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        // Shift back each later entry of the run that may sit in the hole
+        // (its home is not cyclically after the hole).
+        let mut hole = i;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots[j];
+            if s == FREE {
+                break;
+            }
+            let h = (s >> self.shift) as usize;
+            if (j.wrapping_sub(h) & mask) >= (j.wrapping_sub(hole) & mask) {
+                self.slots[hole] = s;
+                hole = j;
             }
         }
+        self.slots[hole] = FREE;
+        self.len -= 1;
     }
     fn clear(&mut self) {
-        self.map.clear();
-        self.many.clear();
-        self.free.clear();
+        self.slots.fill(FREE);
+        self.len = 0;
+    }
+    /// The arrival numbers (at most `SEQ_BITS` past `base`) under
+    /// fingerprints of `k`, ascending (the tests' view).
+    #[cfg(test)]
+    fn get(&self, k: u64, base: u64) -> Vec<u64> {
+        let fp = Self::fingerprint(k);
+        let mut v: Vec<u64> = self
+            .slots
+            .iter()
+            .filter(|&&w| w != FREE && w & !0xffff_ffff == fp)
+            .map(|&w| Self::seq(w, base))
+            .collect();
+        v.sort_unstable();
+        v
     }
 }
 
 impl Queue {
     fn index(&mut self, seq: u64) {
-        let r = self.reqs.get(seq);
-        let (w, off, end, len) = (r.write, r.off, r.off + r.len, r.len);
+        let r = self.reqs.head(seq);
+        let (w, off, end, len) = (r.write(), r.off(), r.end(), r.len);
         if self.sorted {
             self.by_off.insert((off, seq));
         }
@@ -542,8 +759,8 @@ impl Queue {
     }
 
     fn unindex(&mut self, seq: u64) {
-        let r = self.reqs.get(seq);
-        let (w, off, end, len) = (r.write, r.off, r.off + r.len, r.len);
+        let r = self.reqs.head(seq);
+        let (w, off, end, len) = (r.write(), r.off(), r.end(), r.len);
         if self.sorted {
             self.by_off.remove(&(off, seq));
         }
@@ -608,31 +825,31 @@ impl Queue {
                 .reqs
                 .iter()
                 .find(|(_, x)| {
-                    x.write == write
+                    x.write() == write
                         && x.len + len <= max_request
-                        && (x.off + x.len == off || off + len == x.off)
+                        && (x.end() == off || off + len == x.off())
                 })
                 .map(|(s, _)| s);
         }
-        let back = self.first_fit(self.by_end.get(key(write, off)), len, max_request);
-        let front = self.first_fit(self.by_start.get(key(write, off + len)), len, max_request);
+        // A candidate's span is read for its room; it also confirms the key
+        // the index keeps only a fingerprint of.
+        let base = self.reqs.base;
+        let back = self.by_end.earliest(key(write, off), base, |s| {
+            let h = self.reqs.head(s);
+            h.write() == write && h.end() == off && h.len + len <= max_request
+        });
+        let front = self.by_start.earliest(key(write, off + len), base, |s| {
+            let h = self.reqs.head(s);
+            h.key == key(write, off + len) && h.len + len <= max_request
+        });
         back.into_iter().chain(front).min()
-    }
-
-    /// The earliest queued request in `set` that `len` more bytes fit beside.
-    /// Inline: two calls for every piece queued, each a set of one or none.
-    #[inline(always)]
-    fn first_fit(&self, set: &[u64], len: u64, max_request: u64) -> Option<u64> {
-        set.iter()
-            .copied()
-            .find(|&s| self.reqs.get(s).len + len <= max_request)
     }
 
     /// The C-LOOK index, built from the queue the first time it is asked.
     fn by_off(&mut self) -> &BTreeSet<(u64, u64)> {
         if !self.sorted {
             self.sorted = true;
-            self.by_off = self.reqs.iter().map(|(s, r)| (r.off, s)).collect();
+            self.by_off = self.reqs.iter().map(|(s, r)| (r.off(), s)).collect();
         }
         &self.by_off
     }
@@ -658,7 +875,7 @@ impl DiskState {
             queue: Queue::default(),
             rng,
             stats: DiskStats::default(),
-            spare: Vec::new(),
+            spare: PartPool::default(),
         }
     }
     pub fn queued(&self) -> usize {
@@ -675,7 +892,7 @@ impl DiskState {
     }
     /// `enqueue`, with part lists taken from and given back to `pool`;
     /// true if `req` took a new place in the queue (it did not merge).
-    pub fn enqueue_in(&mut self, req: Req, max_request: u64, pool: &mut Vec<Vec<Part>>) -> bool {
+    pub fn enqueue_in(&mut self, req: Req, max_request: u64, pool: &mut PartPool) -> bool {
         let Some(seq) = self.merge_slot(req.off, req.len, req.write, max_request) else {
             self.queue.push(req);
             return true;
@@ -700,7 +917,7 @@ impl DiskState {
         write: bool,
         part: Part,
         max_request: u64,
-        pool: &mut Vec<Vec<Part>>,
+        pool: &mut PartPool,
     ) -> bool {
         let len = part.bytes;
         let Some(seq) = self.merge_slot(off, len, write, max_request) else {
@@ -735,13 +952,18 @@ impl DiskState {
     /// was a tenth of a merge).
     #[inline]
     fn merge_into(&mut self, seq: u64, off: u64, len: u64, add: impl FnOnce(&mut Parts, bool)) {
-        let r = self.queue.reqs.get_mut(seq);
-        let (w, off0, len0) = (r.write, r.off, r.len);
-        let back = off0 + len0 == off;
-        add(&mut r.parts, back);
+        let slab = &mut self.queue.reqs;
+        let i = (seq - slab.base) as usize;
+        let h = slab.heads[i];
+        debug_assert!(h.len != HOLE, "queued");
+        let (w, off0, len0) = (h.write(), h.off(), h.len);
+        let back = h.end() == off;
+        add(&mut slab.parts[i], back);
         let start = if back { off0 } else { off };
-        r.off = start;
-        r.len = len0 + len;
+        slab.heads[i] = Head {
+            key: key(w, start),
+            len: len0 + len,
+        };
         self.queue.reindex(seq, w, (off0, len0), start, len0 + len);
         self.stats.merges += 1;
     }
@@ -881,13 +1103,19 @@ mod tests {
     #[test]
     fn parts_keep_their_order_inline_and_spilled() {
         let mut rng = stream(4, "parts-test", 0);
-        let mut pool: Vec<Vec<Part>> = Vec::new();
+        let mut pool = PartPool::default();
         let mut tag = 0u64;
         let one = |tag: &mut u64| {
             *tag += 1;
             Part {
                 owner: (*tag % 5) as u32,
-                bytes: *tag * 7,
+                // Now and then a part too large to hold inline (and a
+                // node number of 2^16 - 1, as `tag` passes it): to the list.
+                bytes: if tag.is_multiple_of(11) {
+                    (1 << 32) + *tag
+                } else {
+                    *tag * 7
+                },
                 tag: *tag,
                 dest: Dest::Node(*tag as u16),
             }
@@ -916,15 +1144,19 @@ mod tests {
                     want = ow;
                 }
                 assert_eq!(got.len(), want.len());
-                assert!(got.iter().eq(want.iter()));
-                assert!(pool.iter().all(|v| v.is_empty()));
+                assert!(got.iter().eq(want.iter().copied()));
+                assert!(pool.lists.iter().all(|v| v.is_empty()));
+                assert!(pool.boxes.iter().all(|v| v.is_empty()));
             }
-            let mut v = got.into_vec(&mut pool);
+            let v = got.into_vec(&mut pool);
             assert_eq!(v, want);
-            v.clear();
-            pool.push(v);
+            pool.give(v);
         }
-        assert!(pool.iter().any(|v| v.capacity() > 0), "lists were reused");
+        assert!(
+            pool.lists.iter().any(|v| v.capacity() > 0),
+            "lists were reused"
+        );
+        assert!(!pool.boxes.is_empty(), "boxes were reused");
     }
 
     #[test]
@@ -943,7 +1175,7 @@ mod tests {
     fn plain(parts: &[Part]) -> Parts {
         let mut p = Parts::one(parts[0]);
         for &x in &parts[1..] {
-            p.append(Parts::one(x), &mut Vec::new());
+            p.append(Parts::one(x), &mut PartPool::default());
         }
         p
     }
@@ -962,8 +1194,8 @@ mod tests {
                 }
                 if q.off + q.len == req.off {
                     q.len += req.len;
-                    let mut parts: Vec<Part> = q.parts.iter().copied().collect();
-                    parts.extend(req.parts.iter().copied());
+                    let mut parts: Vec<Part> = q.parts.iter().collect();
+                    parts.extend(req.parts.iter());
                     q.parts = plain(&parts);
                     self.merges += 1;
                     return;
@@ -971,8 +1203,8 @@ mod tests {
                 if req.off + req.len == q.off {
                     q.off = req.off;
                     q.len += req.len;
-                    let mut parts: Vec<Part> = req.parts.iter().copied().collect();
-                    parts.extend(q.parts.iter().copied());
+                    let mut parts: Vec<Part> = req.parts.iter().collect();
+                    parts.extend(q.parts.iter());
                     q.parts = plain(&parts);
                     self.merges += 1;
                     return;
@@ -1013,18 +1245,19 @@ mod tests {
                 x % n
             };
             let unit = 64 << 10;
-            let mut pool = Vec::new();
+            let mut pool = PartPool::default();
             for step in 0..20_000u64 {
                 if rnd(3) > 0 {
                     // Small offsets and lengths: many abut, many tie.
                     let mut q = req(rnd(64) * unit, (1 + rnd(8)) * unit);
                     q.write = rnd(2) == 0;
-                    q.parts.get_mut(0).unwrap().tag = step;
+                    let first = q.parts.iter().next().unwrap();
+                    q.parts = Parts::one(Part { tag: step, ..first });
                     if rnd(2) == 0 {
                         d.enqueue(q.clone(), m.max_request);
                     } else {
                         // The one-part form: the same queue.
-                        let part = *q.parts.iter().next().unwrap();
+                        let part = q.parts.iter().next().unwrap();
                         d.enqueue_part(q.off, q.write, part, m.max_request, &mut pool);
                     }
                     r.enqueue(q, m.max_request);
@@ -1161,21 +1394,25 @@ mod tests {
         }
     }
 
-    /// The one-word index keeps, under each key, the ascending arrival
-    /// numbers a map of sorted lists keeps, through random inserts and
-    /// removes that make and empty lists of several.
+    /// The open-addressed index keeps, under each key, the arrival
+    /// numbers a map of sorted lists keeps, and its probe finds each
+    /// list's first fit, through random inserts and removes (several
+    /// numbers under a key, runs that wrap and shift back on removal:
+    /// 40 keys in tables of 16 to 64 slots).
     #[test]
     fn the_index_keeps_each_keys_numbers_as_a_map_of_lists() {
         let mut rng = stream(9, "index-test", 0);
         let mut idx = Index::default();
         let mut want: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
-        let mut next = 0u64;
+        // Numbers from just below 2^32: the low bits the slots keep wrap.
+        let base = (1u64 << 32) - 10_000;
+        let mut next = base;
         for _ in 0..20_000 {
             let k = rng.random_range(0..40u64);
             if rng.random_range(0..2u32) == 0 {
                 // Numbers come in order, or again (a re-indexed request).
-                let seq = if rng.random_range(0..4u32) == 0 && next > 0 {
-                    rng.random_range(0..next)
+                let seq = if rng.random_range(0..4u32) == 0 && next > base {
+                    rng.random_range(base..next)
                 } else {
                     next += 1;
                     next - 1
@@ -1196,9 +1433,23 @@ mod tests {
                 }
             }
             for k in 0..40u64 {
-                assert_eq!(idx.get(k), want.get(&k).map_or(&[][..], |l| &l[..]));
+                let l = want.get(&k).cloned().unwrap_or_default();
+                assert_eq!(idx.get(k, base), l);
+                // The probe finds what a first fit over the ascending list
+                // finds, whatever the test.
+                for m in 1..4u64 {
+                    let fits = |s: u64| s % m != 1;
+                    assert_eq!(
+                        idx.earliest(k, base, |s| l.contains(&s) && fits(s)),
+                        l.iter().copied().find(|&s| fits(s))
+                    );
+                }
             }
+            // Absent keys and numbers: nothing found, nothing removed.
+            idx.remove(41, 0);
+            assert_eq!(idx.earliest(41, base, |_| true), None);
+            assert_eq!(idx.len, want.values().map(Vec::len).sum::<usize>());
         }
-        assert!(idx.many.len() > 1, "lists of several were made");
+        assert!(idx.slots.len() >= 64, "the table grew");
     }
 }

@@ -5,7 +5,7 @@
 //! is in memory (or out of it). The caller owns the event queue: `submit`
 //! and `disk_done` return the disk finish times to schedule.
 
-use super::blkdev::{Dest, DiskModel, DiskState, Part, Parts, Req};
+use super::blkdev::{Dest, DiskModel, DiskState, Part, PartPool, Parts, Req};
 use super::path::{Link, LinkSet};
 use super::stripe::Stripe;
 use crate::engine::{stream, Dur, Time};
@@ -67,7 +67,7 @@ pub struct BlockLayer {
     in_service: Vec<Option<(Req, Time)>>,
     /// Emptied part lists, reused so that a request allocates nothing
     /// (malloc and realloc were a tenth of a buffered read's time).
-    spare: Vec<Vec<Part>>,
+    spare: PartPool,
     /// Scratch of `enqueue_split`: the pieces of one range.
     pieces: Vec<(usize, u64, u64)>,
     /// The request slots of every disk's queue (`struct request_list`).
@@ -256,7 +256,7 @@ impl BlockLayer {
             in_service: (0..ndisks * b.disk_commands.max(1) as usize)
                 .map(|_| None)
                 .collect(),
-            spare: Vec::new(),
+            spare: PartPool::default(),
             pieces: Vec::new(),
             requests: Requests::new(ndisks, b.queue_depth),
         }
@@ -403,9 +403,8 @@ impl BlockLayer {
 
     /// Give back the part list of a finished request (`Done::parts`) once
     /// read, for a later request to reuse.
-    pub fn recycle(&mut self, mut parts: Vec<Part>) {
-        parts.clear();
-        self.spare.push(parts);
+    pub fn recycle(&mut self, parts: Vec<Part>) {
+        self.spare.give(parts);
     }
 
     /// Queue volume range `[v, v + len)` like `submit`, but on plugged
@@ -968,7 +967,7 @@ mod tests {
                     let write = rng.random_range(0..4u32) == 0;
                     let host = rng.random_range(0..14usize);
                     let k = rng.random_range(1..7usize);
-                    let mut pool = Vec::new();
+                    let mut pool = PartPool::default();
                     let mut parts: Option<Parts> = None;
                     for _ in 0..k {
                         // Sizes repeat often, as a reader's blocks do.
