@@ -527,19 +527,7 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
                     names.join(", ")
                 ));
                 let mut ro = ro;
-                ro.push(Fitted {
-                    table: "hierarchy",
-                    key: "cyclic_policy",
-                    cache: None,
-                    value: 1.0,
-                    from,
-                    spread: 0.0,
-                    used: Used {
-                        metric: "mem_latency_ns",
-                        bytes: 0,
-                        page,
-                    },
-                });
+                ro.push(chase_choice("cyclic_policy", 1.0, from, page));
                 (t, o, n, x2) = (r, ro, rn, hr2);
             } else {
                 n.push(format!(
@@ -572,19 +560,12 @@ pub fn fit(meas: &Measurements, m: &mut Machine) -> (Vec<Fitted>, Vec<String>) {
             }
         ));
         if m.hierarchy.host_frame > 0 {
-            out.push(Fitted {
-                table: "hierarchy",
-                key: "host_frame",
-                cache: None,
-                value: m.hierarchy.host_frame as f64,
+            out.push(chase_choice(
+                "host_frame",
+                m.hierarchy.host_frame as f64,
                 from,
-                spread: 0.0,
-                used: Used {
-                    metric: "mem_latency_ns",
-                    bytes: 0,
-                    page,
-                },
-            });
+                page,
+            ));
         }
     }
     // The reach fit rewrites llc_reach: keep its entry, not the first.
@@ -1037,6 +1018,23 @@ fn fit_tlb_entries(
             page: PageKind::Base,
         },
     });
+}
+
+/// A `[hierarchy]` choice the whole chase on `page` made (no spread).
+fn chase_choice(key: &'static str, value: f64, from: String, page: PageKind) -> Fitted {
+    Fitted {
+        table: "hierarchy",
+        key,
+        cache: None,
+        value,
+        from,
+        spread: 0.0,
+        used: Used {
+            metric: "mem_latency_ns",
+            bytes: 0,
+            page,
+        },
+    }
 }
 
 /// `tlb.miss_ns` solved at the largest 4k chase (`size`, measured `r`).
