@@ -1295,7 +1295,8 @@ fn the_boundary_sizes_narrow_the_chases_l2_reach() {
     assert_eq!(new.machine.hierarchy.cyclic_retain[l2], 0.0);
     assert!(
         a_new <= reach && reach <= b_new && (a_new..=b_new).contains(&r_new),
-        "fitted {r_new} ({a_new}..{b_new}) against {reach}"
+        "fitted {r_new} ({a_new}..{b_new}) against {reach}: {:?}",
+        new.notes
     );
     // The 4x sweep either spans an octave more or misses the truth (with
     // the host's placement also fitted since round 18 it may settle on
@@ -1736,4 +1737,57 @@ fn a_real_runs_random_reads_past_l1_follow_the_missing_loads_issue_cost() {
     let without = plateau(&none);
     assert!(without.iter().all(|&d| d > 0.0), "{without:?}");
     assert!(median(without) > 0.035);
+}
+
+/// Round 19b: the private L2's replacement as the chase finds it is a
+/// choice fitted jointly with the latencies. A sweep simulated on
+/// live18-3's fitted machine (the fixture `vm-2cpu-quick-18`, which
+/// keeps the retention rule) gives the retention rule back; the same
+/// machine with its L2 evicting at random at its sysfs size gives random
+/// eviction back, and the simulated 1-2 MiB chase within 5%.
+#[test]
+fn the_joint_fit_recovers_the_l2s_replacement_from_the_chase() {
+    use numasim::machine::Replacement;
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/runs/vm-2cpu-quick-18.jsonl");
+    let m = measurements_from_records(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let f = fit(&m).unwrap();
+    let random = |mach: &Machine| mach.hierarchy.cyclic_policy.contains(&Replacement::Random);
+    assert!(!random(&f.machine), "{:?}", f.notes);
+    let got = fit(&simulated_sweep(&m, &f.machine, &[])).unwrap();
+    assert!(!random(&got.machine), "{:?}", got.notes);
+    let mut truth = f.machine.clone();
+    let n = truth.cpu.caches.len();
+    let l2 = (0..n)
+        .find(|&i| truth.cpu.caches[i].level == 2)
+        .expect("an L2");
+    truth.hierarchy.cyclic_policy = vec![Replacement::Retain; n];
+    truth.hierarchy.cyclic_policy[l2] = Replacement::Random;
+    truth.hierarchy.reach[l2] = truth.cpu.caches[l2].size;
+    let sweep = simulated_sweep(&m, &truth, &[]);
+    let got = fit(&sweep).unwrap();
+    assert_eq!(
+        got.machine.hierarchy.cyclic_policy.get(l2),
+        Some(&Replacement::Random),
+        "{:?}",
+        got.notes
+    );
+    assert!(
+        got.notes.iter().any(|x| x.contains("cyclic_policy random")),
+        "{:?}",
+        got.notes
+    );
+    let mut checked = 0;
+    for row in validate(&sweep, &got.machine, &got.used) {
+        let s = row
+            .case_value("size")
+            .and_then(|v| v.as_str())
+            .unwrap_or("");
+        if row.metric == "mem_latency_ns" && ["1 MiB", "2 MiB"].contains(&s) {
+            let d = row.deviation().expect("a deviation");
+            assert!(d.abs() < 0.05, "{s}: {d}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 4, "both pages at 1 and 2 MiB");
 }

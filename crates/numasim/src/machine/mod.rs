@@ -21,7 +21,7 @@ mod toml_io;
 
 pub use coherence::{Coherence, FaultCosts, Timer};
 pub use distance::{DistanceSpec, Distances, SlitRows};
-pub use hierarchy::{Access, Hierarchy, Noise, SyscallCosts, RFO_COST};
+pub use hierarchy::{Access, Hierarchy, Noise, Replacement, SyscallCosts, RFO_COST};
 pub use memsys::{Domain, MemSys};
 pub use pci::PciBus;
 
