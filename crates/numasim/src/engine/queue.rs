@@ -11,7 +11,6 @@
 //! time and the sequence are compared as one `u128` key so that each heap
 //! comparison is a single wide integer compare.
 
-use std::cmp::Ordering;
 use std::fmt;
 
 use super::time::{Dur, Time};
@@ -37,8 +36,8 @@ impl fmt::Display for PastEvent {
 
 impl std::error::Error for PastEvent {}
 
-/// One heap entry. Ordered by `key` only, reversed so that the max-heap
-/// `BinaryHeap` pops the smallest (earliest, then first-pushed) key.
+/// One heap entry, ordered by `key` only: the heap pops the smallest
+/// (earliest, then first-pushed).
 #[derive(Clone, Copy)]
 struct Entry<E> {
     /// Event time in ns (high half of the key).
@@ -55,26 +54,6 @@ impl<E> Entry<E> {
     #[inline(always)]
     fn key(&self) -> u128 {
         ((self.time as u128) << 64) | self.seq as u128
-    }
-}
-
-impl<E> PartialEq for Entry<E> {
-    #[inline]
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    #[inline]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key().cmp(&self.key())
     }
 }
 

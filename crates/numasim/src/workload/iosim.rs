@@ -264,7 +264,7 @@ fn complete_disk(layer: &mut BlockLayer, q: &mut Events, now: Time, disk: usize)
 }
 
 fn dur(ns: f64) -> Dur {
-    Dur(crate::kernel::block::round_u64(ns.max(0.0)))
+    Dur(crate::engine::round_u64(ns.max(0.0)))
 }
 
 /// The direct-I/O setting of one phase.

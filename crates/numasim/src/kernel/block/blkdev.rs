@@ -399,7 +399,7 @@ impl DiskModel {
         } else {
             self.bytes_per_ns
         };
-        super::ceil_u64(bytes as f64 / rate)
+        crate::engine::ceil_u64(bytes as f64 / rate)
     }
 }
 
@@ -1035,7 +1035,7 @@ impl DiskState {
         if per_segment > 0.0 {
             t += per_segment * m.segments(req.len) as f64;
         }
-        let d = Dur(super::round_u64(t));
+        let d = Dur(crate::engine::round_u64(t));
         self.serving += 1;
         self.head = req.off + req.len;
         self.last_write = req.write;

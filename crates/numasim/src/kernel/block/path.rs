@@ -31,7 +31,7 @@ impl Link {
     /// Move `bytes` that are ready from `ready` on; returns when they are through.
     pub fn carry(&mut self, ready: Time, bytes: u64) -> Time {
         let start = ready.max(self.busy_until);
-        let d = Dur(super::ceil_u64(bytes as f64 / self.bytes_per_ns));
+        let d = Dur(crate::engine::ceil_u64(bytes as f64 / self.bytes_per_ns));
         self.busy_until = start + d;
         self.busy += d;
         self.bytes += bytes;
@@ -93,7 +93,7 @@ impl LinkSet {
     }
 
     pub(crate) fn dur(&self, bytes: u64) -> Dur {
-        Dur(super::ceil_u64(bytes as f64 / self.bytes_per_ns))
+        Dur(crate::engine::ceil_u64(bytes as f64 / self.bytes_per_ns))
     }
 
     /// When port `i` is free.
