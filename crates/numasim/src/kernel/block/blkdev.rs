@@ -453,13 +453,17 @@ pub struct DiskState {
 struct Queue {
     /// By arrival number.
     reqs: Slab,
-    /// Arrival numbers (ascending) of the requests shorter than
-    /// `merge_below`, by (direction, end offset) and (direction, offset):
-    /// only those can take a merge (a request of `max_request` bytes can
-    /// neither grow nor be added to).
-    /// Keys are `key(write, offset)`.
-    by_end: Index,
-    by_start: Index,
+    /// Arrival numbers of the requests shorter than `merge_below` by
+    /// their edges, (direction, end offset) and (direction, offset): only
+    /// those can take a merge (a request of `max_request` bytes can
+    /// neither grow nor be added to). Keys are `edge(write, offset, side)`;
+    /// one table holds both sides, and a boundary's two sides share a home
+    /// slot (`Index::fingerprint`), so that a piece's two lookups (a
+    /// request ending where it starts, one starting where it ends) read
+    /// the two lines its merge or its own entries then write: with a table
+    /// for each side a merge moved an entry into a third line and a new
+    /// request put its two into two more (session 20).
+    by_edge: Index,
     merge_below: u64,
     /// (offset, arrival number): C-LOOK order, the earliest first on ties.
     /// Built at the first C-LOOK dispatch and kept from then on: noop
@@ -582,11 +586,25 @@ fn key(write: bool, off: u64) -> u64 {
     off << 1 | u64::from(write)
 }
 
+/// A request's end edge in the merge index (`Queue::by_edge`).
+const END: bool = false;
+/// A request's start edge.
+const START: bool = true;
+
+/// The merge index's key for a request edge at `off`: `key(write, off)`
+/// above the side (disk offsets are below 2^62).
+#[inline]
+fn edge(write: bool, off: u64, side: bool) -> u64 {
+    debug_assert!(off < 1 << 62, "disk offsets are below 2^62");
+    key(write, off) << 1 | u64::from(side)
+}
+
 /// Arrival numbers by key, several under one key where requests share
 /// an offset (rare): an open-addressed table, linear probing, at most
 /// half full, deletion by shifting the run back. A slot is one word: the
-/// top 32 bits of the key's hash (which also give its home slot) above
-/// a mark and the low 31 bits of the arrival number (the queue's ring
+/// top 31 bits of the hash of the key's upper bits (which also give its
+/// home slot) and the key's low bit (an edge's side) above a mark and
+/// the low 31 bits of the arrival number (the queue's ring
 /// never spans 2^31 arrivals, so the ring's base recovers the rest); the
 /// caller checks a candidate's key on its span, which it reads anyway
 /// for the room a merge needs. With thousands of requests queued on
@@ -595,7 +613,8 @@ fn key(write: bool, off: u64) -> u64 {
 /// group and then a 16-byte bucket (`perf annotate`: two thirds of
 /// `Index::remove`'s samples on the bucket's load after the control
 /// group's), in tables of 4 KiB a drive for the two indexes at 7/8 full;
-/// these are 2 KiB at most half full, and a probe reads one line.
+/// these are 2 KiB at most half full, and a probe reads one line (since
+/// session 20 one table of 4 KiB holds both sides, `Queue::by_edge`).
 /// Session 17 measured an open-addressed table of 16-byte slots by
 /// instructions (more than hashbrown's); session 19 measured this one by
 /// simulated cache misses and time.
@@ -620,8 +639,12 @@ impl Index {
     /// A key's hash, its top half kept (offsets are the simulator's own,
     /// not an adversary's: the golden ratio's multiple).
     #[inline]
+    /// The key's low bit (an edge's side) is bit 32 of the fingerprint,
+    /// below the hash of the rest, so that both sides of one boundary
+    /// have one home and probe one run (the table is at most 2^31 slots,
+    /// so a home never reaches bit 32).
     fn fingerprint(k: u64) -> u64 {
-        k.wrapping_mul(0x9e37_79b9_7f4a_7c15) & !0xffff_ffff
+        ((k >> 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) & !0x1_ffff_ffff) | (k & 1) << 32
     }
     /// The slot word of `seq` under `k`.
     #[inline]
@@ -679,7 +702,7 @@ impl Index {
     }
     fn grow(&mut self) {
         let n = (self.slots.len() * 2).max(INDEX_MIN_SLOTS);
-        assert!(n <= 1 << 32, "a home is within a fingerprint");
+        assert!(n <= 1 << 31, "a home is above an edge's side");
         let old = std::mem::replace(&mut self.slots, vec![FREE; n]);
         self.shift = 64 - n.trailing_zeros();
         for w in old {
@@ -753,8 +776,8 @@ impl Queue {
             self.by_off.insert((off, seq));
         }
         if len < self.merge_below {
-            self.by_end.insert(key(w, end), seq);
-            self.by_start.insert(key(w, off), seq);
+            self.by_edge.insert(edge(w, end, END), seq);
+            self.by_edge.insert(edge(w, off, START), seq);
         }
     }
 
@@ -765,8 +788,8 @@ impl Queue {
             self.by_off.remove(&(off, seq));
         }
         if len < self.merge_below {
-            self.by_end.remove(key(w, end), seq);
-            self.by_start.remove(key(w, off), seq);
+            self.by_edge.remove(edge(w, end, END), seq);
+            self.by_edge.remove(edge(w, off, START), seq);
         }
     }
 
@@ -780,16 +803,16 @@ impl Queue {
         let (end0, end) = (off0 + len0, off + len);
         let (was, is) = (len0 < mb, len < mb);
         if was && (!is || end0 != end) {
-            self.by_end.remove(key(w, end0), seq);
+            self.by_edge.remove(edge(w, end0, END), seq);
         }
         if was && (!is || off0 != off) {
-            self.by_start.remove(key(w, off0), seq);
+            self.by_edge.remove(edge(w, off0, START), seq);
         }
         if is && (!was || end0 != end) {
-            self.by_end.insert(key(w, end), seq);
+            self.by_edge.insert(edge(w, end, END), seq);
         }
         if is && (!was || off0 != off) {
-            self.by_start.insert(key(w, off), seq);
+            self.by_edge.insert(edge(w, off, START), seq);
         }
         if self.sorted && off0 != off {
             self.by_off.remove(&(off0, seq));
@@ -802,8 +825,7 @@ impl Queue {
     /// indexes the queue again.
     fn merging_below(&mut self, max_request: u64) {
         if max_request > self.merge_below {
-            self.by_end.clear();
-            self.by_start.clear();
+            self.by_edge.clear();
             self.by_off.clear();
             self.merge_below = max_request;
             let seqs: Vec<u64> = self.reqs.iter().map(|(s, _)| s).collect();
@@ -834,14 +856,16 @@ impl Queue {
         // A candidate's span is read for its room; it also confirms the key
         // the index keeps only a fingerprint of.
         let base = self.reqs.base;
-        let back = self.by_end.earliest(key(write, off), base, |s| {
+        let back = self.by_edge.earliest(edge(write, off, END), base, |s| {
             let h = self.reqs.head(s);
             h.write() == write && h.end() == off && h.len + len <= max_request
         });
-        let front = self.by_start.earliest(key(write, off + len), base, |s| {
-            let h = self.reqs.head(s);
-            h.key == key(write, off + len) && h.len + len <= max_request
-        });
+        let front = self
+            .by_edge
+            .earliest(edge(write, off + len, START), base, |s| {
+                let h = self.reqs.head(s);
+                h.key == key(write, off + len) && h.len + len <= max_request
+            });
         back.into_iter().chain(front).min()
     }
 
@@ -1444,6 +1468,11 @@ mod tests {
                         l.iter().copied().find(|&s| fits(s))
                     );
                 }
+            }
+            // Both sides of one boundary (keys 2j and 2j + 1) have one home.
+            for k in (0..40u64).step_by(2) {
+                let (a, b) = (Index::fingerprint(k), Index::fingerprint(k + 1));
+                assert_eq!(a ^ b, 1 << 32, "only the side differs");
             }
             // Absent keys and numbers: nothing found, nothing removed.
             idx.remove(41, 0);
