@@ -19,8 +19,11 @@ pub struct RqLock<'c, W> {
     /// interrupt looks for the next CPU not in the lock
     /// ([`next_free`](Self::next_free)); when nearly every CPU is, a
     /// CPU-by-CPU search walked thousands of them (issue 31: aim7 at
-    /// 16,384 CPUs, 2,700 a wake-up).
-    /// (Empty up to 64 CPUs: the walk is short there.)
+    /// 16,384 CPUs, 2,700 a wake-up). Kept at every size, so there is one
+    /// search, not a second CPU-by-CPU walk (a `%` a step) for 64 CPUs and
+    /// under: the same answer (`next_free_is_the_walks`); at wildfire's 32
+    /// CPUs the walk was short, and wildfire-aim7's time does not move
+    /// (docs/engine.md, "Session 20").
     wanting_bits: Vec<u64>,
 }
 
@@ -29,13 +32,7 @@ impl<'c, W: Copy> RqLock<'c, W> {
         RqLock {
             lock,
             wants: vec![None; cpus],
-            // Up to 64 CPUs (every replayed machine) the walk is short:
-            // no words to keep.
-            wanting_bits: if cpus > 64 {
-                vec![0; cpus.div_ceil(64)]
-            } else {
-                Vec::new()
-            },
+            wanting_bits: vec![0; cpus.div_ceil(64)],
         }
     }
 
@@ -69,11 +66,6 @@ impl<'c, W: Copy> RqLock<'c, W> {
     #[inline]
     pub fn next_free(&self, from: usize) -> Option<usize> {
         let n = self.wants.len();
-        if self.wanting_bits.is_empty() {
-            return (0..n)
-                .map(|k| (from + k) % n)
-                .find(|&w| self.wants[w].is_none());
-        }
         self.first_free_in(from, n)
             .or_else(|| self.first_free_in(0, from.min(n)))
     }
