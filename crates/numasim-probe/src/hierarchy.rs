@@ -21,7 +21,7 @@
 //! | `hierarchy.l1_copy_mbps`      | copy at the largest size within L1             |
 //! | `cpu.cache.copy_mbps`         | copy where the level holds the most of it      |
 //! | `hierarchy.stream_reach`, `stream_retain` | copy below the largest size (χ², per cache; a private L2 LRU-like) |
-//! | `hierarchy.stream_mbps`       | copy at the largest size                       |
+//! | `hierarchy.stream_mbps`       | copy at the largest size (its 4 KiB pass where the huge-page one is set aside: `stream_pass`) |
 //! | `hierarchy.prefetch_depth_lines` | copy at the largest size with 4 KiB pages   |
 
 use crate::calibrate::{one_thread, random_reach, Measurements};
