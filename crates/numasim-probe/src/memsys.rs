@@ -572,8 +572,9 @@ pub fn fit(m: &Measurements, f: &mut Fit) {
             // node's reads did reach (the read's lower bound itself) and
             // a written line's cost solved from the copy below, as where
             // the read solves (round 18d): on this 2-vCPU guest two
-            // threads copy about what one does (node copy 1.0-1.2x one
-            // core's memcpy in every saved run) while they read 1.3x.
+            // threads copy about what one does (node copy 1.0-1.1x one
+            // core's 1 GiB memcpy in most saved runs) while they read
+            // 1.24-1.65x one core's read (docs/probe.md, Round 20).
             if let (true, Some(g), Some((_, sim))) = (read_bound, own_gbps, sim_now) {
                 if sim > meas_mbps * (1.0 + bound) && g < s.node_gbps {
                     s.node_gbps = g;
