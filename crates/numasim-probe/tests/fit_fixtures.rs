@@ -202,13 +202,7 @@ fn annotated_machine_reads_back_and_names_its_sources() {
 #[test]
 fn a_noisy_bandwidth_is_flagged_not_silently_written() {
     let mut m = measurements_from_records(&run_text(2)).unwrap();
-    let line = |f: &Fit| {
-        let (t, _) = f.annotated_toml();
-        t.lines()
-            .find(|l| l.starts_with("bandwidth_gbps = "))
-            .unwrap()
-            .to_string()
-    };
+    let line = |f: &Fit| machine_line(f, "bandwidth_gbps");
     m.node_copy_spread = Some(0.02);
     let quiet = fit(&m).unwrap();
     assert!(
@@ -249,11 +243,7 @@ fn a_noisy_bandwidth_keeps_what_every_repetition_reached() {
         "{} vs {want}",
         noisy.machine.memory.bandwidth_gbps
     );
-    let (t, _) = noisy.annotated_toml();
-    let line = t
-        .lines()
-        .find(|l| l.starts_with("bandwidth_gbps = "))
-        .unwrap();
+    let line = machine_line(&noisy, "bandwidth_gbps");
     assert!(
         line.contains("FLAGGED") && line.contains("slowest repetition"),
         "{line}"
@@ -1124,11 +1114,7 @@ fn the_buffered_read_is_simulated_with_its_counted_page_cache_runs() {
 }
 
 fn emr_run(i: usize) -> (numasim_probe::calibrate::Measurements, Fit) {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("tests/fixtures/runs/emr-16cpu-quick-{i}.jsonl"));
-    let m = measurements_from_records(&std::fs::read_to_string(p).unwrap()).unwrap();
-    let f = fit(&m).unwrap();
-    (m, f)
+    saved(&format!("emr-16cpu-quick-{i}"))
 }
 
 /// Index of the level-2 cache in the order the model walks them.
@@ -1792,12 +1778,22 @@ fn the_joint_fit_recovers_the_l2s_replacement_from_the_chase() {
     assert_eq!(checked, 4, "both pages at 1 and 2 MiB");
 }
 
+/// A fixture run by file name, and its fit.
 fn saved(name: &str) -> (numasim_probe::calibrate::Measurements, Fit) {
     let p =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/runs/{name}.jsonl"));
     let m = measurements_from_records(&std::fs::read_to_string(p).unwrap()).unwrap();
     let f = fit(&m).unwrap();
     (m, f)
+}
+
+/// The fitted machine file's line for `key` (`key = value  # source`).
+fn machine_line(f: &Fit, key: &str) -> String {
+    let (t, _) = f.annotated_toml();
+    t.lines()
+        .find(|l| l.starts_with(&format!("{key} = ")))
+        .unwrap_or_else(|| panic!("no {key} in the machine file"))
+        .to_string()
 }
 
 /// Round 20 on two quiet runs of the EPYC guest (live19-1, live19-3).
@@ -1823,16 +1819,12 @@ fn round_20_a_disturbed_copy_is_set_aside_and_a_node_copy_binds() {
             .unwrap()
     };
     let (m, f) = saved("vm-2cpu-quick-19-1");
-    let (text, _) = f.annotated_toml();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("stream_mbps ="))
-        .unwrap();
+    let line = machine_line(&f, "stream_mbps");
     assert!(
         line.contains("at 1 GiB (4k)") && line.contains("set aside"),
         "{line}"
     );
-    let zero = text.lines().find(|l| l.starts_with("zero_gbps =")).unwrap();
+    let zero = machine_line(&f, "zero_gbps");
     assert!(zero.contains("(4k)"), "{zero}");
     let rows = numasim_probe::memsys::validate(&m, &f.machine, f.node_gbps_from);
     let one = row(&rows, 1);
@@ -1855,11 +1847,7 @@ fn round_20_a_disturbed_copy_is_set_aside_and_a_node_copy_binds() {
     );
 
     let (_, f) = fitted(18);
-    let (text, _) = f.annotated_toml();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("stream_mbps ="))
-        .unwrap();
+    let line = machine_line(&f, "stream_mbps");
     assert!(
         line.contains("(thp)") && !line.contains("set aside"),
         "{line}"
