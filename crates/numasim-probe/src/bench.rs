@@ -108,6 +108,77 @@ pub fn spread(v: &[f64]) -> f64 {
     (hi - lo) / m
 }
 
+/// The `keep` repetitions that agree best: of the values sorted, the
+/// `keep` consecutive ones of least (max - min) / median (the lowest of
+/// equals); all of them where there are no more than `keep`.
+pub fn agreeing(v: &[f64], keep: usize) -> Vec<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    if keep == 0 || s.len() <= keep {
+        return s;
+    }
+    let mut best = 0;
+    let mut least = f64::INFINITY;
+    for i in 0..=s.len() - keep {
+        let sp = spread(&s[i..i + keep]);
+        if sp < least {
+            (best, least) = (i, sp);
+        }
+    }
+    s[best..best + keep].to_vec()
+}
+
+/// Most extra rounds one measurement pass is repeated by
+/// [`repeat_disagreeing`]: two, so that a pass of five whose median
+/// fell in a disturbed stretch of three can still find four (a majority
+/// of seven) that agree.
+pub const MAX_EXTRA_ROUNDS: usize = 2;
+
+/// The least number of a pass's `n` repetitions that are most of them.
+pub fn majority(n: usize) -> usize {
+    n / 2 + 1
+}
+
+/// Whether no majority of the repetitions agrees within [`SPREAD_BOUND`]:
+/// the median itself then lies in a disturbed stretch (or between two).
+pub fn no_majority_agrees(v: &[f64]) -> bool {
+    v.len() > 2 && spread(&agreeing(v, majority(v.len()))) > SPREAD_BOUND
+}
+
+/// Repeat a pass whose repetitions disagree: while some figure has no
+/// majority of its repetitions agreeing ([`no_majority_agrees`]) and
+/// fewer than `max_extra` extra rounds were made, ask `more` for one
+/// more round of every figure (`None`: no more, e.g. the time budget is
+/// spent) and add it. Returns the extra rounds made; the caller then
+/// keeps [`kept`] of each figure, so a disturbed stretch of a few rounds
+/// does not become the figure (issue 36, round 20). Deterministic given
+/// the rounds `more` returns.
+pub fn repeat_disagreeing<const N: usize>(
+    reps: &mut [Vec<f64>; N],
+    max_extra: usize,
+    mut more: impl FnMut() -> Option<[Vec<f64>; N]>,
+) -> usize {
+    let mut extra = 0;
+    while extra < max_extra && reps.iter().any(|v| no_majority_agrees(v)) {
+        let Some(round) = more() else { break };
+        for (all, r) in reps.iter_mut().zip(round) {
+            all.extend(r);
+        }
+        extra += 1;
+    }
+    extra
+}
+
+/// What a repeated pass keeps of a figure: every repetition where they
+/// agree within [`SPREAD_BOUND`], else the majority that agrees best.
+pub fn kept(v: &[f64]) -> Vec<f64> {
+    if spread(v) <= SPREAD_BOUND {
+        v.to_vec()
+    } else {
+        agreeing(v, majority(v.len()))
+    }
+}
+
 pub fn best(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
 }
@@ -263,6 +334,56 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_disagreeing_pass_is_repeated_a_bounded_number_of_times() {
+        // The closest `keep` values, whatever their order.
+        assert_eq!(
+            agreeing(&[20.0, 8.0, 19.0, 3.0, 18.5], 3),
+            vec![18.5, 19.0, 20.0]
+        );
+        assert_eq!(agreeing(&[2.0, 1.0], 3), vec![1.0, 2.0]);
+        // A pass whose majority agrees is not repeated, an outlier or not.
+        let mut v = [vec![10.0, 10.2, 9.9, 10.1, 30.0]];
+        let mut calls = 0;
+        let n = repeat_disagreeing(&mut v, 2, || {
+            calls += 1;
+            Some([vec![10.0]])
+        });
+        assert_eq!((n, calls), (0, 0));
+        // live19-1's 1 GiB copy: its median (8.2) in a slow stretch of
+        // three rounds of five. Two quiet rounds more give four of seven
+        // that agree; it stops there and keeps them.
+        let disturbed = [vec![18.9, 3.1, 8.2, 19.3, 5.0], vec![18.0; 5]];
+        let mut v = disturbed.clone();
+        let mut fake = [19.1, 18.7, 19.0].into_iter();
+        let n = repeat_disagreeing(&mut v, 3, || fake.next().map(|x| [vec![x], vec![18.1]]));
+        assert_eq!(n, 2);
+        let k = kept(&v[0]);
+        assert_eq!(k, vec![18.7, 18.9, 19.1, 19.3]);
+        assert!(spread(&k) <= SPREAD_BOUND);
+        // A figure that agreed keeps every round, the extra ones too.
+        assert_eq!(kept(&v[1]).len(), 7);
+        // Never past its bound, however the rounds go; the same rounds
+        // give the same result.
+        let run = || {
+            let mut v = disturbed.clone();
+            let mut k = 0.0;
+            let n = repeat_disagreeing(&mut v, MAX_EXTRA_ROUNDS, || {
+                k += 7.0;
+                Some([vec![k], vec![18.0]])
+            });
+            (n, v)
+        };
+        let (n, v) = run();
+        assert_eq!(n, MAX_EXTRA_ROUNDS);
+        assert_eq!(v[0].len(), 5 + MAX_EXTRA_ROUNDS);
+        assert_eq!(run().1, v);
+        // No more rounds to be had (the budget): it stops.
+        let mut v = disturbed.clone();
+        assert_eq!(repeat_disagreeing(&mut v, 2, || None), 0);
+        assert_eq!(v, disturbed);
+    }
 
     #[test]
     fn counts_and_stats() {

@@ -487,7 +487,13 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
             format!("{}{}", x.from, spread_tag(Some(x.spread))),
         );
     }
-    fit_costs(m, &mut f);
+    // The copy `stream_mbps` was solved on (the largest, or a quieter
+    // size where the largest's repetitions disagreed: hierarchy::stream_pass).
+    let stream_at = fitted
+        .iter()
+        .find(|x| x.key == "stream_mbps")
+        .map(|x| (x.used.bytes, x.used.page));
+    fit_costs(m, &mut f, stream_at);
     record_sources(m, &mut f);
     // After the caches: the memory-side latency is what the LLC lookup leaves.
     crate::memsys::fit(m, &mut f);
@@ -500,17 +506,23 @@ pub fn fit(m: &Measurements) -> Result<Fit, String> {
 
 /// `[hierarchy]`, `[timer]` and `[fault]` from the curves and the
 /// clock and fault runs (docs/probe.md, "Fitting").
-fn fit_costs(m: &Measurements, f: &mut Fit) {
+fn fit_costs(m: &Measurements, f: &mut Fit, stream_at: Option<(u64, PageKind)>) {
     // Curves with huge pages where measured: TLB misses are modelled on top.
     let huge = [PageKind::Thp, PageKind::Hugetlb]
         .into_iter()
         .find(|&k| !m.curve(k).is_empty())
         .unwrap_or(PageKind::Base);
-    let curve = m.curve(huge);
-    let hl = huge.label();
+    // The copy stream_mbps was solved on, else the largest.
+    let (curve, hl) = match stream_at {
+        Some((_, p)) => (m.curve(p), p.label()),
+        None => (m.curve(huge), huge.label()),
+    };
     let mach = &mut f.machine;
     let mut src: Vec<(&str, &str, String)> = Vec::new();
-    if let Some(&(size, r)) = curve.last() {
+    let at = stream_at
+        .and_then(|(b, _)| curve.iter().find(|x| x.0 == b))
+        .or(curve.last());
+    if let Some(&(size, r)) = at {
         if r.copy_bps > 0.0 {
             // Clearing a page is the write half of a copy: one core writes
             // at least as fast as it copies.
