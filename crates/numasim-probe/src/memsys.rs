@@ -1407,12 +1407,6 @@ mod tests {
         assert!((x / known - 1.0).abs() < 0.005, "{x} vs {known}");
     }
 
-    /// A written line's controller cost comes back from a node copy
-    /// simulated with it: the EPYC guest's quiet run of session 18 fitted,
-    /// then its node copy replaced by the copy of that machine with a
-    /// known `write_cost` (its one-thread copy lines solved beside it, as
-    /// the fit does); the refit gives the cost, the read's controllers
-    /// unchanged.
     #[test]
     fn a_node_copy_binds_controllers_the_read_could_only_bound() {
         // live19-3's shape on the fixture run: a node read past what the
@@ -1448,6 +1442,12 @@ mod tests {
         assert!((sim / meas - 1.0).abs() < 0.01, "{sim} vs {meas}");
     }
 
+    /// A written line's controller cost comes back from a node copy
+    /// simulated with it: the EPYC guest's quiet run of session 18 fitted,
+    /// then its node copy replaced by the copy of that machine with a
+    /// known `write_cost` (its one-thread copy lines solved beside it, as
+    /// the fit does); the refit gives the cost, the read's controllers
+    /// unchanged.
     #[test]
     fn a_written_lines_cost_comes_back_from_the_node_copy() {
         let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
