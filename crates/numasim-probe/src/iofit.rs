@@ -28,7 +28,10 @@
 //! read a huge-page buffer too (round 17), latency, per-segment cost and
 //! rate come from the direct reads of both buffers together, each call
 //! with its buffer's counted segments, and the writes the same way
-//! (`fit_segment_disk`; `[block] segment_ns`, docs/io.md "Segments").
+//! (`fit_segment_disk`; `[block] segment_ns`, docs/io.md "Segments");
+//! since round 20c the reads also take the sweep's 1 MiB depth-1 point
+//! with its thread's counted buffer (a calibration row then), and every
+//! point weighs 1 / max(its spread, 5%)².
 //! Predicted
 //! (validation): the buffered read
 //! (readahead's two windows in flight overlap the latency that a direct
@@ -244,6 +247,9 @@ pub struct DiskFit {
     /// The 1 MiB direct call buffer's mean contiguous run, bytes (`[block]
     /// segment_run` in the machine file: what a program's buffer got).
     pub segment_run: Option<u64>,
+    /// The queue-depth sweep's 1 MiB depth-1 rate is a point of the
+    /// segment disk's fit (round 20c), so its row is calibration.
+    pub sweep_point: bool,
     /// Each fitted value's source, for the machine file's comments.
     pub sources: Vec<(&'static str, String)>,
     pub notes: Vec<String>,
@@ -277,6 +283,7 @@ impl DiskFit {
             segment_us: None,
             segment_write_us: None,
             segment_run: None,
+            sweep_point: false,
             sources: Vec::new(),
             notes: Vec::new(),
         }
@@ -449,40 +456,49 @@ fn fit_with_share(m: &Machine, meas: &IoMeas, held: Option<f64>) -> Option<DiskF
     let wseg = seg
         .as_ref()
         .and_then(|_| fit_segment_disk(m, meas, &fit, true));
+    fit.sweep_point = seg.as_ref().is_some_and(|s| s.2);
     if seg.is_some() {
         // A disk's writes keep their own figures: where both buffers'
         // writes fit none, a written segment costs nothing (and the loop
         // fits the writes as before).
         fit.segment_write_us = Some(wseg.as_ref().map_or(0.0, |w| w.0.segment_us));
     }
-    if let Some((w, _)) = &wseg {
+    if let Some((w, ..)) = &wseg {
         fit.write_mibps = w.mibps;
         fit.write_latency_us = Some(w.latency_us);
         fit.notes.push(format!(
-            "io: segments: the direct writes of both buffers fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s beyond the host's work (rms log error {:.3})",
+            "io: segments: the direct writes of both buffers (each weighed by 1 / max(spread, 5%)^2) fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s beyond the host's work (rms log error {:.3})",
             w.latency_us, w.segment_us, w.mibps, w.rms_log
         ));
     }
-    if let Some((s, points)) = &seg {
+    if let Some((s, points, swept)) = &seg {
         fit.read_mibps = s.mibps;
         fit.latency_us = s.latency_us;
         fit.segment_us = Some(s.segment_us);
         fit.segment_run = Some(pass_run(meas, false, LARGE_REQUEST));
         let lim = sg_limits(meas);
+        let last = points.len().saturating_sub(1);
         let shown: Vec<String> = points
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 format!(
                     "{}{} in {} segments {:.0}",
                     crate::bench::size_label(p.0),
-                    if p.1 >= HUGE_RUN { " (huge)" } else { "" },
+                    if *swept && i == last {
+                        " (the sweep's depth 1)"
+                    } else if p.1 >= HUGE_RUN {
+                        " (huge)"
+                    } else {
+                        ""
+                    },
                     numasim::kernel::block::segments::split(p.0, p.1, lim).1,
                     p.2
                 )
             })
             .collect();
         fit.notes.push(format!(
-            "io: segments: the direct reads of both buffers ({}; MiB/s) fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s beyond the host's work (rms log error {:.3}; max_segments {}): the machine's disk",
+            "io: segments: the direct reads of both buffers ({}; MiB/s, each weighed by 1 / max(spread, 5%)^2) fit latency {:.1} µs + {:.2} µs a segment + {:.0} MiB/s beyond the host's work (rms log error {:.3}; max_segments {}): the machine's disk",
             shown.join(", "),
             s.latency_us,
             s.segment_us,
@@ -591,7 +607,7 @@ fn fit_with_share(m: &Machine, meas: &IoMeas, held: Option<f64>) -> Option<DiskF
     let tag = crate::calibrate::spread_tag;
     match (r2, clamped) {
         _ if seg.is_some() => {
-            let (s, _) = seg.as_ref().expect("guarded");
+            let (s, ..) = seg.as_ref().expect("guarded");
             segment_sources(&mut fit, false, s);
             fit.sources.push((
                 "segment_run",
@@ -626,7 +642,7 @@ fn fit_with_share(m: &Machine, meas: &IoMeas, held: Option<f64>) -> Option<DiskF
     }
     match (w2, w_clamped) {
         _ if wseg.is_some() => {
-            let (w, _) = wseg.as_ref().expect("guarded");
+            let (w, ..) = wseg.as_ref().expect("guarded");
             segment_sources(&mut fit, true, w);
         }
         (Some(w2), false) => fit.sources.push((
@@ -1042,7 +1058,9 @@ pub fn validate(m: &Machine, meas: &IoMeas, fit: &DiskFit) -> Vec<Record> {
                     "MiB/s",
                     sim,
                     d1.mibps,
-                    false,
+                    // A fit point where the segment disk took it (round
+                    // 20c); the readahead's size is never one.
+                    fit.sweep_point && size == LARGE_REQUEST,
                 );
                 row.spread = d1.rate_spread;
                 out.push(row);
@@ -1114,6 +1132,20 @@ fn pass_run(meas: &IoMeas, huge: bool, request: u64) -> u64 {
     }
 }
 
+/// The sweep's 1 MiB depth-1 point with its thread's counted buffer run,
+/// where the run counted it.
+fn sweep_depth1_point(meas: &IoMeas) -> Option<(DepthRate, u64)> {
+    let d1 = meas
+        .depths
+        .iter()
+        .find(|d| d.request == LARGE_REQUEST && d.depth == 1 && d.mibps > 0.0)?;
+    let runs = meas
+        .sweep_runs
+        .iter()
+        .find(|s| s.0 == LARGE_REQUEST && s.1 == 1 && s.2 >= 1.0)?;
+    Some((*d1, run_bytes(LARGE_REQUEST, runs.2)))
+}
+
 /// The sweep's call buffers' mean run at `request` and `depth`.
 fn sweep_run(meas: &IoMeas, request: u64, depth: u32) -> u64 {
     meas.sweep_runs
@@ -1145,16 +1177,18 @@ fn with_run(mach: &Machine, fit: &DiskFit, run: u64, max_request: Option<u64>) -
 /// buffer kinds, beyond the host's own work per call (the model's call on
 /// a disk of no latency, no segment cost and no transfer time: pinning
 /// pages, building and completing the requests), each call with its
-/// buffer's counted segments. `None` where the run has no huge-page
-/// buffer's reads or the reads fit no parameters all >= 0. Also returns
-/// the points, `(call bytes, run bytes, MiB/s)`.
+/// buffer's counted segments, and (reads, round 20c) the sweep's 1 MiB
+/// depth-1 point with its own; each point weighed by its spread. `None`
+/// where the run has no huge-page buffer's reads or the reads fit no
+/// parameters all >= 0. Also returns the points, `(call bytes, run bytes,
+/// MiB/s)`, and whether the sweep's point is among them.
 #[allow(clippy::type_complexity)]
 fn fit_segment_disk(
     m: &Machine,
     meas: &IoMeas,
     fit: &DiskFit,
     write: bool,
-) -> Option<(SegmentFit, Vec<(u64, u64, f64)>)> {
+) -> Option<(SegmentFit, Vec<(u64, u64, f64)>, bool)> {
     if meas.huge_rates.is_empty() {
         return None;
     }
@@ -1171,28 +1205,61 @@ fn fit_segment_disk(
     };
     let mach = io_machine(m, &free, meas).ok()?;
     let k = KernelConfig::defaults(&mach);
-    let mut points = Vec::new();
-    let mut host = Vec::new();
+    // One thread's direct call, timed on the model: a depth-sweep point
+    // through the sweep's own path (its file split in one region).
+    let call = |mach: &Machine, fit: &DiskFit, bytes: u64, run: u64, sweep: bool| {
+        let at = with_run(mach, fit, run, None);
+        let io = meas.host_io(bytes);
+        if sweep {
+            io.direct_read_depth(&at, &k, 1, 1)
+        } else {
+            let d = io.direct(&at, &k, 1)?;
+            Some(if write {
+                d.direct_write_mibps
+            } else {
+                d.direct_read_mibps
+            })
+        }
+    };
+    // (call bytes, run bytes, MiB/s), each with its spread and whether it
+    // is the sweep's point.
+    let mut pts: Vec<((u64, u64, f64), Option<f64>, bool)> = Vec::new();
     for (rates, huge) in [(&meas.rates, false), (&meas.huge_rates, true)] {
         for r in rates
             .iter()
             .filter(|r| r.direct && r.write == write && r.mibps > 0.0)
         {
-            let run = pass_run(meas, huge, r.request);
-            let sim = meas
-                .host_io(r.request)
-                .direct(&with_run(&mach, &free, run, None), &k, 1)?;
-            let sim = if write {
-                sim.direct_write_mibps
-            } else {
-                sim.direct_read_mibps
-            };
-            points.push((r.request, run, r.mibps));
-            host.push(per_call(r.request, sim) * 1e6);
+            pts.push((
+                (r.request, pass_run(meas, huge, r.request), r.mibps),
+                r.spread,
+                false,
+            ));
         }
     }
+    // Round 20c: the sweep's 1 MiB depth-1 point is the same call (one
+    // thread, O_DIRECT, sequential) with its own counted buffer, timed in
+    // the sweep's rounds beside the 4 MiB calls: a fit point, where its
+    // buffer was counted (a calibration row then, `DiskFit::sweep_point`).
+    if !write {
+        if let Some((d1, run)) = sweep_depth1_point(meas) {
+            pts.push(((d1.request, run, d1.mibps), d1.rate_spread, true));
+        }
+    }
+    let points: Vec<(u64, u64, f64)> = pts.iter().map(|p| p.0).collect();
+    let mut host = Vec::with_capacity(pts.len());
+    for &((bytes, run, _), _, sweep) in &pts {
+        host.push(per_call(bytes, call(&mach, &free, bytes, run, sweep)?) * 1e6);
+    }
+    // Each point weighs as its repetitions agreed: 1 / max(spread, 5%)²,
+    // the bound a validation row is judged against, so a pass the host
+    // moved by 30% between repetitions pulls the disk less than one that
+    // held within 3% (round 20c).
+    let weights: Vec<f64> = pts
+        .iter()
+        .map(|p| 1.0 / p.1.unwrap_or(0.0).max(crate::validate::TOLERANCE).powi(2))
+        .collect();
     let lim = sg_limits(meas);
-    let mut f = fit_segments_after(&points, &host, lim)?;
+    let mut f = fit_segments_weighted(&points, &host, &weights, lim)?;
     // The model overlaps part of a call's own work with its requests on
     // the disk (pages pinned for one bio while the last is served), so
     // the free disk's work is an upper bound: read the host's part off
@@ -1214,24 +1281,18 @@ fn fit_segment_disk(
         };
         let mach = io_machine(m, &trial, meas).ok()?;
         let mut next = Vec::with_capacity(points.len());
-        for &(bytes, run, _) in &points {
-            let sim = meas
-                .host_io(bytes)
-                .direct(&with_run(&mach, &trial, run, None), &k, 1)?;
-            let sim = if write {
-                sim.direct_write_mibps
-            } else {
-                sim.direct_read_mibps
-            };
+        for &((bytes, run, _), _, sweep) in &pts {
+            let sim = call(&mach, &trial, bytes, run, sweep)?;
             let device = bytes as f64
                 / (segment_mibps(bytes, run, lim, f.latency_us, f.segment_us, f.mibps) * 1048576.0)
                 * 1e6;
             next.push((per_call(bytes, sim) * 1e6 - device).max(0.0));
         }
         host = next;
-        f = fit_segments_after(&points, &host, lim)?;
+        f = fit_segments_weighted(&points, &host, &weights, lim)?;
     }
-    Some((f, points))
+    let swept = pts.iter().any(|p| p.2);
+    Some((f, points, swept))
 }
 
 /// The block layer's limits the probe read (`max_segments`,
@@ -1265,14 +1326,25 @@ pub fn fit_segments_after(
     host_us: &[f64],
     lim: numasim::kernel::block::segments::SgLimits,
 ) -> Option<SegmentFit> {
+    fit_segments_weighted(points, host_us, &vec![1.0; points.len()], lim)
+}
+
+/// [`fit_segments_after`] with each point's squared error weighed by
+/// `weights`.
+pub fn fit_segments_weighted(
+    points: &[(u64, u64, f64)],
+    host_us: &[f64],
+    weights: &[f64],
+    lim: numasim::kernel::block::segments::SgLimits,
+) -> Option<SegmentFit> {
     use numasim::kernel::block::segments::split;
-    if points.len() < 3 || host_us.len() != points.len() {
+    if points.len() < 3 || host_us.len() != points.len() || weights.len() != points.len() {
         return None;
     }
     // Rows [requests, segments, bytes] / t, target 1 (seconds, µs scale).
     let mut ata = [[0.0f64; 3]; 3];
     let mut atb = [0.0f64; 3];
-    for (&(bytes, run, mibps), &host) in points.iter().zip(host_us) {
+    for ((&(bytes, run, mibps), &host), &w) in points.iter().zip(host_us).zip(weights) {
         if mibps <= 0.0 {
             return None;
         }
@@ -1291,9 +1363,9 @@ pub fn fit_segments_after(
         ];
         for i in 0..3 {
             for j in 0..3 {
-                ata[i][j] += row[i] * row[j];
+                ata[i][j] += w * row[i] * row[j];
             }
-            atb[i] += row[i] * device;
+            atb[i] += w * row[i] * device;
         }
     }
     let x = solve3(ata, atb)?;
@@ -1413,6 +1485,35 @@ mod segment_tests {
         let f = fit_segments(&p, LIM).unwrap();
         assert!(f.segment_us > 2.0, "{f:?}");
         assert!(f.rms_log > 0.0);
+    }
+
+    /// Round 20c: a point its repetitions spread widely (60%) pulls the
+    /// fit less than the four that held within 5%: with weights
+    /// 1 / max(spread, 5%)² a 1 MiB call of 128 segments read 30% slow
+    /// leaves the segment cost within 5% of the disk's, while weighed
+    /// alike it moves the cost by more than that.
+    #[test]
+    fn a_point_that_spread_widely_weighs_less() {
+        let mut p = synthetic(47.0, 2.0, 4100.0);
+        let run = (1u64 << 20) / 128;
+        p.push((
+            1 << 20,
+            run,
+            segment_mibps(1 << 20, run, LIM, 47.0, 2.0, 4100.0) * 0.7,
+        ));
+        let host = vec![0.0; p.len()];
+        let w: Vec<f64> = [0.05, 0.05, 0.05, 0.05, 0.6]
+            .iter()
+            .map(|s: &f64| 1.0 / s.powi(2))
+            .collect();
+        let weighed = fit_segments_weighted(&p, &host, &w, LIM).unwrap();
+        let alike = fit_segments_after(&p, &host, LIM).unwrap();
+        assert!((weighed.segment_us / 2.0 - 1.0).abs() < 0.05, "{weighed:?}");
+        assert!((alike.segment_us / 2.0 - 1.0).abs() > 0.05, "{alike:?}");
+        // Equal weights are the unweighted fit.
+        let same = fit_segments_weighted(&p, &host, &[3.0; 5], LIM).unwrap();
+        assert!((same.segment_us / alike.segment_us - 1.0).abs() < 1e-9);
+        assert!((same.mibps / alike.mibps - 1.0).abs() < 1e-9);
     }
 
     #[test]

@@ -966,6 +966,19 @@ fn segment_disk() -> numasim_probe::iofit::DiskFit {
     }
 }
 
+/// The virtio guest's queue as the segment tests read it: ext4, 4 MiB
+/// requests at most, 254 segments a request.
+fn segment_meas(read_ahead: u64) -> numasim_probe::iofit::IoMeas {
+    numasim_probe::iofit::IoMeas {
+        fs: "ext4".into(),
+        file_bytes: 64 << 20,
+        read_ahead: Some(read_ahead),
+        max_request: Some(4 << 20),
+        max_segments: Some(254),
+        ..Default::default()
+    }
+}
+
 /// Round 17: a disk simulated with a known per-segment cost (2 µs a read
 /// segment, 0.25 µs a written one, as this guest's virtio disk measured),
 /// latency and rates, read and written at 1 MiB and 128 KiB a call from a
@@ -979,14 +992,7 @@ fn the_segment_disk_is_recovered_from_both_buffers_and_its_calls() {
     use numasim_probe::iofit::{self, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
     let (_, f) = fitted(1);
     let truth = segment_disk();
-    let mut meas = IoMeas {
-        fs: "ext4".into(),
-        file_bytes: 64 << 20,
-        read_ahead: Some(128 << 10),
-        max_request: Some(4 << 20),
-        max_segments: Some(254),
-        ..IoMeas::default()
-    };
+    let mut meas = segment_meas(128 << 10);
     let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
     for (huge, size, runs) in [
         (false, LARGE_REQUEST, 200.0),
@@ -1046,6 +1052,97 @@ fn the_segment_disk_is_recovered_from_both_buffers_and_its_calls() {
         .unwrap()
         .mibps;
     assert!(sim < meas_thp * 2.0 / 3.0, "{sim} vs {meas_thp}");
+}
+
+/// Round 20c: the sweep's 1 MiB depth-1 point joins the segment disk's
+/// fit. A disk of known segment cost is read as live20-7 was: the 4 KiB
+/// buffer's passes in ~21 segments (a short lever on the segment cost)
+/// and the 1 MiB one 10% slow with a 12% spread, the huge-page passes
+/// exact within 3%, the sweep's depth-1 points exact (1 MiB in 200
+/// segments, 10% spread; 4 MiB in 300, two requests a call). Fitted with
+/// the sweep's 1 MiB point, the 4 MiB depth-1 rate (never a fit point) is
+/// predicted within 4%, and the 1 MiB point's row is calibration; without
+/// it (its buffer not counted) the segment cost fitted from the short
+/// lever misses the 4 MiB call by more than twice as much.
+#[test]
+fn the_sweeps_depth_1_point_steadies_a_4_mib_calls_segments() {
+    use numasim_probe::iofit::{self, DepthRate, IoMeas, LARGE_REQUEST, SMALL_REQUEST};
+    let (_, f) = fitted(1);
+    let truth = segment_disk();
+    let mut meas = segment_meas(4 << 20);
+    let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
+    let k = numasim::kernel::KernelConfig::defaults(&mach);
+    let at = |size: u64, runs: f64| {
+        let mut at = mach.clone();
+        at.block.as_mut().unwrap().segment_run =
+            Some(((size as f64 / runs).round() as u64).max(4096));
+        at
+    };
+    for (huge, size, runs, slow, spread) in [
+        (false, LARGE_REQUEST, 21.5, 0.9, 0.12),
+        (false, SMALL_REQUEST, 20.5, 1.0, 0.3),
+        (true, LARGE_REQUEST, 1.0, 1.0, 0.03),
+        (true, SMALL_REQUEST, 1.0, 1.0, 0.03),
+    ] {
+        meas.buffer_runs.push((huge, size, runs));
+        let mut got = IoMeas::default();
+        push_direct_rates(&mut got, &at(size, runs), size);
+        for r in &mut got.rates {
+            r.spread = Some(spread);
+            if !r.write {
+                r.mibps *= slow;
+            }
+        }
+        if huge {
+            meas.huge_rates.extend(got.rates);
+        } else {
+            meas.rates.extend(got.rates);
+        }
+    }
+    for (size, runs) in [(LARGE_REQUEST, 200.0), (4u64 << 20, 300.0)] {
+        let mibps = meas
+            .host_io(size)
+            .direct_read_depth(&at(size, runs), &k, 1, 1)
+            .unwrap();
+        meas.sweep_runs.push((size, 1, runs));
+        meas.depths.push(DepthRate {
+            request: size,
+            depth: 1,
+            mibps,
+            speedup: 1.0,
+            spread: None,
+            rate_spread: Some(0.1),
+        });
+    }
+    let row = |meas: &IoMeas| {
+        let fit = iofit::fit(&f.machine, meas).unwrap();
+        let rows = iofit::validate(&f.machine, meas, &fit);
+        let d1 = |req: &str| {
+            rows.iter()
+                .find(|r| {
+                    r.metric == "qd_read_mibps"
+                        && r.case
+                            .iter()
+                            .any(|(k, v)| k == "request" && v.as_str() == Some(req))
+                })
+                .cloned()
+                .unwrap()
+        };
+        (fit, d1("1 MiB"), d1("4 MiB"))
+    };
+    let (fit, one, four) = row(&meas);
+    assert!(fit.sweep_point, "{fit:?}");
+    assert_eq!(one.role, Some(Role::Calibration));
+    assert_eq!(four.role, Some(Role::Validation));
+    let with = four.deviation().unwrap().abs();
+    assert!(with < 0.04, "{four:?} {fit:?}");
+    let mut plain = meas.clone();
+    plain.sweep_runs.retain(|s| s.0 != LARGE_REQUEST);
+    let (old, one_old, four_old) = row(&plain);
+    assert!(!old.sweep_point);
+    assert_eq!(one_old.role, Some(Role::Validation));
+    let without = four_old.deviation().unwrap().abs();
+    assert!(without > 2.0 * with, "{without} vs {with}: {old:?}");
 }
 
 /// Runs saved before round 16b (the fixtures: no huge-page buffer, no
