@@ -98,8 +98,9 @@ pub struct SeqResult {
     /// buffer that `/proc/self/smaps` shows in huge pages (`AnonHugePages`),
     /// percent (the mean over repetitions); `None` for base pages.
     pub huge_pct: Option<f64>,
-    /// The call buffer's physically contiguous runs (the mean over
-    /// repetitions), where `/proc/self/pagemap` shows frame numbers.
+    /// The call buffer's physically contiguous runs (after [`median`]:
+    /// the repetition whose read rate is recorded), where
+    /// `/proc/self/pagemap` shows frame numbers.
     pub phys_runs: Option<f64>,
     /// A buffered read's file in the page cache after it, its mean
     /// physically contiguous run in bytes (the mean over repetitions),
@@ -243,21 +244,29 @@ pub fn median(runs: &[SeqResult]) -> Option<SeqResult> {
         m
     };
     let huge: Option<Vec<f64>> = runs.iter().map(|r| r.huge_pct).collect();
+    let reads: Vec<f64> = runs.iter().map(|r| r.read.mibps).collect();
     Some(SeqResult {
         write: median(|r| r.write),
         read: median(|r| r.read),
         huge_pct: huge.map(|h| h.iter().sum::<f64>() / h.len() as f64),
-        phys_runs: runs
-            .iter()
-            .map(|r| r.phys_runs)
-            .collect::<Option<Vec<f64>>>()
-            .map(|v| v.iter().sum::<f64>() / v.len() as f64),
+        // The buffer of the repetition whose read is the recorded one
+        // (round 20c): a mean over repetitions whose buffers differed
+        // (one past max_segments, one not) describes neither call.
+        phys_runs: runs[median_index(&reads)].phys_runs,
         cache_run: runs
             .iter()
             .map(|r| r.cache_run)
             .collect::<Option<Vec<f64>>>()
             .map(|v| v.iter().sum::<f64>() / v.len() as f64),
     })
+}
+
+/// The index of the value [`median`] records: the lower middle of the
+/// sorted values (`--quick`'s two repetitions: the lower one).
+pub fn median_index(v: &[f64]) -> usize {
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    idx.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
 }
 
 /// The mean of the repetitions' device counts; `None` unless every one
@@ -482,6 +491,36 @@ mod tests {
     /// stat.rst gives them (read I/Os 1, read sectors 3, write I/Os 5,
     /// write sectors 7, io_ticks 10), and the busy share is io_ticks over
     /// the pass's wall time: a wrong field index reads another counter.
+    /// Round 20c: the recorded buffer is the recorded read's. Two
+    /// repetitions (`--quick`), the slower of 256 runs (past
+    /// `max_segments`: two requests a call) and the faster of 200: the
+    /// record is the slower read with its 256 runs, where the mean (228)
+    /// would describe neither call.
+    #[test]
+    fn the_recorded_buffer_is_the_recorded_reads() {
+        let rep = |mibps: f64, runs: f64| {
+            let t = Throughput {
+                mibps,
+                cpu_pct_per_mibps: 0.0,
+                spread: 0.0,
+                device: None,
+            };
+            SeqResult {
+                write: t,
+                read: t,
+                huge_pct: None,
+                phys_runs: Some(runs),
+                cache_run: None,
+            }
+        };
+        let m = median(&[rep(2000.0, 200.0), rep(1200.0, 256.0)]).unwrap();
+        assert_eq!((m.read.mibps, m.phys_runs), (1200.0, Some(256.0)));
+        let m = median(&[rep(900.0, 10.0), rep(1500.0, 30.0), rep(1100.0, 20.0)]).unwrap();
+        assert_eq!((m.read.mibps, m.phys_runs), (1100.0, Some(20.0)));
+        assert_eq!(median_index(&[3.0, 1.0, 2.0, 4.0]), 2);
+        assert_eq!(median_index(&[]), 0);
+    }
+
     #[test]
     fn the_device_counters_come_from_their_stat_fields() {
         let dir = std::env::temp_dir().join(format!("numasim-devstat-{}", std::process::id()));

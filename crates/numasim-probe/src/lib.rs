@@ -632,9 +632,12 @@ fn depth_sweep(
                 c.iter().sum::<f64>() / c.len().max(1) as f64,
             ));
             // Each thread's call buffer in physical runs, the mean over
-            // threads and rounds (where pagemap shows frame numbers).
+            // threads in the round whose rate is the recorded median (where
+            // pagemap shows frame numbers; round 20c: before, the mean over
+            // rounds too, which mixed a round past max_segments with
+            // rounds under it beside one round's rate).
             if let Some(v) = runs[i][j].iter().copied().collect::<Option<Vec<f64>>>() {
-                let n = v.iter().sum::<f64>() / v.len().max(1) as f64;
+                let n = v[io::median_index(&got[i][j])];
                 records.push(rec(case(), "io_buffer_runs", "segments", n));
                 io_meas.sweep_runs.push((size, d, n));
             }
