@@ -487,10 +487,6 @@ pub fn direct_depth(
 mod tests {
     use super::*;
 
-    /// The device counters are read from the fields Documentation/block/
-    /// stat.rst gives them (read I/Os 1, read sectors 3, write I/Os 5,
-    /// write sectors 7, io_ticks 10), and the busy share is io_ticks over
-    /// the pass's wall time: a wrong field index reads another counter.
     /// Round 20c: the recorded buffer is the recorded read's. Two
     /// repetitions (`--quick`), the slower of 256 runs (past
     /// `max_segments`: two requests a call) and the faster of 200: the
@@ -521,6 +517,10 @@ mod tests {
         assert_eq!(median_index(&[]), 0);
     }
 
+    /// The device counters are read from the fields Documentation/block/
+    /// stat.rst gives them (read I/Os 1, read sectors 3, write I/Os 5,
+    /// write sectors 7, io_ticks 10), and the busy share is io_ticks over
+    /// the pass's wall time: a wrong field index reads another counter.
     #[test]
     fn the_device_counters_come_from_their_stat_fields() {
         let dir = std::env::temp_dir().join(format!("numasim-devstat-{}", std::process::id()));

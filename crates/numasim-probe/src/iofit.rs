@@ -1139,19 +1139,22 @@ fn sweep_depth1_point(meas: &IoMeas) -> Option<(DepthRate, u64)> {
         .depths
         .iter()
         .find(|d| d.request == LARGE_REQUEST && d.depth == 1 && d.mibps > 0.0)?;
-    let runs = meas
-        .sweep_runs
-        .iter()
-        .find(|s| s.0 == LARGE_REQUEST && s.1 == 1 && s.2 >= 1.0)?;
-    Some((*d1, run_bytes(LARGE_REQUEST, runs.2)))
+    Some((*d1, counted_sweep_run(meas, LARGE_REQUEST, 1)?))
 }
 
-/// The sweep's call buffers' mean run at `request` and `depth`.
-fn sweep_run(meas: &IoMeas, request: u64, depth: u32) -> u64 {
+/// The sweep's call buffers' run at `request` and `depth`, where the run
+/// counted it.
+fn counted_sweep_run(meas: &IoMeas, request: u64, depth: u32) -> Option<u64> {
     meas.sweep_runs
         .iter()
         .find(|s| s.0 == request && s.1 == depth && s.2 >= 1.0)
-        .map_or(BASE_RUN, |s| run_bytes(request, s.2))
+        .map(|s| run_bytes(request, s.2))
+}
+
+/// The sweep's call buffers' run at `request` and `depth` (base pages'
+/// where not counted).
+fn sweep_run(meas: &IoMeas, request: u64, depth: u32) -> u64 {
+    counted_sweep_run(meas, request, depth).unwrap_or(BASE_RUN)
 }
 
 /// `mach` for one pass: its requests' memory in runs of `run` bytes

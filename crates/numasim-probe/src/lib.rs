@@ -387,7 +387,8 @@ fn repeat_disturbed_passes(
         if n == 0 {
             continue;
         }
-        every_round[j] = Some(std::array::from_fn(|f| bench::spread(&acc.0[f])));
+        let all_spread: [f64; 4] = std::array::from_fn(|f| bench::spread(&acc.0[f]));
+        every_round[j] = Some(all_spread);
         for (f, v) in acc.0.iter_mut().enumerate() {
             let all = v.len();
             *v = bench::kept(v);
@@ -398,7 +399,7 @@ fn repeat_disturbed_passes(
                     size_label(p.size as u64),
                     p.page.label(),
                     before[f] * 100.0,
-                    every_round[j].map_or(0.0, |s: [f64; 4]| s[f]) * 100.0,
+                    all_spread[f] * 100.0,
                     bench::spread(v) * 100.0,
                     v.len()
                 ));

@@ -638,11 +638,11 @@ const INDEX_MIN_SLOTS: usize = 16;
 impl Index {
     /// A key's hash, its top half kept (offsets are the simulator's own,
     /// not an adversary's: the golden ratio's multiple).
-    #[inline]
     /// The key's low bit (an edge's side) is bit 32 of the fingerprint,
     /// below the hash of the rest, so that both sides of one boundary
     /// have one home and probe one run (the table is at most 2^31 slots,
     /// so a home never reaches bit 32).
+    #[inline]
     fn fingerprint(k: u64) -> u64 {
         ((k >> 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) & !0x1_ffff_ffff) | (k & 1) << 32
     }
