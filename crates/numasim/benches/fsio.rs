@@ -156,7 +156,9 @@ fn ext2_laydown(c: &mut Criterion) {
         stripe_width: UNIT * layer.stripe.disks,
         copy_bytes_per_ns: b.copy_gbps,
         drain_bytes_per_ns: m.disk_write_bytes_per_s() / 1e9,
-        dirty_bytes: m.mem_bytes() / 10,
+        // 2.6.15 default thresholds: 40% dirty, 10% background.
+        dirty_bytes: m.mem_bytes() * 2 / 5,
+        background_bytes: m.mem_bytes() / 10,
         capacity: layer.volume_bytes() / 2,
         seed: 1,
     };

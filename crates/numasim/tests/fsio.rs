@@ -47,6 +47,7 @@ fn lay(fs: FsKind, writers: u64, seed: u64) -> Vec<numasim::kernel::fs::layout::
         copy_bytes_per_ns: 1.2,
         drain_bytes_per_ns: 12.0,
         dirty_bytes: 9 << 30,
+        background_bytes: 2 << 30,
         capacity: 4 << 40,
         seed,
     }
@@ -69,6 +70,86 @@ fn every_byte_written_has_one_place_and_files_never_overlap() {
             assert!(w[0].0 + w[0].1 <= w[1].0, "{fs:?}: runs overlap {w:?}");
         }
     }
+}
+
+/// 2.6.15 `balance_dirty_pages()` returns at once while the dirty and
+/// under-writeback pages are under the dirty threshold: writers that finish
+/// before reaching it never sleep, so their layout does not depend on how
+/// fast the disks drain. Writers at the threshold from the start (a steady
+/// state) sleep every 8 pages, and their layout follows the disks.
+#[test]
+fn ext2_writers_under_the_dirty_threshold_never_sleep() {
+    let lay = |dirty: u64, drain: f64| {
+        LayDown {
+            fs: FsKind::Ext2,
+            writers: 8,
+            file_bytes: 48 << 20,
+            block: 4096,
+            page: 16384,
+            stripe_unit: 512 << 10,
+            stripe_width: 256 * (512 << 10),
+            copy_bytes_per_ns: 1.2,
+            drain_bytes_per_ns: drain,
+            dirty_bytes: dirty,
+            background_bytes: dirty / 4,
+            capacity: 4 << 40,
+            seed: 5,
+        }
+        .run()
+        .unwrap()
+    };
+    // 8 writers fill 9.6 bytes/ns, faster than either drain: only the
+    // threshold keeps them from sleeping.
+    assert_eq!(lay(9 << 30, 1.0), lay(9 << 30, 4.0));
+    assert_ne!(lay(0, 1.0), lay(0, 4.0));
+}
+
+/// The writers reach the dirty threshold when what they dirty, less what
+/// pdflush drains from the background threshold on, fills it.
+#[test]
+fn throttling_begins_when_the_writers_fill_the_dirty_threshold() {
+    let l = LayDown {
+        fs: FsKind::Ext2,
+        writers: 8,
+        file_bytes: 64 << 30,
+        block: 4096,
+        page: 16384,
+        stripe_unit: 512 << 10,
+        stripe_width: 256 * (512 << 10),
+        copy_bytes_per_ns: 1.2,
+        drain_bytes_per_ns: 4.0,
+        dirty_bytes: 4 << 30,
+        background_bytes: 1 << 30,
+        capacity: 4 << 40,
+        seed: 1,
+    };
+    // Nothing drains up to 1 GiB (9.6 bytes/ns in), then 5.6 net.
+    let want = (1u64 << 30) as f64 / 9.6 + (3u64 << 30) as f64 / 5.6;
+    assert!(
+        (l.throttled_from_ns() - want).abs() < 1.0,
+        "{}",
+        l.throttled_from_ns()
+    );
+    // Disks faster than the writers, or files that end first: never.
+    let fast = LayDown {
+        drain_bytes_per_ns: 10.0,
+        ..l
+    };
+    assert!(fast.throttled_from_ns().is_infinite());
+    let short = LayDown {
+        file_bytes: 64 << 20,
+        ..l
+    };
+    assert!(short.throttled_from_ns().is_infinite());
+    // At the threshold from the start.
+    assert_eq!(
+        LayDown {
+            dirty_bytes: 0,
+            ..l
+        }
+        .throttled_from_ns(),
+        0.0
+    );
 }
 
 #[test]
@@ -119,6 +200,7 @@ fn xfs_files_sharing_an_ag_interleave_in_extents_of_their_dirty_backlog() {
             copy_bytes_per_ns: 1.2,
             drain_bytes_per_ns: 12.0,
             dirty_bytes: dirty,
+            background_bytes: dirty / 4,
             capacity: 4 << 30,
             seed,
         }
@@ -636,6 +718,7 @@ fn a_file_set_larger_than_the_volume_is_enospc_not_a_crash() {
         copy_bytes_per_ns: 1.2,
         drain_bytes_per_ns: 12.0,
         dirty_bytes: 9 << 30,
+        background_bytes: 2 << 30,
         capacity: 100 << 20,
         seed: 1,
     }

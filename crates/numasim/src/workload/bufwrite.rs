@@ -679,8 +679,10 @@ impl BufferedWrite<'_> {
                     stripe_width: layer.stripe.unit * layer.stripe.disks,
                     copy_bytes_per_ns: self.b.copy_gbps,
                     drain_bytes_per_ns: demand.max(1e-9),
-                    // Ext2/Ext3 allocate in the write path: unused.
+                    // The steady state: the writers are at the dirty
+                    // threshold from the start, throttled throughout.
                     dirty_bytes: 0,
+                    background_bytes: 0,
                     capacity: layer.volume_bytes() / 2,
                     seed: self.seed,
                 }

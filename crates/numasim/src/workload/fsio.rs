@@ -330,6 +330,7 @@ impl Step {
     pub fn read_once(&self, m: &Machine, k: &KernelConfig, seed: u64, n: u64) -> Option<IoRun> {
         let b = m.block.as_ref().expect("checked");
         let mut layer = BlockLayer::new(m, self.stripe_unit, seed);
+        let limits = DirtyLimits::from_sysctl(&k.vm).thresholds(m.mem_bytes() as f64);
         let files = LayDown {
             fs: self.fs,
             writers: n,
@@ -343,9 +344,8 @@ impl Step {
             drain_bytes_per_ns: m.disk_write_bytes_per_s() / 1e9,
             // The dd writers run at the disks' pace, held at the dirty
             // threshold (balance_dirty_pages()).
-            dirty_bytes: DirtyLimits::from_sysctl(&k.vm)
-                .thresholds(m.mem_bytes() as f64)
-                .1 as u64,
+            dirty_bytes: limits.1 as u64,
+            background_bytes: limits.0 as u64,
             capacity: self.capacity(&layer),
             seed,
         }

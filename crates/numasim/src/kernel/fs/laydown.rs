@@ -2,11 +2,16 @@
 //! (F10), and where that puts each file's blocks (F1, F2).
 //!
 //! Writer timing, all from the seed: each `dd` starts a little after the
-//! previous one (fork and exec from a shell loop); it copies
-//! `ratelimit_pages` pages at the CPU's copy rate and then, the dirty
-//! limit being reached, sleeps in `balance_dirty_pages()` for a draw whose
-//! mean lets the writers together go no faster than the disks. No random
-//! factor touches a result: the seed only moves these moments.
+//! previous one (fork and exec from a shell loop) and copies at the CPU's
+//! copy rate. Nothing throttles it while the dirty and under-writeback
+//! pages stay under the dirty threshold (`balance_dirty_pages()` breaks
+//! out at once): the writers fill memory at their copy rate, pdflush
+//! draining at the disks' from the background threshold on. Once the
+//! threshold is reached (`dirty_exceeded`), a writer checks every 8
+//! pages (`balance_dirty_pages_ratelimited()`) and each check sleeps it
+//! for a draw whose mean lets the writers together go no faster than the
+//! disks. No random factor touches a result: the seed only moves these
+//! moments.
 //!
 //! - Ext2/Ext3 allocate in the write path, a block at a time, as
 //!   `balloc.rs` describes: each file aims at its pid's colour of the
@@ -37,7 +42,11 @@ use rand::RngExt;
 
 /// Mainline reference values (2.6.15), kept as parameters of the lay-down.
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
-pub const RATELIMIT_PAGES: u64 = 32;
+/// Pages a writer dirties between two checks once the dirty threshold
+/// is exceeded (`balance_dirty_pages_ratelimited()`: `if
+/// (dirty_exceeded) ratelimit = 8`, mm/page-writeback.c); under it the
+/// checks come every `ratelimit_pages` and never sleep.
+pub const DIRTY_EXCEEDED_RATELIMIT_PAGES: u64 = 8;
 /// Mean gap between two `dd` starts from a shell loop (choice, docs/io.md).
 pub const SPAWN_GAP_NS: u64 = 2_000_000;
 
@@ -57,8 +66,13 @@ pub struct LayDown {
     pub drain_bytes_per_ns: f64,
     /// Dirty bytes the throttled writers hold between them when writeback
     /// reaches their pages (the dirty threshold): XFS's delalloc extents
-    /// run that far ahead of pdflush.
+    /// run that far ahead of pdflush. Ext2/Ext3: the writers are throttled
+    /// once the dirty and under-writeback bytes reach it (0: from the
+    /// start, as in a steady state at the threshold).
     pub dirty_bytes: u64,
+    /// The background threshold: pdflush starts draining at the disks'
+    /// rate once the dirty bytes pass it.
+    pub background_bytes: u64,
     pub capacity: u64,
     pub seed: u64,
 }
@@ -107,10 +121,37 @@ impl LayDown {
         Ok(d.files)
     }
 
+    /// When the writers, all copying from the start, bring the dirty and
+    /// under-writeback bytes to the dirty threshold, ns (infinite where
+    /// they never do: the disks keep up, or the files end first). Up to
+    /// the background threshold nothing drains; past it pdflush writes at
+    /// the disks' rate.
+    pub fn throttled_from_ns(&self) -> f64 {
+        let fill = self.writers as f64 * self.copy_bytes_per_ns;
+        if self.dirty_bytes == 0 || fill <= 0.0 {
+            return 0.0;
+        }
+        let bg = self.background_bytes.min(self.dirty_bytes) as f64;
+        let net = fill - self.drain_bytes_per_ns;
+        if net <= 0.0 {
+            return f64::INFINITY;
+        }
+        let t = bg / fill + (self.dirty_bytes as f64 - bg) / net;
+        // Every file written before then: nobody is ever throttled.
+        if t * self.copy_bytes_per_ns >= self.file_bytes as f64 {
+            f64::INFINITY
+        } else {
+            t
+        }
+    }
+
     fn ext(&self, vol: &mut ExtAlloc) -> Result<Vec<FileLayout>, Enospc> {
         let n = self.writers as usize;
         let starts = self.start_times();
-        let burst = (RATELIMIT_PAGES * self.page).min(self.file_bytes).max(1);
+        let throttled_from = self.throttled_from_ns();
+        let burst = (DIRTY_EXCEEDED_RATELIMIT_PAGES * self.page)
+            .min(self.file_bytes)
+            .max(1);
         let burst_ns = burst as f64 / self.copy_bytes_per_ns;
         // Writers together go at the disks' rate: each sleeps, on average,
         // the time the others' bursts take to drain beyond its own.
@@ -171,11 +212,15 @@ impl LayDown {
                 continue;
             }
             // The writer reaches byte `written` after copying it and after
-            // one balance_dirty_pages() sleep per burst boundary passed.
+            // one balance_dirty_pages() sleep per burst boundary it passed
+            // over the dirty threshold; under it the check sleeps nothing.
             let boundaries = w.written / burst;
             while w.slept < boundaries {
-                w.sleep_ns += rng.random_range(0.0..=2.0 * mean_sleep);
                 w.slept += 1;
+                let at = w.start + (w.slept * burst) as f64 / self.copy_bytes_per_ns + w.sleep_ns;
+                if at >= throttled_from {
+                    w.sleep_ns += rng.random_range(0.0..=2.0 * mean_sleep);
+                }
             }
             let t = w.start + w.written as f64 / self.copy_bytes_per_ns + w.sleep_ns;
             q.replace_top(Time(t as u64), i)
