@@ -152,6 +152,22 @@ fn throttling_begins_when_the_writers_fill_the_dirty_threshold() {
     );
 }
 
+/// Ext2 writers that pdflush keeps up with never reach the dirty
+/// threshold: each goes at its write path's pace and their files
+/// interleave at the preallocation's grain. Where pdflush is flat out
+/// (a slow page writeback), the writers sit at the threshold and copy 8
+/// pages between sleeps: coarser runs, larger write I/Os.
+#[test]
+fn throttled_ext2_writers_interleave_more_coarsely_than_free_ones() {
+    let step = "workload = \"buffered-write\"\nfs = \"ext2\"\nthreads = 8\n";
+    let free = scenario("", step).unwrap();
+    let held = scenario_with("[machine.block]\nwriteback_page_ns = 100000", "", step).unwrap();
+    assert!(get(&free, "pdflush_cpu_pct", 8) < 50.0);
+    assert!(get(&held, "pdflush_cpu_pct", 8) > 95.0);
+    let (f, h) = (get(&free, "avg_io_kib", 8), get(&held, "avg_io_kib", 8));
+    assert!(h > 1.5 * f, "throttled {h} KiB, free {f} KiB");
+}
+
 #[test]
 fn xfs_keeps_files_contiguous_where_ext2_interleaves_them() {
     let runs = |fs| lay(fs, 8, 1).iter().map(|f| f.runs.len()).sum::<usize>();

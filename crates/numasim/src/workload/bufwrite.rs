@@ -668,26 +668,36 @@ impl BufferedWrite<'_> {
                     },
                 }
             }
-            FsKind::Ext2 | FsKind::Ext3 => Files::Laid(
-                LayDown {
-                    fs: self.fs,
-                    writers: n as u64,
-                    file_bytes: self.sim_file_bytes,
-                    block: self.block,
-                    page,
-                    stripe_unit: layer.stripe.unit,
-                    stripe_width: layer.stripe.unit * layer.stripe.disks,
-                    copy_bytes_per_ns: self.b.copy_gbps,
-                    drain_bytes_per_ns: demand.max(1e-9),
-                    // The steady state: the writers are at the dirty
-                    // threshold from the start, throttled throughout.
-                    dirty_bytes: 0,
-                    background_bytes: 0,
-                    capacity: layer.volume_bytes() / 2,
-                    seed: self.seed,
-                }
-                .run()?,
-            ),
+            FsKind::Ext2 | FsKind::Ext3 => {
+                // Where pdflush is flat out the writers sit at the dirty
+                // threshold and write back themselves: throttled
+                // throughout, they copy in bursts between sleeps. Else
+                // balance_dirty_pages() never stops them and each goes at
+                // its own write path's pace.
+                let throttled = st.tw.writers > 0.0;
+                Files::Laid(
+                    LayDown {
+                        fs: self.fs,
+                        writers: n as u64,
+                        file_bytes: self.sim_file_bytes,
+                        block: self.block,
+                        page,
+                        stripe_unit: layer.stripe.unit,
+                        stripe_width: layer.stripe.unit * layer.stripe.disks,
+                        copy_bytes_per_ns: if throttled {
+                            self.b.copy_gbps
+                        } else {
+                            demand.max(1e-9) / n.max(1) as f64
+                        },
+                        drain_bytes_per_ns: demand.max(1e-9),
+                        dirty_bytes: if throttled { 0 } else { u64::MAX },
+                        background_bytes: 0,
+                        capacity: layer.volume_bytes() / 2,
+                        seed: self.seed,
+                    }
+                    .run()?,
+                )
+            }
         };
         let (disk_rate, ios, bytes, busy) = self.disks(
             layer,
