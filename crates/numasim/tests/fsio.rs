@@ -35,7 +35,8 @@ fn get(recs: &[Record], metric: &str, threads: u64) -> f64 {
         .unwrap_or_else(|| panic!("no {metric} at {threads} threads"))
 }
 
-fn lay(fs: FsKind, writers: u64, seed: u64) -> Vec<numasim::kernel::fs::layout::FileLayout> {
+/// `writers` files of 48 MiB on a 4 TiB volume of 256 disks.
+fn laydown(fs: FsKind, writers: u64, seed: u64) -> LayDown {
     LayDown {
         fs,
         writers,
@@ -51,8 +52,10 @@ fn lay(fs: FsKind, writers: u64, seed: u64) -> Vec<numasim::kernel::fs::layout::
         capacity: 4 << 40,
         seed,
     }
-    .run()
-    .unwrap()
+}
+
+fn lay(fs: FsKind, writers: u64, seed: u64) -> Vec<numasim::kernel::fs::layout::FileLayout> {
+    laydown(fs, writers, seed).run().unwrap()
 }
 
 #[test]
@@ -81,19 +84,10 @@ fn every_byte_written_has_one_place_and_files_never_overlap() {
 fn ext2_writers_under_the_dirty_threshold_never_sleep() {
     let lay = |dirty: u64, drain: f64| {
         LayDown {
-            fs: FsKind::Ext2,
-            writers: 8,
-            file_bytes: 48 << 20,
-            block: 4096,
-            page: 16384,
-            stripe_unit: 512 << 10,
-            stripe_width: 256 * (512 << 10),
-            copy_bytes_per_ns: 1.2,
             drain_bytes_per_ns: drain,
             dirty_bytes: dirty,
             background_bytes: dirty / 4,
-            capacity: 4 << 40,
-            seed: 5,
+            ..laydown(FsKind::Ext2, 8, 5)
         }
         .run()
         .unwrap()
@@ -109,19 +103,11 @@ fn ext2_writers_under_the_dirty_threshold_never_sleep() {
 #[test]
 fn throttling_begins_when_the_writers_fill_the_dirty_threshold() {
     let l = LayDown {
-        fs: FsKind::Ext2,
-        writers: 8,
         file_bytes: 64 << 30,
-        block: 4096,
-        page: 16384,
-        stripe_unit: 512 << 10,
-        stripe_width: 256 * (512 << 10),
-        copy_bytes_per_ns: 1.2,
         drain_bytes_per_ns: 4.0,
         dirty_bytes: 4 << 30,
         background_bytes: 1 << 30,
-        capacity: 4 << 40,
-        seed: 1,
+        ..laydown(FsKind::Ext2, 8, 1)
     };
     // Nothing drains up to 1 GiB (9.6 bytes/ns in), then 5.6 net.
     let want = (1u64 << 30) as f64 / 9.6 + (3u64 << 30) as f64 / 5.6;
