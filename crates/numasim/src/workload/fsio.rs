@@ -342,8 +342,9 @@ impl Step {
             copy_bytes_per_ns: b.copy_gbps,
             // The writers' data drains at the drives' write rate.
             drain_bytes_per_ns: m.disk_write_bytes_per_s() / 1e9,
-            // The dd writers run at the disks' pace, held at the dirty
-            // threshold (balance_dirty_pages()).
+            // From free memory (remounted between tests) the dd writers
+            // run free until they fill it to the dirty threshold, then at
+            // the disks' pace (balance_dirty_pages()).
             dirty_bytes: limits.1 as u64,
             background_bytes: limits.0 as u64,
             capacity: self.capacity(&layer),
