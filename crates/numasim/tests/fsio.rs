@@ -154,6 +154,28 @@ fn throttled_ext2_writers_interleave_more_coarsely_than_free_ones() {
     assert!(h > 1.5 * f, "throttled {h} KiB, free {f} KiB");
 }
 
+/// Ext2 readers of files laid down side by side issue runs of a few
+/// blocks that abut the other readers' runs on the disk. A sorting
+/// elevator (deadline) finds such a neighbour wherever it is queued and
+/// merges; 2.6.15's noop merges into the last merged request only, so
+/// most runs go to the disk alone: smaller I/Os, a slower read.
+#[test]
+fn noop_merges_fewer_ext2_pieces_than_deadline() {
+    let step = "workload = \"buffered-read\"\nfs = \"ext2\"\nthreads = 8\nfile_size = \"64 MiB\"\n";
+    let read = |el: &str| {
+        scenario_with(
+            &format!("[machine.block]\nelevator = \"{el}\""),
+            "buffer_policy = \"interleave\"",
+            step,
+        )
+        .unwrap()
+    };
+    let (noop, deadline) = (read("noop"), read("deadline"));
+    let (n, d) = (get(&noop, "avg_io_kib", 8), get(&deadline, "avg_io_kib", 8));
+    assert!(d > 1.3 * n, "deadline {d} KiB, noop {n} KiB");
+    assert!(get(&deadline, "read_gibps", 8) > get(&noop, "read_gibps", 8));
+}
+
 #[test]
 fn xfs_keeps_files_contiguous_where_ext2_interleaves_them() {
     let runs = |fs| lay(fs, 8, 1).iter().map(|f| f.runs.len()).sum::<usize>();

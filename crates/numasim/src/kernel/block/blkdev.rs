@@ -12,9 +12,11 @@
 //!   for a write (NAND programs slower than it reads; a platter does not).
 //!
 //! The queue merges a request into a queued one it directly follows or
-//! precedes (same direction, up to `max_request`), and the disk takes the
-//! next request in C-LOOK order (the nearest at or after the head, else the
-//! lowest).
+//! precedes (same direction, up to `max_request`): any such one under a
+//! sorting elevator (its hash of request ends), the last merged one only
+//! under noop (2.6.15 `q->last_merge`). The disk takes the next request in
+//! C-LOOK order (the nearest at or after the head, else the lowest), or
+//! in arrival order under noop.
 
 use crate::engine::{Dur, SimRng, Time};
 use rand::RngExt;
@@ -441,6 +443,9 @@ pub struct DiskState {
     pub stats: DiskStats,
     /// Emptied part lists `enqueue` spills merged parts into.
     spare: PartPool,
+    /// Merge into the last merged request only (noop), not into any
+    /// queued request the new one abuts.
+    pub last_merge_only: bool,
 }
 
 /// The request queue, in arrival order (a request keeps its place when
@@ -470,6 +475,9 @@ struct Queue {
     /// never reads it, and its upkeep was a tenth of a noop read's time.
     by_off: BTreeSet<(u64, u64)>,
     sorted: bool,
+    /// The request the last merge went into, or the first queued since
+    /// none was (`q->last_merge`); cleared when it is dispatched.
+    last_merge: Option<u64>,
 }
 
 /// Queued requests by arrival number: a ring from the oldest still queued
@@ -881,17 +889,36 @@ impl Queue {
     fn push(&mut self, req: Req) {
         let seq = self.reqs.push(req);
         self.index(seq);
+        if self.last_merge.is_none() {
+            self.last_merge = Some(seq);
+        }
     }
 
     fn take(&mut self, seq: u64) -> Req {
+        if self.last_merge == Some(seq) {
+            self.last_merge = None;
+        }
         self.unindex(seq);
         self.reqs.remove(seq)
+    }
+
+    /// 2.6.15's noop: a bio merges into `q->last_merge` only (the generic
+    /// `elv_merge()` tries it, and noop has no merge function of its own;
+    /// block/elevator.c, block/noop-iosched.c), at its back or its front.
+    fn last_merge_target(&self, off: u64, len: u64, write: bool, max_request: u64) -> Option<u64> {
+        let s = self.last_merge?;
+        let h = self.reqs.head(s);
+        (h.write() == write
+            && h.len + len <= max_request
+            && (h.end() == off || off + len == h.off()))
+        .then_some(s)
     }
 }
 
 impl DiskState {
     pub fn new(rng: SimRng) -> DiskState {
         DiskState {
+            last_merge_only: false,
             head: 0,
             last_write: false,
             idle_since: Time::ZERO,
@@ -964,6 +991,9 @@ impl DiskState {
     }
     /// The queued request `len` bytes at `off` merge into (`merge_target`).
     fn merge_slot(&mut self, off: u64, len: u64, write: bool, max: u64) -> Option<u64> {
+        if self.last_merge_only {
+            return self.queue.last_merge_target(off, len, write, max);
+        }
         self.queue.merging_below(max);
         // Nothing in the model queues an empty request; should one come,
         // `merge_target` looks at each queued request for it.
@@ -989,6 +1019,7 @@ impl DiskState {
             len: len0 + len,
         };
         self.queue.reindex(seq, w, (off0, len0), start, len0 + len);
+        self.queue.last_merge = Some(seq);
         self.stats.merges += 1;
     }
     /// Whether `enqueue` would merge a request of `len` at `off` into a
@@ -996,6 +1027,12 @@ impl DiskState {
     /// `elv_merge()` before `get_request()`). Read only; asked only when
     /// the queue has no request free.
     pub fn would_merge(&self, off: u64, len: u64, write: bool, max_request: u64) -> bool {
+        if self.last_merge_only {
+            return self
+                .queue
+                .last_merge_target(off, len, write, max_request)
+                .is_some();
+        }
         self.queue
             .merge_target(off, len, write, max_request)
             .is_some()
@@ -1181,6 +1218,41 @@ mod tests {
             "lists were reused"
         );
         assert!(!pool.boxes.is_empty(), "boxes were reused");
+    }
+
+    /// 2.6.15's noop merges a bio into `q->last_merge` only: the request
+    /// the last merge went into, or the first queued since there was none.
+    /// A piece that abuts another queued request goes in as its own, where
+    /// the sorting elevators' hash finds that request and merges.
+    #[test]
+    fn noop_merges_into_the_last_merged_request_only() {
+        let k = 4 << 10;
+        let run = |last_only: bool| {
+            let mut d = DiskState::new(stream(1, "d", 0));
+            d.last_merge_only = last_only;
+            d.enqueue(req(0, k), 512 << 10); // A: the last merge target
+            d.enqueue(req(100 * k, k), 512 << 10); // B
+            d.enqueue(req(k, k), 512 << 10); // after A: merges either way
+            d.enqueue(req(101 * k, k), 512 << 10); // after B
+            (d.queued(), d.stats.merges)
+        };
+        assert_eq!(run(true), (3, 1));
+        assert_eq!(run(false), (2, 2));
+        // Once A is dispatched nothing is the last merge; the next request
+        // queued becomes it, and the next piece after it merges.
+        let mut d = DiskState::new(stream(1, "d", 0));
+        d.last_merge_only = true;
+        d.enqueue(req(0, k), 512 << 10);
+        d.enqueue(req(100 * k, k), 512 << 10);
+        let m = DiskModel {
+            noop: true,
+            ..model()
+        };
+        let (first, _) = d.dispatch(Time::ZERO, &m).expect("queued");
+        assert_eq!(first.off, 0);
+        d.enqueue(req(200 * k, k), 512 << 10);
+        d.enqueue(req(201 * k, k), 512 << 10);
+        assert_eq!((d.queued(), d.stats.merges), (2, 1));
     }
 
     #[test]

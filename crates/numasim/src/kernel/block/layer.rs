@@ -239,7 +239,11 @@ impl BlockLayer {
             model: DiskModel::from_machine(b, mibps, write_mibps),
             stripe: Stripe::new(ndisks as u64, unit),
             disks: (0..ndisks)
-                .map(|d| DiskState::new(stream(seed, "disk-rotation", d as u64)))
+                .map(|d| {
+                    let mut disk = DiskState::new(stream(seed, "disk-rotation", d as u64));
+                    disk.last_merge_only = b.elevator_noop;
+                    disk
+                })
                 .collect(),
             disk_ctrl: (0..ndisks).map(|d| d * nctrl / ndisks).collect(),
             ctrl_ionode: (0..nctrl).map(|c| c * nio / nctrl).collect(),
