@@ -253,6 +253,35 @@ fn xfs_files_sharing_an_ag_interleave_in_extents_of_their_dirty_backlog() {
     assert_eq!(small, lay(256 << 20, 1));
 }
 
+/// XFS writers that never reach the dirty threshold (the disks keep up)
+/// leave pdflush the background threshold's backlog, a quarter of the
+/// dirty one here: smaller delalloc extents, more of them, where files
+/// share AGs. Throttled writers hold the dirty threshold.
+#[test]
+fn xfs_backlog_is_the_background_threshold_until_writers_are_throttled() {
+    // 32 files of 96 MiB on a 4 GiB volume: four to each of its 8 AGs.
+    let lay = |drain: f64| LayDown {
+        writers: 32,
+        file_bytes: 96 << 20,
+        stripe_width: 8 * (512 << 10),
+        drain_bytes_per_ns: drain,
+        dirty_bytes: 2 << 30,
+        background_bytes: 512 << 20,
+        capacity: 4 << 30,
+        ..laydown(FsKind::Xfs, 32, 1)
+    };
+    let runs = |l: LayDown| l.run().unwrap().iter().map(|f| f.runs.len()).sum::<usize>();
+    // The writers fill 38.4 bytes/ns: disks at 12 fall behind and the
+    // threshold comes before the files end; at 40 it never does.
+    assert!(lay(12.0).throttled_from_ns().is_finite());
+    assert!(lay(40.0).throttled_from_ns().is_infinite());
+    let (held, background) = (runs(lay(12.0)), runs(lay(40.0)));
+    assert!(
+        background > held,
+        "background {background} runs, throttled {held}"
+    );
+}
+
 #[test]
 fn ext2_layout_follows_the_writers_seeded_timing() {
     let a = lay(FsKind::Ext2, 4, 1);

@@ -114,7 +114,16 @@ impl LayDown {
         // file i is the i-th writer to start).
         let chunk = MAX_WRITEBACK_PAGES * self.page;
         let mut walk = WritebackWalk::new(&sizes, chunk, chunk, self.page, 0.0, 0, 0.0, 0);
-        let backlog = self.dirty_bytes / self.writers.max(1);
+        // The dirty pages writeback finds ahead of it: the dirty threshold
+        // where the writers reach it (throttled, they hold it), else the
+        // background threshold that pdflush's background writeout holds
+        // them near (it writes until they are under it).
+        let held = if self.throttled_from_ns().is_finite() {
+            self.dirty_bytes
+        } else {
+            self.background_bytes.min(self.dirty_bytes)
+        };
+        let backlog = held / self.writers.max(1);
         while let Some((i, off, len)) = walk.next_io() {
             d.writeback(order[i], off, len, off.saturating_add(backlog))?;
         }
