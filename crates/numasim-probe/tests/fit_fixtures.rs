@@ -952,6 +952,14 @@ const SEGMENT_KEYS: [&str; 4] = [
     "max_segments",
 ];
 
+/// `mach` reading a call of `size` bytes whose buffer lies in `runs`
+/// contiguous runs (`[block] segment_run`, at least a 4 KiB page).
+fn with_buffer_runs(mach: &Machine, size: u64, runs: f64) -> Machine {
+    let mut at = mach.clone();
+    at.block.as_mut().unwrap().segment_run = Some(((size as f64 / runs).round() as u64).max(4096));
+    at
+}
+
 /// A disk with a per-segment cost as this guest's virtio disk measured
 /// (2 µs a read segment, 0.25 µs a written one), 50/40 µs latencies and
 /// 4,000/4,500 MiB/s.
@@ -1001,11 +1009,8 @@ fn the_segment_disk_is_recovered_from_both_buffers_and_its_calls() {
         (true, SMALL_REQUEST, 1.0),
     ] {
         meas.buffer_runs.push((huge, size, runs));
-        let mut at = mach.clone();
-        let run = ((size as f64 / runs).round() as u64).max(4096);
-        at.block.as_mut().unwrap().segment_run = Some(run);
         let mut got = IoMeas::default();
-        push_direct_rates(&mut got, &at, size);
+        push_direct_rates(&mut got, &with_buffer_runs(&mach, size, runs), size);
         if huge {
             meas.huge_rates.extend(got.rates);
         } else {
@@ -1072,12 +1077,7 @@ fn the_sweeps_depth_1_point_steadies_a_4_mib_calls_segments() {
     let mut meas = segment_meas(4 << 20);
     let mach = iofit::io_machine(&f.machine, &truth, &meas).unwrap();
     let k = numasim::kernel::KernelConfig::defaults(&mach);
-    let at = |size: u64, runs: f64| {
-        let mut at = mach.clone();
-        at.block.as_mut().unwrap().segment_run =
-            Some(((size as f64 / runs).round() as u64).max(4096));
-        at
-    };
+    let at = |size: u64, runs: f64| with_buffer_runs(&mach, size, runs);
     for (huge, size, runs, slow, spread) in [
         (false, LARGE_REQUEST, 21.5, 0.9, 0.12),
         (false, SMALL_REQUEST, 20.5, 1.0, 0.3),
