@@ -521,13 +521,30 @@ fn run_and_print_all(
     }
     warn_unmatched(sc, sets, &records);
     for w in run::default_warnings(sc, sets) {
-        eprintln!("numasim: warning: {w}");
+        if first_time_shown(&w) {
+            eprintln!("numasim: warning: {w}");
+        }
     }
     Ok(Ran {
         records,
         artifacts,
         run_ms: Some(elapsed.as_secs_f64() * 1e3),
     })
+}
+
+/// Whether a default warning is new to this process. `replay --all` runs
+/// several experiments on one built-in machine; what a machine leaves to
+/// defaults is said once (the text from "on machine", so the same cause
+/// under another workload's name is not said again).
+fn first_time_shown(w: &str) -> bool {
+    static SHOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let key = w.find("on machine ").map_or(w, |i| &w[i..]).to_string();
+    let mut shown = SHOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if shown.contains(&key) {
+        return false;
+    }
+    shown.push(key);
+    true
 }
 
 /// Warn of [[paper]] rows no record matched (a typo, or a --set that moved the case).
