@@ -343,6 +343,17 @@ fn replay_all_on_a_non_terminal_stderr_prints_one_line_per_experiment() {
         "{e}"
     );
     assert!(lines.iter().all(|l| l.ends_with(" s left")), "{e}");
+    // What a built-in machine leaves to defaults is said once per machine
+    // and cause, however many experiments run on it.
+    let warned: Vec<&str> = e
+        .lines()
+        .filter(|l| l.starts_with("numasim: warning:"))
+        .filter_map(|l| l.find("on machine ").map(|i| &l[i..]))
+        .collect();
+    let mut once = warned.clone();
+    once.sort_unstable();
+    once.dedup();
+    assert_eq!(once.len(), warned.len(), "{e}");
 }
 
 #[test]
