@@ -666,7 +666,35 @@ fn costly_steps_run_fast_or_are_refused_with_their_cost() {
          [[run]]\nworkload = \"pagecache-count\"\ncpus = [4096]\nops = 100000\n",
     )
     .unwrap();
+    // Direct I/O in sector-sized calls: each call is simulated, so the
+    // bound is on calls, not bytes.
+    let sectors = d.join("sectors.toml");
+    std::fs::write(
+        &sectors,
+        "name = \"s\"\n[machine]\npreset = \"altix-a3700\"\n[[run]]\nworkload = \"direct-io\"\n\
+         fs = \"xfs\"\nthreads = [16]\nfile_size = \"1 GiB\"\nio_size = \"512 B\"\n",
+    )
+    .unwrap();
+    // A call off the sector is the kernel's EINVAL, at any size.
+    let unaligned = d.join("unaligned.toml");
+    std::fs::write(
+        &unaligned,
+        std::fs::read_to_string(&sectors)
+            .unwrap()
+            .replace("[16]", "[1]")
+            .replace("\"1 GiB\"", "\"1 MiB\"")
+            .replace("\"512 B\"", "1000"),
+    )
+    .unwrap();
+    let o = numasim(&["run", unaligned.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("run[0].io_size") && stderr(&o).contains("512-byte sector"),
+        "{}",
+        stderr(&o)
+    );
     let cases: &[(&[&str], &str)] = &[
+        (&["run", sectors.to_str().unwrap()], "run[0].io_size"),
         (&["run", list.to_str().unwrap()], "run[0].threads"),
         (&["run", pagecache.to_str().unwrap()], "run[0].ops"),
         (&["run", touch.to_str().unwrap()], "run[0]"),

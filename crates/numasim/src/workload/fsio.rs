@@ -32,6 +32,16 @@ use serde_json::json;
 /// step runs for long: 256 GiB.
 pub const MAX_STEP_BYTES: u128 = 256 << 30;
 
+/// Direct-I/O calls a step may make at most (all threads, all three
+/// passes): each is a syscall, a block map and its requests, about 0.3 µs
+/// of simulation, so 2^24 calls are some 5 s. A small `io_size` over large
+/// files reaches it before `MAX_STEP_BYTES` does.
+pub const MAX_DIRECT_CALLS: u128 = 1 << 24;
+
+/// `O_DIRECT` alignment: 2.6's `__blockdev_direct_IO()` refuses (`EINVAL`)
+/// an offset or length not a multiple of the device's sector size.
+pub const DIRECT_IO_ALIGN: u64 = 512;
+
 #[derive(Debug, Clone)]
 pub struct Step {
     pub name: &'static str,
@@ -110,6 +120,15 @@ impl Step {
         } else {
             0
         };
+        if name == "direct-io" && io_size % DIRECT_IO_ALIGN != 0 {
+            return Err(InputError::at(
+                r.key("io_size"),
+                format!(
+                    "{}: allowed: a multiple of the disks' {DIRECT_IO_ALIGN}-byte sector (O_DIRECT calls; the kernel returns EINVAL otherwise)",
+                    crate::input::size::format_size(io_size)
+                ),
+            ));
+        }
         let readahead = if name == "buffered-read" || name == "read-variability" {
             size(r, "readahead", 64 << 20)?
         } else {
@@ -159,6 +178,20 @@ impl Step {
                     work.min(if name == "buffered-write" { sim * total as u128 * seeds as u128 } else { work }) >> 30
                 ),
             ));
+        }
+        if name == "direct-io" {
+            let calls = threads.iter().map(|&t| t as u128).sum::<u128>()
+                * file_size.div_ceil(io_size) as u128
+                * 3;
+            if calls > MAX_DIRECT_CALLS {
+                return Err(InputError::at(
+                    r.key("io_size"),
+                    format!(
+                        "{calls} direct-I/O calls (the sum of the `threads` list × file_size / io_size × 3 passes): \
+                         allowed at most {MAX_DIRECT_CALLS}, about 5 s of simulation at 0.3 µs a call; use a larger io_size or fewer or smaller files"
+                    ),
+                ));
+            }
         }
         check_machine(machine).map_err(|e| InputError::at("workload", e))?;
         Ok(Some(Step {
@@ -625,7 +658,7 @@ pub const DIRECT_IO: Workload = Workload {
                 s::Kind::Size,
                 "B",
                 s::Default::Value("\"128 MiB\""),
-                s::Range::Text("more than zero"),
+                s::Range::Text("a multiple of 512 B (O_DIRECT); threads × file_size / io_size × 3 ≤ 2^24 calls"),
                 "bytes per read/write call",
             ),
         ],
