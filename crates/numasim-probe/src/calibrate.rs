@@ -1307,6 +1307,16 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
                 sizes[i].2.latency_ns = Some(value);
                 sizes[i].2.spread[3] = sp;
             }
+            "read_mbps" => {
+                let i = at()?;
+                sizes[i].2.read_bps = value * 1e6;
+                sizes[i].2.spread[4] = sp;
+            }
+            "write_mbps" => {
+                let i = at()?;
+                sizes[i].2.write_bps = value * 1e6;
+                sizes[i].2.spread[5] = sp;
+            }
             "node_copy_mbps" => {
                 base.node_copy_bps = Some(value * 1e6);
                 base.node_copy_spread = v["spread"].as_f64();

@@ -2059,7 +2059,7 @@ mod tests {
     fn copy(bps: f64, spread: f64) -> SizeResult {
         SizeResult {
             copy_bps: bps,
-            spread: [spread, 0.0, 0.0, 0.0],
+            spread: [spread, 0.0, 0.0, 0.0, 0.0, 0.0],
             ..Default::default()
         }
     }

@@ -195,6 +195,22 @@ fn check_stop() -> Result<(), ProbeError> {
 /// a round of its four figures per page kind, about 1.3 s of `--quick`.
 const BOUNDARY_SIZES: [u64; 6] = [512 << 10, 2 << 20, 6 << 20, 8 << 20, 12 << 20, 32 << 20];
 
+/// Sizes (4 KiB pages) where the read-only and write-only streams are
+/// timed too: from a 1 MiB L2 past a 32 MiB L3, where a copy's rate
+/// turns with the caches (issue 36, round 22; docs/probe.md). About
+/// 2.7 s of `--quick`.
+const STREAM_SIZES: [u64; 9] = [
+    1 << 20,
+    2 << 20,
+    4 << 20,
+    6 << 20,
+    8 << 20,
+    12 << 20,
+    16 << 20,
+    32 << 20,
+    64 << 20,
+];
+
 /// How much to measure in each mode.
 #[derive(Debug, Clone)]
 struct Plan {
@@ -269,7 +285,14 @@ impl Plan {
         let figure = self.effort.reps as f64 * self.effort.rep_time.as_secs_f64();
         let n = self.sizes.len() as f64;
         let fill: f64 = self.sizes.iter().map(|&s| s as f64 / 1e9).sum();
-        let memory = n * (kinds as f64 * 4.0 + 1.0) * figure + (kinds as f64 + 1.0) * 1.5 * fill;
+        let streams = self
+            .sizes
+            .iter()
+            .filter(|s| STREAM_SIZES.contains(s))
+            .count() as f64;
+        let memory = n * (kinds as f64 * 4.0 + 1.0) * figure
+            + 2.0 * streams * figure
+            + (kinds as f64 + 1.0) * 1.5 * fill;
         let faults_one = self.fault_bytes as f64 / 4096.0 / 400e3;
         let faults = 2.0 * counts as f64 * self.effort.reps as f64 * faults_one * 1.3;
         let scaling = counts as f64 * 4.0 * figure;
@@ -352,13 +375,15 @@ fn repeat_disturbed_passes(
     rounds_took: Duration,
     seed: impl Fn(usize, usize) -> u64,
     notes: &mut Vec<String>,
-) -> Vec<Option<[f64; 4]>> {
+) -> Vec<Option<[f64; 6]>> {
     let mut every_round = vec![None; plans.len()];
-    const NAMES: [&str; 4] = [
+    const NAMES: [&str; 6] = [
         "copy_mbps",
         "copy_loop_mbps",
         "random_mbps",
         "mem_latency_ns",
+        "read_mbps",
+        "write_mbps",
     ];
     let budget = rounds_took.mul_f64(REPEAT_SHARE);
     let start = Instant::now();
@@ -387,7 +412,7 @@ fn repeat_disturbed_passes(
         if n == 0 {
             continue;
         }
-        let all_spread: [f64; 4] = std::array::from_fn(|f| bench::spread(&acc.0[f]));
+        let all_spread: [f64; 6] = std::array::from_fn(|f| bench::spread(&acc.0[f]));
         every_round[j] = Some(all_spread);
         for (f, v) in acc.0.iter_mut().enumerate() {
             let all = v.len();
@@ -1149,6 +1174,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
                     size: size as usize,
                     page,
                     latency: size <= plan.latency_max,
+                    streams: page == PageKind::Base && STREAM_SIZES.contains(&size),
                 },
             ));
         }
@@ -1263,6 +1289,10 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         records.push(rec_s(c(), "random_mbps", "MB/s", r.random_bps / 1e6, sp[2]));
         if let Some(l) = r.latency_ns {
             records.push(rec_s(c(), "mem_latency_ns", "ns", l, sp[3]));
+        }
+        if r.read_bps > 0.0 {
+            records.push(rec_s(c(), "read_mbps", "MB/s", r.read_bps / 1e6, sp[4]));
+            records.push(rec_s(c(), "write_mbps", "MB/s", r.write_bps / 1e6, sp[5]));
         }
         if let (Some(b), true) = (r.thp_bytes, size >= sys::HUGE_2M as u64) {
             records.push(rec(

@@ -1317,7 +1317,7 @@ fn simulated_sweep(
         r.copy_bps = 1e3 / (simulate(truth, &k, "copy_mbps", *s, 1) + c) * 1e6 / 2.0;
         r.random_bps = 8e9 / simulate(truth, &k, "random_mbps", *s, 1);
         r.latency_ns = Some(simulate(truth, &k, "mem_latency_ns", *s, 1));
-        r.spread = [0.0; 4];
+        r.spread = [0.0; 6];
     }
     m
 }

@@ -59,6 +59,18 @@ fn quick_probe_reports_everything_and_cleans_up() {
         !copy.is_empty() && copy.iter().all(|&c| c > 0.0),
         "copy bandwidth {copy:?}"
     );
+    // The read-only and write-only streams at the cache boundaries (round
+    // 22): both, 4 KiB pages, at every size from 1 to 64 MiB the run has.
+    for m in ["read_mbps", "write_mbps"] {
+        let sizes: Vec<&str> = report
+            .records
+            .iter()
+            .filter(|r| r.metric == m)
+            .inspect(|r| assert_eq!(r.case_value("page").and_then(|v| v.as_str()), Some("4k")))
+            .filter_map(|r| r.case_value("size").and_then(|v| v.as_str()))
+            .collect();
+        assert_eq!(sizes.len(), 9, "{m}: {sizes:?}");
+    }
     // Faults on the threads' CPU clocks: one figure per thread count, at
     // least the wall-clock rate (a thread is on a CPU at most all of its
     // wall time; 1% for the clocks' granularity).
@@ -107,7 +119,9 @@ fn quick_probe_reports_everything_and_cleans_up() {
     // threads on scaling rows, io on I/O rows.
     for r in &report.records {
         let need: &[&str] = match r.metric.as_str() {
-            "copy_mbps" | "random_mbps" | "mem_latency_ns" => &["size", "page"],
+            "copy_mbps" | "random_mbps" | "mem_latency_ns" | "read_mbps" | "write_mbps" => {
+                &["size", "page"]
+            }
             "fault_per_s" | "fault_on_cpu_per_s" | "fault_cpu_share" => &["threads", "mode"],
             "gettimeofday_ns" => &["threads"],
             "atomic_add_ns" => &["threads", "kind"],
