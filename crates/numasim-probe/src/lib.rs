@@ -59,7 +59,7 @@ pub const SPEC_METRICS: &[&str] = &[
 /// `numasim probe` options.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ProbeArgs {
-    /// Short run: fewer sizes and repetitions (under a minute on a 2-CPU host)
+    /// Short run: fewer sizes and repetitions (about a minute on a 2-CPU host)
     #[arg(long)]
     pub quick: bool,
     /// Write a machine TOML calibrated from the measurements (use it as
