@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn stream_kernels_read_every_word_and_write_every_word() {
-        // 4k + 3 words: the four sums and the tail all count.
+        // 16 + 3 words: the sixteen sums and the tail all count.
         let mut a: Vec<u64> = (1..=19).collect();
         assert_eq!(read_stream(&a), 19 * 20 / 2);
         write_stream(&mut a, 7);
