@@ -1287,35 +1287,39 @@ pub fn measurements_from_jsonl(text: &str, mut base: Measurements) -> Result<Mea
             )
         };
         match metric {
-            "copy_mbps" => {
+            // A figure of one buffer: its rate (bytes/s; the chase's ns)
+            // and its spread, in `SizeResult::spread`'s order.
+            "copy_mbps" | "copy_loop_mbps" | "random_mbps" | "mem_latency_ns" | "read_mbps"
+            | "write_mbps" => {
                 let i = at()?;
-                sizes[i].2.copy_bps = value * 1e6;
-                sizes[i].2.spread[0] = sp;
-            }
-            "copy_loop_mbps" => {
-                let i = at()?;
-                sizes[i].2.copy_loop_bps = value * 1e6;
-                sizes[i].2.spread[1] = sp;
-            }
-            "random_mbps" => {
-                let i = at()?;
-                sizes[i].2.random_bps = value * 1e6;
-                sizes[i].2.spread[2] = sp;
-            }
-            "mem_latency_ns" => {
-                let i = at()?;
-                sizes[i].2.latency_ns = Some(value);
-                sizes[i].2.spread[3] = sp;
-            }
-            "read_mbps" => {
-                let i = at()?;
-                sizes[i].2.read_bps = value * 1e6;
-                sizes[i].2.spread[4] = sp;
-            }
-            "write_mbps" => {
-                let i = at()?;
-                sizes[i].2.write_bps = value * 1e6;
-                sizes[i].2.spread[5] = sp;
+                let r = &mut sizes[i].2;
+                let f = match metric {
+                    "copy_mbps" => {
+                        r.copy_bps = value * 1e6;
+                        0
+                    }
+                    "copy_loop_mbps" => {
+                        r.copy_loop_bps = value * 1e6;
+                        1
+                    }
+                    "random_mbps" => {
+                        r.random_bps = value * 1e6;
+                        2
+                    }
+                    "mem_latency_ns" => {
+                        r.latency_ns = Some(value);
+                        3
+                    }
+                    "read_mbps" => {
+                        r.read_bps = value * 1e6;
+                        4
+                    }
+                    _ => {
+                        r.write_bps = value * 1e6;
+                        5
+                    }
+                };
+                r.spread[f] = sp;
             }
             "node_copy_mbps" => {
                 base.node_copy_bps = Some(value * 1e6);
