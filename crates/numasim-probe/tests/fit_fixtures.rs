@@ -251,6 +251,26 @@ fn a_noisy_bandwidth_keeps_what_every_repetition_reached() {
 }
 
 #[test]
+fn a_saved_runs_stream_rows_read_back_into_their_buffer() {
+    // Round 22b's read-only and write-only streams, as a run writes them.
+    let text = run_text(1)
+        + r#"{"experiment":"probe","case":{"size":"16 MiB","bytes":16777216,"page":"4k"},"metric":"read_mbps","unit":"MB/s","value":111000.0,"spread":0.21}"#
+        + "\n"
+        + r#"{"experiment":"probe","case":{"size":"16 MiB","bytes":16777216,"page":"4k"},"metric":"write_mbps","unit":"MB/s","value":120000.0,"spread":0.19}"#
+        + "\n";
+    let m = measurements_from_records(&text).unwrap();
+    let (_, _, r) = m
+        .sizes
+        .iter()
+        .find(|(s, p, _)| *s == 16 << 20 && *p == numasim_probe::sys::PageKind::Base)
+        .expect("the 16 MiB 4k buffer");
+    assert_eq!((r.read_bps, r.write_bps), (111e9, 120e9));
+    assert_eq!((r.spread[4], r.spread[5]), (0.21, 0.19));
+    // The buffer's other figures are the run's, untouched.
+    assert!(r.copy_bps > 0.0 && r.random_bps > 0.0);
+}
+
+#[test]
 fn broken_records_are_refused_with_their_line() {
     let good = run_text(1);
     let cases = [
