@@ -145,9 +145,10 @@ pub fn no_majority_agrees(v: &[f64]) -> bool {
     v.len() > 2 && spread(&agreeing(v, majority(v.len()))) > SPREAD_BOUND
 }
 
-/// Repeat a pass whose repetitions disagree: while some figure has no
-/// majority of its repetitions agreeing ([`no_majority_agrees`]) and
-/// fewer than `max_extra` extra rounds were made, ask `more` for one
+/// Repeat a pass whose repetitions disagree: while one of its first
+/// `judged` figures (those a fit uses; the rest are measured alongside)
+/// has no majority of its repetitions agreeing ([`no_majority_agrees`])
+/// and fewer than `max_extra` extra rounds were made, ask `more` for one
 /// more round of every figure (`None`: no more, e.g. the time budget is
 /// spent) and add it. Returns the extra rounds made; the caller then
 /// keeps [`kept`] of each figure, so a disturbed stretch of a few rounds
@@ -155,11 +156,12 @@ pub fn no_majority_agrees(v: &[f64]) -> bool {
 /// the rounds `more` returns.
 pub fn repeat_disagreeing<const N: usize>(
     reps: &mut [Vec<f64>; N],
+    judged: usize,
     max_extra: usize,
     mut more: impl FnMut() -> Option<[Vec<f64>; N]>,
 ) -> usize {
     let mut extra = 0;
-    while extra < max_extra && reps.iter().any(|v| no_majority_agrees(v)) {
+    while extra < max_extra && reps.iter().take(judged).any(|v| no_majority_agrees(v)) {
         let Some(round) = more() else { break };
         for (all, r) in reps.iter_mut().zip(round) {
             all.extend(r);
@@ -346,7 +348,7 @@ mod tests {
         // A pass whose majority agrees is not repeated, an outlier or not.
         let mut v = [vec![10.0, 10.2, 9.9, 10.1, 30.0]];
         let mut calls = 0;
-        let n = repeat_disagreeing(&mut v, 2, || {
+        let n = repeat_disagreeing(&mut v, 1, 2, || {
             calls += 1;
             Some([vec![10.0]])
         });
@@ -357,7 +359,7 @@ mod tests {
         let disturbed = [vec![18.9, 3.1, 8.2, 19.3, 5.0], vec![18.0; 5]];
         let mut v = disturbed.clone();
         let mut fake = [19.1, 18.7, 19.0].into_iter();
-        let n = repeat_disagreeing(&mut v, 3, || fake.next().map(|x| [vec![x], vec![18.1]]));
+        let n = repeat_disagreeing(&mut v, 2, 3, || fake.next().map(|x| [vec![x], vec![18.1]]));
         assert_eq!(n, 2);
         let k = kept(&v[0]);
         assert_eq!(k, vec![18.7, 18.9, 19.1, 19.3]);
@@ -369,7 +371,7 @@ mod tests {
         let run = || {
             let mut v = disturbed.clone();
             let mut k = 0.0;
-            let n = repeat_disagreeing(&mut v, MAX_EXTRA_ROUNDS, || {
+            let n = repeat_disagreeing(&mut v, 2, MAX_EXTRA_ROUNDS, || {
                 k += 7.0;
                 Some([vec![k], vec![18.0]])
             });
@@ -381,8 +383,19 @@ mod tests {
         assert_eq!(run().1, v);
         // No more rounds to be had (the budget): it stops.
         let mut v = disturbed.clone();
-        assert_eq!(repeat_disagreeing(&mut v, 2, || None), 0);
+        assert_eq!(repeat_disagreeing(&mut v, 2, 2, || None), 0);
         assert_eq!(v, disturbed);
+        // A disturbed figure past the judged ones (measured alongside,
+        // fitted to nothing) does not make the pass repeat.
+        let mut v = [vec![18.0; 5], disturbed[0].clone()];
+        assert_eq!(
+            repeat_disagreeing(&mut v, 1, 2, || Some([vec![18.0], vec![19.0]])),
+            0
+        );
+        assert_eq!(
+            repeat_disagreeing(&mut v, 2, 2, || Some([vec![18.0], vec![19.0]])),
+            2
+        );
     }
 
     #[test]
