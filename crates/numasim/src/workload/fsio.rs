@@ -116,19 +116,20 @@ impl Step {
         };
         let file_size = size(r, "file_size", default_file)?;
         let io_size = if name == "direct-io" {
-            size(r, "io_size", 128 << 20)?
+            let v = size(r, "io_size", 128 << 20)?;
+            if v % DIRECT_IO_ALIGN != 0 {
+                return Err(InputError::at(
+                    r.key("io_size"),
+                    format!(
+                        "{}: allowed: a multiple of the disks' {DIRECT_IO_ALIGN}-byte sector (O_DIRECT calls; the kernel returns EINVAL otherwise)",
+                        crate::input::size::format_size(v)
+                    ),
+                ));
+            }
+            v
         } else {
             0
         };
-        if name == "direct-io" && io_size % DIRECT_IO_ALIGN != 0 {
-            return Err(InputError::at(
-                r.key("io_size"),
-                format!(
-                    "{}: allowed: a multiple of the disks' {DIRECT_IO_ALIGN}-byte sector (O_DIRECT calls; the kernel returns EINVAL otherwise)",
-                    crate::input::size::format_size(io_size)
-                ),
-            ));
-        }
         let readahead = if name == "buffered-read" || name == "read-variability" {
             size(r, "readahead", 64 << 20)?
         } else {

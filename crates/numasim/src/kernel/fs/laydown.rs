@@ -68,7 +68,8 @@ pub struct LayDown {
     /// reaches their pages (the dirty threshold): XFS's delalloc extents
     /// run that far ahead of pdflush. Ext2/Ext3: the writers are throttled
     /// once the dirty and under-writeback bytes reach it (0: from the
-    /// start, as in a steady state at the threshold).
+    /// start, as in a steady state at the threshold; `u64::MAX`: never,
+    /// as where the disks keep up with the writers).
     pub dirty_bytes: u64,
     /// The background threshold: pdflush starts draining at the disks'
     /// rate once the dirty bytes pass it.
