@@ -7,6 +7,10 @@
  *                                    HOT_KIB of the buffer, the rest over all
  *                                    of it: how a core overlaps misses that
  *                                    are diluted among hits
+ *   ./host_random spread MIB THP     MIB of lines, one a 4 KiB page (the
+ *                                    line's place in its page moving
+ *                                    with the page), THP 0 or 1: what a
+ *                                    TLB entry covers
  *   ./host_random pause MIB IDLE_US  bursts of 200,000 reads separated by
  *                                    IDLE_US of work that touches no memory:
  *                                    what the L3 keeps of an idle set
@@ -31,7 +35,7 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static uint64_t *buffer(size_t bytes) {
+static uint64_t *buffer_pages(size_t bytes, int huge) {
     size_t al = bytes + (2u << 20);
     char *p = mmap(0, al, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -39,10 +43,12 @@ static uint64_t *buffer(size_t bytes) {
         exit(2);
     }
     char *b = (char *)(((uintptr_t)p + (2u << 20) - 1) & ~((uintptr_t)(2u << 20) - 1));
-    madvise(b, bytes, MADV_HUGEPAGE);
+    madvise(b, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     memset(b, 1, bytes);
     return (uint64_t *)b;
 }
+
+static uint64_t *buffer(size_t bytes) { return buffer_pages(bytes, 1); }
 
 static uint64_t state = 0x9E3779B97F4A7C15ull;
 static inline uint64_t next(void) {
@@ -81,6 +87,21 @@ int main(int argc, char **argv) {
         uint64_t *b = buffer(bytes);
         printf("mix %s MiB, %.4f of reads in %s KiB: %.2f ns a read\n", argv[2], p, argv[3],
                timed(b, bytes / 8, hot / 8, thr, 20000000, &sum));
+    } else if (argc == 4 && !strcmp(argv[1], "spread")) {
+        uint64_t lines = (uint64_t)atoi(argv[2]) << 14;
+        char *b = (char *)buffer_pages(lines * 4160, atoi(argv[3]));
+        double best = 1e9;
+        for (int r = 0; r < 4; r++) {
+            double t = now();
+            for (int i = 0; i < 20000000; i++) {
+                uint64_t k = below(lines);
+                sum += *(uint64_t *)(b + k * 4096 + (k % 64) * 64);
+            }
+            double d = (now() - t) / 20000000 * 1e9;
+            if (r > 0 && d < best) best = d;
+        }
+        printf("spread %s MiB of lines over %llu MiB, thp %s: %.2f ns a read\n", argv[2],
+               (unsigned long long)(lines * 4096 >> 20), argv[3], best);
     } else if (argc == 4 && !strcmp(argv[1], "pause")) {
         size_t bytes = (size_t)atoi(argv[2]) << 20;
         double idle = atof(argv[3]) * 1e-6, busy = 0;
@@ -98,7 +119,7 @@ int main(int argc, char **argv) {
         }
         printf("pause %s MiB, idle %s us: %.2f ns a read while busy\n", argv[2], argv[3], busy / reads * 1e9);
     } else {
-        fprintf(stderr, "usage: %s sweep MIB | mix BIG_MIB HOT_KIB P | pause MIB IDLE_US\n", argv[0]);
+        fprintf(stderr, "usage: %s sweep MIB | mix BIG_MIB HOT_KIB P | spread MIB THP | pause MIB IDLE_US\n", argv[0]);
         return 2;
     }
     return sum == 42;
