@@ -145,6 +145,12 @@ pub fn no_majority_agrees(v: &[f64]) -> bool {
     v.len() > 2 && spread(&agreeing(v, majority(v.len()))) > SPREAD_BOUND
 }
 
+/// Whether one of the first `judged` figures of a pass has no majority of
+/// its repetitions agreeing ([`no_majority_agrees`]).
+pub fn any_disagreeing(reps: &[Vec<f64>], judged: usize) -> bool {
+    reps.iter().take(judged).any(|v| no_majority_agrees(v))
+}
+
 /// Repeat a pass whose repetitions disagree: while one of its first
 /// `judged` figures (those a fit uses; the rest are measured alongside)
 /// has no majority of its repetitions agreeing ([`no_majority_agrees`])
@@ -161,7 +167,7 @@ pub fn repeat_disagreeing<const N: usize>(
     mut more: impl FnMut() -> Option<[Vec<f64>; N]>,
 ) -> usize {
     let mut extra = 0;
-    while extra < max_extra && reps.iter().take(judged).any(|v| no_majority_agrees(v)) {
+    while extra < max_extra && any_disagreeing(reps, judged) {
         let Some(round) = more() else { break };
         for (all, r) in reps.iter_mut().zip(round) {
             all.extend(r);

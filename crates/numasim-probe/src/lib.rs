@@ -413,13 +413,7 @@ fn repeat_disturbed_passes(
                     .ok()
                     .map(|x| x.0)
             });
-        if acc
-            .0
-            .iter()
-            .take(FITTED_FIGURES)
-            .any(|v| bench::no_majority_agrees(v))
-            && n == 0
-        {
+        if n == 0 && bench::any_disagreeing(&acc.0, FITTED_FIGURES) {
             left += 1;
         }
         if n == 0 {

@@ -145,21 +145,20 @@ impl Step {
         } else {
             false
         };
-        let work = threads.iter().map(|&t| t as u128).sum::<u128>()
-            * file_size as u128
-            * seeds as u128
-            * if name == "direct-io" { 3 } else { 1 };
+        // Every entry of the `threads` list runs (a sweep), so the bounds
+        // below are on their sum.
+        let total = threads.iter().map(|&t| t as u128).sum::<u128>();
+        let work =
+            total * file_size as u128 * seeds as u128 * if name == "direct-io" { 3 } else { 1 };
         let sim = if name == "buffered-write" {
             64 << 20
         } else {
             file_size
         } as u128;
-        if work.min(sim * threads.iter().sum::<u64>() as u128 * seeds as u128) > MAX_STEP_BYTES
+        if work.min(sim * total * seeds as u128) > MAX_STEP_BYTES
             || (name != "buffered-write" && work > MAX_STEP_BYTES)
         {
-            // Every entry of the `threads` list runs (a sweep), so the
-            // bound is on their sum, and the message says so with the sum.
-            let total: u64 = threads.iter().sum();
+            // The message says the bound is on the sum, with the sum.
             let passes = if name == "direct-io" {
                 " × 3 passes"
             } else {
@@ -176,14 +175,12 @@ impl Step {
                     "{total} threads in all (the sum of the `threads` list) × file_size {}{seeds_text}{passes} \
                      is {} GiB of simulated I/O, more than 256 GiB: use fewer or smaller files",
                     crate::input::size::format_size(file_size),
-                    work.min(if name == "buffered-write" { sim * total as u128 * seeds as u128 } else { work }) >> 30
+                    work.min(if name == "buffered-write" { sim * total * seeds as u128 } else { work }) >> 30
                 ),
             ));
         }
         if name == "direct-io" {
-            let calls = threads.iter().map(|&t| t as u128).sum::<u128>()
-                * file_size.div_ceil(io_size) as u128
-                * 3;
+            let calls = total * file_size.div_ceil(io_size) as u128 * 3;
             if calls > MAX_DIRECT_CALLS {
                 return Err(InputError::at(
                     r.key("io_size"),
